@@ -1,0 +1,232 @@
+//! The commands behind the command line: each takes parsed arguments and writes its output to
+//! stdout (machine output only) and stderr (progress and notes).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use crate::cli::{Cli, Command, InfoArgs, OutputArgs, ResultsArgs, ResultsCommand, RunArgs};
+use crate::error::{Error, Result};
+use crate::plan::RunPlan;
+use crate::progress::CliMonitor;
+use crate::report::{self, Format};
+use crate::run::{NoSink, Point, Sink, run_experiment};
+use crate::spec::{ResolveEnv, Spec, resolve};
+use crate::store::{self, Store};
+use crate::units::fmt_size;
+use crate::{engine, host, plan, sys};
+
+/// Runs one command line.
+pub fn main(cli: Cli) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match cli.command {
+        Command::Run(args) => cmd_run(args, &mut stdout),
+        Command::Plan(args) => cmd_plan(args, &mut stdout),
+        Command::Results(args) => cmd_results(args, &mut stdout),
+        Command::Info(args) => cmd_info(args, &mut stdout),
+        Command::Engines => cmd_engines(&mut stdout),
+    }
+}
+
+fn out_err(e: std::io::Error) -> Error {
+    report::write_err(e)
+}
+
+fn format_of(json: bool, csv: bool) -> Format {
+    if json {
+        Format::Json
+    } else if csv {
+        Format::Csv
+    } else {
+        Format::Table
+    }
+}
+
+fn resolve_args(args: &RunArgs) -> Result<Spec> {
+    let mut params = args.spec.params()?;
+    if params.0.is_empty() {
+        params.set_one("name", "default")?;
+    }
+    resolve(&params, &ResolveEnv::current())
+}
+
+/// Refuses to start when a target lacks the space or inodes the plan needs (with a margin of
+/// 5% plus 64 MiB), before anything is written.
+pub fn preflight(spec: &Spec, plan: &RunPlan) -> Result<()> {
+    if !engine::find(&spec.engine).is_some_and(|e| e.caps.real_io) {
+        return Ok(());
+    }
+    let copies = if spec.keep { spec.reps as u64 } else { 1 };
+    for (i, dir) in spec.dirs.iter().enumerate() {
+        let files: Vec<_> = plan.files.iter().filter(|f| f.target == i).collect();
+        let need = files.iter().map(|f| f.size_bytes).sum::<u64>() * copies;
+        let need_inodes = (files.len() as u64 + 2) * copies;
+        let (free, inodes) = sys::fs_free(dir).map_err(|e| Error::io("statvfs", dir, None, e))?;
+        let want = need + need / 20 + (64 << 20);
+        if need > 0 && free < want {
+            return Err(Error::spec(
+                "dirs",
+                dir.display(),
+                format!(
+                    "not enough free space: the plan writes {} here (plus a margin, {} in all) but only {} is free",
+                    fmt_size(need),
+                    fmt_size(want),
+                    fmt_size(free)
+                ),
+            ));
+        }
+        if inodes < need_inodes {
+            return Err(Error::spec(
+                "dirs",
+                dir.display(),
+                format!("not enough free inodes: need {need_inodes}, have {inodes}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn open_store(db: &Option<std::path::PathBuf>) -> Result<Store> {
+    Store::open(&db.clone().unwrap_or_else(store::default_path))
+}
+
+fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
+    if args.spec.engine.as_deref() == Some("list") {
+        return cmd_engines(stdout);
+    }
+    let spec = resolve_args(&args)?;
+    let plan = plan::plan(&spec);
+    preflight(&spec, &plan)?;
+    let OutputArgs { json, csv, db, no_store, quiet } = args.out;
+    let mut store = if no_store { None } else { Some(open_store(&db)?) };
+    let host = host::probe(&spec.dirs);
+    let monitor = CliMonitor::new(quiet);
+    let mut no_sink = NoSink;
+    let sink: &mut dyn Sink = match store.as_mut() {
+        Some(s) => s,
+        None => &mut no_sink,
+    };
+    let points = vec![Point { params: BTreeMap::new(), spec: spec.clone() }];
+    let outcome = run_experiment(&spec, &points, host, sink, &monitor)?;
+    report::exporter(format_of(json, csv)).export(&outcome.result, stdout)?;
+    if let (Some(s), false) = (&store, quiet) {
+        eprintln!("stored as experiment {} in {}", outcome.result.experiment_id, s.path().display());
+    }
+    match outcome.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
+    let spec = resolve_args(&args)?;
+    let plan = plan::plan(&spec);
+    let text = if args.out.json {
+        report::plan::plan_json(&spec, &plan)
+    } else {
+        report::plan::plan_text(&spec, &plan)
+    };
+    stdout.write_all(text.as_bytes()).map_err(out_err)?;
+    preflight(&spec, &plan)
+}
+
+fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
+    let store = open_store(&args.db)?;
+    match args.command {
+        ResultsCommand::List => {
+            let rows: Vec<Vec<String>> = store
+                .list()?
+                .into_iter()
+                .map(|r| {
+                    let phases: Vec<String> = r.spec.phases.iter().map(|p| p.name.clone()).collect();
+                    vec![
+                        r.id,
+                        r.name,
+                        r.hostname,
+                        format!(
+                            "{} x{} {} bs {}",
+                            r.spec.engine,
+                            r.spec.workers,
+                            fmt_size(r.spec.size_bytes),
+                            fmt_size(r.spec.bs_bytes)
+                        ),
+                        phases.join(","),
+                        format!("{}", r.runs_complete),
+                        format!("{}", r.runs_failed),
+                    ]
+                })
+                .collect();
+            let t = report::text_table(
+                &["id", "name", "host", "spec", "phases", "runs ok", "failed"],
+                &rows,
+                &[5, 6],
+            );
+            stdout.write_all(t.as_bytes()).map_err(out_err)
+        }
+        ResultsCommand::Show { id, json, csv } => {
+            let exp = store.load(&store.resolve_id(&id)?)?;
+            report::exporter(format_of(json, csv)).export(&exp, stdout)
+        }
+        ResultsCommand::Export { id, json, csv, output } => {
+            let exp = store.load(&store.resolve_id(&id)?)?;
+            let ex = report::exporter(format_of(json, csv));
+            match output {
+                Some(path) => {
+                    let mut f =
+                        std::fs::File::create(&path).map_err(|e| Error::io("open", &path, None, e))?;
+                    ex.export(&exp, &mut f)
+                }
+                None => ex.export(&exp, stdout),
+            }
+        }
+    }
+}
+
+fn cmd_info(args: InfoArgs, stdout: &mut dyn Write) -> Result<()> {
+    let dir = args.dir.unwrap_or_else(|| std::path::PathBuf::from("."));
+    let dir = dir.canonicalize().map_err(|e| Error::spec("dir", dir.display(), e.to_string()))?;
+    let h = host::probe(std::slice::from_ref(&dir));
+    if args.json {
+        let text = serde_json::to_string_pretty(&h).map_err(report::write_err)? + "\n";
+        return stdout.write_all(text.as_bytes()).map_err(out_err);
+    }
+    let mut s = format!("host      {} ({})\n", h.hostname, h.host_id);
+    s += &format!("os        {} {}\n", h.os, h.kernel);
+    s += &format!("cpu       {} x {} @ {:.0} MHz\n", h.cpus, h.cpu_model, h.cpu_mhz);
+    s += &format!("memory    {}\n", fmt_size(h.mem_bytes));
+    s += &format!("iolab     {} (git {})\n", h.iolab_version, h.git_rev);
+    for t in &h.targets {
+        let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
+        s += &format!("target    {}\n", t.dir.display());
+        s += &format!("  file system  {} at {} ({})\n", t.fs_type, t.mount_point, t.mount_options);
+        s += &format!("  device       {} ({})\n", opt(&t.device), opt(&t.device_model));
+        s += &format!(
+            "  queue        rotational {}, scheduler {}, read-ahead {} KiB, logical block {} B\n",
+            t.rotational.map(|r| r.to_string()).unwrap_or_else(|| "-".into()),
+            opt(&t.scheduler),
+            t.read_ahead_kb.map(|r| r.to_string()).unwrap_or_else(|| "-".into()),
+            t.logical_block_bytes.map(|r| r.to_string()).unwrap_or_else(|| "-".into()),
+        );
+        s += &format!("  O_DIRECT     offsets and sizes aligned to {} B\n", t.direct_io_align_bytes);
+        if let Ok((free, inodes)) = sys::fs_free(&t.dir) {
+            s += &format!("  free         {} and {} inodes\n", fmt_size(free), inodes);
+        }
+    }
+    stdout.write_all(s.as_bytes()).map_err(out_err)
+}
+
+fn cmd_engines(stdout: &mut dyn Write) -> Result<()> {
+    let rows: Vec<Vec<String>> = engine::ENGINES
+        .iter()
+        .map(|e| {
+            let calls: Vec<&str> = e.caps.sync_calls.iter().map(|c| crate::worker::call_name(*c)).collect();
+            vec![
+                e.name.to_string(),
+                if e.caps.direct { "yes" } else { "no" }.into(),
+                calls.join(","),
+                e.about.to_string(),
+            ]
+        })
+        .collect();
+    let t = report::text_table(&["engine", "O_DIRECT", "commit calls", "what it does"], &rows, &[]);
+    stdout.write_all(t.as_bytes()).map_err(out_err)
+}

@@ -1,0 +1,62 @@
+//! The library's error type: each variant names what was at fault, and maps to one exit code.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Everything that can go wrong, as values. Exit codes are decided by [`Error::exit_code`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad input: a spec field, CLI flag or file has a value iolab refuses. Exit code 2.
+    #[error("{field} = `{value}`: {reason}")]
+    Spec { field: String, value: String, reason: String },
+
+    /// A system call failed during a run. Names the call, the file and (if any) the offset.
+    #[error("{call} on {path}{}: {source}", offset.map(|o| format!(" at offset {o}")).unwrap_or_default())]
+    Io {
+        call: &'static str,
+        path: PathBuf,
+        offset: Option<u64>,
+        #[source]
+        source: io::Error,
+    },
+
+    /// The results store could not be opened, read or written.
+    #[error("store {path}: {msg}")]
+    Store { path: PathBuf, msg: String },
+
+    /// The run was stopped by a signal; results measured before it are kept.
+    #[error("interrupted by signal {0}")]
+    Interrupted(i32),
+
+    /// A run failed for a reason that is not one system call (a worker died, a check failed).
+    #[error("{0}")]
+    Run(String),
+
+    /// Something the user asked for that does not exist (an experiment id, a preset).
+    #[error("{0}")]
+    NotFound(String),
+}
+
+impl Error {
+    /// Shorthand for a spec error.
+    pub fn spec(field: impl Into<String>, value: impl ToString, reason: impl Into<String>) -> Self {
+        Error::Spec { field: field.into(), value: value.to_string(), reason: reason.into() }
+    }
+
+    /// Shorthand for a failed system call on a path.
+    pub fn io(call: &'static str, path: impl Into<PathBuf>, offset: Option<u64>, source: io::Error) -> Self {
+        Error::Io { call, path: path.into(), offset, source }
+    }
+
+    /// 0 ok, 1 run failed, 2 bad input, 128+signal when interrupted.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Spec { .. } | Error::NotFound(_) => 2,
+            Error::Interrupted(sig) => 128 + sig,
+            Error::Io { .. } | Error::Store { .. } | Error::Run(_) => 1,
+        }
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

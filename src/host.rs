@@ -1,0 +1,195 @@
+//! Host and storage facts recorded with every result: machine, kernel, CPU, memory, and for each
+//! target its file system, mount options and backing device.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The machine a result was measured on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostFacts {
+    /// Stable identity: /etc/machine-id if present, else the hostname.
+    pub host_id: String,
+    pub hostname: String,
+    pub os: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cpus: u32,
+    pub cpu_mhz: f64,
+    pub mem_bytes: u64,
+    pub iolab_version: String,
+    pub git_rev: String,
+    pub targets: Vec<TargetFacts>,
+}
+
+/// One target directory and the storage under it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetFacts {
+    pub dir: PathBuf,
+    pub fs_type: String,
+    pub mount_point: String,
+    pub mount_options: String,
+    /// Block device holding the file system (whole disk, not the partition), if any.
+    pub device: Option<String>,
+    pub device_model: Option<String>,
+    pub rotational: Option<bool>,
+    pub scheduler: Option<String>,
+    pub read_ahead_kb: Option<u64>,
+    pub logical_block_bytes: Option<u64>,
+    /// Offset and length alignment O_DIRECT needs here.
+    pub direct_io_align_bytes: u64,
+}
+
+fn read_trim(p: impl AsRef<Path>) -> Option<String> {
+    fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+/// MemTotal from /proc/meminfo, in bytes.
+pub fn mem_total_bytes() -> Option<u64> {
+    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn uname() -> (String, String, String) {
+    // SAFETY: utsname is plain data; uname fills it with NUL-terminated strings.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return Default::default();
+    }
+    let s = |f: &[libc::c_char]| {
+        // SAFETY: uname NUL-terminates every field within its array.
+        unsafe { std::ffi::CStr::from_ptr(f.as_ptr()) }.to_string_lossy().into_owned()
+    };
+    (s(&u.nodename), s(&u.sysname), format!("{} {}", s(&u.release), s(&u.version)))
+}
+
+/// Collects the facts of this machine and of each target directory.
+pub fn probe(dirs: &[PathBuf]) -> HostFacts {
+    let (hostname, os, kernel) = uname();
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        cpuinfo
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    HostFacts {
+        host_id: read_trim("/etc/machine-id").unwrap_or_else(|| hostname.clone()),
+        hostname,
+        os,
+        kernel,
+        cpu_model: field("model name").unwrap_or_default(),
+        cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+        cpu_mhz: field("cpu MHz").and_then(|v| v.parse().ok()).unwrap_or(0.0),
+        mem_bytes: mem_total_bytes().unwrap_or(0),
+        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_rev: env!("IOLAB_GIT_REV").to_string(),
+        targets: dirs.iter().map(|d| target_facts(d)).collect(),
+    }
+}
+
+struct Mount {
+    mount_point: String,
+    options: String,
+    fs_type: String,
+}
+
+/// The mount holding `dir`: the mountinfo entry with its device number and the longest
+/// mount point that is a prefix of the path.
+fn find_mount(dir: &Path, dev: (u32, u32)) -> Option<Mount> {
+    let text = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = format!("{}:{}", dev.0, dev.1);
+    let mut best: Option<Mount> = None;
+    for line in text.lines() {
+        let (pre, post) = line.split_once(" - ")?;
+        let f: Vec<&str> = pre.split(' ').collect();
+        let g: Vec<&str> = post.split(' ').collect();
+        if f.len() < 6 || g.len() < 3 || f[2] != want || !dir.starts_with(f[4]) {
+            continue;
+        }
+        if best.as_ref().is_none_or(|b| f[4].len() >= b.mount_point.len()) {
+            best = Some(Mount {
+                mount_point: f[4].to_string(),
+                options: format!("{},{}", f[5], g[2]),
+                fs_type: g[0].to_string(),
+            });
+        }
+    }
+    best
+}
+
+/// Facts about one target directory.
+pub fn target_facts(dir: &Path) -> TargetFacts {
+    let mut t = TargetFacts { dir: dir.to_path_buf(), direct_io_align_bytes: 4096, ..Default::default() };
+    let Ok(meta) = fs::metadata(dir) else { return t };
+    let dev = meta.dev();
+    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    if let Some(m) = find_mount(dir, (maj, min)) {
+        t.fs_type = m.fs_type;
+        t.mount_point = m.mount_point;
+        t.mount_options = m.options;
+    }
+    if let Some(block) = block_dir(maj, min) {
+        let q = block.join("queue");
+        t.device = block.file_name().map(|n| format!("/dev/{}", n.to_string_lossy()));
+        t.rotational = read_trim(q.join("rotational")).map(|v| v == "1");
+        t.scheduler = read_trim(q.join("scheduler")).map(|s| {
+            s.split_whitespace()
+                .find(|w| w.starts_with('['))
+                .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+                .unwrap_or(s)
+        });
+        t.read_ahead_kb = read_trim(q.join("read_ahead_kb")).and_then(|v| v.parse().ok());
+        t.logical_block_bytes = read_trim(q.join("logical_block_size")).and_then(|v| v.parse().ok());
+        t.device_model = read_trim(block.join("device/model")).or_else(|| {
+            let driver = fs::read_link(block.join("device/driver")).ok()?;
+            let name = driver.file_name()?.to_string_lossy().into_owned();
+            Some(match read_trim(block.join("device/vendor")) {
+                Some(v) => format!("{name} (vendor {v})"),
+                None => name,
+            })
+        });
+        if let Some(lb) = t.logical_block_bytes {
+            t.direct_io_align_bytes = lb;
+        }
+    }
+    t
+}
+
+/// The sysfs directory of the whole disk behind device maj:min (a partition's parent).
+fn block_dir(maj: u32, min: u32) -> Option<PathBuf> {
+    if maj == 0 {
+        return None; // tmpfs, overlay, proc: no block device
+    }
+    let p = fs::canonicalize(format!("/sys/dev/block/{maj}:{min}")).ok()?;
+    if p.join("partition").exists() { p.parent().map(Path::to_path_buf) } else { Some(p) }
+}
+
+/// The O_DIRECT alignment for files in `dir` (logical block size; 4096 if unknown).
+pub fn direct_io_alignment(dir: &Path) -> u64 {
+    target_facts(dir).direct_io_align_bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probes_this_machine() {
+        let dir = std::env::temp_dir();
+        let h = probe(std::slice::from_ref(&dir));
+        assert!(!h.hostname.is_empty());
+        assert_eq!(h.os, "Linux");
+        assert!(h.cpus >= 1);
+        assert!(h.mem_bytes > 1 << 20);
+        let t = &h.targets[0];
+        assert!(!t.fs_type.is_empty(), "{t:?}");
+        assert!(t.direct_io_align_bytes.is_power_of_two());
+    }
+}

@@ -1,0 +1,104 @@
+//! CSV export: one row per worker per repetition per phase per point (a failed repetition
+//! without workers gets one row), run-level figures repeated on each row. Units in the names.
+
+use std::io::Write;
+
+use super::{Exporter, write_err};
+use crate::error::Result;
+use crate::results::{ExperimentResult, Status};
+
+pub struct Csv;
+
+const HEADER: &[&str] = &[
+    "experiment_id",
+    "point",
+    "params",
+    "phase",
+    "rep",
+    "run_id",
+    "status",
+    "cache_policy",
+    "resident_fraction",
+    "total_bytes",
+    "ops",
+    "time_ns",
+    "max_sar_bytes_per_s",
+    "min_sar_bytes_per_s",
+    "avg_individual_bytes_per_s",
+    "prealloc_ns",
+    "worker",
+    "worker_bytes",
+    "worker_ops",
+    "worker_time_ns",
+    "worker_sync_ns",
+    "worker_sync_calls",
+    "worker_bytes_per_s",
+    "latency_p50_ns",
+    "latency_p90_ns",
+    "latency_p99_ns",
+    "latency_p999_ns",
+    "latency_max_ns",
+    "flags",
+    "error",
+];
+
+impl Exporter for Csv {
+    fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
+        let mut w = ::csv::Writer::from_writer(out);
+        w.write_record(HEADER).map_err(write_err)?;
+        for (pi, point) in exp.points.iter().enumerate() {
+            let params = point.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";");
+            for ph in &point.phases {
+                for r in &ph.repetitions {
+                    let status = match r.status {
+                        Status::Complete => "complete",
+                        Status::Failed => "failed",
+                        Status::Interrupted => "interrupted",
+                    };
+                    let run: Vec<String> = vec![
+                        exp.experiment_id.clone(),
+                        pi.to_string(),
+                        params.clone(),
+                        ph.name.clone(),
+                        r.rep.to_string(),
+                        r.run_id.clone(),
+                        status.into(),
+                        ph.cache.policy.name().into(),
+                        r.resident_fraction.to_string(),
+                        r.total_bytes.to_string(),
+                        r.ops.to_string(),
+                        r.time_ns.to_string(),
+                        r.max_sar_bytes_per_s.to_string(),
+                        r.min_sar_bytes_per_s.to_string(),
+                        r.avg_individual_bytes_per_s.to_string(),
+                        r.prealloc_ns.to_string(),
+                    ];
+                    let tail = [r.flags.join("; "), r.error.clone().unwrap_or_default()];
+                    if r.workers.is_empty() {
+                        let blanks = vec![String::new(); 12];
+                        w.write_record(run.iter().chain(&blanks).chain(&tail)).map_err(write_err)?;
+                    }
+                    for wk in &r.workers {
+                        let l = &wk.latency_ns;
+                        let cols = [
+                            wk.worker.to_string(),
+                            wk.bytes.to_string(),
+                            wk.ops.to_string(),
+                            wk.time_ns.to_string(),
+                            wk.sync_ns.to_string(),
+                            wk.sync_calls.to_string(),
+                            wk.bytes_per_s.to_string(),
+                            l.p50.to_string(),
+                            l.p90.to_string(),
+                            l.p99.to_string(),
+                            l.p999.to_string(),
+                            l.max.to_string(),
+                        ];
+                        w.write_record(run.iter().chain(&cols).chain(&tail)).map_err(write_err)?;
+                    }
+                }
+            }
+        }
+        w.flush().map_err(write_err)
+    }
+}

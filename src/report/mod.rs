@@ -1,0 +1,40 @@
+//! Reports: an experiment result rendered for people (table) or programs (JSON, CSV). Reports
+//! read only a result (from a run or from the store); they never measure anything.
+
+use std::io::Write;
+
+use crate::error::{Error, Result};
+use crate::results::ExperimentResult;
+
+mod csv;
+mod json;
+pub mod plan;
+mod table;
+
+pub use table::{render_table, text_table};
+
+/// One output format.
+pub trait Exporter {
+    fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()>;
+}
+
+/// The output formats of `run` and `results show/export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+}
+
+/// The exporter for a format.
+pub fn exporter(format: Format) -> Box<dyn Exporter> {
+    match format {
+        Format::Table => Box::new(table::Table),
+        Format::Json => Box::new(json::Json),
+        Format::Csv => Box::new(csv::Csv),
+    }
+}
+
+pub fn write_err(e: impl std::fmt::Display) -> Error {
+    Error::Run(format!("writing output: {e}"))
+}

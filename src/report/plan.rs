@@ -1,0 +1,171 @@
+//! `iolab plan`: what a run would do, as text or JSON, computed without touching anything.
+
+use serde::Serialize;
+
+use crate::plan::RunPlan;
+use crate::spec::Spec;
+use crate::units::fmt_size;
+
+#[derive(Serialize)]
+struct PlanJson<'a> {
+    spec: &'a Spec,
+    files: Vec<FileJson>,
+    disk_bytes_per_rep: u64,
+    disk_bytes_total: u64,
+    layout_first: bool,
+    phases: Vec<PhaseJson>,
+}
+
+#[derive(Serialize)]
+struct FileJson {
+    target: String,
+    name: String,
+    size_bytes: u64,
+}
+
+#[derive(Serialize)]
+struct PhaseJson {
+    name: String,
+    op: &'static str,
+    order: &'static str,
+    cache: &'static str,
+    bytes: u64,
+    workers: Vec<WorkerJson>,
+}
+
+#[derive(Serialize)]
+struct WorkerJson {
+    worker: u32,
+    files: Vec<String>,
+    ops: u64,
+    bytes: u64,
+    /// The first few ops as [file, offset, len].
+    first_ops: Vec<(String, u64, u64)>,
+}
+
+/// Disk space the whole experiment needs at its peak: one repetition's files, or all of them
+/// when files are kept.
+pub fn disk_bytes_total(spec: &Spec, plan: &RunPlan) -> u64 {
+    plan.disk_bytes() * if spec.keep { spec.reps as u64 } else { 1 }
+}
+
+/// The plan as JSON.
+pub fn plan_json(spec: &Spec, plan: &RunPlan) -> String {
+    let fname = |g: u32| plan.files[g as usize].name.clone();
+    let j = PlanJson {
+        spec,
+        files: plan
+            .files
+            .iter()
+            .map(|f| FileJson {
+                target: spec.dirs[f.target].display().to_string(),
+                name: f.name.clone(),
+                size_bytes: f.size_bytes,
+            })
+            .collect(),
+        disk_bytes_per_rep: plan.disk_bytes(),
+        disk_bytes_total: disk_bytes_total(spec, plan),
+        layout_first: plan.layout_first,
+        phases: plan
+            .phases
+            .iter()
+            .map(|ph| PhaseJson {
+                name: ph.name.clone(),
+                op: ph.op.name(),
+                order: ph.order.name(),
+                cache: ph.cache.name(),
+                bytes: ph.bytes(),
+                workers: ph
+                    .workers
+                    .iter()
+                    .map(|w| WorkerJson {
+                        worker: w.worker,
+                        files: w.files.iter().map(|&g| fname(g)).collect(),
+                        ops: w.ops.n_ops,
+                        bytes: w.ops.bytes(),
+                        first_ops: w
+                            .ops
+                            .iter()
+                            .take(8)
+                            .map(|o| (fname(w.files[o.file as usize]), o.offset, o.len))
+                            .collect(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    serde_json::to_string_pretty(&j).expect("plan serialises") + "\n"
+}
+
+/// The plan as text.
+pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
+    let mut s = format!(
+        "plan for `{}`: {} phase{} x {} repetition{}, engine {}\n",
+        spec.name,
+        plan.phases.len(),
+        if plan.phases.len() == 1 { "" } else { "s" },
+        spec.reps,
+        if spec.reps == 1 { "" } else { "s" },
+        spec.engine
+    );
+    s += "files (created in a new .iolab-RUNID/ directory under each target, removed after each repetition";
+    s += if spec.keep { "; kept: --keep)\n" } else { ")\n" };
+    for f in plan.files.iter().take(16) {
+        s += &format!(
+            "  {:<14} {:>10}  in {}\n",
+            f.name,
+            fmt_size(f.size_bytes),
+            spec.dirs[f.target].display()
+        );
+    }
+    if plan.files.len() > 16 {
+        s += &format!("  ... and {} more files\n", plan.files.len() - 16);
+    }
+    s += &format!("disk space needed: {}", fmt_size(disk_bytes_total(spec, plan)));
+    for d in &spec.dirs {
+        if let Ok((free, inodes)) = crate::sys::fs_free(d) {
+            s += &format!(" (free in {}: {}, {} inodes)", d.display(), fmt_size(free), inodes);
+        }
+    }
+    s += "\n";
+    if plan.layout_first {
+        s += "the first phase reads existing data: files are written in full first (not timed)\n";
+    }
+    for ph in &plan.phases {
+        s += &format!(
+            "phase {} `{}`: {} {} with {} worker{}, {} in all; cache {}: {}\n",
+            ph.index + 1,
+            ph.name,
+            ph.op.name(),
+            ph.order.name(),
+            ph.workers.len(),
+            if ph.workers.len() == 1 { "" } else { "s" },
+            fmt_size(ph.bytes()),
+            ph.cache.name(),
+            crate::cache::method(ph.cache, spec.direct, spec.drop_caches)
+        );
+        for w in ph.workers.iter().take(8) {
+            let files: Vec<&str> = w.files.iter().map(|&g| plan.files[g as usize].name.as_str()).collect();
+            let first: Vec<String> = w.ops.iter().take(4).map(|o| o.offset.to_string()).collect();
+            s += &format!(
+                "  worker {}: {} ops of {} on {} ({}), offsets {}{}\n",
+                w.worker,
+                w.ops.n_ops,
+                fmt_size(w.ops.bs),
+                files.join(", "),
+                fmt_size(w.ops.bytes()),
+                first.join(", "),
+                if w.ops.n_ops > 4 { ", ..." } else { "" }
+            );
+        }
+        if ph.workers.len() > 8 {
+            s += &format!("  ... and {} more workers\n", ph.workers.len() - 8);
+        }
+    }
+    let sync = match spec.sync {
+        crate::spec::SyncPolicy::None => "never (data may stay in the page cache)".to_string(),
+        p => format!("{} by {}", p.label(), crate::worker::call_name(spec.sync_call)),
+    };
+    s += &format!("commit: {sync}\n");
+    s
+}

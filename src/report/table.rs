@@ -1,0 +1,189 @@
+//! The terminal table: a header with host, targets and spec, then one row per point and phase
+//! with the spread of max_SAR across repetitions, latency, and every honesty flag.
+
+use std::io::Write;
+
+use super::{Exporter, write_err};
+use crate::error::Result;
+use crate::results::{ExperimentResult, Status};
+use crate::stats;
+use crate::units::{fmt_ns, fmt_rate, fmt_size};
+
+pub struct Table;
+
+impl Exporter for Table {
+    fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
+        out.write_all(render_table(exp).as_bytes()).map_err(write_err)
+    }
+}
+
+/// Lays out rows under headers; columns listed in `right` are right-aligned.
+pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[usize]) -> String {
+    let ncol = headers.len();
+    let mut width: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(ncol) {
+            width[i] = width[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut s = String::new();
+        for (i, c) in cells.enumerate() {
+            let pad = width[i].saturating_sub(c.chars().count());
+            if i > 0 {
+                s.push_str("  ");
+            }
+            if right.contains(&i) {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(c);
+            } else {
+                s.push_str(c);
+                if i + 1 < ncol {
+                    s.push_str(&" ".repeat(pad));
+                }
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(&mut headers.iter().copied());
+    for r in rows {
+        out.push_str(&line(&mut r.iter().map(String::as_str)));
+    }
+    out
+}
+
+/// The whole table for one experiment.
+pub fn render_table(exp: &ExperimentResult) -> String {
+    let h = &exp.host;
+    let s = &exp.spec;
+    let mut out = format!("experiment {} ({})\n", exp.experiment_id, s.name);
+    out += &format!(
+        "host    {}: {} {}, {} x {} @ {:.0} MHz, {} RAM\n",
+        h.hostname,
+        h.os,
+        h.kernel.split(' ').next().unwrap_or(""),
+        h.cpus,
+        h.cpu_model,
+        h.cpu_mhz,
+        fmt_size(h.mem_bytes)
+    );
+    for t in &h.targets {
+        let mut dev = vec![];
+        if let Some(d) = &t.device {
+            dev.push(d.clone());
+        }
+        if let Some(m) = &t.device_model {
+            dev.push(m.clone());
+        }
+        if let Some(r) = t.rotational {
+            dev.push(if r { "rotational".into() } else { "non-rotational".into() });
+        }
+        if let Some(sch) = &t.scheduler {
+            dev.push(format!("scheduler {sch}"));
+        }
+        if let Some(ra) = t.read_ahead_kb {
+            dev.push(format!("read-ahead {ra} KiB"));
+        }
+        out += &format!("target  {}: {} on {}\n", t.dir.display(), t.fs_type, dev.join(", "));
+    }
+    let sync = match s.sync {
+        crate::spec::SyncPolicy::None => "no commit".to_string(),
+        other => format!("commit {} by {}", other.label(), crate::worker::call_name(s.sync_call)),
+    };
+    let mut flags = vec![];
+    if s.direct {
+        flags.push("O_DIRECT".to_string());
+    }
+    if s.open_sync != crate::spec::OpenSync::None {
+        flags.push(format!("O_{:?}", s.open_sync).to_uppercase());
+    }
+    if s.prealloc {
+        flags.push("preallocated".into());
+    }
+    out += &format!(
+        "spec    {} · {} worker{} x {} · bs {} · {} · {}{} · {} rep{}\n\n",
+        s.engine,
+        s.workers,
+        if s.workers == 1 { "" } else { "s" },
+        fmt_size(s.size_bytes),
+        fmt_size(s.bs_bytes),
+        s.layout.name(),
+        sync,
+        if flags.is_empty() { String::new() } else { format!(" · {}", flags.join(" · ")) },
+        s.reps,
+        if s.reps == 1 { "" } else { "s" },
+    );
+
+    let swept: Vec<String> =
+        exp.points.first().map(|p| p.params.keys().cloned().collect()).unwrap_or_default();
+    let mut headers: Vec<&str> = swept.iter().map(String::as_str).collect();
+    let first_num = headers.len() + 3;
+    headers.extend([
+        "phase", "cache", "runs", "mean", "±sd", "min", "median", "max", "2σ-mean", "min_SAR", "lat p50",
+        "lat p99", "flags",
+    ]);
+    let mut rows = vec![];
+    for p in &exp.points {
+        for ph in &p.phases {
+            let mut row: Vec<String> =
+                swept.iter().map(|k| p.params.get(k).cloned().unwrap_or_default()).collect();
+            let done = ph.repetitions.iter().filter(|r| r.status == Status::Complete).count();
+            row.push(ph.name.clone());
+            row.push(format!("{} {:.1}%", ph.cache.policy.name(), ph.cache.resident_fraction * 100.0));
+            row.push(format!("{done}/{}", ph.repetitions.len()));
+            match &ph.summary {
+                Some(sm) => {
+                    let min_sar: Vec<f64> = ph
+                        .repetitions
+                        .iter()
+                        .filter(|r| r.status == Status::Complete)
+                        .map(|r| r.min_sar_bytes_per_s)
+                        .collect();
+                    row.extend([
+                        fmt_rate(sm.mean),
+                        sm.sd.map(fmt_rate).unwrap_or_else(|| "-".into()),
+                        fmt_rate(sm.min),
+                        fmt_rate(sm.median),
+                        fmt_rate(sm.max),
+                        fmt_rate(sm.two_sigma_mean),
+                        fmt_rate(stats::mean(&min_sar)),
+                        fmt_ns(ph.latency_ns.p50),
+                        fmt_ns(ph.latency_ns.p99),
+                    ]);
+                }
+                None => row.extend(std::iter::repeat_n("-".to_string(), 9)),
+            }
+            row.push(ph.flags.join("; "));
+            rows.push(row);
+        }
+    }
+    let right: Vec<usize> = (first_num..first_num + 9).collect();
+    out += &text_table(&headers, &rows, &right);
+    out += "\nrates in MB/s (10^6 B/s) of max_SAR = sum of worker rates; min_SAR = bytes / slowest worker's time\n";
+    for p in &exp.points {
+        for ph in &p.phases {
+            for r in ph.repetitions.iter().filter(|r| r.status != Status::Complete) {
+                out += &format!(
+                    "{} rep {} {}: {}\n",
+                    ph.name,
+                    r.rep,
+                    if r.status == Status::Interrupted { "interrupted" } else { "failed" },
+                    r.error.as_deref().unwrap_or("")
+                );
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligns_columns() {
+        let t =
+            text_table(&["a", "num"], &[vec!["xx".into(), "1".into()], vec!["y".into(), "100".into()]], &[1]);
+        assert_eq!(t, "a   num\nxx    1\ny   100\n");
+    }
+}

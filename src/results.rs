@@ -1,0 +1,291 @@
+//! The result model: what an experiment measured, shaped as the versioned JSON contract
+//! (`docs/json.md`). Built from worker samples after each run and rebuilt from the store.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::host::HostFacts;
+use crate::spec::{CachePolicy, Spec};
+use crate::stats::{self, Summary};
+use crate::worker::{Buckets, WorkerSample};
+
+/// Version of the JSON layout. Fields may be added; none is renamed or removed.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A resident fraction above this makes a cold phase "not cold".
+pub const COLD_MAX_RESIDENT: f64 = 0.05;
+/// A resident fraction below this makes a warm phase "not warm".
+pub const WARM_MIN_RESIDENT: f64 = 0.95;
+
+/// Latency percentiles of one worker (or merged), in ns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyNs {
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+    pub mean: f64,
+}
+
+impl LatencyNs {
+    pub fn from_hist(h: &hdrhistogram::Histogram<u64>) -> LatencyNs {
+        if h.is_empty() {
+            return LatencyNs::default();
+        }
+        LatencyNs {
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+            mean: h.mean(),
+        }
+    }
+}
+
+/// One worker's figures in one repetition of one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerResult {
+    pub worker: u32,
+    pub bytes: u64,
+    pub ops: u64,
+    /// t_i: from the start gate to the end of its last op including its final commit.
+    pub time_ns: u64,
+    pub sync_ns: u64,
+    pub sync_calls: u64,
+    pub open_ns: u64,
+    pub close_ns: u64,
+    /// r_i = bytes / t_i.
+    pub bytes_per_s: f64,
+    pub latency_ns: LatencyNs,
+    /// The latency histogram as (value_ns, count) pairs.
+    pub latency_histogram_ns: Buckets,
+}
+
+impl WorkerResult {
+    pub fn from_sample(s: &WorkerSample) -> WorkerResult {
+        WorkerResult {
+            worker: s.worker,
+            bytes: s.bytes,
+            ops: s.ops,
+            time_ns: s.time_ns(),
+            sync_ns: s.sync_ns,
+            sync_calls: s.sync_calls,
+            open_ns: s.open_ns,
+            close_ns: s.close_ns,
+            bytes_per_s: stats::individual_rate(s.bytes, s.time_ns()),
+            latency_ns: LatencyNs::from_hist(&s.hist),
+            latency_histogram_ns: Buckets::from_hist(&s.hist),
+        }
+    }
+}
+
+/// Status of one repetition of one phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Complete,
+    Failed,
+    Interrupted,
+}
+
+/// One repetition of one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Repetition {
+    pub rep: u32,
+    pub run_id: String,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+    pub total_bytes: u64,
+    pub ops: u64,
+    /// The slowest worker's t_i.
+    pub time_ns: u64,
+    pub max_sar_bytes_per_s: f64,
+    pub min_sar_bytes_per_s: f64,
+    pub avg_individual_bytes_per_s: f64,
+    /// Fraction of the phase's file pages in the page cache just before it started.
+    pub resident_fraction: f64,
+    /// Time spent preallocating before a write phase (not part of t_i).
+    pub prealloc_ns: u64,
+    pub flags: Vec<String>,
+    pub workers: Vec<WorkerResult>,
+}
+
+impl Repetition {
+    /// Builds a complete repetition from its workers' samples.
+    pub fn from_samples(rep: u32, run_id: &str, samples: &[WorkerSample], cache: &CacheCheck) -> Repetition {
+        let workers: Vec<WorkerResult> = samples.iter().map(WorkerResult::from_sample).collect();
+        let pairs: Vec<(u64, u64)> = workers.iter().map(|w| (w.bytes, w.time_ns)).collect();
+        let r = stats::rates(&pairs);
+        Repetition {
+            rep,
+            run_id: run_id.to_string(),
+            status: Status::Complete,
+            error: None,
+            total_bytes: workers.iter().map(|w| w.bytes).sum(),
+            ops: workers.iter().map(|w| w.ops).sum(),
+            time_ns: workers.iter().map(|w| w.time_ns).max().unwrap_or(0),
+            max_sar_bytes_per_s: r.max_sar,
+            min_sar_bytes_per_s: r.min_sar,
+            avg_individual_bytes_per_s: r.avg_individual,
+            resident_fraction: cache.resident_fraction,
+            prealloc_ns: 0,
+            flags: cache.flags.clone(),
+            workers,
+        }
+    }
+
+    /// A repetition that did not complete.
+    pub fn failed(rep: u32, run_id: &str, status: Status, error: String, cache: &CacheCheck) -> Repetition {
+        Repetition {
+            rep,
+            run_id: run_id.to_string(),
+            status,
+            error: Some(error),
+            total_bytes: 0,
+            ops: 0,
+            time_ns: 0,
+            max_sar_bytes_per_s: 0.0,
+            min_sar_bytes_per_s: 0.0,
+            avg_individual_bytes_per_s: 0.0,
+            resident_fraction: cache.resident_fraction,
+            prealloc_ns: 0,
+            flags: cache.flags.clone(),
+            workers: vec![],
+        }
+    }
+}
+
+/// The cache state measured before a phase, with any honesty flags.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CacheCheck {
+    pub resident_fraction: f64,
+    pub flags: Vec<String>,
+}
+
+impl CacheCheck {
+    /// Judges a measured fraction against the policy.
+    pub fn judge(policy: CachePolicy, resident_fraction: f64, real_io: bool) -> CacheCheck {
+        let mut flags = vec![];
+        if !real_io {
+            flags.push("no I/O (null engine)".to_string());
+        } else {
+            match policy {
+                CachePolicy::Cold if resident_fraction > COLD_MAX_RESIDENT => {
+                    flags.push(format!("not cold: {:.1}% resident", resident_fraction * 100.0))
+                }
+                CachePolicy::Warm if resident_fraction < WARM_MIN_RESIDENT => {
+                    flags.push(format!("not warm: {:.1}% resident", resident_fraction * 100.0))
+                }
+                CachePolicy::Asis => flags.push("cache not controlled".to_string()),
+                _ => {}
+            }
+        }
+        CacheCheck { resident_fraction, flags }
+    }
+}
+
+/// The cache facts of a phase across its repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheInfo {
+    pub policy: CachePolicy,
+    /// The largest resident fraction seen before any repetition of the phase.
+    pub resident_fraction: f64,
+    /// How the cache was handled, in words.
+    pub method: String,
+}
+
+/// One phase across repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    pub name: String,
+    pub op: crate::spec::OpKind,
+    pub cache: CacheInfo,
+    pub repetitions: Vec<Repetition>,
+    /// Summary of max_SAR over the complete repetitions; None if none completed.
+    pub summary: Option<Summary>,
+    /// Flags from any repetition, deduplicated (e.g. "not cold: 7.1% resident").
+    pub flags: Vec<String>,
+    /// Latency percentiles over all workers and complete repetitions.
+    pub latency_ns: LatencyNs,
+}
+
+impl PhaseResult {
+    pub fn new(name: &str, op: crate::spec::OpKind, policy: CachePolicy, method: String) -> PhaseResult {
+        PhaseResult {
+            name: name.to_string(),
+            op,
+            cache: CacheInfo { policy, resident_fraction: 0.0, method },
+            repetitions: vec![],
+            summary: None,
+            flags: vec![],
+            latency_ns: LatencyNs::default(),
+        }
+    }
+
+    /// Recomputes the summary, flags and merged latency from the repetitions.
+    pub fn refresh(&mut self) {
+        let complete: Vec<&Repetition> =
+            self.repetitions.iter().filter(|r| r.status == Status::Complete).collect();
+        let xs: Vec<f64> = complete.iter().map(|r| r.max_sar_bytes_per_s).collect();
+        self.summary = (!xs.is_empty()).then(|| Summary::of("max_sar_bytes_per_s", &xs));
+        self.cache.resident_fraction =
+            self.repetitions.iter().map(|r| r.resident_fraction).fold(0.0, f64::max);
+        let mut flags: Vec<String> = vec![];
+        for r in &self.repetitions {
+            for f in &r.flags {
+                // Keep one flag per kind ("not cold: ..."), the worst one seen.
+                let kind = f.split(':').next().unwrap_or(f);
+                if !flags.iter().any(|g| g.split(':').next() == Some(kind)) {
+                    flags.push(f.clone());
+                }
+            }
+        }
+        self.flags = flags;
+        let mut merged = crate::worker::new_hist();
+        for r in &complete {
+            for w in &r.workers {
+                for &(v, c) in &w.latency_histogram_ns.0 {
+                    merged.saturating_record_n(v, c);
+                }
+            }
+        }
+        self.latency_ns = LatencyNs::from_hist(&merged);
+    }
+}
+
+/// One sweep point (one point when there is no sweep).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    pub params: BTreeMap<String, String>,
+    pub phases: Vec<PhaseResult>,
+}
+
+/// A whole experiment: the JSON document `iolab run --json` prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentResult {
+    pub schema_version: u32,
+    pub iolab_version: String,
+    pub experiment_id: String,
+    pub created_unix_s: f64,
+    pub host: HostFacts,
+    pub spec: Spec,
+    pub points: Vec<PointResult>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_flags() {
+        assert!(CacheCheck::judge(CachePolicy::Cold, 0.01, true).flags.is_empty());
+        assert_eq!(CacheCheck::judge(CachePolicy::Cold, 0.2, true).flags, ["not cold: 20.0% resident"]);
+        assert_eq!(CacheCheck::judge(CachePolicy::Warm, 0.5, true).flags, ["not warm: 50.0% resident"]);
+        assert!(CacheCheck::judge(CachePolicy::Warm, 1.0, true).flags.is_empty());
+        assert_eq!(CacheCheck::judge(CachePolicy::Asis, 0.5, true).flags, ["cache not controlled"]);
+    }
+}

@@ -1,0 +1,254 @@
+//! Pure statistics over samples: summaries across repetitions and rates across workers.
+//!
+//! Definitions and their sources:
+//! - sample standard deviation: sqrt(sum (x - mean)^2 / (n - 1)).
+//! - 2-sigma mean (Russell 1998, sec. 1.3): the mean, then the mean again over only the
+//!   samples within mean +/- 2 sd.
+//! - 10% trimmed mean (Benson, Long, Pacheco 2003): sort, drop floor(n/10) samples from each end,
+//!   take the mean of the rest.
+//! - 95% confidence interval of the mean: mean +/- t(0.975, n-1) * sd / sqrt(n) (Student t).
+//! - individual rate r_i = bytes_i / t_i; max_SAR = sum r_i; min_SAR = total bytes / max t_i
+//!   (French, Pratt, Das 1991, eqs. 1 and 2). Average individual rate = mean of r_i.
+
+use serde::{Deserialize, Serialize};
+
+/// Arithmetic mean; NaN for no samples.
+pub fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// Sample standard deviation (n - 1); None below two samples.
+pub fn sd(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let m = mean(xs);
+    let ss: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
+    Some((ss / (xs.len() - 1) as f64).sqrt())
+}
+
+fn sorted(xs: &[f64]) -> Vec<f64> {
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    v
+}
+
+/// Median (mean of the two middle values for even n); NaN for no samples.
+pub fn median(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let v = sorted(xs);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+/// Russell's 2-sigma mean: the mean over samples within mean +/- 2 sd.
+pub fn two_sigma_mean(xs: &[f64]) -> f64 {
+    let m = mean(xs);
+    let Some(s) = sd(xs) else { return m };
+    let kept: Vec<f64> = xs.iter().copied().filter(|x| (x - m).abs() <= 2.0 * s).collect();
+    if kept.is_empty() { m } else { mean(&kept) }
+}
+
+/// Mean after dropping floor(n * fraction) samples from each end (Benson et al. use 0.10).
+pub fn trimmed_mean(xs: &[f64], fraction: f64) -> f64 {
+    let v = sorted(xs);
+    let cut = (v.len() as f64 * fraction).floor() as usize;
+    if v.len() <= 2 * cut {
+        return median(xs);
+    }
+    mean(&v[cut..v.len() - cut])
+}
+
+/// Two-sided 97.5% quantile of Student's t with `df` degrees of freedom: exact table values
+/// for df <= 30, the Cornish-Fisher expansion beyond (error below 1e-4 there).
+pub fn t_975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281, 2.2010, 2.1788,
+        2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860, 2.0796, 2.0739, 2.0687, 2.0639,
+        2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423,
+    ];
+    if df == 0 {
+        return f64::INFINITY;
+    }
+    if df <= 30 {
+        return TABLE[df - 1];
+    }
+    let z: f64 = 1.959_963_985;
+    let n = df as f64;
+    z + (z.powi(3) + z) / (4.0 * n)
+        + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * n * n)
+        + (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z) / (384.0 * n * n * n)
+}
+
+/// 95% confidence interval of the mean; None below two samples.
+pub fn ci95(xs: &[f64]) -> Option<[f64; 2]> {
+    let s = sd(xs)?;
+    let m = mean(xs);
+    let half = t_975(xs.len() - 1) * s / (xs.len() as f64).sqrt();
+    Some([m - half, m + half])
+}
+
+/// A summary of one figure across repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Which figure is summarised (e.g. `max_sar_bytes_per_s`).
+    pub of: String,
+    pub n: usize,
+    pub mean: f64,
+    pub sd: Option<f64>,
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+    pub two_sigma_mean: f64,
+    pub trimmed_mean_10: f64,
+    pub ci95: Option<[f64; 2]>,
+}
+
+impl Summary {
+    pub fn of(name: &str, xs: &[f64]) -> Summary {
+        let v = sorted(xs);
+        Summary {
+            of: name.to_string(),
+            n: xs.len(),
+            mean: mean(xs),
+            sd: sd(xs),
+            min: v.first().copied().unwrap_or(f64::NAN),
+            median: median(xs),
+            max: v.last().copied().unwrap_or(f64::NAN),
+            two_sigma_mean: two_sigma_mean(xs),
+            trimmed_mean_10: trimmed_mean(xs, 0.10),
+            ci95: ci95(xs),
+        }
+    }
+
+    /// Relative standard deviation (sd / mean), if defined.
+    pub fn rsd(&self) -> Option<f64> {
+        self.sd.map(|s| s / self.mean).filter(|r| r.is_finite())
+    }
+}
+
+/// Rates of one run across its workers (French et al. 1991).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    pub max_sar: f64,
+    pub min_sar: f64,
+    pub avg_individual: f64,
+}
+
+/// r_i = bytes_i / t_i for each worker, in bytes per second.
+pub fn individual_rate(bytes: u64, time_ns: u64) -> f64 {
+    if time_ns == 0 {
+        return f64::NAN;
+    }
+    bytes as f64 * 1e9 / time_ns as f64
+}
+
+/// max_SAR, min_SAR and the average individual rate from (bytes_i, t_i ns) per worker.
+pub fn rates(workers: &[(u64, u64)]) -> Rates {
+    let r: Vec<f64> = workers.iter().map(|&(b, t)| individual_rate(b, t)).collect();
+    let total: u64 = workers.iter().map(|w| w.0).sum();
+    let tmax = workers.iter().map(|w| w.1).max().unwrap_or(0);
+    Rates { max_sar: r.iter().sum(), min_sar: individual_rate(total, tmax), avg_individual: mean(&r) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const OUTLIER: [f64; 10] = [10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 50.0];
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-3 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn hand_computed_vector() {
+        // mean 14; deviations -4 (x9) and 36: ss = 144 + 1296 = 1440; var = 160; sd = 12.6491.
+        let s = Summary::of("x", &OUTLIER);
+        assert_eq!(s.mean, 14.0);
+        assert!(close(s.sd.unwrap(), 12.6491));
+        assert_eq!(s.median, 10.0);
+        assert_eq!(s.min, 10.0);
+        assert_eq!(s.max, 50.0);
+        // 50 lies outside 14 +/- 25.3, so the 2-sigma mean is the mean of the nine 10s.
+        assert_eq!(s.two_sigma_mean, 10.0);
+        // n = 10: drop one from each end (a 10 and the 50), mean of eight 10s.
+        assert_eq!(s.trimmed_mean_10, 10.0);
+        // t(9) = 2.2622; half width = 2.2622 * 12.6491 / sqrt(10) = 9.0488.
+        let [lo, hi] = s.ci95.unwrap();
+        assert!(close(lo, 4.9512) && close(hi, 23.0488), "{lo} {hi}");
+    }
+
+    #[test]
+    fn small_samples() {
+        let s = Summary::of("x", &[5.0]);
+        assert_eq!(s.mean, 5.0);
+        assert_eq!(s.sd, None);
+        assert_eq!(s.ci95, None);
+        assert_eq!(s.two_sigma_mean, 5.0);
+        assert_eq!(median(&[1.0, 2.0, 3.0, 10.0]), 2.5);
+        // With 4 samples none is trimmed: floor(0.4) = 0.
+        assert_eq!(trimmed_mean(&[1.0, 2.0, 3.0, 10.0], 0.1), 4.0);
+    }
+
+    #[test]
+    fn t_quantiles() {
+        assert_eq!(t_975(1), 12.7062);
+        assert!(close(t_975(31), 2.0395));
+        assert!(close(t_975(60), 2.0003));
+        assert!(close(t_975(1000), 1.9623));
+    }
+
+    #[test]
+    fn sar_definitions() {
+        // Worker 0: 100 MB in 1 s; worker 1: 100 MB in 2 s.
+        let r = rates(&[(100_000_000, 1_000_000_000), (100_000_000, 2_000_000_000)]);
+        assert_eq!(r.max_sar, 150e6);
+        assert_eq!(r.min_sar, 100e6);
+        assert_eq!(r.avg_individual, 75e6);
+    }
+
+    proptest! {
+        #[test]
+        fn summaries_lie_within_the_range(xs in proptest::collection::vec(0.0f64..1e9, 1..60)) {
+            let s = Summary::of("x", &xs);
+            let eps = 1e-6 * s.max.max(1.0);
+            for v in [s.mean, s.median, s.two_sigma_mean, s.trimmed_mean_10] {
+                prop_assert!(v >= s.min - eps && v <= s.max + eps);
+            }
+            if let Some(sd) = s.sd { prop_assert!(sd >= 0.0); }
+            if let Some([lo, hi]) = s.ci95 { prop_assert!(lo <= s.mean + eps && hi >= s.mean - eps); }
+        }
+
+        #[test]
+        fn order_does_not_matter(mut xs in proptest::collection::vec(0.0f64..1e6, 2..30)) {
+            let a = Summary::of("x", &xs);
+            xs.reverse();
+            let b = Summary::of("x", &xs);
+            prop_assert!((a.mean - b.mean).abs() < 1e-6);
+            prop_assert_eq!(a.median, b.median);
+            prop_assert!((a.two_sigma_mean - b.two_sigma_mean).abs() < 1e-6);
+        }
+
+        #[test]
+        fn shift_equivariance(xs in proptest::collection::vec(0.0f64..1e3, 2..30), c in 0.0f64..1e3) {
+            let shifted: Vec<f64> = xs.iter().map(|x| x + c).collect();
+            let (a, b) = (Summary::of("x", &xs), Summary::of("x", &shifted));
+            prop_assert!((b.mean - a.mean - c).abs() < 1e-6);
+            prop_assert!((b.trimmed_mean_10 - a.trimmed_mean_10 - c).abs() < 1e-6);
+            prop_assert!((b.sd.unwrap() - a.sd.unwrap()).abs() < 1e-6);
+        }
+
+        #[test]
+        fn min_sar_never_exceeds_max_sar(ws in proptest::collection::vec((1u64..1u64<<40, 1u64..1u64<<40), 1..16)) {
+            let r = rates(&ws);
+            prop_assert!(r.min_sar <= r.max_sar * (1.0 + 1e-9));
+        }
+    }
+}

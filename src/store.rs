@@ -1,0 +1,501 @@
+//! The results store: one SQLite file holding experiments, their runs, and every phase and
+//! worker figure. Each run is committed in one transaction as soon as it ends. WAL mode and a
+//! busy timeout let several iolab processes share one store.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::{Error, Result};
+use crate::host::HostFacts;
+use crate::results::{ExperimentResult, LatencyNs, PointResult, Repetition, Status, WorkerResult};
+use crate::run::Sink;
+use crate::spec::Spec;
+use crate::worker::Buckets;
+
+/// The schema version this build writes. Older stores are migrated; newer ones refused.
+pub const STORE_VERSION: i64 = 1;
+
+const SCHEMA_V1: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE hosts (
+    host_id TEXT PRIMARY KEY,
+    hostname TEXT NOT NULL,
+    facts_json TEXT NOT NULL
+);
+CREATE TABLE experiments (
+    id TEXT PRIMARY KEY,
+    created_unix_s REAL NOT NULL,
+    name TEXT NOT NULL,
+    host_id TEXT NOT NULL REFERENCES hosts(host_id),
+    iolab_version TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    host_json TEXT NOT NULL,
+    points_json TEXT NOT NULL
+);
+CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY,
+    experiment_id TEXT NOT NULL REFERENCES experiments(id),
+    point INTEGER NOT NULL,
+    rep INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    finished_unix_s REAL NOT NULL
+);
+CREATE INDEX runs_by_experiment ON runs(experiment_id, point, rep);
+CREATE TABLE phase_results (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    phase INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    total_bytes INTEGER NOT NULL,
+    ops INTEGER NOT NULL,
+    time_ns INTEGER NOT NULL,
+    max_sar_bytes_per_s REAL NOT NULL,
+    min_sar_bytes_per_s REAL NOT NULL,
+    avg_individual_bytes_per_s REAL NOT NULL,
+    resident_fraction REAL NOT NULL,
+    prealloc_ns INTEGER NOT NULL,
+    flags_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, phase)
+);
+CREATE TABLE worker_results (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    phase INTEGER NOT NULL,
+    worker INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    ops INTEGER NOT NULL,
+    time_ns INTEGER NOT NULL,
+    sync_ns INTEGER NOT NULL,
+    sync_calls INTEGER NOT NULL,
+    open_ns INTEGER NOT NULL,
+    close_ns INTEGER NOT NULL,
+    bytes_per_s REAL NOT NULL,
+    latency_json TEXT NOT NULL,
+    histogram_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, phase, worker)
+);
+";
+
+/// Migrations: entry i brings a store from version i to i + 1.
+const MIGRATIONS: &[&str] = &[SCHEMA_V1];
+
+/// The default store path: $IOLAB_DB, else $XDG_DATA_HOME/iolab/iolab.db, else
+/// ~/.local/share/iolab/iolab.db.
+pub fn default_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("IOLAB_DB").filter(|v| !v.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    data.join("iolab").join("iolab.db")
+}
+
+/// An open store.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// One line of `iolab results list`.
+#[derive(Debug, Clone)]
+pub struct ExperimentRow {
+    pub id: String,
+    pub created_unix_s: f64,
+    pub name: String,
+    pub hostname: String,
+    pub runs_complete: u64,
+    pub runs_failed: u64,
+    pub spec: Spec,
+}
+
+impl Store {
+    fn err(&self, e: impl std::fmt::Display) -> Error {
+        Error::Store { path: self.path.clone(), msg: e.to_string() }
+    }
+
+    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store> {
+        let store_err = |msg: String| Error::Store { path: path.to_path_buf(), msg };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| store_err(format!("cannot create its directory: {e}")))?;
+        }
+        let conn = Connection::open(path).map_err(|e| store_err(e.to_string()))?;
+        let store = Store { conn, path: path.to_path_buf() };
+        store.init().map_err(|e| match e {
+            Error::Store { msg, .. } if msg.contains("not a database") => {
+                store_err("not an iolab store (the file is not an SQLite database)".into())
+            }
+            other => other,
+        })?;
+        Ok(store)
+    }
+
+    fn init(&self) -> Result<()> {
+        self.conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(|e| self.err(e))?;
+        self.conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| self.err(e))?;
+        self.conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| self.err(e))?;
+        let has_meta: bool = self
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map_err(|e| self.err(e))?
+            > 0;
+        let version: i64 = if has_meta {
+            self.conn
+                .query_row("SELECT value FROM meta WHERE key='schema_version'", [], |r| r.get::<_, String>(0))
+                .optional()
+                .map_err(|e| self.err(e))?
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| self.err("not an iolab store (no schema version)"))?
+        } else {
+            let tables: i64 = self
+                .conn
+                .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+                .map_err(|e| self.err(e))?;
+            if tables > 0 {
+                return Err(self.err("not an iolab store (an SQLite database with other tables)"));
+            }
+            0
+        };
+        if version > STORE_VERSION {
+            return Err(self.err(format!(
+                "schema version {version} is newer than this iolab understands ({STORE_VERSION})"
+            )));
+        }
+        for v in version..STORE_VERSION {
+            let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+            tx.execute_batch(MIGRATIONS[v as usize]).map_err(|e| self.err(e))?;
+            tx.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?1)",
+                [(v + 1).to_string()],
+            )
+            .map_err(|e| self.err(e))?;
+            tx.commit().map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    fn json<T: serde::Serialize>(&self, v: &T) -> Result<String> {
+        serde_json::to_string(v).map_err(|e| self.err(e))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records an experiment's identity, host and spec (before its first run).
+    pub fn insert_experiment(&self, exp: &ExperimentResult) -> Result<()> {
+        let skeleton: Vec<PointResult> = exp
+            .points
+            .iter()
+            .map(|p| PointResult {
+                params: p.params.clone(),
+                phases: p
+                    .phases
+                    .iter()
+                    .map(|ph| {
+                        let mut ph = ph.clone();
+                        ph.repetitions.clear();
+                        ph.refresh();
+                        ph
+                    })
+                    .collect(),
+            })
+            .collect();
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        tx.execute(
+            "INSERT OR IGNORE INTO hosts(host_id, hostname, facts_json) VALUES (?1, ?2, ?3)",
+            params![exp.host.host_id, exp.host.hostname, self.json(&exp.host)?],
+        )
+        .map_err(|e| self.err(e))?;
+        tx.execute(
+            "INSERT INTO experiments(id, created_unix_s, name, host_id, iolab_version, spec_json, host_json, points_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                exp.experiment_id,
+                exp.created_unix_s,
+                exp.spec.name,
+                exp.host.host_id,
+                exp.iolab_version,
+                self.json(&exp.spec)?,
+                self.json(&exp.host)?,
+                self.json(&skeleton)?
+            ],
+        )
+        .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// Records one run (all its phases and workers) in one transaction.
+    pub fn insert_run(
+        &self,
+        experiment_id: &str,
+        point: usize,
+        run_id: &str,
+        reps: &[(usize, Repetition)],
+    ) -> Result<()> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        let status =
+            reps.iter().map(|(_, r)| r.status).find(|s| *s != Status::Complete).unwrap_or(Status::Complete);
+        let error = reps.iter().find_map(|(_, r)| r.error.clone());
+        let rep = reps.first().map(|(_, r)| r.rep).unwrap_or(0);
+        tx.execute(
+            "INSERT INTO runs(run_id, experiment_id, point, rep, status, error, finished_unix_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![run_id, experiment_id, point as i64, rep, status_str(status), error, crate::sys::unix_time_s()],
+        )
+        .map_err(|e| self.err(e))?;
+        for (phase, r) in reps {
+            tx.execute(
+                "INSERT INTO phase_results VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    run_id,
+                    *phase as i64,
+                    status_str(r.status),
+                    r.error,
+                    r.total_bytes as i64,
+                    r.ops as i64,
+                    r.time_ns as i64,
+                    r.max_sar_bytes_per_s,
+                    r.min_sar_bytes_per_s,
+                    r.avg_individual_bytes_per_s,
+                    r.resident_fraction,
+                    r.prealloc_ns as i64,
+                    self.json(&r.flags)?
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+            for w in &r.workers {
+                tx.execute(
+                    "INSERT INTO worker_results VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    params![
+                        run_id,
+                        *phase as i64,
+                        w.worker,
+                        w.bytes as i64,
+                        w.ops as i64,
+                        w.time_ns as i64,
+                        w.sync_ns as i64,
+                        w.sync_calls as i64,
+                        w.open_ns as i64,
+                        w.close_ns as i64,
+                        w.bytes_per_s,
+                        self.json(&w.latency_ns)?,
+                        self.json(&w.latency_histogram_ns)?
+                    ],
+                )
+                .map_err(|e| self.err(e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// Experiments, newest first.
+    pub fn list(&self) -> Result<Vec<ExperimentRow>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT e.id, e.created_unix_s, e.name, h.hostname, e.spec_json,
+                        (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status = 'complete'),
+                        (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status != 'complete')
+                 FROM experiments e JOIN hosts h ON h.host_id = e.host_id
+                 ORDER BY e.created_unix_s DESC, e.id DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, f64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, i64>(5)?,
+                    r.get::<_, i64>(6)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = vec![];
+        for row in rows {
+            let (id, created_unix_s, name, hostname, spec_json, ok, bad) = row.map_err(|e| self.err(e))?;
+            out.push(ExperimentRow {
+                id,
+                created_unix_s,
+                name,
+                hostname,
+                runs_complete: ok as u64,
+                runs_failed: bad as u64,
+                spec: serde_json::from_str(&spec_json).map_err(|e| self.err(e))?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Finds an experiment id from a full id, a unique prefix, or `last`.
+    pub fn resolve_id(&self, id: &str) -> Result<String> {
+        let ids: Vec<String> = self.list()?.into_iter().map(|r| r.id).collect();
+        if id == "last" {
+            return ids.into_iter().next().ok_or_else(|| {
+                Error::NotFound(format!("the store {} holds no experiments", self.path.display()))
+            });
+        }
+        let hits: Vec<&String> = ids.iter().filter(|i| i.starts_with(id)).collect();
+        match hits.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(Error::NotFound(format!("no experiment `{id}` in {}", self.path.display()))),
+            _ => Err(Error::NotFound(format!(
+                "`{id}` matches {} experiments; give more of the id",
+                hits.len()
+            ))),
+        }
+    }
+
+    /// Rebuilds a whole experiment from its rows.
+    pub fn load(&self, id: &str) -> Result<ExperimentResult> {
+        let (created_unix_s, iolab_version, spec_json, host_json, points_json): (f64, String, String, String, String) = self
+            .conn
+            .query_row(
+                "SELECT created_unix_s, iolab_version, spec_json, host_json, points_json FROM experiments WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?
+            .ok_or_else(|| Error::NotFound(format!("no experiment `{id}`")))?;
+        let spec: Spec = serde_json::from_str(&spec_json).map_err(|e| self.err(e))?;
+        let host: HostFacts = serde_json::from_str(&host_json).map_err(|e| self.err(e))?;
+        let mut points: Vec<PointResult> = serde_json::from_str(&points_json).map_err(|e| self.err(e))?;
+
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.run_id, r.point, r.rep, p.phase, p.status, p.error, p.total_bytes, p.ops, p.time_ns,
+                        p.max_sar_bytes_per_s, p.min_sar_bytes_per_s, p.avg_individual_bytes_per_s,
+                        p.resident_fraction, p.prealloc_ns, p.flags_json
+                 FROM runs r JOIN phase_results p ON p.run_id = r.run_id
+                 WHERE r.experiment_id = ?1 ORDER BY r.rep, r.point, p.phase",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut rows = stmt.query([id]).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let g = |e: rusqlite::Error| self.err(e);
+            let run_id: String = r.get(0).map_err(g)?;
+            let point: i64 = r.get(1).map_err(g)?;
+            let phase: i64 = r.get(3).map_err(g)?;
+            let flags_json: String = r.get(14).map_err(g)?;
+            let status: String = r.get(4).map_err(g)?;
+            let workers = self.load_workers(&run_id, phase)?;
+            let rep = Repetition {
+                rep: r.get(2).map_err(g)?,
+                run_id,
+                status: parse_status(&status),
+                error: r.get(5).map_err(g)?,
+                total_bytes: r.get::<_, i64>(6).map_err(g)? as u64,
+                ops: r.get::<_, i64>(7).map_err(g)? as u64,
+                time_ns: r.get::<_, i64>(8).map_err(g)? as u64,
+                max_sar_bytes_per_s: r.get(9).map_err(g)?,
+                min_sar_bytes_per_s: r.get(10).map_err(g)?,
+                avg_individual_bytes_per_s: r.get(11).map_err(g)?,
+                resident_fraction: r.get(12).map_err(g)?,
+                prealloc_ns: r.get::<_, i64>(13).map_err(g)? as u64,
+                flags: serde_json::from_str(&flags_json).map_err(|e| self.err(e))?,
+                workers,
+            };
+            let ph =
+                points.get_mut(point as usize).and_then(|p| p.phases.get_mut(phase as usize)).ok_or_else(
+                    || self.err(format!("run {} names a point or phase the experiment lacks", rep.run_id)),
+                )?;
+            ph.repetitions.push(rep);
+        }
+        for p in &mut points {
+            for ph in &mut p.phases {
+                ph.refresh();
+            }
+        }
+        Ok(ExperimentResult {
+            schema_version: crate::results::SCHEMA_VERSION,
+            iolab_version,
+            experiment_id: id.to_string(),
+            created_unix_s,
+            host,
+            spec,
+            points,
+        })
+    }
+
+    fn load_workers(&self, run_id: &str, phase: i64) -> Result<Vec<WorkerResult>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT worker, bytes, ops, time_ns, sync_ns, sync_calls, open_ns, close_ns, bytes_per_s,
+                        latency_json, histogram_json
+                 FROM worker_results WHERE run_id = ?1 AND phase = ?2 ORDER BY worker",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![run_id, phase], |r| {
+                Ok((
+                    WorkerResult {
+                        worker: r.get(0)?,
+                        bytes: r.get::<_, i64>(1)? as u64,
+                        ops: r.get::<_, i64>(2)? as u64,
+                        time_ns: r.get::<_, i64>(3)? as u64,
+                        sync_ns: r.get::<_, i64>(4)? as u64,
+                        sync_calls: r.get::<_, i64>(5)? as u64,
+                        open_ns: r.get::<_, i64>(6)? as u64,
+                        close_ns: r.get::<_, i64>(7)? as u64,
+                        bytes_per_s: r.get(8)?,
+                        latency_ns: LatencyNs::default(),
+                        latency_histogram_ns: Buckets::default(),
+                    },
+                    r.get::<_, String>(9)?,
+                    r.get::<_, String>(10)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = vec![];
+        for row in rows {
+            let (mut w, lat, hist) = row.map_err(|e| self.err(e))?;
+            w.latency_ns = serde_json::from_str(&lat).map_err(|e| self.err(e))?;
+            w.latency_histogram_ns = serde_json::from_str(&hist).map_err(|e| self.err(e))?;
+            out.push(w);
+        }
+        Ok(out)
+    }
+}
+
+fn status_str(s: Status) -> &'static str {
+    match s {
+        Status::Complete => "complete",
+        Status::Failed => "failed",
+        Status::Interrupted => "interrupted",
+    }
+}
+
+fn parse_status(s: &str) -> Status {
+    match s {
+        "complete" => Status::Complete,
+        "interrupted" => Status::Interrupted,
+        _ => Status::Failed,
+    }
+}
+
+impl Sink for Store {
+    fn begin(&mut self, exp: &ExperimentResult) -> Result<()> {
+        self.insert_experiment(exp)
+    }
+    fn run_done(
+        &mut self,
+        exp: &ExperimentResult,
+        point: usize,
+        run_id: &str,
+        reps: &[(usize, Repetition)],
+    ) -> Result<()> {
+        self.insert_run(&exp.experiment_id, point, run_id, reps)
+    }
+}

@@ -1,0 +1,213 @@
+//! Thin, safe wrappers over the Linux calls iolab needs that std does not offer.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+
+/// CLOCK_MONOTONIC in nanoseconds (vDSO, no system call). Comparable across the processes of
+/// one machine.
+#[inline(always)]
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Wall-clock time as Unix seconds (for timestamps in the store).
+pub fn unix_time_s() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+fn cpath(p: &Path) -> io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+}
+
+/// access(W_OK|X_OK): may this process create files in `dir`?
+pub fn is_writable(dir: &Path) -> bool {
+    let Ok(c) = cpath(dir) else { return false };
+    // SAFETY: `c` is a valid NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
+/// posix_fadvise(POSIX_FADV_DONTNEED) over the whole file: drop its clean cached pages.
+pub fn fadvise_dontneed(f: &File) -> io::Result<()> {
+    // SAFETY: plain system call on an open descriptor.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// fallocate(mode 0): allocate `len` bytes of blocks from offset 0, extending the file size.
+pub fn fallocate(f: &File, len: u64) -> io::Result<()> {
+    // SAFETY: plain system call on an open descriptor.
+    let rc = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, len as libc::off_t) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Page size in bytes.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 { n as usize } else { 4096 }
+}
+
+/// Counts the pages of `f` that are resident in the page cache (mincore over a read-only
+/// mapping, in windows of 1 GiB so huge files need little memory). Returns (resident, total).
+pub fn resident_pages(f: &File) -> io::Result<(u64, u64)> {
+    let len = f.metadata()?.len();
+    let page = page_size() as u64;
+    let total = len.div_ceil(page);
+    let mut resident = 0u64;
+    const WINDOW: u64 = 1 << 30;
+    let mut vec = Vec::new();
+    let mut off = 0u64;
+    while off < len {
+        let wlen = WINDOW.min(len - off) as usize;
+        // SAFETY: we map a read-only, shared view of an open file within its size; the pointer is
+        // only passed to mincore and munmap, never dereferenced.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                wlen,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                off as libc::off_t,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let pages = wlen.div_ceil(page as usize);
+        vec.resize(pages, 0u8);
+        // SAFETY: `addr` is a live mapping of `wlen` bytes; `vec` has one byte per page of it.
+        let rc = unsafe { libc::mincore(addr, wlen, vec.as_mut_ptr()) };
+        let err = io::Error::last_os_error();
+        // SAFETY: unmapping exactly the mapping created above.
+        unsafe { libc::munmap(addr, wlen) };
+        if rc != 0 {
+            return Err(err);
+        }
+        resident += vec.iter().filter(|&&b| b & 1 == 1).count() as u64;
+        off += wlen as u64;
+    }
+    Ok((resident, total))
+}
+
+/// Random bytes from the kernel (for ids).
+pub fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    // SAFETY: `b` is valid for 8 bytes of writes.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), 8, 0) };
+    if n != 8 {
+        // Fall back on the clock and pid: ids only need to be unique, not secret.
+        return now_ns() ^ ((std::process::id() as u64) << 32);
+    }
+    u64::from_le_bytes(b)
+}
+
+/// A heap buffer aligned for O_DIRECT, allocated once per worker and freed on drop.
+pub struct AlignedBuf {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: AlignedBuf uniquely owns its allocation, like a Vec<u8>.
+unsafe impl Send for AlignedBuf {}
+
+impl AlignedBuf {
+    /// A zeroed buffer of `len` bytes aligned to `align` (a power of two).
+    pub fn new(len: usize, align: usize) -> AlignedBuf {
+        let layout = std::alloc::Layout::from_size_align(len.max(1), align).expect("valid buffer layout");
+        // SAFETY: the layout has non-zero size.
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = std::ptr::NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        AlignedBuf { ptr, len, layout }
+    }
+}
+
+impl std::ops::Deref for AlignedBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `ptr` points to `len` initialised (zeroed at allocation) bytes we own.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for AlignedBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in Deref, and `&mut self` guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with exactly this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// Free bytes (for unprivileged users) and free inodes of the file system holding `dir`.
+pub fn fs_free(dir: &Path) -> io::Result<(u64, u64)> {
+    let c = cpath(dir)?;
+    // SAFETY: statvfs is plain data, filled by the call.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid path and `st` a writable statvfs.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((st.f_bavail as u64 * st.f_frsize as u64, st.f_favail as u64))
+}
+
+/// Writes "3" to /proc/sys/vm/drop_caches after a global sync (root only).
+pub fn drop_caches() -> io::Result<()> {
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    std::fs::write("/proc/sys/vm/drop_caches", "3\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_buffer_is_aligned_and_zeroed() {
+        let b = AlignedBuf::new(1 << 20, 4096);
+        assert_eq!(b.as_ptr() as usize % 4096, 0);
+        assert_eq!(b.len(), 1 << 20);
+        assert!(b.iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn clock_is_monotonic() {
+        let a = now_ns();
+        let b = now_ns();
+        assert!(b >= a);
+    }
+
+    #[test]
+    fn residency_of_a_fresh_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, vec![7u8; 1 << 20]).unwrap();
+        let f = File::open(&p).unwrap();
+        let (res, total) = resident_pages(&f).unwrap();
+        assert_eq!(total, (1 << 20) / page_size() as u64);
+        assert_eq!(res, total, "just written, so fully cached");
+        f.sync_all().unwrap();
+        fadvise_dontneed(&f).unwrap();
+        let (res, _) = resident_pages(&f).unwrap();
+        assert!(res < total / 20, "evicted: {res} of {total} pages resident");
+    }
+}

@@ -1,0 +1,266 @@
+//! Parses and formats sizes, durations and rates with explicit units.
+//!
+//! Sizes: a bare number is bytes; `k`, `KiB`, `m`, `MiB`, `g`, `GiB`, `t`, `TiB` are powers of
+//! 1024; `kB`, `KB`, `MB`, `GB`, `TB` are powers of 1000 (as written, SI); `NxRAM` is N times the
+//! machine's memory. Rates are printed in MB/s (10^6 B/s).
+
+use std::fmt;
+
+/// Why a size or duration string could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitError(pub String);
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn suffix_multiplier(suffix: &str) -> Option<u64> {
+    const K: u64 = 1024;
+    Some(match suffix {
+        "" | "b" | "B" => 1,
+        "k" | "K" | "KiB" | "kiB" | "Ki" => K,
+        "m" | "M" | "MiB" | "Mi" => K * K,
+        "g" | "G" | "GiB" | "Gi" => K * K * K,
+        "t" | "T" | "TiB" | "Ti" => K * K * K * K,
+        "kB" | "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        _ => return None,
+    })
+}
+
+/// Splits "12.5MiB" into ("12.5", "MiB").
+fn split_number(s: &str) -> (&str, &str) {
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(s.len());
+    (&s[..end], s[end..].trim())
+}
+
+/// Parses a decimal number, exactly, as a rational num/den (den a power of ten), so that
+/// "1.5GiB" is computed without floating-point rounding.
+fn parse_decimal(num: &str) -> Option<(u128, u128)> {
+    let num: String = num.chars().filter(|&c| c != '_').collect();
+    if num.is_empty() || num == "." {
+        return None;
+    }
+    let (int, frac) = match num.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (num.as_str(), ""),
+    };
+    if frac.contains('.') || frac.len() > 18 {
+        return None;
+    }
+    let int_v: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let frac_v: u128 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
+    let den = 10u128.pow(frac.len() as u32);
+    Some((int_v.checked_mul(den)?.checked_add(frac_v)?, den))
+}
+
+/// Parses a size in bytes. `ram_bytes` resolves `NxRAM`.
+///
+/// ```
+/// use iolab::units::parse_size;
+/// assert_eq!(parse_size("4k", 0).unwrap(), 4096);
+/// assert_eq!(parse_size("4kB", 0).unwrap(), 4000);
+/// assert_eq!(parse_size("1.5GiB", 0).unwrap(), 3 << 29);
+/// assert_eq!(parse_size("2xRAM", 1 << 30).unwrap(), 2 << 30);
+/// ```
+pub fn parse_size(s: &str, ram_bytes: u64) -> Result<u64, UnitError> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(UnitError(format!("`{s}` is negative; sizes are positive")));
+    }
+    let (num, mult) = if let Some(n) = t.strip_suffix("xRAM").or_else(|| t.strip_suffix("xram")) {
+        if ram_bytes == 0 {
+            return Err(UnitError(format!("`{s}`: the machine's memory size is unknown")));
+        }
+        (n.trim(), ram_bytes as u128)
+    } else {
+        let (n, suffix) = split_number(t);
+        let m = suffix_multiplier(suffix).ok_or_else(|| {
+            UnitError(format!(
+                "`{s}` has an unknown unit `{suffix}` (use B, KiB/k, MiB/m, GiB/g, TiB/t, kB, MB, GB, TB or xRAM)"
+            ))
+        })?;
+        (n, m as u128)
+    };
+    let (n, den) = parse_decimal(num).ok_or_else(|| UnitError(format!("`{s}` is not a size")))?;
+    let bytes = n.checked_mul(mult).ok_or_else(|| UnitError(format!("`{s}` is too large")))?;
+    if bytes % den != 0 {
+        return Err(UnitError(format!("`{s}` is not a whole number of bytes")));
+    }
+    u64::try_from(bytes / den).map_err(|_| UnitError(format!("`{s}` is too large")))
+}
+
+/// Parses a duration into nanoseconds: `2s`, `500ms`, `100us`, `1.5s`, `2m`, `1h`; a bare
+/// number is seconds.
+pub fn parse_duration_ns(s: &str) -> Result<u64, UnitError> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(UnitError(format!("`{s}` is negative; durations are positive")));
+    }
+    let (num, suffix) = split_number(t);
+    let mult: u128 = match suffix {
+        "" | "s" | "sec" => 1_000_000_000,
+        "ms" => 1_000_000,
+        "us" | "µs" => 1_000,
+        "ns" => 1,
+        "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        _ => {
+            return Err(UnitError(format!(
+                "`{s}` has an unknown time unit `{suffix}` (use ns, us, ms, s, min, h)"
+            )));
+        }
+    };
+    let (n, den) = parse_decimal(num).ok_or_else(|| UnitError(format!("`{s}` is not a duration")))?;
+    let ns = n.checked_mul(mult).ok_or_else(|| UnitError(format!("`{s}` is too long")))? / den;
+    u64::try_from(ns).map_err(|_| UnitError(format!("`{s}` is too long")))
+}
+
+/// Formats a byte count with the largest binary unit that divides it exactly, or with two
+/// decimals in the largest unit not above it: `4 KiB`, `1 GiB`, `1.50 MiB`, `100 B`.
+pub fn fmt_size(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 5] =
+        [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1)];
+    for (name, unit) in UNITS {
+        if bytes >= unit {
+            if bytes % unit == 0 {
+                return format!("{} {name}", bytes / unit);
+            }
+            return format!("{:.2} {name}", bytes as f64 / unit as f64);
+        }
+    }
+    "0 B".to_string()
+}
+
+/// Formats a size as the spec syntax accepts it (`4KiB`, `1GiB`, `1000`), for printing specs.
+pub fn fmt_size_spec(bytes: u64) -> String {
+    for (name, unit) in [("TiB", 1u64 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if bytes >= unit && bytes % unit == 0 {
+            return format!("{}{name}", bytes / unit);
+        }
+    }
+    bytes.to_string()
+}
+
+/// MB/s (10^6 B/s) from bytes per second.
+pub fn mb_per_s(bytes_per_s: f64) -> f64 {
+    bytes_per_s / 1e6
+}
+
+/// Formats a rate in MB/s with precision that suits its magnitude.
+pub fn fmt_rate(bytes_per_s: f64) -> String {
+    let v = mb_per_s(bytes_per_s);
+    if !v.is_finite() {
+        return "-".into();
+    }
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Formats nanoseconds as a short human duration: `812 ns`, `4.1 us`, `12.3 ms`, `2.05 s`.
+pub fn fmt_ns(ns: u64) -> String {
+    let v = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} us", v / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.1} ms", v / 1e6)
+    } else {
+        format!("{:.2} s", v / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn sizes_as_written() {
+        let cases = [
+            ("4096", 4096),
+            ("4KiB", 4096),
+            ("4k", 4096),
+            ("4K", 4096),
+            ("4kB", 4000),
+            ("4KB", 4000),
+            ("1MiB", 1 << 20),
+            ("1m", 1 << 20),
+            ("1MB", 1_000_000),
+            ("2GiB", 2 << 30),
+            ("2g", 2 << 30),
+            ("1GB", 1_000_000_000),
+            ("1TiB", 1 << 40),
+            ("0.5KiB", 512),
+            ("1.5GiB", 3 << 29),
+            (" 64 MiB ", 64 << 20),
+            ("1_000", 1000),
+        ];
+        for (s, want) in cases {
+            assert_eq!(parse_size(s, 0).unwrap(), want, "{s}");
+        }
+    }
+
+    #[test]
+    fn ram_relative() {
+        assert_eq!(parse_size("2xRAM", 24 << 30).unwrap(), 48 << 30);
+        assert_eq!(parse_size("0.5xRAM", 1000).unwrap(), 500);
+        assert!(parse_size("2xRAM", 0).is_err());
+    }
+
+    #[test]
+    fn bad_sizes_are_named() {
+        for s in ["", "-4k", "4q", "1.5", "0.3B", "k", "1..2", "99999999999TiB"] {
+            let e = parse_size(s, 0).unwrap_err();
+            assert!(e.0.contains('`'), "{s}: {}", e.0);
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ns("2s").unwrap(), 2_000_000_000);
+        assert_eq!(parse_duration_ns("2").unwrap(), 2_000_000_000);
+        assert_eq!(parse_duration_ns("500ms").unwrap(), 500_000_000);
+        assert_eq!(parse_duration_ns("1.5s").unwrap(), 1_500_000_000);
+        assert_eq!(parse_duration_ns("100us").unwrap(), 100_000);
+        assert_eq!(parse_duration_ns("2min").unwrap(), 120_000_000_000);
+        assert!(parse_duration_ns("3 fortnights").is_err());
+        assert!(parse_duration_ns("-1s").is_err());
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(fmt_size(4096), "4 KiB");
+        assert_eq!(fmt_size(3 << 29), "1.50 GiB");
+        assert_eq!(fmt_size(100), "100 B");
+        assert_eq!(fmt_size(0), "0 B");
+        assert_eq!(fmt_size_spec(1 << 30), "1GiB");
+        assert_eq!(fmt_size_spec(1000), "1000");
+        assert_eq!(fmt_rate(312_400_000.0), "312");
+        assert_eq!(fmt_rate(12_340_000.0), "12.3");
+        assert_eq!(fmt_ns(4_100), "4.1 us");
+    }
+
+    proptest! {
+        #[test]
+        fn spec_format_round_trips(b in 1u64..(1u64 << 50)) {
+            prop_assert_eq!(parse_size(&fmt_size_spec(b), 0).unwrap(), b);
+        }
+
+        #[test]
+        fn never_panics(s in "\\PC{0,16}") {
+            let _ = parse_size(&s, 1 << 30);
+            let _ = parse_duration_ns(&s);
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! Workers: the timed I/O loop every engine runs in, and the launchers that start workers.
+//!
+//! A worker opens its files, waits at the start gate, then runs its ops. Its time t_i runs
+//! from the gate to the end of its own last op including its final commit. The loop reads the
+//! clock once per op (the end of one op is the start of the next), records latency into a
+//! preallocated HDR histogram, and allocates nothing and takes no locks.
+
+use std::path::PathBuf;
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Engine, EngineDef, Setup};
+use crate::error::{Error, Result};
+use crate::fill;
+use crate::plan::{PhasePlan, WorkerPlan};
+use crate::spec::{Spec, SyncPolicy};
+use crate::sys::now_ns;
+
+/// Where workers wait so that they start together.
+pub trait StartGate: Sync {
+    fn wait(&self);
+}
+
+impl StartGate for Barrier {
+    fn wait(&self) {
+        Barrier::wait(self);
+    }
+}
+
+/// Keeps a value on its own cache lines so workers do not slow each other down.
+#[repr(align(128))]
+#[derive(Default)]
+pub struct Padded<T>(pub T);
+
+/// Everything one worker needs for one phase.
+pub struct WorkerCtx<'a> {
+    pub spec: &'a Spec,
+    pub plan: &'a WorkerPlan,
+    /// The worker's files (local index order).
+    pub paths: Vec<PathBuf>,
+    /// Stamp salt per local file.
+    pub salts: Vec<u64>,
+    pub write: bool,
+    pub gate: &'a dyn StartGate,
+    /// Set when the phase must stop (another worker failed, or a signal arrived).
+    pub abort: &'a AtomicBool,
+    /// Bytes done so far, for progress display.
+    pub progress: &'a AtomicU64,
+}
+
+/// What one worker measured in one phase.
+#[derive(Debug, Clone)]
+pub struct WorkerSample {
+    pub worker: u32,
+    pub bytes: u64,
+    pub ops: u64,
+    /// CLOCK_MONOTONIC at the start gate and after the final commit.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub sync_ns: u64,
+    pub sync_calls: u64,
+    pub open_ns: u64,
+    pub close_ns: u64,
+    /// Per-op latency in ns (commits excluded).
+    pub hist: Histogram<u64>,
+}
+
+impl WorkerSample {
+    /// t_i: from the start gate to the end of the last op including the final commit.
+    pub fn time_ns(&self) -> u64 {
+        self.end_ns - self.start_ns
+    }
+}
+
+/// A latency histogram as (value_ns, count) pairs: what crosses a pipe and goes in the store.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Buckets(pub Vec<(u64, u64)>);
+
+/// A new histogram covering 1 ns to about 18 minutes at 3 significant digits.
+pub fn new_hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 1 << 40, 3).expect("valid histogram bounds")
+}
+
+impl Buckets {
+    pub fn from_hist(h: &Histogram<u64>) -> Buckets {
+        Buckets(h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect())
+    }
+    pub fn to_hist(&self) -> Histogram<u64> {
+        let mut h = new_hist();
+        for &(v, c) in &self.0 {
+            h.saturating_record_n(v, c);
+        }
+        h
+    }
+}
+
+/// The timed loop, the same for every synchronous engine; monomorphised per engine.
+pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
+    let spec = ctx.spec;
+    let ops = ctx.plan.ops;
+    let t_open = now_ns();
+    let setup = Setup {
+        paths: &ctx.paths,
+        write: ctx.write,
+        direct: spec.direct,
+        open_sync: spec.open_sync,
+        bs: spec.bs_bytes as usize,
+    };
+    let opened = E::open(&setup);
+    let open_ns = now_ns() - t_open;
+    let mut engine = match opened {
+        Ok(e) => e,
+        Err(e) => {
+            // Tell the others, and still meet them at the gate so nobody waits forever.
+            ctx.abort.store(true, Relaxed);
+            ctx.gate.wait();
+            return Err(e);
+        }
+    };
+    if ctx.write {
+        fill::fill(engine.buf(), spec.seed);
+    }
+    let mut hist = new_hist();
+    let mut commits =
+        Commits { call: spec.sync_call, dirty: vec![false; ctx.paths.len()], sync_ns: 0, calls: 0 };
+    let sync_policy = if ctx.write { spec.sync } else { SyncPolicy::None };
+    let io_err = |k: u64, e: std::io::Error| {
+        let op = ops.op(k);
+        Error::io(E::call_name(ctx.write), &ctx.paths[op.file as usize], Some(op.offset), e)
+    };
+
+    ctx.gate.wait();
+    if ctx.abort.load(Relaxed) {
+        return Err(Error::Run("aborted before start".into()));
+    }
+    let start_ns = now_ns();
+    let mut prev = start_ns;
+    let (mut bytes, mut since_sync) = (0u64, 0u64);
+    for k in 0..ops.n_ops {
+        if ctx.abort.load(Relaxed) {
+            return Err(Error::Run("aborted".into()));
+        }
+        let op = ops.op(k);
+        if ctx.write {
+            fill::stamp(&mut engine.buf()[..op.len as usize], ctx.salts[op.file as usize], op.offset);
+        }
+        let done = engine.io(op, ctx.write).map_err(|e| io_err(k, e))?;
+        let t = now_ns();
+        hist.saturating_record(t - prev);
+        prev = t;
+        if done != op.len {
+            ctx.abort.store(true, Relaxed);
+            let what = if ctx.write { "short write" } else { "short read" };
+            return Err(io_err(k, std::io::Error::other(format!("{what}: {done} of {} bytes", op.len))));
+        }
+        bytes += done;
+        ctx.progress.store(bytes, Relaxed);
+        match sync_policy {
+            SyncPolicy::None | SyncPolicy::End => commits.dirty[op.file as usize] = true,
+            SyncPolicy::Each => commits.one(&mut engine, op.file, &mut prev, &ctx.paths)?,
+            SyncPolicy::Every(n) => {
+                commits.dirty[op.file as usize] = true;
+                since_sync += done;
+                if since_sync >= n {
+                    commits.all_dirty(&mut engine, &mut prev, &ctx.paths)?;
+                    since_sync = 0;
+                }
+            }
+        }
+    }
+    if matches!(sync_policy, SyncPolicy::End | SyncPolicy::Every(_)) {
+        commits.all_dirty(&mut engine, &mut prev, &ctx.paths)?;
+    }
+    let end_ns = prev;
+    let t_close = now_ns();
+    engine.close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
+    let close_ns = now_ns() - t_close;
+    Ok(WorkerSample {
+        worker: ctx.plan.worker,
+        bytes,
+        ops: ops.n_ops,
+        start_ns,
+        end_ns,
+        sync_ns: commits.sync_ns,
+        sync_calls: commits.calls,
+        open_ns,
+        close_ns,
+        hist,
+    })
+}
+
+/// Commit bookkeeping of one worker: which files have uncommitted writes, and the time and
+/// number of commit calls.
+struct Commits {
+    call: crate::spec::SyncCall,
+    dirty: Vec<bool>,
+    sync_ns: u64,
+    calls: u64,
+}
+
+impl Commits {
+    /// Commits one file; the time from the end of the last op to now counts as commit time.
+    fn one<E: Engine>(&mut self, engine: &mut E, file: u32, prev: &mut u64, paths: &[PathBuf]) -> Result<()> {
+        engine
+            .sync(file, self.call)
+            .map_err(|e| Error::io(call_name(self.call), &paths[file as usize], None, e))?;
+        let t = now_ns();
+        self.sync_ns += t - *prev;
+        *prev = t;
+        self.calls += 1;
+        self.dirty[file as usize] = false;
+        Ok(())
+    }
+
+    /// Commits every file written since its last commit.
+    fn all_dirty<E: Engine>(&mut self, engine: &mut E, prev: &mut u64, paths: &[PathBuf]) -> Result<()> {
+        for f in 0..self.dirty.len() as u32 {
+            if self.dirty[f as usize] {
+                self.one(engine, f, prev, paths)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The name of a commit call, for error messages.
+pub fn call_name(call: crate::spec::SyncCall) -> &'static str {
+    match call {
+        crate::spec::SyncCall::Fsync => "fsync",
+        crate::spec::SyncCall::Fdatasync => "fdatasync",
+    }
+}
+
+/// One phase's work, handed to a launcher.
+pub struct PhaseJob<'a> {
+    pub spec: &'a Spec,
+    pub phase: &'a PhasePlan,
+    /// Paths of all files of the run, by global file id.
+    pub paths: &'a [PathBuf],
+    pub engine: &'static EngineDef,
+}
+
+impl PhaseJob<'_> {
+    /// Builds worker `i`'s context.
+    pub fn ctx<'a>(
+        &'a self,
+        i: usize,
+        gate: &'a dyn StartGate,
+        abort: &'a AtomicBool,
+        progress: &'a AtomicU64,
+    ) -> WorkerCtx<'a> {
+        let plan = &self.phase.workers[i];
+        WorkerCtx {
+            spec: self.spec,
+            plan,
+            paths: plan.files.iter().map(|&g| self.paths[g as usize].clone()).collect(),
+            salts: plan.files.iter().map(|&g| fill::file_salt(self.spec.seed, g)).collect(),
+            write: self.phase.op.is_write(),
+            gate,
+            abort,
+            progress,
+        }
+    }
+}
+
+/// Watches a running phase: progress display and stop requests (signals).
+pub trait Monitor: Sync {
+    /// A phase starts: a label and the bytes it will move.
+    fn begin(&self, _label: &str, _total_bytes: u64) {}
+    /// Called about every 50 ms with the bytes done so far; returns a signal number to stop.
+    fn tick(&self, bytes_done: u64) -> Option<i32>;
+    /// The phase ended.
+    fn end(&self) {}
+}
+
+/// Runs workers as threads of this process.
+pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
+    let n = job.phase.workers.len();
+    let gate = Barrier::new(n);
+    let abort = AtomicBool::new(false);
+    let progress: Vec<Padded<AtomicU64>> = (0..n).map(|_| Padded::default()).collect();
+    let finished = AtomicUsize::new(0);
+    let mut signal = None;
+    let results: Vec<Result<WorkerSample>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let ctx = job.ctx(i, &gate, &abort, &progress[i].0);
+                let (abort, finished) = (&abort, &finished);
+                std::thread::Builder::new()
+                    .name(format!("iolab-w{i}"))
+                    .spawn_scoped(s, move || {
+                        let r = (job.engine.run)(&ctx);
+                        if r.is_err() {
+                            abort.store(true, Relaxed);
+                        }
+                        finished.fetch_add(1, Relaxed);
+                        r
+                    })
+                    .expect("spawn worker thread")
+            })
+            .collect();
+        while finished.load(Relaxed) < n {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let done = progress.iter().map(|p| p.0.load(Relaxed)).sum();
+            if let Some(sig) = monitor.tick(done) {
+                signal = Some(sig);
+                abort.store(true, Relaxed);
+            }
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Run("a worker thread panicked".into()))))
+            .collect()
+    });
+    if let Some(sig) = signal {
+        return Err(Error::Interrupted(sig));
+    }
+    collect(results)
+}
+
+/// All samples, or the most telling error: a real failure before the "aborted" echoes of it.
+pub fn collect(results: Vec<Result<WorkerSample>>) -> Result<Vec<WorkerSample>> {
+    let mut first_err = None;
+    let mut samples = Vec::with_capacity(results.len());
+    for r in results {
+        match r {
+            Ok(s) => samples.push(s),
+            Err(e) => {
+                let echo = matches!(&e, Error::Run(m) if m.starts_with("aborted"));
+                if first_err.is_none() || (!echo && matches!(first_err, Some((true, _)))) {
+                    first_err = Some((echo, e));
+                }
+            }
+        }
+    }
+    match first_err {
+        Some((_, e)) => Err(e),
+        None => Ok(samples),
+    }
+}

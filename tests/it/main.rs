@@ -1,0 +1,5 @@
+//! Integration tests: the real `iolab` binary on real files in temporary directories.
+
+mod util;
+
+mod core;

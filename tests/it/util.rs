@@ -1,0 +1,85 @@
+//! Helpers shared by the integration tests: run the binary, parse its JSON, rebuild the bytes
+//! a write phase must have produced.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub use serde_json::Value;
+
+/// The iolab binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_iolab"))
+}
+
+/// A scratch directory for one test; removed when dropped.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        // Under the target directory: a real disk file system, not a tmpfs.
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        Scratch { dir: tempfile::tempdir_in(base).unwrap() }
+    }
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    pub fn db(&self) -> PathBuf {
+        self.path().join("store.db")
+    }
+    /// Runs `iolab ARGS` with the store inside the scratch directory.
+    pub fn iolab(&self, args: &[&str]) -> Output {
+        Command::new(bin()).args(args).env("IOLAB_DB", self.db()).current_dir(self.path()).output().unwrap()
+    }
+    /// Runs `iolab run ARGS --json --dir SCRATCH` and returns the parsed document; panics
+    /// with stderr if it fails.
+    pub fn run_json(&self, args: &[&str]) -> Value {
+        let dir = self.path().to_str().unwrap().to_string();
+        let mut all = vec!["run", "--json", "--quiet", "--dir", &dir];
+        all.extend_from_slice(args);
+        let out = self.iolab(&all);
+        assert!(out.status.success(), "iolab {all:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+    /// Entries of the scratch directory other than the store files.
+    pub fn leftovers(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(self.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with("store.db"))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The phases of point 0.
+pub fn phases(doc: &Value) -> &Vec<Value> {
+    doc["points"][0]["phases"].as_array().unwrap()
+}
+
+/// The bytes a write phase must leave in file `gid`: each block is the seeded fill with the
+/// offset stamps of iolab::fill.
+pub fn expected_file(seed: u64, gid: u32, size: u64, bs: u64) -> Vec<u8> {
+    let mut block = vec![0u8; bs as usize];
+    iolab::fill::fill(&mut block, seed);
+    let salt = iolab::fill::file_salt(seed, gid);
+    let mut out = Vec::with_capacity(size as usize);
+    let mut off = 0;
+    while off < size {
+        iolab::fill::stamp(&mut block, salt, off);
+        out.extend_from_slice(&block);
+        off += bs;
+    }
+    out
+}
+
+/// The kept work directory of a run (`--keep`) under `target`.
+pub fn work_dir(target: &Path, run_id: &str) -> PathBuf {
+    target.join(format!(".iolab-{run_id}"))
+}
