@@ -41,8 +41,8 @@ pub struct WorkerCtx<'a> {
     pub plan: &'a WorkerPlan,
     /// The worker's files (local index order).
     pub paths: Vec<PathBuf>,
-    /// Stamp salt per local file.
-    pub salts: Vec<u64>,
+    /// Global file id of each local file (what stamps and checks are keyed on).
+    pub gids: Vec<u32>,
     pub write: bool,
     pub gate: &'a dyn StartGate,
     /// Set when the phase must stop (another worker failed, or a signal arrived).
@@ -120,8 +120,9 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
             return Err(e);
         }
     };
+    let mut data = DataPath::new(spec, &ctx.gids);
     if ctx.write {
-        fill::fill(engine.buf(), spec.seed);
+        data.init_write_buf(engine.buf());
     }
     let mut hist = new_hist();
     let mut commits =
@@ -145,7 +146,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         }
         let op = ops.op(k);
         if ctx.write {
-            fill::stamp(&mut engine.buf()[..op.len as usize], ctx.salts[op.file as usize], op.offset);
+            data.before_write(&mut engine.buf()[..op.len as usize], op);
         }
         let done = engine.io(op, ctx.write).map_err(|e| io_err(k, e))?;
         let t = now_ns();
@@ -155,6 +156,12 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
             ctx.abort.store(true, Relaxed);
             let what = if ctx.write { "short write" } else { "short read" };
             return Err(io_err(k, std::io::Error::other(format!("{what}: {done} of {} bytes", op.len))));
+        }
+        if !ctx.write {
+            data.after_read(&engine.buf()[..op.len as usize], op).map_err(|e| {
+                ctx.abort.store(true, Relaxed);
+                Error::Run(format!("{}: {e}", ctx.paths[op.file as usize].display()))
+            })?;
         }
         bytes += done;
         ctx.progress.store(bytes, Relaxed);
@@ -190,6 +197,39 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         close_ns,
         hist,
     })
+}
+
+/// The data path of one worker: which bytes written blocks carry, and what read blocks are
+/// checked against. Engines move bytes; this decides which bytes. Every engine's loop calls
+/// [`DataPath::before_write`] before handing a block to the engine and
+/// [`DataPath::after_read`] after a block comes back.
+pub struct DataPath {
+    seed: u64,
+    /// Stamp salt per local file.
+    salts: Vec<u64>,
+}
+
+impl DataPath {
+    pub fn new(spec: &Spec, gids: &[u32]) -> DataPath {
+        DataPath { seed: spec.seed, salts: gids.iter().map(|&g| fill::file_salt(spec.seed, g)).collect() }
+    }
+
+    /// Fills a write buffer once, before timing starts.
+    pub fn init_write_buf(&self, buf: &mut [u8]) {
+        fill::fill(buf, self.seed);
+    }
+
+    /// Prepares `block` to be written by `op` (stamps its offsets).
+    #[inline(always)]
+    pub fn before_write(&mut self, block: &mut [u8], op: crate::plan::Op) {
+        fill::stamp(block, self.salts[op.file as usize], op.offset);
+    }
+
+    /// Checks a block read by `op`. Without verification this does nothing.
+    #[inline(always)]
+    pub fn after_read(&mut self, _block: &[u8], _op: crate::plan::Op) -> std::result::Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Commit bookkeeping of one worker: which files have uncommitted writes, and the time and
@@ -257,7 +297,7 @@ impl PhaseJob<'_> {
             spec: self.spec,
             plan,
             paths: plan.files.iter().map(|&g| self.paths[g as usize].clone()).collect(),
-            salts: plan.files.iter().map(|&g| fill::file_salt(self.spec.seed, g)).collect(),
+            gids: plan.files.clone(),
             write: self.phase.op.is_write(),
             gate,
             abort,
