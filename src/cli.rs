@@ -99,6 +99,24 @@ pub struct SpecArgs {
     /// Set any spec parameter: --set key=value (repeatable)
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Sweep axis: KEY=V1,V2,... or KEY=A..B[:STEP|:xFACTOR] (repeatable; the product of all)
+    #[arg(long, value_name = "KEY=VALUES")]
+    pub sweep: Vec<String>,
+    /// Axes that advance together instead of multiplying: --zip A,B (repeatable)
+    #[arg(long, value_name = "AXES")]
+    pub zip: Vec<String>,
+    /// Warm-up runs of each point, stored but not in the statistics
+    #[arg(long, allow_hyphen_values = true)]
+    pub warmup: Option<String>,
+    /// Sleep before each run, e.g. 2s
+    #[arg(long, value_name = "DURATION")]
+    pub settle: Option<String>,
+    /// Touch and free this much memory just before each run, e.g. 4GiB
+    #[arg(long, value_name = "SIZE")]
+    pub prime_memory: Option<String>,
+    /// Run order: round-robin | shuffle | shuffle:SEED
+    #[arg(long)]
+    pub interleave: Option<String>,
 }
 
 impl SpecArgs {
@@ -118,7 +136,7 @@ impl SpecArgs {
             }
             None => Params::default(),
         };
-        let flags: [(&str, &Option<String>); 14] = [
+        let flags: [(&str, &Option<String>); 18] = [
             ("ops", &self.op),
             ("size", &self.size),
             ("bs", &self.bs),
@@ -133,6 +151,10 @@ impl SpecArgs {
             ("cache", &self.cache),
             ("reps", &self.reps),
             ("name", &self.name),
+            ("warmup", &self.warmup),
+            ("settle", &self.settle),
+            ("prime_memory", &self.prime_memory),
+            ("interleave", &self.interleave),
         ];
         for (k, v) in flags {
             if let Some(v) = v {

@@ -1,0 +1,3 @@
+//! Experiments: sweeps, run order, warm-ups and environment control.
+
+mod sweeps;
