@@ -14,7 +14,7 @@ use crate::run::{NoSink, Sink, run_experiment};
 use crate::spec::{ResolveEnv, Spec};
 use crate::store::{self, Store};
 use crate::units::fmt_size;
-use crate::{engine, host, plan, sys};
+use crate::{cmd_experiments, engine, host, plan, sys};
 
 /// Runs one command line.
 pub fn main(cli: Cli) -> Result<()> {
@@ -25,6 +25,7 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Results(args) => cmd_results(args, &mut stdout),
         Command::Info(args) => cmd_info(args, &mut stdout),
         Command::Engines => cmd_engines(&mut stdout),
+        Command::Reproduce(args) => cmd_experiments::cmd_reproduce(args, &mut stdout),
     }
 }
 
@@ -202,6 +203,7 @@ fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
                 None => ex.export(&exp, stdout),
             }
         }
+        ResultsCommand::Compare { by: _, format } => cmd_experiments::compare(&store, &format, stdout),
     }
 }
 

@@ -32,6 +32,8 @@ pub enum Command {
     Info(InfoArgs),
     /// List the I/O engines and what they can do
     Engines,
+    /// Reproduce an experiment of the studies from its preset (`--list` to see them)
+    Reproduce(ReproduceArgs),
 }
 
 /// Flags that set spec parameters; each maps to the parameter of the same name.
@@ -249,6 +251,39 @@ pub enum ResultsCommand {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Compare per-host figures (the SLAC table, from L1/L4 experiments in the store)
+    Compare {
+        /// What each row is: host (one row per host and file system)
+        #[arg(long, default_value = "host", value_parser = ["host"])]
+        by: String,
+        /// text | csv | markdown
+        #[arg(long, default_value = "text", value_parser = ["text", "csv", "markdown"])]
+        format: String,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct ReproduceArgs {
+    /// Preset id (R1..R10, B.., C1..C7, L1..L4)
+    #[arg(required_unless_present = "list")]
+    pub id: Option<String>,
+    /// List every preset: study, title, what it needs, and whether this build can run it
+    #[arg(long, conflicts_with_all = ["print"])]
+    pub list: bool,
+    /// quick (under a minute), default, or paper (the study's full grid and repetitions)
+    #[arg(long, default_value = "default")]
+    pub scale: String,
+    /// Print the preset's experiment file at this scale (to copy, edit and `iolab run`)
+    #[arg(long)]
+    pub print: bool,
+    /// Target directory (repeatable); fewer than the preset's targets are reused in turn
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dirs: Vec<String>,
+    /// Set any spec parameter: --set key=value (repeatable)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 #[derive(Args, Debug)]

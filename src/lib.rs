@@ -5,6 +5,7 @@
 pub mod app;
 pub mod cache;
 pub mod cli;
+pub mod cmd_experiments;
 pub mod engine;
 pub mod envctl;
 pub mod error;
@@ -12,6 +13,7 @@ pub mod experiment;
 pub mod fill;
 pub mod host;
 pub mod plan;
+pub mod preset;
 pub mod progress;
 pub mod report;
 pub mod results;

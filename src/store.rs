@@ -461,6 +461,28 @@ impl Store {
         })
     }
 
+    /// Ids of the experiments made from any of these presets, newest first.
+    pub fn ids_by_preset(&self, presets: &[&str]) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, json_extract(design_json, '$.preset.id') FROM experiments
+                 ORDER BY created_unix_s DESC, id DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)))
+            .map_err(|e| self.err(e))?;
+        let mut out = vec![];
+        for row in rows {
+            let (id, preset) = row.map_err(|e| self.err(e))?;
+            if preset.is_some_and(|p| presets.contains(&p.as_str())) {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+
     fn load_workers(&self, run_id: &str, phase: i64) -> Result<Vec<WorkerResult>> {
         let mut stmt = self
             .conn

@@ -1,3 +1,5 @@
-//! Experiments: sweeps, run order, warm-ups and environment control.
+//! Experiments: sweeps, run order, warm-ups, environment control, the studies' presets, and
+//! the per-host table.
 
+mod presets;
 mod sweeps;
