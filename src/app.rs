@@ -204,6 +204,7 @@ fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
             }
         }
         ResultsCommand::Compare { by: _, format } => cmd_experiments::compare(&store, &format, stdout),
+        ResultsCommand::Import { path } => cmd_experiments::import(&store, &path, stdout),
     }
 }
 

@@ -260,6 +260,9 @@ pub enum ResultsCommand {
         #[arg(long, default_value = "text", value_parser = ["text", "csv", "markdown"])]
         format: String,
     },
+    /// Merge another store (SQLite file) or a run's JSON into this store; runs already
+    /// present are skipped
+    Import { path: PathBuf },
 }
 
 #[derive(Args, Debug)]

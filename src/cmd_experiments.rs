@@ -1,11 +1,13 @@
-//! The commands around experiments: `iolab reproduce` (the studies' presets) and `iolab results
-//! compare` (the per-host table).
+//! The commands around experiments: `iolab reproduce` (the studies' presets), `iolab results
+//! compare` (the per-host table) and `iolab results import` (merging other machines' results).
 
 use std::io::Write;
+use std::path::Path;
 
 use crate::app::run_points;
 use crate::cli::ReproduceArgs;
 use crate::error::{Error, Result};
+use crate::import;
 use crate::preset::{self, Scale};
 use crate::report::{self, compare};
 use crate::spec::ResolveEnv;
@@ -109,5 +111,19 @@ pub fn compare(store: &Store, format: &str, stdout: &mut dyn Write) -> Result<()
         )));
     }
     let text = compare::render(&compare::rows(&exps), format)?;
+    stdout.write_all(text.as_bytes()).map_err(out_err)
+}
+
+/// `iolab results import PATH`.
+pub fn import(store: &Store, path: &Path, stdout: &mut dyn Write) -> Result<()> {
+    let r = import::import_path(store, path)?;
+    let text = format!(
+        "imported {}: {} experiment(s), {} new; {} run(s) added, {} already present\n",
+        path.display(),
+        r.experiments_seen,
+        r.experiments_added,
+        r.runs_added,
+        r.runs_skipped
+    );
     stdout.write_all(text.as_bytes()).map_err(out_err)
 }

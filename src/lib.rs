@@ -12,6 +12,7 @@ pub mod error;
 pub mod experiment;
 pub mod fill;
 pub mod host;
+pub mod import;
 pub mod plan;
 pub mod preset;
 pub mod progress;

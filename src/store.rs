@@ -461,6 +461,22 @@ impl Store {
         })
     }
 
+    /// Whether a run with this id is stored.
+    pub fn has_run(&self, run_id: &str) -> Result<bool> {
+        self.conn
+            .query_row("SELECT count(*) FROM runs WHERE run_id = ?1", [run_id], |r| r.get::<_, i64>(0))
+            .map(|n| n > 0)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The host of a stored experiment, if the experiment is stored.
+    pub fn experiment_host(&self, id: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT host_id FROM experiments WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
     /// Ids of the experiments made from any of these presets, newest first.
     pub fn ids_by_preset(&self, presets: &[&str]) -> Result<Vec<String>> {
         let mut stmt = self
@@ -479,6 +495,19 @@ impl Store {
             if preset.is_some_and(|p| presets.contains(&p.as_str())) {
                 out.push(id);
             }
+        }
+        Ok(out)
+    }
+
+    /// Rows in each table, for import reports and tests.
+    pub fn counts(&self) -> Result<[(&'static str, u64); 5]> {
+        let mut out =
+            [("hosts", 0), ("experiments", 0), ("runs", 0), ("phase_results", 0), ("worker_results", 0)];
+        for (table, n) in &mut out {
+            *n = self
+                .conn
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0))
+                .map_err(|e| self.err(e))? as u64;
         }
         Ok(out)
     }

@@ -1,5 +1,6 @@
 //! Experiments: sweeps, run order, warm-ups, environment control, the studies' presets, and
-//! the per-host table.
+//! results merged and compared across hosts.
 
+mod hosts;
 mod presets;
 mod sweeps;
