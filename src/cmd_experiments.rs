@@ -40,7 +40,15 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
     if let Some(reason) = p.unmet_needs().into_iter().next() {
         return Err(Error::spec("preset", &p.meta.id, reason));
     }
-    let mut exp = p.experiment(scale, &args.dirs, env.ram_bytes)?;
+    let unavailable = |e: Error| match e {
+        Error::Spec { field, value, reason } => Error::Spec {
+            field,
+            value,
+            reason: format!("{reason} (so preset {} is not available in this build)", p.meta.id),
+        },
+        other => other,
+    };
+    let mut exp = p.experiment(scale, &args.dirs, env.ram_bytes).map_err(unavailable)?;
     for kv in &args.set {
         let (k, v) = kv.split_once('=').ok_or_else(|| Error::spec("set", kv, "expected KEY=VALUE"))?;
         let values = if matches!(k, "dirs" | "dir" | "ops" | "op") {
@@ -50,14 +58,7 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
         };
         exp.params.set(k, values)?;
     }
-    let built = exp.build(&env).map_err(|e| match e {
-        Error::Spec { field, value, reason } => Error::Spec {
-            field,
-            value,
-            reason: format!("{reason} (so preset {} is not available in this build)", p.meta.id),
-        },
-        other => other,
-    })?;
+    let built = exp.build(&env).map_err(unavailable)?;
     run_points(built, &args.out, stdout)?;
     if p.meta.id == "L4" && !args.out.no_store && !args.out.json && !args.out.csv {
         let store = crate::app::open_store(&args.out.db)?;

@@ -84,7 +84,8 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         if let Some(ra) = t.read_ahead_kb {
             dev.push(format!("read-ahead {ra} KiB"));
         }
-        out += &format!("target  {}: {} on {}\n", t.dir.display(), t.fs_type, dev.join(", "));
+        let on = if dev.is_empty() { String::new() } else { format!(" on {}", dev.join(", ")) };
+        out += &format!("target  {}: {}{on}\n", t.dir.display(), t.fs_type);
     }
     let sync = match s.sync {
         crate::spec::SyncPolicy::None => "no commit".to_string(),

@@ -283,6 +283,9 @@ fn reproduce_list_tells_which_presets_run_and_why_not() {
     let out = s.iolab(&["reproduce", "R7", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("mpi"), "{}", stderr(&out));
+    let out = s.iolab(&["reproduce", "R4", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("so preset R4 is not available in this build"), "{}", stderr(&out));
     let out = s.iolab(&["reproduce", "Z9"]);
     assert_eq!(out.status.code(), Some(2));
     let out = s.iolab(&["reproduce", "R1", "--scale", "huge"]);
