@@ -1,19 +1,20 @@
 //! The commands behind the command line: each takes parsed arguments and writes its output to
 //! stdout (machine output only) and stderr (progress and notes).
 
-use std::collections::BTreeMap;
 use std::io::Write;
 
 use crate::cli::{Cli, Command, InfoArgs, OutputArgs, ResultsArgs, ResultsCommand, RunArgs};
 use crate::error::{Error, Result};
+use crate::experiment::{Built, Experiment};
 use crate::plan::RunPlan;
 use crate::progress::CliMonitor;
 use crate::report::{self, Format};
-use crate::run::{NoSink, Point, Sink, run_experiment};
-use crate::spec::{ResolveEnv, Spec, resolve};
+use crate::results::ExperimentResult;
+use crate::run::{NoSink, Sink, run_experiment};
+use crate::spec::{ResolveEnv, Spec};
 use crate::store::{self, Store};
 use crate::units::fmt_size;
-use crate::{engine, host, plan, sys};
+use crate::{cmd_experiments, engine, host, plan, sys};
 
 /// Runs one command line.
 pub fn main(cli: Cli) -> Result<()> {
@@ -24,6 +25,7 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Results(args) => cmd_results(args, &mut stdout),
         Command::Info(args) => cmd_info(args, &mut stdout),
         Command::Engines => cmd_engines(&mut stdout),
+        Command::Reproduce(args) => cmd_experiments::cmd_reproduce(args, &mut stdout),
     }
 }
 
@@ -41,12 +43,13 @@ fn format_of(json: bool, csv: bool) -> Format {
     }
 }
 
-fn resolve_args(args: &RunArgs) -> Result<Spec> {
-    let mut params = args.spec.params()?;
-    if params.0.is_empty() {
-        params.set_one("name", "default")?;
+fn build_args(args: &RunArgs) -> Result<Built> {
+    let env = ResolveEnv::current();
+    let mut exp = Experiment::from_args(&args.spec, env.ram_bytes)?;
+    if exp.params.0.is_empty() {
+        exp.params.set_one("name", "default")?;
     }
-    resolve(&params, &ResolveEnv::current())
+    exp.build(&env)
 }
 
 /// Refuses to start when a target lacks the space or inodes the plan needs (with a margin of
@@ -85,7 +88,7 @@ pub fn preflight(spec: &Spec, plan: &RunPlan) -> Result<()> {
     Ok(())
 }
 
-fn open_store(db: &Option<std::path::PathBuf>) -> Result<Store> {
+pub fn open_store(db: &Option<std::path::PathBuf>) -> Result<Store> {
     Store::open(&db.clone().unwrap_or_else(store::default_path))
 }
 
@@ -93,32 +96,54 @@ fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     if args.spec.engine.as_deref() == Some("list") {
         return cmd_engines(stdout);
     }
-    let spec = resolve_args(&args)?;
-    let plan = plan::plan(&spec);
-    preflight(&spec, &plan)?;
-    let OutputArgs { json, csv, db, no_store, quiet } = args.out;
+    let built = build_args(&args)?;
+    run_points(built, &args.out, stdout).map(|_| ())
+}
+
+/// Runs a built experiment after checking every point's space: prints it in the asked
+/// format, stores it unless told not to, and returns it.
+pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Result<ExperimentResult> {
+    for p in &built.points {
+        preflight(&p.spec, &plan::plan(&p.spec))?;
+    }
+    let OutputArgs { json, csv, db, no_store, quiet } = out.clone();
     let mut store = if no_store { None } else { Some(open_store(&db)?) };
-    let host = host::probe(&spec.dirs);
+    let host = host::probe(&built.base.dirs);
     let monitor = CliMonitor::new(quiet);
     let mut no_sink = NoSink;
     let sink: &mut dyn Sink = match store.as_mut() {
         Some(s) => s,
         None => &mut no_sink,
     };
-    let points = vec![Point { params: BTreeMap::new(), spec: spec.clone() }];
-    let outcome = run_experiment(&spec, &points, host, sink, &monitor)?;
+    let outcome = run_experiment(&built.base, &built.points, built.design, host, sink, &monitor)?;
     report::exporter(format_of(json, csv)).export(&outcome.result, stdout)?;
     if let (Some(s), false) = (&store, quiet) {
         eprintln!("stored as experiment {} in {}", outcome.result.experiment_id, s.path().display());
     }
     match outcome.error {
         Some(e) => Err(e),
-        None => Ok(()),
+        None => Ok(outcome.result),
     }
 }
 
 fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
-    let spec = resolve_args(&args)?;
+    let built = build_args(&args)?;
+    if built.points.len() > 1 && !args.out.json {
+        let mut s = format!("{} points; the plan of point 0 follows\n", built.points.len());
+        for (i, p) in built.points.iter().enumerate() {
+            let kv: Vec<String> = p.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s += &format!(
+                "point {i:>3}  {}  {} per run\n",
+                kv.join(" "),
+                fmt_size(plan::plan(&p.spec).disk_bytes())
+            );
+        }
+        stdout.write_all((s + "\n").as_bytes()).map_err(out_err)?;
+    }
+    for p in &built.points[1..] {
+        preflight(&p.spec, &plan::plan(&p.spec))?;
+    }
+    let spec = built.points[0].spec.clone();
     let plan = plan::plan(&spec);
     let text = if args.out.json {
         report::plan::plan_json(&spec, &plan)
@@ -178,6 +203,8 @@ fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
                 None => ex.export(&exp, stdout),
             }
         }
+        ResultsCommand::Compare { by: _, format } => cmd_experiments::compare(&store, &format, stdout),
+        ResultsCommand::Import { path } => cmd_experiments::import(&store, &path, stdout),
     }
 }
 

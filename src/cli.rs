@@ -32,6 +32,8 @@ pub enum Command {
     Info(InfoArgs),
     /// List the I/O engines and what they can do
     Engines,
+    /// Reproduce an experiment of the studies from its preset (`--list` to see them)
+    Reproduce(ReproduceArgs),
 }
 
 /// Flags that set spec parameters; each maps to the parameter of the same name.
@@ -99,6 +101,24 @@ pub struct SpecArgs {
     /// Set any spec parameter: --set key=value (repeatable)
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Sweep axis: KEY=V1,V2,... or KEY=A..B[:STEP|:xFACTOR] (repeatable; the product of all)
+    #[arg(long, value_name = "KEY=VALUES")]
+    pub sweep: Vec<String>,
+    /// Axes that advance together instead of multiplying: --zip A,B (repeatable)
+    #[arg(long, value_name = "AXES")]
+    pub zip: Vec<String>,
+    /// Warm-up runs of each point, stored but not in the statistics
+    #[arg(long, allow_hyphen_values = true)]
+    pub warmup: Option<String>,
+    /// Sleep before each run, e.g. 2s
+    #[arg(long, value_name = "DURATION")]
+    pub settle: Option<String>,
+    /// Touch and free this much memory just before each run, e.g. 4GiB
+    #[arg(long, value_name = "SIZE")]
+    pub prime_memory: Option<String>,
+    /// Run order: round-robin | shuffle | shuffle:SEED
+    #[arg(long)]
+    pub interleave: Option<String>,
 }
 
 impl SpecArgs {
@@ -118,7 +138,7 @@ impl SpecArgs {
             }
             None => Params::default(),
         };
-        let flags: [(&str, &Option<String>); 14] = [
+        let flags: [(&str, &Option<String>); 18] = [
             ("ops", &self.op),
             ("size", &self.size),
             ("bs", &self.bs),
@@ -133,6 +153,10 @@ impl SpecArgs {
             ("cache", &self.cache),
             ("reps", &self.reps),
             ("name", &self.name),
+            ("warmup", &self.warmup),
+            ("settle", &self.settle),
+            ("prime_memory", &self.prime_memory),
+            ("interleave", &self.interleave),
         ];
         for (k, v) in flags {
             if let Some(v) = v {
@@ -227,6 +251,42 @@ pub enum ResultsCommand {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Compare per-host figures (the SLAC table, from L1/L4 experiments in the store)
+    Compare {
+        /// What each row is: host (one row per host and file system)
+        #[arg(long, default_value = "host", value_parser = ["host"])]
+        by: String,
+        /// text | csv | markdown
+        #[arg(long, default_value = "text", value_parser = ["text", "csv", "markdown"])]
+        format: String,
+    },
+    /// Merge another store (SQLite file) or a run's JSON into this store; runs already
+    /// present are skipped
+    Import { path: PathBuf },
+}
+
+#[derive(Args, Debug)]
+pub struct ReproduceArgs {
+    /// Preset id (R1..R10, B.., C1..C7, L1..L4)
+    #[arg(required_unless_present = "list")]
+    pub id: Option<String>,
+    /// List every preset: study, title, what it needs, and whether this build can run it
+    #[arg(long, conflicts_with_all = ["print"])]
+    pub list: bool,
+    /// quick (under a minute), default, or paper (the study's full grid and repetitions)
+    #[arg(long, default_value = "default")]
+    pub scale: String,
+    /// Print the preset's experiment file at this scale (to copy, edit and `iolab run`)
+    #[arg(long)]
+    pub print: bool,
+    /// Target directory (repeatable); fewer than the preset's targets are reused in turn
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dirs: Vec<String>,
+    /// Set any spec parameter: --set key=value (repeatable)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 #[derive(Args, Debug)]

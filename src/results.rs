@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::envctl::RunEnv;
+use crate::experiment::Design;
 use crate::host::HostFacts;
 use crate::spec::{CachePolicy, Spec};
 use crate::stats::{self, Summary};
@@ -112,6 +114,9 @@ pub struct Repetition {
     pub prealloc_ns: u64,
     pub flags: Vec<String>,
     pub workers: Vec<WorkerResult>,
+    /// Settle, priming, load average and device I/O around this repetition.
+    #[serde(default)]
+    pub env: RunEnv,
 }
 
 impl Repetition {
@@ -135,6 +140,7 @@ impl Repetition {
             prealloc_ns: 0,
             flags: cache.flags.clone(),
             workers,
+            env: RunEnv::default(),
         }
     }
 
@@ -155,6 +161,7 @@ impl Repetition {
             prealloc_ns: 0,
             flags: cache.flags.clone(),
             workers: vec![],
+            env: RunEnv::default(),
         }
     }
 }
@@ -205,6 +212,9 @@ pub struct PhaseResult {
     pub op: crate::spec::OpKind,
     pub cache: CacheInfo,
     pub repetitions: Vec<Repetition>,
+    /// Warm-up runs: measured and kept, never part of the summary or flags.
+    #[serde(default)]
+    pub warmups: Vec<Repetition>,
     /// Summary of max_SAR over the complete repetitions; None if none completed.
     pub summary: Option<Summary>,
     /// Flags from any repetition, deduplicated (e.g. "not cold: 7.1% resident").
@@ -220,6 +230,7 @@ impl PhaseResult {
             op,
             cache: CacheInfo { policy, resident_fraction: 0.0, method },
             repetitions: vec![],
+            warmups: vec![],
             summary: None,
             flags: vec![],
             latency_ns: LatencyNs::default(),
@@ -234,17 +245,29 @@ impl PhaseResult {
         self.summary = (!xs.is_empty()).then(|| Summary::of("max_sar_bytes_per_s", &xs));
         self.cache.resident_fraction =
             self.repetitions.iter().map(|r| r.resident_fraction).fold(0.0, f64::max);
-        let mut flags: Vec<String> = vec![];
+        // One flag per kind ("not cold: ..."), the first seen, with how many runs had it when
+        // not all of them did.
+        let kind = |f: &str| f.split(':').next().unwrap_or(f).to_string();
+        let mut flags: Vec<(String, String, usize)> = vec![];
         for r in &self.repetitions {
-            for f in &r.flags {
-                // Keep one flag per kind ("not cold: ..."), the worst one seen.
-                let kind = f.split(':').next().unwrap_or(f);
-                if !flags.iter().any(|g| g.split(':').next() == Some(kind)) {
-                    flags.push(f.clone());
+            let mut kinds: Vec<String> = r.flags.iter().map(|f| kind(f)).collect();
+            kinds.dedup();
+            for (f, k) in r.flags.iter().zip(r.flags.iter().map(|f| kind(f))) {
+                if !flags.iter().any(|(g, _, _)| *g == k) {
+                    flags.push((k, f.clone(), 0));
+                }
+            }
+            for (g, _, n) in &mut flags {
+                if kinds.contains(g) {
+                    *n += 1;
                 }
             }
         }
-        self.flags = flags;
+        let total = self.repetitions.len();
+        self.flags = flags
+            .into_iter()
+            .map(|(_, f, n)| if n < total { format!("{f} ({n} of {total} runs)") } else { f })
+            .collect();
         let mut merged = crate::worker::new_hist();
         for r in &complete {
             for w in &r.workers {
@@ -261,6 +284,9 @@ impl PhaseResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PointResult {
     pub params: BTreeMap<String, String>,
+    /// The point's own resolved spec (the experiment's base spec with its axis values).
+    #[serde(default)]
+    pub spec: Option<Spec>,
     pub phases: Vec<PhaseResult>,
 }
 
@@ -274,6 +300,9 @@ pub struct ExperimentResult {
     pub host: HostFacts,
     pub spec: Spec,
     pub points: Vec<PointResult>,
+    /// Sweep axes, headline statistic and preset the experiment was built from.
+    #[serde(default)]
+    pub design: Design,
 }
 
 #[cfg(test)]
@@ -287,5 +316,40 @@ mod tests {
         assert_eq!(CacheCheck::judge(CachePolicy::Warm, 0.5, true).flags, ["not warm: 50.0% resident"]);
         assert!(CacheCheck::judge(CachePolicy::Warm, 1.0, true).flags.is_empty());
         assert_eq!(CacheCheck::judge(CachePolicy::Asis, 0.5, true).flags, ["cache not controlled"]);
+    }
+
+    #[test]
+    fn phase_flags_count_the_runs_that_had_them() {
+        let check = |flags: &[&str]| CacheCheck {
+            resident_fraction: 0.0,
+            flags: flags.iter().map(|s| s.to_string()).collect(),
+        };
+        let mut ph = PhaseResult::new("read", crate::spec::OpKind::Read, CachePolicy::Cold, String::new());
+        for (i, f) in
+            [&["noisy: a"][..], &[], &["noisy: b", "not cold: 9.0% resident"], &["cache not controlled"]]
+                .iter()
+                .enumerate()
+        {
+            ph.repetitions.push(Repetition::failed(
+                i as u32,
+                "r",
+                Status::Complete,
+                String::new(),
+                &check(f),
+            ));
+        }
+        ph.refresh();
+        assert_eq!(
+            ph.flags,
+            [
+                "noisy: a (2 of 4 runs)",
+                "not cold: 9.0% resident (1 of 4 runs)",
+                "cache not controlled (1 of 4 runs)"
+            ]
+        );
+        // Warm-ups never count.
+        ph.warmups.push(Repetition::failed(9, "w", Status::Complete, String::new(), &check(&["noisy: w"])));
+        ph.refresh();
+        assert_eq!(ph.flags.len(), 3);
     }
 }

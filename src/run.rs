@@ -9,13 +9,16 @@ use std::path::PathBuf;
 
 use crate::cache;
 use crate::engine::{self, EngineDef};
+use crate::envctl::{self, PhaseProbe};
 use crate::error::{Error, Result};
+use crate::experiment::Design;
 use crate::fill;
 use crate::host::HostFacts;
 use crate::plan::{self, RunPlan};
 use crate::results::{
     CacheCheck, ExperimentResult, PhaseResult, PointResult, Repetition, SCHEMA_VERSION, Status,
 };
+use crate::schedule::schedule;
 use crate::spec::{OpKind, Spec};
 use crate::sys;
 use crate::workdir::WorkDirs;
@@ -93,11 +96,13 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
-/// Runs every point `reps` times, repetitions interleaved round-robin over points so a slow
-/// drift of the machine does not bias one point.
+/// Runs every point `reps` times (plus its warm-ups), in the order `base.interleave` asks for
+/// (round-robin over points by default) so a slow drift of the machine does not bias one
+/// point; before each run, settles and primes memory as the point's spec asks.
 pub fn run_experiment(
     base: &Spec,
     points: &[Point],
+    design: Design,
     host: HostFacts,
     sink: &mut dyn Sink,
     monitor: &dyn Monitor,
@@ -113,6 +118,7 @@ pub fn run_experiment(
             .iter()
             .map(|p| PointResult {
                 params: p.params.clone(),
+                spec: Some(p.spec.clone()),
                 phases: p
                     .spec
                     .phases
@@ -124,32 +130,49 @@ pub fn run_experiment(
                     .collect(),
             })
             .collect(),
+        design,
     };
     sink.begin(&result)?;
     let plans: Vec<RunPlan> = points.iter().map(|p| plan::plan(&p.spec)).collect();
-    let max_reps = points.iter().map(|p| p.spec.reps).max().unwrap_or(0);
+    let reps: Vec<u32> = points.iter().map(|p| p.spec.reps).collect();
+    let warmups: Vec<u32> = points.iter().map(|p| p.spec.warmup).collect();
     let mut error = None;
-    'reps: for rep in 0..max_reps {
-        for (pi, point) in points.iter().enumerate() {
-            if rep >= point.spec.reps {
-                continue;
+    for slot in schedule(&reps, &warmups, base.interleave) {
+        let (pi, spec) = (slot.point, &points[slot.point].spec);
+        let run_id = new_run_id();
+        let (reps, err) = match before_run(spec, monitor) {
+            Ok(pre) => {
+                let (mut reps, err) = run_once(spec, &plans[pi], slot.rep, &run_id, monitor);
+                for (_, r) in &mut reps {
+                    (r.env.settle_ns, r.env.prime_memory_bytes, r.env.prime_ns) = pre;
+                }
+                (reps, err)
             }
-            let run_id = new_run_id();
-            let (reps, err) = run_once(&point.spec, &plans[pi], rep, &run_id, monitor);
-            for (phase, r) in &reps {
-                result.points[pi].phases[*phase].repetitions.push(r.clone());
-            }
-            for ph in &mut result.points[pi].phases {
-                ph.refresh();
-            }
+            Err(e) => (vec![], Some(e)),
+        };
+        for (phase, r) in &reps {
+            let ph = &mut result.points[pi].phases[*phase];
+            if slot.warmup { ph.warmups.push(r.clone()) } else { ph.repetitions.push(r.clone()) }
+        }
+        for ph in &mut result.points[pi].phases {
+            ph.refresh();
+        }
+        if !reps.is_empty() {
             sink.run_done(&result, pi, &run_id, &reps)?;
-            if let Some(e) = err {
-                error = Some(e);
-                break 'reps;
-            }
+        }
+        if let Some(e) = err {
+            error = Some(e);
+            break;
         }
     }
     Ok(Outcome { result, error })
+}
+
+/// Settles and primes memory before a run: (slept ns, primed bytes, priming ns).
+fn before_run(spec: &Spec, monitor: &dyn Monitor) -> Result<(u64, u64, u64)> {
+    let slept = if spec.settle_ns > 0 { envctl::settle(spec.settle_ns, monitor)? } else { 0 };
+    let primed = envctl::prime_memory(spec.prime_memory_bytes)?;
+    Ok((slept, spec.prime_memory_bytes, primed.ns))
 }
 
 /// One repetition of one point: the repetitions of the phases that ran, and the error that
@@ -181,6 +204,7 @@ fn run_phases(
     out: &mut Vec<(usize, Repetition)>,
 ) -> Result<()> {
     let real = engine.caps.real_io;
+    let devices = if real { envctl::devices_of(&spec.dirs) } else { vec![] };
     let paths: Vec<PathBuf> = if real {
         let wd = wd_slot.insert(WorkDirs::create(&spec.dirs, run_id, spec.keep)?);
         let paths: Vec<PathBuf> = plan.files.iter().map(|f| wd.dir(f.target).join(&f.name)).collect();
@@ -204,18 +228,30 @@ fn run_phases(
         let check = CacheCheck::judge(phase.cache, fraction, real);
         let job = PhaseJob { spec, phase, paths: &paths, engine };
         monitor.begin(&format!("rep {} {}", rep + 1, phase.name), phase.bytes());
+        let probe = PhaseProbe::start(&devices);
         let outcome = run_phase_threads(&job, monitor);
+        let env = probe.finish();
         monitor.end();
         match outcome {
             Ok(samples) => {
                 let mut r = Repetition::from_samples(rep, run_id, &samples, &check);
                 r.prealloc_ns = prealloc_ns;
+                let commits = r.workers.iter().map(|w| w.sync_calls).sum();
+                r.flags.extend(envctl::judge_noise(
+                    phase.op.is_write(),
+                    r.total_bytes,
+                    commits,
+                    &env.devices,
+                ));
+                r.env = env;
                 out.push((phase.index, r));
             }
             Err(e) => {
                 let status =
                     if matches!(e, Error::Interrupted(_)) { Status::Interrupted } else { Status::Failed };
-                out.push((phase.index, Repetition::failed(rep, run_id, status, e.to_string(), &check)));
+                let mut r = Repetition::failed(rep, run_id, status, e.to_string(), &check);
+                r.env = env;
+                out.push((phase.index, r));
                 return Err(e);
             }
         }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::schedule::Interleave;
 use crate::units::{fmt_size_spec, parse_size};
 
 /// One declared parameter: its key (TOML key, sweep axis name, `--flag` with `-` for `_`).
@@ -47,6 +48,10 @@ params! {
     "drop_caches": "with cache=cold, also write 3 to /proc/sys/vm/drop_caches (root only)",
     "reps": "repetitions of the whole run",
     "keep": "keep the data files after the run",
+    "warmup": "warm-up runs of each point before its first measured one (stored, not in the statistics)",
+    "settle": "sleep this long before each run (e.g. 2s, 500ms)",
+    "prime_memory": "touch and free this many bytes just before each run (e.g. 4GiB, 0.5xRAM; 0 = off)",
+    "interleave": "order of the runs of a sweep: round-robin over points, shuffle (seeded by seed) or shuffle:SEED",
 }
 
 /// Raw parameters: key -> values, before parsing. Later layers override earlier ones.
@@ -95,6 +100,10 @@ impl Params {
         for (key, value) in &table {
             if key == "phases" {
                 p.set("ops", phases_from_toml(value)?)?;
+                continue;
+            }
+            // Sweep axes and preset metadata are read by `crate::experiment`.
+            if key == "sweep" || key == "preset" {
                 continue;
             }
             p.set(key, toml_values(key, value)?)?;
@@ -373,6 +382,18 @@ pub struct Spec {
     pub drop_caches: bool,
     pub reps: u32,
     pub keep: bool,
+    /// Warm-up runs of each point before its first measured run.
+    #[serde(default)]
+    pub warmup: u32,
+    /// Sleep before each run.
+    #[serde(default)]
+    pub settle_ns: u64,
+    /// Bytes touched and freed just before each run (0: none).
+    #[serde(default)]
+    pub prime_memory_bytes: u64,
+    /// Order of the runs of an experiment's points.
+    #[serde(default)]
+    pub interleave: Interleave,
 }
 
 /// Defaults, chosen so that `iolab run` with no arguments is the default experiment: a short,
@@ -541,6 +562,22 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         return Err(Error::spec("reps", reps, "must be between 1 and 100000"));
     }
     let seed = parse_u64("seed", get("seed").unwrap_or("1"))?;
+    let warmup = parse_u64("warmup", get("warmup").unwrap_or("0"))?;
+    if warmup > 1000 {
+        return Err(Error::spec("warmup", warmup, "must be between 0 and 1000"));
+    }
+    let settle_s = get("settle").unwrap_or("0");
+    let settle_ns =
+        crate::units::parse_duration_ns(settle_s).map_err(|e| Error::spec("settle", settle_s, e.0))?;
+    let prime_s = get("prime_memory").unwrap_or("0");
+    let prime_memory_bytes =
+        parse_size(prime_s, env.ram_bytes).map_err(|e| Error::spec("prime_memory", prime_s, e.0))?;
+    if env.ram_bytes > 0 && prime_memory_bytes > env.ram_bytes / 10 * 9 {
+        return Err(Error::spec("prime_memory", prime_s, "must stay below 90% of the machine's memory"));
+    }
+    let interleave_s = get("interleave").unwrap_or("round-robin");
+    let interleave =
+        Interleave::parse(interleave_s, seed).map_err(|e| Error::spec("interleave", interleave_s, e))?;
 
     // Directories: exist, are directories, are writable. Relative paths are taken from cwd.
     let dir_values = params.0.get("dirs").cloned().unwrap_or_else(|| vec![".".to_string()]);
@@ -605,6 +642,10 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         drop_caches,
         reps: reps as u32,
         keep,
+        warmup: warmup as u32,
+        settle_ns,
+        prime_memory_bytes,
+        interleave,
     })
 }
 
@@ -646,6 +687,10 @@ impl Spec {
         set("drop_caches", vec![self.drop_caches.to_string()]);
         set("reps", vec![self.reps.to_string()]);
         set("keep", vec![self.keep.to_string()]);
+        set("warmup", vec![self.warmup.to_string()]);
+        set("settle", vec![format!("{}ns", self.settle_ns)]);
+        set("prime_memory", vec![fmt_size_spec(self.prime_memory_bytes)]);
+        set("interleave", vec![self.interleave.label()]);
         p
     }
 
@@ -751,5 +796,27 @@ mod tests {
         let s =
             resolve(&params(&[("ops", "write,read:random:warm"), ("sync", "every:4MiB")]), &env()).unwrap();
         assert_eq!(resolve(&s.to_params(), &env()).unwrap(), s);
+        let s = resolve(
+            &params(&[
+                ("warmup", "2"),
+                ("settle", "1.5s"),
+                ("prime_memory", "0.25xRAM"),
+                ("interleave", "shuffle"),
+            ]),
+            &env(),
+        )
+        .unwrap();
+        assert_eq!((s.warmup, s.settle_ns, s.prime_memory_bytes), (2, 1_500_000_000, 1 << 28));
+        assert_eq!(s.interleave, Interleave::Shuffle(1));
+        assert_eq!(resolve(&s.to_params(), &env()).unwrap(), s);
+    }
+
+    #[test]
+    fn experiment_controls_are_checked() {
+        assert_eq!(err(&[("settle", "soon")]).0, "settle");
+        assert_eq!(err(&[("prime_memory", "2xRAM")]).0, "prime_memory");
+        assert_eq!(err(&[("interleave", "zigzag")]).0, "interleave");
+        assert_eq!(err(&[("interleave", "shuffle:x")]).0, "interleave");
+        assert_eq!(err(&[("warmup", "-1")]).0, "warmup");
     }
 }

@@ -14,7 +14,7 @@ use crate::spec::Spec;
 use crate::worker::Buckets;
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 1;
+pub const STORE_VERSION: i64 = 2;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,8 +77,16 @@ CREATE TABLE worker_results (
 );
 ";
 
+/// Version 2: how each experiment was built (sweep axes, headline, preset), warm-up runs, and
+/// the machine's state around each run (settle, priming, load, device I/O).
+const SCHEMA_V2_EXPERIMENTS: &str = "
+ALTER TABLE experiments ADD COLUMN design_json TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE runs ADD COLUMN warmup INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE phase_results ADD COLUMN env_json TEXT NOT NULL DEFAULT '{}';
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
-const MIGRATIONS: &[&str] = &[SCHEMA_V1];
+const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2_EXPERIMENTS];
 
 /// The default store path: $IOLAB_DB, else $XDG_DATA_HOME/iolab/iolab.db, else
 /// ~/.local/share/iolab/iolab.db.
@@ -196,12 +204,14 @@ impl Store {
             .iter()
             .map(|p| PointResult {
                 params: p.params.clone(),
+                spec: p.spec.clone(),
                 phases: p
                     .phases
                     .iter()
                     .map(|ph| {
                         let mut ph = ph.clone();
                         ph.repetitions.clear();
+                        ph.warmups.clear();
                         ph.refresh();
                         ph
                     })
@@ -215,8 +225,8 @@ impl Store {
         )
         .map_err(|e| self.err(e))?;
         tx.execute(
-            "INSERT INTO experiments(id, created_unix_s, name, host_id, iolab_version, spec_json, host_json, points_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO experiments(id, created_unix_s, name, host_id, iolab_version, spec_json, host_json, points_json, design_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 exp.experiment_id,
                 exp.created_unix_s,
@@ -225,7 +235,8 @@ impl Store {
                 exp.iolab_version,
                 self.json(&exp.spec)?,
                 self.json(&exp.host)?,
-                self.json(&skeleton)?
+                self.json(&skeleton)?,
+                self.json(&exp.design)?
             ],
         )
         .map_err(|e| self.err(e))?;
@@ -239,6 +250,7 @@ impl Store {
         point: usize,
         run_id: &str,
         reps: &[(usize, Repetition)],
+        warmup: bool,
     ) -> Result<()> {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         let status =
@@ -246,13 +258,26 @@ impl Store {
         let error = reps.iter().find_map(|(_, r)| r.error.clone());
         let rep = reps.first().map(|(_, r)| r.rep).unwrap_or(0);
         tx.execute(
-            "INSERT INTO runs(run_id, experiment_id, point, rep, status, error, finished_unix_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![run_id, experiment_id, point as i64, rep, status_str(status), error, crate::sys::unix_time_s()],
+            "INSERT INTO runs(run_id, experiment_id, point, rep, status, error, finished_unix_s, warmup)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                run_id,
+                experiment_id,
+                point as i64,
+                rep,
+                status_str(status),
+                error,
+                crate::sys::unix_time_s(),
+                warmup
+            ],
         )
         .map_err(|e| self.err(e))?;
         for (phase, r) in reps {
             tx.execute(
-                "INSERT INTO phase_results VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "INSERT INTO phase_results(run_id, phase, status, error, total_bytes, ops, time_ns,
+                     max_sar_bytes_per_s, min_sar_bytes_per_s, avg_individual_bytes_per_s, resident_fraction,
+                     prealloc_ns, flags_json, env_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     run_id,
                     *phase as i64,
@@ -266,13 +291,16 @@ impl Store {
                     r.avg_individual_bytes_per_s,
                     r.resident_fraction,
                     r.prealloc_ns as i64,
-                    self.json(&r.flags)?
+                    self.json(&r.flags)?,
+                    self.json(&r.env)?
                 ],
             )
             .map_err(|e| self.err(e))?;
             for w in &r.workers {
                 tx.execute(
-                    "INSERT INTO worker_results VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    "INSERT INTO worker_results(run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
+                         open_ns, close_ns, bytes_per_s, latency_json, histogram_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                     params![
                         run_id,
                         *phase as i64,
@@ -357,12 +385,12 @@ impl Store {
 
     /// Rebuilds a whole experiment from its rows.
     pub fn load(&self, id: &str) -> Result<ExperimentResult> {
-        let (created_unix_s, iolab_version, spec_json, host_json, points_json): (f64, String, String, String, String) = self
+        let (created_unix_s, iolab_version, spec_json, host_json, points_json, design_json): (f64, String, String, String, String, String) = self
             .conn
             .query_row(
-                "SELECT created_unix_s, iolab_version, spec_json, host_json, points_json FROM experiments WHERE id = ?1",
+                "SELECT created_unix_s, iolab_version, spec_json, host_json, points_json, design_json FROM experiments WHERE id = ?1",
                 [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
             )
             .optional()
             .map_err(|e| self.err(e))?
@@ -370,15 +398,16 @@ impl Store {
         let spec: Spec = serde_json::from_str(&spec_json).map_err(|e| self.err(e))?;
         let host: HostFacts = serde_json::from_str(&host_json).map_err(|e| self.err(e))?;
         let mut points: Vec<PointResult> = serde_json::from_str(&points_json).map_err(|e| self.err(e))?;
+        let design = serde_json::from_str(&design_json).map_err(|e| self.err(e))?;
 
         let mut stmt = self
             .conn
             .prepare(
                 "SELECT r.run_id, r.point, r.rep, p.phase, p.status, p.error, p.total_bytes, p.ops, p.time_ns,
                         p.max_sar_bytes_per_s, p.min_sar_bytes_per_s, p.avg_individual_bytes_per_s,
-                        p.resident_fraction, p.prealloc_ns, p.flags_json
+                        p.resident_fraction, p.prealloc_ns, p.flags_json, p.env_json, r.warmup
                  FROM runs r JOIN phase_results p ON p.run_id = r.run_id
-                 WHERE r.experiment_id = ?1 ORDER BY r.rep, r.point, p.phase",
+                 WHERE r.experiment_id = ?1 ORDER BY r.rep, r.finished_unix_s, r.point, p.phase",
             )
             .map_err(|e| self.err(e))?;
         let mut rows = stmt.query([id]).map_err(|e| self.err(e))?;
@@ -388,6 +417,8 @@ impl Store {
             let point: i64 = r.get(1).map_err(g)?;
             let phase: i64 = r.get(3).map_err(g)?;
             let flags_json: String = r.get(14).map_err(g)?;
+            let env_json: String = r.get(15).map_err(g)?;
+            let warmup: bool = r.get(16).map_err(g)?;
             let status: String = r.get(4).map_err(g)?;
             let workers = self.load_workers(&run_id, phase)?;
             let rep = Repetition {
@@ -405,12 +436,13 @@ impl Store {
                 prealloc_ns: r.get::<_, i64>(13).map_err(g)? as u64,
                 flags: serde_json::from_str(&flags_json).map_err(|e| self.err(e))?,
                 workers,
+                env: serde_json::from_str(&env_json).map_err(|e| self.err(e))?,
             };
             let ph =
                 points.get_mut(point as usize).and_then(|p| p.phases.get_mut(phase as usize)).ok_or_else(
                     || self.err(format!("run {} names a point or phase the experiment lacks", rep.run_id)),
                 )?;
-            ph.repetitions.push(rep);
+            if warmup { ph.warmups.push(rep) } else { ph.repetitions.push(rep) }
         }
         for p in &mut points {
             for ph in &mut p.phases {
@@ -425,7 +457,59 @@ impl Store {
             host,
             spec,
             points,
+            design,
         })
+    }
+
+    /// Whether a run with this id is stored.
+    pub fn has_run(&self, run_id: &str) -> Result<bool> {
+        self.conn
+            .query_row("SELECT count(*) FROM runs WHERE run_id = ?1", [run_id], |r| r.get::<_, i64>(0))
+            .map(|n| n > 0)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The host of a stored experiment, if the experiment is stored.
+    pub fn experiment_host(&self, id: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT host_id FROM experiments WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Ids of the experiments made from any of these presets, newest first.
+    pub fn ids_by_preset(&self, presets: &[&str]) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, json_extract(design_json, '$.preset.id') FROM experiments
+                 ORDER BY created_unix_s DESC, id DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)))
+            .map_err(|e| self.err(e))?;
+        let mut out = vec![];
+        for row in rows {
+            let (id, preset) = row.map_err(|e| self.err(e))?;
+            if preset.is_some_and(|p| presets.contains(&p.as_str())) {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Rows in each table, for import reports and tests.
+    pub fn counts(&self) -> Result<[(&'static str, u64); 5]> {
+        let mut out =
+            [("hosts", 0), ("experiments", 0), ("runs", 0), ("phase_results", 0), ("worker_results", 0)];
+        for (table, n) in &mut out {
+            *n = self
+                .conn
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0))
+                .map_err(|e| self.err(e))? as u64;
+        }
+        Ok(out)
     }
 
     fn load_workers(&self, run_id: &str, phase: i64) -> Result<Vec<WorkerResult>> {
@@ -496,6 +580,7 @@ impl Sink for Store {
         run_id: &str,
         reps: &[(usize, Repetition)],
     ) -> Result<()> {
-        self.insert_run(&exp.experiment_id, point, run_id, reps)
+        let warmup = exp.points[point].phases.iter().any(|ph| ph.warmups.iter().any(|r| r.run_id == run_id));
+        self.insert_run(&exp.experiment_id, point, run_id, reps, warmup)
     }
 }

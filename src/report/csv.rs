@@ -1,5 +1,6 @@
 //! CSV export: one row per worker per repetition per phase per point (a failed repetition
-//! without workers gets one row), run-level figures repeated on each row. Units in the names.
+//! without workers gets one row), run-level figures repeated on each row; warm-up runs too,
+//! marked in the `warmup` column. Units in the names.
 
 use std::io::Write;
 
@@ -40,6 +41,13 @@ const HEADER: &[&str] = &[
     "latency_max_ns",
     "flags",
     "error",
+    "warmup",
+    "settle_ns",
+    "prime_memory_bytes",
+    "load_avg_1m_start",
+    "load_avg_1m_end",
+    "device_read_bytes",
+    "device_write_bytes",
 ];
 
 impl Exporter for Csv {
@@ -49,7 +57,9 @@ impl Exporter for Csv {
         for (pi, point) in exp.points.iter().enumerate() {
             let params = point.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";");
             for ph in &point.phases {
-                for r in &ph.repetitions {
+                let all =
+                    ph.repetitions.iter().map(|r| (false, r)).chain(ph.warmups.iter().map(|r| (true, r)));
+                for (warmup, r) in all {
                     let status = match r.status {
                         Status::Complete => "complete",
                         Status::Failed => "failed",
@@ -73,7 +83,18 @@ impl Exporter for Csv {
                         r.avg_individual_bytes_per_s.to_string(),
                         r.prealloc_ns.to_string(),
                     ];
-                    let tail = [r.flags.join("; "), r.error.clone().unwrap_or_default()];
+                    let e = &r.env;
+                    let tail = [
+                        r.flags.join("; "),
+                        r.error.clone().unwrap_or_default(),
+                        warmup.to_string(),
+                        e.settle_ns.to_string(),
+                        e.prime_memory_bytes.to_string(),
+                        e.load_avg_1m_start.to_string(),
+                        e.load_avg_1m_end.to_string(),
+                        e.devices.iter().map(|d| d.read_bytes).sum::<u64>().to_string(),
+                        e.devices.iter().map(|d| d.write_bytes).sum::<u64>().to_string(),
+                    ];
                     if r.workers.is_empty() {
                         let blanks = vec![String::new(); 12];
                         w.write_record(run.iter().chain(&blanks).chain(&tail)).map_err(write_err)?;

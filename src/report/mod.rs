@@ -6,6 +6,7 @@ use std::io::Write;
 use crate::error::{Error, Result};
 use crate::results::ExperimentResult;
 
+pub mod compare;
 mod csv;
 mod json;
 pub mod plan;

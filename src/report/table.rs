@@ -84,7 +84,8 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         if let Some(ra) = t.read_ahead_kb {
             dev.push(format!("read-ahead {ra} KiB"));
         }
-        out += &format!("target  {}: {} on {}\n", t.dir.display(), t.fs_type, dev.join(", "));
+        let on = if dev.is_empty() { String::new() } else { format!(" on {}", dev.join(", ")) };
+        out += &format!("target  {}: {}{on}\n", t.dir.display(), t.fs_type);
     }
     let sync = match s.sync {
         crate::spec::SyncPolicy::None => "no commit".to_string(),
@@ -101,7 +102,8 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         flags.push("preallocated".into());
     }
     out += &format!(
-        "spec    {} · {} worker{} x {} · bs {} · {} · {}{} · {} rep{}\n\n",
+        "spec    {}{} · {} worker{} x {} · bs {} · {} · {}{} · {} rep{}\n\n",
+        if exp.points.len() > 1 { "first point: " } else { "" },
         s.engine,
         s.workers,
         if s.workers == 1 { "" } else { "s" },
@@ -114,14 +116,52 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         if s.reps == 1 { "" } else { "s" },
     );
 
-    let swept: Vec<String> =
-        exp.points.first().map(|p| p.params.keys().cloned().collect()).unwrap_or_default();
+    let d = &exp.design;
+    if let Some(p) = &d.preset {
+        let scale = if p.scale.is_empty() { String::new() } else { format!(", scale {}", p.scale) };
+        out = out.replacen("\n", &format!("\npreset  {} ({}{}): {}\n", p.id, p.study, scale, p.title), 1);
+    }
+    if !d.axes.is_empty() {
+        let axes: Vec<String> = d.axes.iter().map(|a| format!("{} = {}", a.key, a.text)).collect();
+        let zip: Vec<String> = d.zip.iter().map(|g| format!(" · zip {}", g.join("+"))).collect();
+        let warm =
+            if s.warmup > 0 { format!(" · {} warm-up run(s) per point", s.warmup) } else { String::new() };
+        out.pop();
+        out += &format!(
+            "sweep   {} · {} points{} · {} order{}\n\n",
+            axes.join(" × "),
+            exp.points.len(),
+            zip.concat(),
+            s.interleave.label(),
+            warm
+        );
+    }
+
+    let mut swept: Vec<String> = d.axes.iter().map(|a| a.key.clone()).collect();
+    for k in exp.points.first().map(|p| p.params.keys().cloned().collect::<Vec<_>>()).unwrap_or_default() {
+        if !swept.contains(&k) {
+            swept.push(k);
+        }
+    }
+    let any_warmup = exp.points.iter().any(|p| p.phases.iter().any(|ph| !ph.warmups.is_empty()));
+    let head_col = d.headline.column().to_string() + "*";
+    let mut stat_cols: Vec<String> = ["mean", "±sd", "2σ-mean", "trim-mean", "min", "median", "max"]
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    if let Some(c) = stat_cols.iter_mut().find(|c| **c == d.headline.column()) {
+        *c = head_col;
+    }
     let mut headers: Vec<&str> = swept.iter().map(String::as_str).collect();
     let first_num = headers.len() + 3;
-    headers.extend([
-        "phase", "cache", "runs", "mean", "±sd", "min", "median", "max", "2σ-mean", "min_SAR", "lat p50",
-        "lat p99", "flags",
-    ]);
+    headers.extend(["phase", "cache", "runs"]);
+    headers.extend(stat_cols.iter().map(String::as_str));
+    headers.extend(["min_SAR", "lat p50", "lat p99"]);
+    if any_warmup {
+        headers.push("warm-up");
+    }
+    headers.push("flags");
+    let n_num = 10 + usize::from(any_warmup);
     let mut rows = vec![];
     for p in &exp.points {
         for ph in &p.phases {
@@ -142,24 +182,38 @@ pub fn render_table(exp: &ExperimentResult) -> String {
                     row.extend([
                         fmt_rate(sm.mean),
                         sm.sd.map(fmt_rate).unwrap_or_else(|| "-".into()),
+                        fmt_rate(sm.two_sigma_mean),
+                        fmt_rate(sm.trimmed_mean_10),
                         fmt_rate(sm.min),
                         fmt_rate(sm.median),
                         fmt_rate(sm.max),
-                        fmt_rate(sm.two_sigma_mean),
                         fmt_rate(stats::mean(&min_sar)),
                         fmt_ns(ph.latency_ns.p50),
                         fmt_ns(ph.latency_ns.p99),
                     ]);
                 }
-                None => row.extend(std::iter::repeat_n("-".to_string(), 9)),
+                None => row.extend(std::iter::repeat_n("-".to_string(), 10)),
+            }
+            if any_warmup {
+                let w: Vec<String> = ph
+                    .warmups
+                    .iter()
+                    .filter(|r| r.status == Status::Complete)
+                    .map(|r| fmt_rate(r.max_sar_bytes_per_s))
+                    .collect();
+                row.push(if w.is_empty() { "-".into() } else { w.join(",") });
             }
             row.push(ph.flags.join("; "));
             rows.push(row);
         }
     }
-    let right: Vec<usize> = (first_num..first_num + 9).collect();
+    let right: Vec<usize> = (first_num..first_num + n_num).collect();
     out += &text_table(&headers, &rows, &right);
-    out += "\nrates in MB/s (10^6 B/s) of max_SAR = sum of worker rates; min_SAR = bytes / slowest worker's time\n";
+    out += &format!("\n* headline: {}\n", d.headline.about());
+    if any_warmup {
+        out += "warm-up: max_SAR of each warm-up run, stored but never in the statistics\n";
+    }
+    out += "rates in MB/s (10^6 B/s) of max_SAR = sum of worker rates; min_SAR = bytes / slowest worker's time\n";
     for p in &exp.points {
         for ph in &p.phases {
             for r in ph.repetitions.iter().filter(|r| r.status != Status::Complete) {

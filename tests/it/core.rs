@@ -190,7 +190,9 @@ fn cold_and_warm_phases_are_verified() {
     for r in ph[2]["repetitions"].as_array().unwrap() {
         assert!(r["resident_fraction"].as_f64().unwrap() > 0.95, "warm: {r}");
     }
-    assert!(ph[1]["flags"].as_array().unwrap().is_empty());
+    // No cache flag (a `noisy` flag is about the device, and other I/O on this machine may
+    // raise it at any time).
+    assert!(ph[1]["flags"].as_array().unwrap().iter().all(|f| f.as_str().unwrap().starts_with("noisy:")));
     assert_eq!(ph[3]["flags"][0], "cache not controlled");
     assert_eq!(ph[1]["cache"]["policy"], "cold");
 }

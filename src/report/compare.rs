@@ -1,0 +1,218 @@
+//! The SLAC per-host table (Tirumala et al. 2003, L4): one row per host and file system with
+//! its figures from the newest L1/L4 experiment, as text, CSV or Markdown.
+
+use std::collections::BTreeMap;
+
+use crate::error::Result;
+use crate::experiment::Headline;
+use crate::results::ExperimentResult;
+use crate::spec::{CachePolicy, OpKind, SyncPolicy};
+use crate::units::mb_per_s;
+
+/// The six figures of the SLAC table, in its column order.
+pub const FIGURES: [&str; 6] = [
+    "first read",
+    "second read",
+    "write plain",
+    "commit each write",
+    "commit at end",
+    "commit at end (large file)",
+];
+
+const CSV_NAMES: [&str; 6] = [
+    "first_read_mb_per_s",
+    "second_read_mb_per_s",
+    "write_plain_mb_per_s",
+    "commit_each_write_mb_per_s",
+    "commit_at_end_mb_per_s",
+    "commit_at_end_large_mb_per_s",
+];
+
+/// One figure: its headline rate in bytes/s and whether its phase carried a flag.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figure {
+    pub bytes_per_s: f64,
+    pub flagged: bool,
+    pub runs: usize,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub hostname: String,
+    pub os: String,
+    pub cpus: u32,
+    pub cpu_mhz: f64,
+    pub file_system: String,
+    pub figures: [Option<Figure>; 6],
+    pub large_file_bytes: Option<u64>,
+    pub statistic: Headline,
+    pub experiment_id: String,
+}
+
+/// The figures of one L1 experiment. Each phase is placed by what it did: a cold read is the
+/// first read, a warm read the second; a write without commit is "plain", with a commit after
+/// every op "commit each write", with one commit at the end "commit at end", and the largest
+/// such file, when larger than the others, "commit at end (large file)".
+pub fn row(exp: &ExperimentResult) -> Row {
+    let h = &exp.host;
+    let mut figures: [Option<Figure>; 6] = [None; 6];
+    let mut at_end: Vec<(u64, Figure)> = vec![];
+    let headline = exp.design.headline;
+    for p in &exp.points {
+        let spec = p.spec.as_ref().unwrap_or(&exp.spec);
+        for ph in &p.phases {
+            let Some(sm) = &ph.summary else { continue };
+            let fig = Figure { bytes_per_s: headline.value(sm), flagged: !ph.flags.is_empty(), runs: sm.n };
+            let slot = match (ph.op, ph.cache.policy, spec.sync) {
+                (OpKind::Read, CachePolicy::Cold, _) => 0,
+                (OpKind::Read, CachePolicy::Warm, _) => 1,
+                (OpKind::Write, _, SyncPolicy::None) => 2,
+                (OpKind::Write, _, SyncPolicy::Each) => 3,
+                (OpKind::Write, _, SyncPolicy::End) => {
+                    at_end.push((spec.size_bytes, fig));
+                    continue;
+                }
+                _ => continue,
+            };
+            figures[slot].get_or_insert(fig);
+        }
+    }
+    at_end.sort_by_key(|(size, _)| *size);
+    let mut large_file_bytes = None;
+    if let Some(&(small, f)) = at_end.first() {
+        figures[4] = Some(f);
+        if let Some(&(big, g)) = at_end.last().filter(|(b, _)| *b > small) {
+            figures[5] = Some(g);
+            large_file_bytes = Some(big);
+        }
+    }
+    let mut fs: Vec<String> = h.targets.iter().map(|t| t.fs_type.clone()).collect();
+    fs.dedup();
+    let release = h.kernel.split_whitespace().next().unwrap_or("");
+    let short: Vec<&str> = release.split('.').take(2).collect();
+    Row {
+        hostname: h.hostname.clone(),
+        os: format!("{} {}", h.os, short.join(".")),
+        cpus: h.cpus,
+        cpu_mhz: h.cpu_mhz,
+        file_system: fs.join("+"),
+        figures,
+        large_file_bytes,
+        statistic: headline,
+        experiment_id: exp.experiment_id.clone(),
+    }
+}
+
+/// One row per host and file system: the newest experiment of each (`exps` newest first).
+pub fn rows(exps: &[ExperimentResult]) -> Vec<Row> {
+    let mut seen: BTreeMap<(String, Vec<String>), ()> = BTreeMap::new();
+    let mut out = vec![];
+    for e in exps {
+        let key = (
+            e.host.host_id.clone(),
+            e.host.targets.iter().map(|t| format!("{} {}", t.fs_type, t.mount_point)).collect(),
+        );
+        if seen.insert(key, ()).is_none() {
+            out.push(row(e));
+        }
+    }
+    out.sort_by(|a, b| (&a.hostname, &a.file_system).cmp(&(&b.hostname, &b.file_system)));
+    out
+}
+
+fn mb(v: f64) -> String {
+    format!("{:.2}", mb_per_s(v))
+}
+
+fn cells(r: &Row) -> Vec<String> {
+    let mut c =
+        vec![r.hostname.clone(), r.os.clone(), format!("{}*{:.0}", r.cpus, r.cpu_mhz), r.file_system.clone()];
+    for (i, f) in r.figures.iter().enumerate() {
+        c.push(match f {
+            None => "-".into(),
+            Some(f) => {
+                let mut s = mb(f.bytes_per_s);
+                if i == 5
+                    && let Some(b) = r.large_file_bytes
+                {
+                    s += &format!(" ({:.2} MB)", b as f64 / 1e6);
+                }
+                if f.flagged {
+                    s.push('*');
+                }
+                s
+            }
+        });
+    }
+    c
+}
+
+const HEADERS: [&str; 10] = [
+    "host",
+    "OS",
+    "CPUs*MHz",
+    "file system",
+    "first read",
+    "second read",
+    "write plain",
+    "commit each write",
+    "commit at end",
+    "commit at end (large file)",
+];
+
+fn footer(rows: &[Row]) -> String {
+    let stat = rows.first().map(|r| r.statistic.about()).unwrap_or("the mean");
+    let ids: Vec<&str> = rows.iter().map(|r| r.experiment_id.as_str()).collect();
+    format!(
+        "MB/s = 10^6 B/s, {stat} of each figure's runs; one row per host and file system, from its newest L1/L4 experiment ({}).\n* the figure carries a flag (not cold, noisy, ...): see `iolab results show ID`.\n",
+        ids.join(", ")
+    )
+}
+
+/// Renders the rows as `text`, `csv` or `markdown`.
+pub fn render(rows: &[Row], format: &str) -> Result<String> {
+    let table: Vec<Vec<String>> = rows.iter().map(cells).collect();
+    Ok(match format {
+        "csv" => {
+            let mut w = ::csv::Writer::from_writer(vec![]);
+            let mut head = vec!["host", "os", "cpus", "cpu_mhz", "file_system"];
+            head.extend(CSV_NAMES);
+            head.extend(["large_file_bytes", "statistic", "flagged", "experiment_id"]);
+            w.write_record(&head).map_err(super::write_err)?;
+            for r in rows {
+                let mut rec = vec![
+                    r.hostname.clone(),
+                    r.os.clone(),
+                    r.cpus.to_string(),
+                    format!("{:.0}", r.cpu_mhz),
+                    r.file_system.clone(),
+                ];
+                rec.extend(r.figures.iter().map(|f| f.map(|f| mb(f.bytes_per_s)).unwrap_or_default()));
+                let flagged: Vec<&str> = r
+                    .figures
+                    .iter()
+                    .zip(FIGURES)
+                    .filter(|(f, _)| f.is_some_and(|f| f.flagged))
+                    .map(|(_, n)| n)
+                    .collect();
+                rec.extend([
+                    r.large_file_bytes.map(|b| b.to_string()).unwrap_or_default(),
+                    r.statistic.name().to_string(),
+                    flagged.join("; "),
+                    r.experiment_id.clone(),
+                ]);
+                w.write_record(&rec).map_err(super::write_err)?;
+            }
+            String::from_utf8(w.into_inner().map_err(super::write_err)?).map_err(super::write_err)?
+        }
+        "markdown" => {
+            let mut s = format!("| {} |\n|{}\n", HEADERS.join(" | "), "---|".repeat(HEADERS.len()));
+            for c in &table {
+                s += &format!("| {} |\n", c.join(" | "));
+            }
+            s + "\n" + &footer(rows)
+        }
+        _ => super::text_table(&HEADERS, &table, &[4, 5, 6, 7, 8, 9]) + "\n" + &footer(rows),
+    })
+}

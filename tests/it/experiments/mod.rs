@@ -1,0 +1,6 @@
+//! Experiments: sweeps, run order, warm-ups, environment control, the studies' presets, and
+//! results merged and compared across hosts.
+
+mod hosts;
+mod presets;
+mod sweeps;

@@ -1,0 +1,321 @@
+//! The studies' presets: every one parses and validates as far as this build allows, every
+//! available one runs at quick scale with real I/O, `--list` tells the truth, and a printed
+//! preset runs as a file.
+
+use iolab::error::Error;
+use iolab::preset::{self, Preset, Scale};
+use iolab::spec::ResolveEnv;
+use iolab::sweep;
+
+use crate::util::*;
+
+/// Parameters (and layout values) that other parts of iolab are building; a preset may use
+/// them before they exist, and is then unavailable.
+const PENDING_KEYS: &[&str] = &[
+    "launcher",
+    "start",
+    "files",
+    "files_per_worker",
+    "iters",
+    "comptime",
+    "strategy",
+    "window",
+    "mem_len",
+    "mem_stride",
+    "stripe_unit",
+    "stripe_count",
+    "targets",
+    "latency",
+];
+const PENDING_VALUES: &[&str] =
+    &["striped", "striped-per-worker", "shared-strided", "vsync", "mmap", "uring", "msync", "trace"];
+
+const SCALES: [Scale; 3] = [Scale::Quick, Scale::Default, Scale::Paper];
+
+fn env(dir: &std::path::Path) -> ResolveEnv {
+    ResolveEnv { ram_bytes: 24 << 30, cwd: dir.to_path_buf() }
+}
+
+fn is_pending(text: &str) -> bool {
+    PENDING_KEYS.iter().any(|k| text.contains(k)) || PENDING_VALUES.iter().any(|v| text.contains(v))
+}
+
+/// The preset with everything pending taken out: pending keys and values, per-phase
+/// modifiers, zip groups and variables left without a use. What remains must resolve today.
+fn core_part(p: &Preset) -> Preset {
+    let mut doc: toml::Table = p.text.parse().unwrap();
+    fn strip_table(t: &mut toml::Table) {
+        t.retain(|k, _| !PENDING_KEYS.contains(&k));
+        for (k, v) in t.iter_mut() {
+            match v {
+                toml::Value::String(s) if PENDING_VALUES.contains(&s.as_str()) => {
+                    *v = toml::Value::String(default_of(k))
+                }
+                toml::Value::Array(a) if k != "zip" => {
+                    a.retain(|x| !x.as_str().is_some_and(|s| PENDING_VALUES.contains(&s)));
+                    for x in a.iter_mut() {
+                        if let toml::Value::String(s) = x {
+                            *s = s.split(',').map(strip_modifiers).collect::<Vec<_>>().join(",");
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    fn default_of(key: &str) -> String {
+        match key {
+            "layout" => "file-per-worker".into(),
+            "engine" => "psync".into(),
+            "sync_call" => "fdatasync".into(),
+            other => panic!("no default for {other}"),
+        }
+    }
+    fn strip_modifiers(phase: &str) -> String {
+        phase
+            .split(':')
+            .filter(|m| !m.starts_with("workers=") && !m.starts_with("round_robin="))
+            .collect::<Vec<_>>()
+            .join(":")
+    }
+    strip_table(&mut doc);
+    let fix_sweep = |t: &mut toml::Table| {
+        strip_table(t);
+        let keys: Vec<String> = t.keys().cloned().collect();
+        if let Some(toml::Value::Array(groups)) = t.get_mut("zip") {
+            let flat = groups.iter().all(|g| g.is_str());
+            let mut gs: Vec<Vec<toml::Value>> = if flat {
+                vec![groups.clone()]
+            } else {
+                groups.iter().map(|g| g.as_array().unwrap().clone()).collect()
+            };
+            for g in &mut gs {
+                g.retain(|k| keys.contains(&k.as_str().unwrap().to_string()));
+            }
+            gs.retain(|g| g.len() >= 2);
+            *groups = gs.into_iter().map(toml::Value::Array).collect();
+        }
+        t.retain(|_, v| !v.as_array().is_some_and(|a| a.is_empty()));
+    };
+    if let Some(toml::Value::Table(sw)) = doc.get_mut("sweep") {
+        fix_sweep(sw);
+    }
+    let meta = doc.get_mut("preset").unwrap().as_table_mut().unwrap();
+    meta.remove("needs");
+    for scale in ["quick", "paper"] {
+        if let Some(toml::Value::Table(over)) = meta.get_mut(scale) {
+            strip_table(over);
+            if let Some(toml::Value::Table(sw)) = over.get_mut("sweep") {
+                fix_sweep(sw);
+            }
+        }
+    }
+    // Variables no value uses any more go too.
+    let text = toml::to_string(&doc).unwrap();
+    let mut doc: toml::Table = text.parse().unwrap();
+    let body: String =
+        doc.iter().filter(|(k, _)| *k != "sweep" && *k != "preset").map(|(_, v)| v.to_string()).collect();
+    let unused = |k: &str| !sweep::is_param(k) && !body.contains(&format!("{{{k}}}"));
+    let drop_unused = |t: &mut toml::Table| t.retain(|k, _| k == "zip" || !unused(k));
+    if let Some(toml::Value::Table(sw)) = doc.get_mut("sweep") {
+        drop_unused(sw);
+    }
+    for scale in ["quick", "paper"] {
+        let sw = doc.get_mut("preset").and_then(|p| p.get_mut(scale)).and_then(|o| o.get_mut("sweep"));
+        if let Some(toml::Value::Table(sw)) = sw {
+            drop_unused(sw);
+        }
+    }
+    Preset::parse(Box::leak(toml::to_string(&doc).unwrap().into_boxed_str())).unwrap()
+}
+
+/// Every preset: valid metadata, every scale's sweep expands, and what this build can resolve
+/// resolves. An unavailable preset fails only on a need (MPI) or a capability still being
+/// built; with those taken out, the rest of it resolves at every scale.
+#[test]
+fn every_preset_parses_and_validates_as_far_as_this_build_allows() {
+    let s = Scratch::new();
+    let env = env(s.path());
+    let all = preset::all().unwrap();
+    let ids: Vec<&str> = all.iter().map(|p| p.meta.id.as_str()).collect();
+    for want in [
+        "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "B", "C1", "C2", "C3", "C4", "C5", "C6",
+        "C7", "L1", "L2", "L3", "L4",
+    ] {
+        assert!(ids.contains(&want), "no preset {want}");
+    }
+    assert!(
+        all.iter().filter(|p| p.meta.id.starts_with("B-")).any(|p| p.meta.needs.contains(&"mpi".to_string()))
+    );
+    for id in ["R7", "R8", "R9", "R10", "B-mpi"] {
+        assert_eq!(preset::find(id).unwrap().meta.needs, ["mpi"], "{id} needs MPI");
+    }
+    for p in &all {
+        let id = &p.meta.id;
+        assert!(!p.meta.title.is_empty() && !p.meta.study.is_empty() && !p.meta.plot.x.is_empty(), "{id}");
+        let want_headline = if p.meta.study.starts_with("Russell") {
+            "two_sigma_mean"
+        } else if p.meta.study.starts_with("Benson") {
+            "trimmed_mean_10"
+        } else {
+            p.meta.headline.as_str()
+        };
+        assert_eq!(p.meta.headline, want_headline, "{id}");
+        let doc: toml::Table = p.text.parse().unwrap();
+        for scale in ["quick", "paper"] {
+            assert!(doc["preset"].get(scale).is_some(), "{id} has no {scale} scale");
+        }
+        for scale in SCALES {
+            match p.build(scale, &[], &env) {
+                Ok(b) => {
+                    assert!(p.unmet_needs().is_empty());
+                    assert!(!b.points.is_empty());
+                    assert_eq!(b.design.preset.as_ref().unwrap().id, *id);
+                }
+                Err(Error::Spec { field, value, reason }) => {
+                    let why = format!("{field} = {value}: {reason}");
+                    assert!(
+                        field == "preset" && reason.contains("`mpi` feature") || is_pending(&why),
+                        "{id} at {scale:?} fails on something this build should have: {why}"
+                    );
+                }
+                Err(other) => panic!("{id}: {other}"),
+            }
+            // With the pending parts taken out, the rest resolves.
+            let core = core_part(p);
+            if let Err(e) = core.build(scale, &[], &env) {
+                panic!("{id} at {scale:?}, without its pending parts, does not resolve: {e}\n{}", core.text);
+            }
+        }
+    }
+}
+
+/// The sweeps of the studies' grids expand to exactly the paper's point counts.
+#[test]
+fn preset_grids_have_the_studies_point_counts() {
+    let n = |id: &str, scale: Scale| {
+        preset::find(id).unwrap().sweep(scale, 24 << 30).unwrap().points().unwrap().len()
+    };
+    assert_eq!(n("R1", Scale::Paper), 15, "128 MiB..1 GiB in 64 MiB steps");
+    assert_eq!(n("R3", Scale::Default), 3 * 8, "3 block sizes x 1..8 processes");
+    assert_eq!(n("R4", Scale::Default), 3 * 4 * 8, "block x write interleave x readers");
+    assert_eq!(n("R6", Scale::Default), 3 * 4 * 8);
+    assert_eq!(n("C3", Scale::Default), 5 * 2, "workers zipped with size, x 2 buffers");
+    assert_eq!(n("C7", Scale::Default), 3, "options A, B, C");
+    assert_eq!(n("L1", Scale::Default), 4, "four write modes");
+    assert_eq!(n("L2", Scale::Default), 13 * 3, "16 KiB..64 MiB x three write modes");
+    assert_eq!(n("L3", Scale::Paper), 19 * 3, "64 KiB..16 GiB (1x RAM here) x three modes");
+    assert_eq!(n("B", Scale::Paper), 5 * 4 * 11, "strategies x compute times x sync sizes");
+    assert_eq!(n("B-mmap", Scale::Paper), 5 * 4 * 60, "x 60 (syncsize <= winsize) pairs");
+    let sw = preset::find("B-mmap").unwrap().sweep(Scale::Paper, 0).unwrap();
+    for p in sw.points().unwrap() {
+        let get = |k: &str| iolab::units::parse_size(&p.iter().find(|(a, _)| a == k).unwrap().1, 0).unwrap();
+        assert!(get("f") <= get("window"), "syncsize above winsize at {p:?}");
+    }
+}
+
+/// Every preset available in this build runs to completion at quick scale on real files:
+/// every point, phase and repetition complete, with the bytes its spec asks for.
+#[test]
+fn available_presets_run_at_quick_scale() {
+    let s = Scratch::new();
+    let env = env(s.path());
+    let dir = s.path().to_str().unwrap();
+    let mut ran = vec![];
+    for p in preset::all().unwrap() {
+        if p.check(Scale::Quick, &[dir.to_string()], &env).is_err() {
+            continue;
+        }
+        let id = p.meta.id.clone();
+        let t = std::time::Instant::now();
+        let out = s.iolab(&["reproduce", &id, "--scale", "quick", "--dir", dir, "--json", "--quiet"]);
+        assert!(out.status.success(), "{id}: {}", stderr(&out));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["design"]["preset"]["id"], id.as_str());
+        assert_eq!(doc["design"]["preset"]["scale"], "quick");
+        assert_eq!(doc["design"]["headline"], p.meta.headline.as_str());
+        for point in doc["points"].as_array().unwrap() {
+            let spec = &point["spec"];
+            let reps = spec["reps"].as_u64().unwrap();
+            let bytes = spec["size_bytes"].as_u64().unwrap() * spec["workers"].as_u64().unwrap();
+            for ph in point["phases"].as_array().unwrap() {
+                let r = ph["repetitions"].as_array().unwrap();
+                assert_eq!(r.len() as u64, reps, "{id} {}", point["params"]);
+                for rep in r {
+                    assert_eq!(rep["status"], "complete", "{id}");
+                    assert_eq!(rep["total_bytes"], bytes, "{id} {} {}", point["params"], ph["name"]);
+                }
+            }
+        }
+        assert!(t.elapsed().as_secs() < 60, "{id} took {:?} at quick scale", t.elapsed());
+        ran.push(id);
+        assert!(s.leftovers().iter().all(|f| !f.starts_with(".iolab-")), "{:?}", s.leftovers());
+    }
+    for id in ["R1", "R2", "C1", "L1", "L2", "L3", "L4"] {
+        assert!(ran.contains(&id.to_string()), "{id} should be available in this build; ran {ran:?}");
+    }
+    eprintln!("ran at quick scale: {ran:?}");
+}
+
+/// `reproduce --list` lists every preset, with its status computed, and says why.
+#[test]
+fn reproduce_list_tells_which_presets_run_and_why_not() {
+    let s = Scratch::new();
+    let env = env(s.path());
+    let out = s.iolab(&["reproduce", "--list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for p in preset::all().unwrap() {
+        let line = text.lines().find(|l| l.split_whitespace().next() == Some(p.meta.id.as_str())).unwrap();
+        match p.check(Scale::Default, &[], &env) {
+            Ok(_) => assert!(line.contains(" available "), "{line}"),
+            Err(reason) => {
+                assert!(line.contains("unavailable"), "{line}");
+                let why = text
+                    .lines()
+                    .find(|l| l.trim_start().starts_with(&format!("{} ", p.meta.id)) && l.contains(&reason));
+                assert!(why.is_some(), "no reason for {}: {reason}\n{text}", p.meta.id);
+            }
+        }
+    }
+    assert!(text.contains("needs the `mpi` feature"));
+    // Running an unavailable one says why, exit 2.
+    let out = s.iolab(&["reproduce", "R7", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("mpi"), "{}", stderr(&out));
+    let out = s.iolab(&["reproduce", "R4", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("so preset R4 is not available in this build"), "{}", stderr(&out));
+    let out = s.iolab(&["reproduce", "Z9"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = s.iolab(&["reproduce", "R1", "--scale", "huge"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!s.db().exists());
+}
+
+/// `--print` gives a file that `iolab run` runs as the same experiment.
+#[test]
+fn a_printed_preset_runs_as_a_file() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let out = s.iolab(&["reproduce", "L1", "--print", "--scale", "quick"]);
+    assert!(out.status.success());
+    let file = s.path().join("l1.toml");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let doc = s.run_json(&[file.to_str().unwrap(), "--reps", "1"]);
+    let p = preset::find("L1").unwrap();
+    let built = p.build(Scale::Quick, &[dir.to_string()], &env(s.path())).unwrap();
+    assert_eq!(doc["points"].as_array().unwrap().len(), built.points.len());
+    for (got, want) in doc["points"].as_array().unwrap().iter().zip(&built.points) {
+        let mut want_spec = serde_json::to_value(&want.spec).unwrap();
+        want_spec["reps"] = 1.into();
+        assert_eq!(got["spec"], want_spec);
+    }
+    assert_eq!(doc["design"]["preset"]["id"], "L1");
+    assert_eq!(doc["design"]["headline"], "mean");
+    // An unavailable preset prints its file as written, saying why.
+    let out = s.iolab(&["reproduce", "R4", "--print"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("# R4 cannot be resolved by this build"), "{text}");
+    assert!(text.contains("[preset.paper]"));
+}
