@@ -57,7 +57,11 @@ pub fn preflight(spec: &Spec, plan: &RunPlan) -> Result<()> {
     }
     let copies = if spec.keep { spec.reps as u64 } else { 1 };
     for (i, dir) in spec.dirs.iter().enumerate() {
-        let files: Vec<_> = plan.files.iter().filter(|f| f.target == i).collect();
+        // A dir listed several times (logical targets on one disk) is checked once, for all.
+        if spec.dirs[..i].contains(dir) {
+            continue;
+        }
+        let files: Vec<_> = plan.files.iter().filter(|f| spec.dirs[f.target] == *dir).collect();
         let need = files.iter().map(|f| f.size_bytes).sum::<u64>() * copies;
         let need_inodes = (files.len() as u64 + 2) * copies;
         let (free, inodes) = sys::fs_free(dir).map_err(|e| Error::io("statvfs", dir, None, e))?;

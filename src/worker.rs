@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Engine, EngineDef, Setup};
 use crate::error::{Error, Result};
 use crate::fill;
-use crate::plan::{PhasePlan, WorkerPlan};
+use crate::plan::{FileRole, PhasePlan, WorkerPlan};
 use crate::spec::{Spec, SyncPolicy};
 use crate::sys::now_ns;
 
@@ -205,13 +205,21 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
 /// [`DataPath::after_read`] after a block comes back.
 pub struct DataPath {
     seed: u64,
-    /// Stamp salt per local file.
-    salts: Vec<u64>,
+    /// Per local file: the stamp salt of its logical file, and how its offsets map to logical
+    /// offsets (a stripe component's bytes are stamped with the logical file's offsets).
+    files: Vec<(u64, FileRole)>,
 }
 
 impl DataPath {
     pub fn new(spec: &Spec, gids: &[u32]) -> DataPath {
-        DataPath { seed: spec.seed, salts: gids.iter().map(|&g| fill::file_salt(spec.seed, g)).collect() }
+        let files = gids
+            .iter()
+            .map(|&g| {
+                let role = FileRole::of(spec, g);
+                (fill::file_salt(spec.seed, role.logical), role)
+            })
+            .collect();
+        DataPath { seed: spec.seed, files }
     }
 
     /// Fills a write buffer once, before timing starts.
@@ -222,7 +230,8 @@ impl DataPath {
     /// Prepares `block` to be written by `op` (stamps its offsets).
     #[inline(always)]
     pub fn before_write(&mut self, block: &mut [u8], op: crate::plan::Op) {
-        fill::stamp(block, self.salts[op.file as usize], op.offset);
+        let (salt, role) = &self.files[op.file as usize];
+        fill::stamp(block, *salt, role.logical_offset(op.offset));
     }
 
     /// Checks a block read by `op`. Without verification this does nothing.
