@@ -101,6 +101,9 @@ fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     let plan = plan::plan(&spec);
     preflight(&spec, &plan)?;
     let OutputArgs { json, csv, db, no_store, quiet } = args.out;
+    if no_store && spec.latency == crate::spec::LatencyMode::Trace {
+        eprintln!("note: traces are kept only in the store; with --no-store only their periods are reported");
+    }
     let mut store = if no_store { None } else { Some(open_store(&db)?) };
     let host = host::probe(&spec.dirs);
     let monitor = CliMonitor::new(quiet);
@@ -180,6 +183,18 @@ fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
                     ex.export(&exp, &mut f)
                 }
                 None => ex.export(&exp, stdout),
+            }
+        }
+        ResultsCommand::Trace { id, phase, rep, json, output } => {
+            let id = store.resolve_id(&id)?;
+            let filter = report::trace::TraceFilter { phase, rep };
+            match output {
+                Some(path) => {
+                    let mut f =
+                        std::fs::File::create(&path).map_err(|e| Error::io("open", &path, None, e))?;
+                    report::trace::export(&store, &id, &filter, json, &mut f)
+                }
+                None => report::trace::export(&store, &id, &filter, json, stdout),
             }
         }
     }

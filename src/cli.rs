@@ -278,6 +278,22 @@ pub enum ResultsCommand {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Export the per-op traces of an experiment run with --trace (CSV, one row per op)
+    Trace {
+        id: String,
+        /// Only this phase (its name as the table shows it, e.g. read:cold)
+        #[arg(long)]
+        phase: Option<String>,
+        /// Only this repetition (0-based)
+        #[arg(long)]
+        rep: Option<u32>,
+        /// JSON lines (one object per op) instead of CSV
+        #[arg(long)]
+        json: bool,
+        /// Write to this file instead of stdout
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]

@@ -136,7 +136,7 @@ pub fn run_experiment(
             let run_id = new_run_id();
             let (reps, err) = run_once(&point.spec, &plans[pi], rep, &run_id, monitor);
             for (phase, r) in &reps {
-                result.points[pi].phases[*phase].repetitions.push(r.clone());
+                result.points[pi].phases[*phase].repetitions.push(r.without_traces());
             }
             for ph in &mut result.points[pi].phases {
                 ph.refresh();

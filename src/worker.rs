@@ -16,8 +16,9 @@ use crate::engine::{Engine, EngineDef, Setup};
 use crate::error::{Error, Result};
 use crate::fill;
 use crate::plan::{FileRole, PhasePlan, WorkerPlan};
-use crate::spec::{Spec, SyncPolicy};
+use crate::spec::{LatencyMode, Spec, SyncPolicy};
 use crate::sys::now_ns;
+use crate::trace::OpTrace;
 
 /// Where workers wait so that they start together.
 pub trait StartGate: Sync {
@@ -66,6 +67,8 @@ pub struct WorkerSample {
     pub close_ns: u64,
     /// Per-op latency in ns (commits excluded).
     pub hist: Histogram<u64>,
+    /// Every op (with `latency = trace`), files as global ids.
+    pub trace: Option<OpTrace>,
 }
 
 impl WorkerSample {
@@ -125,6 +128,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         data.init_write_buf(engine.buf());
     }
     let mut hist = new_hist();
+    let mut trace = (spec.latency == LatencyMode::Trace).then(|| OpTrace::preallocated(ops.n_ops));
     let mut commits =
         Commits { call: spec.sync_call, dirty: vec![false; ctx.paths.len()], sync_ns: 0, calls: 0 };
     let sync_policy = if ctx.write { spec.sync } else { SyncPolicy::None };
@@ -151,6 +155,9 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         let done = engine.io(op, ctx.write).map_err(|e| io_err(k, e))?;
         let t = now_ns();
         hist.saturating_record(t - prev);
+        if let Some(tr) = trace.as_mut() {
+            tr.record(k, op.file, op.offset, prev - start_ns, t - prev);
+        }
         prev = t;
         if done != op.len {
             ctx.abort.store(true, Relaxed);
@@ -185,6 +192,9 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
     let t_close = now_ns();
     engine.close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
     let close_ns = now_ns() - t_close;
+    if let Some(tr) = trace.as_mut() {
+        tr.map_files(&ctx.gids);
+    }
     Ok(WorkerSample {
         worker: ctx.plan.worker,
         bytes,
@@ -196,6 +206,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         open_ns,
         close_ns,
         hist,
+        trace,
     })
 }
 

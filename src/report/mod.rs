@@ -10,6 +10,7 @@ mod csv;
 mod json;
 pub mod plan;
 mod table;
+pub mod trace;
 
 pub use table::{render_table, text_table};
 

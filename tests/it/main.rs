@@ -4,3 +4,4 @@ mod util;
 
 mod core;
 mod layouts;
+mod traces;
