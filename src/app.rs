@@ -24,6 +24,7 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Results(args) => cmd_results(args, &mut stdout),
         Command::Info(args) => cmd_info(args, &mut stdout),
         Command::Engines => cmd_engines(&mut stdout),
+        Command::Worker => std::process::exit(crate::worker::process::child_main()),
     }
 }
 

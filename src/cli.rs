@@ -32,6 +32,9 @@ pub enum Command {
     Info(InfoArgs),
     /// List the I/O engines and what they can do
     Engines,
+    /// Internal: one worker process of `launcher = process` (reads its job on stdin)
+    #[command(name = "__worker", hide = true)]
+    Worker,
 }
 
 /// Flags that set spec parameters; each maps to the parameter of the same name.

@@ -18,7 +18,7 @@ use crate::results::{
 use crate::spec::{OpKind, Spec};
 use crate::sys;
 use crate::workdir::WorkDirs;
-use crate::worker::{DataPath, Monitor, PhaseJob, run_phase_threads};
+use crate::worker::{DataPath, Monitor, PhaseJob, launch};
 
 /// One point of an experiment: its own parameters (empty without a sweep) and resolved spec.
 #[derive(Debug, Clone)]
@@ -203,7 +203,7 @@ fn run_phases(
         let check = CacheCheck::judge(phase.cache, fraction, real);
         let job = PhaseJob { spec, phase, paths: &paths, engine };
         monitor.begin(&format!("rep {} {}", rep + 1, phase.name), phase.bytes());
-        let outcome = run_phase_threads(&job, monitor);
+        let outcome = launch(&job, monitor);
         monitor.end();
         match outcome {
             Ok(samples) => {

@@ -16,9 +16,11 @@ use crate::engine::{Engine, EngineDef, Setup};
 use crate::error::{Error, Result};
 use crate::fill;
 use crate::plan::{FileRole, PhasePlan, WorkerPlan};
-use crate::spec::{LatencyMode, Spec, SyncPolicy};
+use crate::spec::{LatencyMode, Launcher, Spec, StartMode, SyncPolicy};
 use crate::sys::now_ns;
 use crate::trace::OpTrace;
+
+pub mod process;
 
 /// Where workers wait so that they start together.
 pub trait StartGate: Sync {
@@ -29,6 +31,13 @@ impl StartGate for Barrier {
     fn wait(&self) {
         Barrier::wait(self);
     }
+}
+
+/// `start = free`: no waiting; each worker starts as soon as its files are open.
+pub struct FreeStart;
+
+impl StartGate for FreeStart {
+    fn wait(&self) {}
 }
 
 /// Keeps a value on its own cache lines so workers do not slow each other down.
@@ -336,10 +345,19 @@ pub trait Monitor: Sync {
     fn end(&self) {}
 }
 
+/// Runs a phase's workers with the spec's launcher (threads or processes).
+pub fn launch(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
+    match job.spec.launcher {
+        Launcher::Thread => run_phase_threads(job, monitor),
+        Launcher::Process => process::run_phase_processes(job, monitor),
+    }
+}
+
 /// Runs workers as threads of this process.
 pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
     let n = job.phase.workers.len();
-    let gate = Barrier::new(n);
+    let (barrier, free) = (Barrier::new(n), FreeStart);
+    let gate: &dyn StartGate = if job.spec.start == StartMode::Free { &free } else { &barrier };
     let abort = AtomicBool::new(false);
     let progress: Vec<Padded<AtomicU64>> = (0..n).map(|_| Padded::default()).collect();
     let finished = AtomicUsize::new(0);
@@ -347,7 +365,7 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
     let results: Vec<Result<WorkerSample>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
-                let ctx = job.ctx(i, &gate, &abort, &progress[i].0);
+                let ctx = job.ctx(i, gate, &abort, &progress[i].0);
                 let (abort, finished) = (&abort, &finished);
                 std::thread::Builder::new()
                     .name(format!("iolab-w{i}"))

@@ -4,4 +4,5 @@ mod util;
 
 mod core;
 mod layouts;
+mod processes;
 mod traces;
