@@ -202,6 +202,9 @@ fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
 }
 
 fn cmd_info(args: InfoArgs, stdout: &mut dyn Write) -> Result<()> {
+    if !args.layout.is_empty() {
+        return cmd_info_layout(&args.layout, args.json, stdout);
+    }
     let dir = args.dir.unwrap_or_else(|| std::path::PathBuf::from("."));
     let dir = dir.canonicalize().map_err(|e| Error::spec("dir", dir.display(), e.to_string()))?;
     let h = host::probe(std::slice::from_ref(&dir));
@@ -232,6 +235,24 @@ fn cmd_info(args: InfoArgs, stdout: &mut dyn Write) -> Result<()> {
         }
     }
     stdout.write_all(s.as_bytes()).map_err(out_err)
+}
+
+fn cmd_info_layout(files: &[std::path::PathBuf], json: bool, stdout: &mut dyn Write) -> Result<()> {
+    for f in files {
+        if !f.is_file() {
+            return Err(Error::spec("layout", f.display(), "not a regular file"));
+        }
+    }
+    let fail = |e: std::io::Error| Error::io("ioctl(FS_IOC_FIEMAP)", &files[0], None, e);
+    let text = if json {
+        let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+        let (facts, extents) = crate::forensics::probe(files, &names).map_err(fail)?;
+        let doc = serde_json::json!({ "layout": facts, "extents": extents });
+        serde_json::to_string_pretty(&doc).map_err(report::write_err)? + "\n"
+    } else {
+        crate::forensics::render(files).map_err(fail)?
+    };
+    stdout.write_all(text.as_bytes()).map_err(out_err)
 }
 
 fn cmd_engines(stdout: &mut dyn Write) -> Result<()> {

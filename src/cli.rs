@@ -303,6 +303,10 @@ pub enum ResultsCommand {
 pub struct InfoArgs {
     /// Directory to describe (default: the current directory)
     pub dir: Option<PathBuf>,
+    /// Instead, show where these files' extents lie on the device (FIEMAP) and how often
+    /// they alternate between the files
+    #[arg(long, num_args = 1.., value_name = "FILE", conflicts_with = "dir")]
+    pub layout: Vec<PathBuf>,
     /// Print JSON
     #[arg(long)]
     pub json: bool,

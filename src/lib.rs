@@ -8,6 +8,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod fill;
+pub mod forensics;
 pub mod host;
 pub mod period;
 pub mod plan;

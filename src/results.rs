@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use std::sync::Arc;
 
+use crate::forensics::LayoutFacts;
 use crate::host::HostFacts;
 use crate::period::{self, Period};
 use crate::spec::{CachePolicy, Spec};
@@ -124,6 +125,10 @@ pub struct Repetition {
     pub prealloc_ns: u64,
     pub flags: Vec<String>,
     pub workers: Vec<WorkerResult>,
+    /// After a write or rewrite phase: where the files' extents landed (FIEMAP), when the
+    /// file system can tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_layout: Option<LayoutFacts>,
 }
 
 impl Repetition {
@@ -156,6 +161,7 @@ impl Repetition {
             prealloc_ns: 0,
             flags: cache.flags.clone(),
             workers,
+            file_layout: None,
         }
     }
 
@@ -176,6 +182,7 @@ impl Repetition {
             prealloc_ns: 0,
             flags: cache.flags.clone(),
             workers: vec![],
+            file_layout: None,
         }
     }
 }

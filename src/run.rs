@@ -209,6 +209,11 @@ fn run_phases(
             Ok(samples) => {
                 let mut r = Repetition::from_samples(rep, run_id, &samples, &check);
                 r.prealloc_ns = prealloc_ns;
+                if real && phase.op.is_write() {
+                    // Where the data landed; a file system without FIEMAP just has no facts.
+                    let names: Vec<String> = plan.files.iter().map(|f| f.name.clone()).collect();
+                    r.file_layout = crate::forensics::probe(&paths, &names).ok().map(|(facts, _)| facts);
+                }
                 out.push((phase.index, r));
             }
             Err(e) => {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::{Error, Result};
+use crate::forensics::LayoutFacts;
 use crate::host::HostFacts;
 use crate::period::Period;
 use crate::results::{ExperimentResult, LatencyNs, PointResult, Repetition, Status, WorkerResult};
@@ -299,6 +300,13 @@ impl Store {
                 ],
             )
             .map_err(|e| self.err(e))?;
+            if let Some(layout) = &r.file_layout {
+                tx.execute(
+                    "INSERT INTO phase_layouts VALUES (?1, ?2, ?3)",
+                    params![run_id, *phase as i64, self.json(layout)?],
+                )
+                .map_err(|e| self.err(e))?;
+            }
             for w in &r.workers {
                 tx.execute(
                     "INSERT INTO worker_results VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
@@ -444,6 +452,7 @@ impl Store {
             let flags_json: String = r.get(14).map_err(g)?;
             let status: String = r.get(4).map_err(g)?;
             let workers = self.load_workers(&run_id, phase)?;
+            let file_layout = self.load_layout(&run_id, phase)?;
             let rep = Repetition {
                 rep: r.get(2).map_err(g)?,
                 run_id,
@@ -459,6 +468,7 @@ impl Store {
                 prealloc_ns: r.get::<_, i64>(13).map_err(g)? as u64,
                 flags: serde_json::from_str(&flags_json).map_err(|e| self.err(e))?,
                 workers,
+                file_layout,
             };
             let ph =
                 points.get_mut(point as usize).and_then(|p| p.phases.get_mut(phase as usize)).ok_or_else(
@@ -527,6 +537,16 @@ impl Store {
 }
 
 impl Store {
+    fn load_layout(&self, run_id: &str, phase: i64) -> Result<Option<LayoutFacts>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT layout_json FROM phase_layouts WHERE run_id = ?1 AND phase = ?2")
+            .map_err(|e| self.err(e))?;
+        let json: Option<String> =
+            stmt.query_row(params![run_id, phase], |r| r.get(0)).optional().map_err(|e| self.err(e))?;
+        json.map(|j| serde_json::from_str(&j).map_err(|e| self.err(e))).transpose()
+    }
+
     fn load_periods(&self, run_id: &str, phase: i64, worker: u32) -> Result<Option<Vec<Period>>> {
         let mut stmt = self
             .conn

@@ -3,6 +3,7 @@
 mod util;
 
 mod core;
+mod forensics;
 mod layouts;
 mod processes;
 mod traces;
