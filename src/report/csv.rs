@@ -40,6 +40,8 @@ const HEADER: &[&str] = &[
     "latency_max_ns",
     "flags",
     "error",
+    "worker_open_ns",
+    "worker_close_ns",
 ];
 
 impl Exporter for Csv {
@@ -76,7 +78,9 @@ impl Exporter for Csv {
                     let tail = [r.flags.join("; "), r.error.clone().unwrap_or_default()];
                     if r.workers.is_empty() {
                         let blanks = vec![String::new(); 12];
-                        w.write_record(run.iter().chain(&blanks).chain(&tail)).map_err(write_err)?;
+                        let after = [String::new(), String::new()];
+                        w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
+                            .map_err(write_err)?;
                     }
                     for wk in &r.workers {
                         let l = &wk.latency_ns;
@@ -94,7 +98,9 @@ impl Exporter for Csv {
                             l.p999.to_string(),
                             l.max.to_string(),
                         ];
-                        w.write_record(run.iter().chain(&cols).chain(&tail)).map_err(write_err)?;
+                        let after = [wk.open_ns.to_string(), wk.close_ns.to_string()];
+                        w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after))
+                            .map_err(write_err)?;
                     }
                 }
             }

@@ -100,6 +100,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     if s.prealloc {
         flags.push("preallocated".into());
     }
+    flags.extend(super::details::spec_launch(s));
     out += &format!(
         "spec    {} · {} worker{} x {} · bs {} · {} · {}{} · {} rep{}\n\n",
         s.engine,
@@ -107,7 +108,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         if s.workers == 1 { "" } else { "s" },
         fmt_size(s.size_bytes),
         fmt_size(s.bs_bytes),
-        s.layout.name(),
+        super::details::spec_layout(s),
         sync,
         if flags.is_empty() { String::new() } else { format!(" · {}", flags.join(" · ")) },
         s.reps,
@@ -160,6 +161,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     let right: Vec<usize> = (first_num..first_num + 9).collect();
     out += &text_table(&headers, &rows, &right);
     out += "\nrates in MB/s (10^6 B/s) of max_SAR = sum of worker rates; min_SAR = bytes / slowest worker's time\n";
+    out += &super::details::render_details(exp);
     for p in &exp.points {
         for ph in &p.phases {
             for r in ph.repetitions.iter().filter(|r| r.status != Status::Complete) {

@@ -312,3 +312,60 @@ fn layout_errors_exit_2_and_write_nothing() {
         assert!(s.leftovers().is_empty(), "{args:?} left {:?}", s.leftovers());
     }
 }
+
+/// The table shows what a phase paid besides its data ops, the periods of traced phases and
+/// the file layout after writing; CSV carries open and close times per worker.
+#[test]
+fn table_shows_costs_periods_and_layout() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let out = s.iolab(&[
+        "run",
+        "--dir",
+        &dir,
+        "--files",
+        "2",
+        "--op",
+        "write,read:cold",
+        "--prealloc",
+        "--trace",
+        "--size",
+        "1MiB",
+        "--bs",
+        "16KiB",
+        "--reps",
+        "2",
+        "--no-store",
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = String::from_utf8(out.stdout).unwrap();
+    assert!(t.contains("file-per-worker (2 files)"), "{t}");
+    assert!(t.contains("traced"), "{t}");
+    let costs = t.lines().find(|l| l.starts_with("phase") && l.contains("open")).expect("costs table");
+    assert!(costs.contains("close") && costs.contains("commit") && costs.contains("prealloc"), "{costs}");
+    let write = t.lines().skip_while(|l| !l.contains("prealloc")).find(|l| l.starts_with("write")).unwrap();
+    assert_eq!(write.split_whitespace().filter(|w| *w == "-").count(), 0, "write pays all four: {write}");
+    assert!(t.contains("periods in per-op latency"), "{t}");
+    assert!(t.contains("read:cold: "), "{t}");
+    assert!(t.contains("file layout after writing"), "{t}");
+    assert!(t.contains("write: 2 files, "), "{t}");
+    let out = s.iolab(&[
+        "run",
+        "--dir",
+        &dir,
+        "--size",
+        "1MiB",
+        "--reps",
+        "1",
+        "--no-store",
+        "--csv",
+        "--op",
+        "write",
+    ]);
+    let mut rdr = csv::Reader::from_reader(&out.stdout[..]);
+    let h = rdr.headers().unwrap().clone();
+    let open = h.iter().position(|c| c == "worker_open_ns").unwrap();
+    let row = rdr.records().next().unwrap().unwrap();
+    assert!(row[open].parse::<u64>().unwrap() > 0);
+}
