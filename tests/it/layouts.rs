@@ -369,3 +369,33 @@ fn table_shows_costs_periods_and_layout() {
     let row = rdr.records().next().unwrap().unwrap();
     assert!(row[open].parse::<u64>().unwrap() > 0);
 }
+
+/// Reading first lays a striped file out through the same data path a write uses.
+#[test]
+fn a_striped_file_read_first_is_laid_out_through_the_stripe() {
+    let s = Scratch::new();
+    let dirs = targets(&s, 3);
+    let doc = run_in(
+        &s,
+        &[
+            "--layout",
+            "striped",
+            "--targets",
+            &join(&dirs),
+            "--stripe-unit",
+            "8KiB",
+            "--bs",
+            "16KiB",
+            "--size",
+            "80KiB",
+            "--workers",
+            "2",
+            "--op",
+            "read:cold",
+        ],
+    );
+    let id = run_id(&doc);
+    let comps: Vec<Vec<u8>> = (0..3).map(|t| read(&dirs[t], &id, &format!("striped.s{t:02}.dat"))).collect();
+    assert!(unstripe(&comps, 8192) == expected_file(1, 0, 160 << 10, 8192));
+    assert_eq!(phases(&doc)[0]["repetitions"][0]["total_bytes"], 160 << 10);
+}
