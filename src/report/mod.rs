@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::results::ExperimentResult;
 
 mod csv;
-mod details;
+pub(crate) mod details;
 mod json;
 pub mod plan;
 mod table;

@@ -115,6 +115,9 @@ pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
         if spec.reps == 1 { "" } else { "s" },
         spec.engine
     );
+    if let Some(how) = super::details::spec_launch(spec) {
+        s += &format!("workers: {how}\n");
+    }
     s += "files (created in a new .iolab-RUNID/ directory under each target, removed after each repetition";
     s += if spec.keep { "; kept: --keep)\n" } else { ")\n" };
     for f in plan.files.iter().take(16) {
