@@ -108,15 +108,7 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
         };
         (Some(unit), Some(n))
     } else {
-        for key in ["stripe_unit", "stripe_count"] {
-            if let Some(v) = get(key) {
-                return Err(Error::spec(
-                    key,
-                    v,
-                    "only the striped and striped-per-worker layouts are striped",
-                ));
-            }
-        }
+        // Ignored by the other layouts, so that a sweep over `layout` can keep them.
         (None, None)
     };
 
@@ -352,7 +344,9 @@ mod tests {
         assert_eq!(err(&[("layout", "file-per-worker"), ("ops", "write,read:layout=shared")]).0, "ops");
         assert_eq!(err(&[("ops", "read:workers=0")]).0, "ops");
         assert_eq!(err(&[("ops", "read:threads=2")]).0, "ops");
-        assert_eq!(err(&[("stripe_unit", "4KiB")]).0, "stripe_unit");
+        // Stripe keys are ignored by layouts that do not stripe (a sweep over layouts keeps them).
+        let s = resolve(&params(&[("stripe_unit", "4KiB"), ("stripe_count", "9")]), &env()).unwrap();
+        assert_eq!((s.stripe_unit_bytes, s.stripe_count), (None, None));
         let e = err(&[("layout", "striped"), ("stripe_unit", "12KiB"), ("bs", "16KiB"), ("size", "64KiB")]);
         assert_eq!(e.0, "stripe_unit");
         assert!(e.2.contains("multiple or a divisor"), "{}", e.2);

@@ -297,7 +297,6 @@ fn layout_errors_exit_2_and_write_nothing() {
             "stripe_unit",
             "multiple or a divisor",
         ),
-        (&["--stripe-unit", "4KiB"], "stripe_unit", "only the striped"),
         (&["--layout", "striped", "--stripe-count", "3"], "stripe_count", "only 1 target"),
         (&["--launcher", "fork"], "launcher", "thread or process"),
         (&["--start", "later"], "start", "barrier or free"),
