@@ -26,6 +26,7 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Info(args) => cmd_info(args, &mut stdout),
         Command::Engines => cmd_engines(&mut stdout),
         Command::Reproduce(args) => cmd_experiments::cmd_reproduce(args, &mut stdout),
+        Command::Worker => std::process::exit(crate::worker::process::child_main()),
     }
 }
 
@@ -60,7 +61,11 @@ pub fn preflight(spec: &Spec, plan: &RunPlan) -> Result<()> {
     }
     let copies = if spec.keep { spec.reps as u64 } else { 1 };
     for (i, dir) in spec.dirs.iter().enumerate() {
-        let files: Vec<_> = plan.files.iter().filter(|f| f.target == i).collect();
+        // A dir listed several times (logical targets on one disk) is checked once, for all.
+        if spec.dirs[..i].contains(dir) {
+            continue;
+        }
+        let files: Vec<_> = plan.files.iter().filter(|f| spec.dirs[f.target] == *dir).collect();
         let need = files.iter().map(|f| f.size_bytes).sum::<u64>() * copies;
         let need_inodes = (files.len() as u64 + 2) * copies;
         let (free, inodes) = sys::fs_free(dir).map_err(|e| Error::io("statvfs", dir, None, e))?;
@@ -107,6 +112,9 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
         preflight(&p.spec, &plan::plan(&p.spec))?;
     }
     let OutputArgs { json, csv, db, no_store, quiet } = out.clone();
+    if no_store && built.points.iter().any(|p| p.spec.latency == crate::spec::LatencyMode::Trace) {
+        eprintln!("note: traces are kept only in the store; with --no-store only their periods are reported");
+    }
     let mut store = if no_store { None } else { Some(open_store(&db)?) };
     let host = host::probe(&built.base.dirs);
     let monitor = CliMonitor::new(quiet);
@@ -205,10 +213,25 @@ fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
         }
         ResultsCommand::Compare { by: _, format } => cmd_experiments::compare(&store, &format, stdout),
         ResultsCommand::Import { path } => cmd_experiments::import(&store, &path, stdout),
+        ResultsCommand::Trace { id, phase, rep, json, output } => {
+            let id = store.resolve_id(&id)?;
+            let filter = report::trace::TraceFilter { phase, rep };
+            match output {
+                Some(path) => {
+                    let mut f =
+                        std::fs::File::create(&path).map_err(|e| Error::io("open", &path, None, e))?;
+                    report::trace::export(&store, &id, &filter, json, &mut f)
+                }
+                None => report::trace::export(&store, &id, &filter, json, stdout),
+            }
+        }
     }
 }
 
 fn cmd_info(args: InfoArgs, stdout: &mut dyn Write) -> Result<()> {
+    if !args.layout.is_empty() {
+        return cmd_info_layout(&args.layout, args.json, stdout);
+    }
     let dir = args.dir.unwrap_or_else(|| std::path::PathBuf::from("."));
     let dir = dir.canonicalize().map_err(|e| Error::spec("dir", dir.display(), e.to_string()))?;
     let h = host::probe(std::slice::from_ref(&dir));
@@ -239,6 +262,24 @@ fn cmd_info(args: InfoArgs, stdout: &mut dyn Write) -> Result<()> {
         }
     }
     stdout.write_all(s.as_bytes()).map_err(out_err)
+}
+
+fn cmd_info_layout(files: &[std::path::PathBuf], json: bool, stdout: &mut dyn Write) -> Result<()> {
+    for f in files {
+        if !f.is_file() {
+            return Err(Error::spec("layout", f.display(), "not a regular file"));
+        }
+    }
+    let fail = |e: std::io::Error| Error::io("ioctl(FS_IOC_FIEMAP)", &files[0], None, e);
+    let text = if json {
+        let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+        let (facts, extents) = crate::forensics::probe(files, &names).map_err(fail)?;
+        let doc = serde_json::json!({ "layout": facts, "extents": extents });
+        serde_json::to_string_pretty(&doc).map_err(report::write_err)? + "\n"
+    } else {
+        crate::forensics::render(files).map_err(fail)?
+    };
+    stdout.write_all(text.as_bytes()).map_err(out_err)
 }
 
 fn cmd_engines(stdout: &mut dyn Write) -> Result<()> {

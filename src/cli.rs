@@ -34,6 +34,9 @@ pub enum Command {
     Engines,
     /// Reproduce an experiment of the studies from its preset (`--list` to see them)
     Reproduce(ReproduceArgs),
+    /// Internal: one worker process of `launcher = process` (reads its job on stdin)
+    #[command(name = "__worker", hide = true)]
+    Worker,
 }
 
 /// Flags that set spec parameters; each maps to the parameter of the same name.
@@ -95,6 +98,36 @@ pub struct SpecArgs {
     /// Keep the data files after the run
     #[arg(long)]
     pub keep: bool,
+    /// Target directories, comma-separated (an alias of --dir; a dir may repeat)
+    #[arg(long, value_name = "DIR,DIR,...")]
+    pub targets: Option<String>,
+    /// Files in the set (file-per-worker, striped-per-worker); default one per worker
+    #[arg(long, allow_hyphen_values = true)]
+    pub files: Option<String>,
+    /// K files per worker, visited round-robin (block 1 of each, then block 2, ...)
+    #[arg(long, allow_hyphen_values = true, value_name = "K")]
+    pub files_per_worker: Option<String>,
+    /// Files a worker visits at a time, block by block
+    #[arg(long, allow_hyphen_values = true, value_name = "R")]
+    pub round_robin: Option<String>,
+    /// Stripe unit of the striped layouts
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE")]
+    pub stripe_unit: Option<String>,
+    /// Stripe over the first N target dirs (default all)
+    #[arg(long, allow_hyphen_values = true, value_name = "N")]
+    pub stripe_count: Option<String>,
+    /// thread | process
+    #[arg(long)]
+    pub launcher: Option<String>,
+    /// barrier | free
+    #[arg(long)]
+    pub start: Option<String>,
+    /// histogram | trace
+    #[arg(long)]
+    pub latency: Option<String>,
+    /// Keep every op's file, offset, start and duration in the store (latency = trace)
+    #[arg(long)]
+    pub trace: bool,
     /// A label for the experiment
     #[arg(long)]
     pub name: Option<String>,
@@ -176,11 +209,32 @@ impl SpecArgs {
         if !self.dirs.is_empty() {
             p.set("dirs", self.dirs.clone())?;
         }
+        let access: [(&str, &Option<String>); 9] = [
+            ("files", &self.files),
+            ("files_per_worker", &self.files_per_worker),
+            ("round_robin", &self.round_robin),
+            ("stripe_unit", &self.stripe_unit),
+            ("stripe_count", &self.stripe_count),
+            ("launcher", &self.launcher),
+            ("start", &self.start),
+            ("latency", &self.latency),
+            ("targets", &self.targets),
+        ];
+        for (k, v) in access {
+            if let Some(v) = v {
+                let values =
+                    if k == "targets" { v.split(',').map(String::from).collect() } else { vec![v.clone()] };
+                p.set(k, values)?;
+            }
+        }
+        if self.trace {
+            p.set_one("latency", "trace")?;
+        }
         for kv in &self.set {
             let (k, v) = kv
                 .split_once('=')
                 .ok_or_else(|| crate::error::Error::spec("set", kv, "expected KEY=VALUE"))?;
-            let values = if matches!(k, "dirs" | "dir" | "ops" | "op") {
+            let values = if matches!(k, "dirs" | "dir" | "ops" | "op" | "targets") {
                 v.split(',').map(String::from).collect()
             } else {
                 vec![v.to_string()]
@@ -263,6 +317,22 @@ pub enum ResultsCommand {
     /// Merge another store (SQLite file) or a run's JSON into this store; runs already
     /// present are skipped
     Import { path: PathBuf },
+    /// Export the per-op traces of an experiment run with --trace (CSV, one row per op)
+    Trace {
+        id: String,
+        /// Only this phase (its name as the table shows it, e.g. read:cold)
+        #[arg(long)]
+        phase: Option<String>,
+        /// Only this repetition (0-based)
+        #[arg(long)]
+        rep: Option<u32>,
+        /// JSON lines (one object per op) instead of CSV
+        #[arg(long)]
+        json: bool,
+        /// Write to this file instead of stdout
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -293,6 +363,10 @@ pub struct ReproduceArgs {
 pub struct InfoArgs {
     /// Directory to describe (default: the current directory)
     pub dir: Option<PathBuf>,
+    /// Instead, show where these files' extents lie on the device (FIEMAP) and how often
+    /// they alternate between the files
+    #[arg(long, num_args = 1.., value_name = "FILE", conflicts_with = "dir")]
+    pub layout: Vec<PathBuf>,
     /// Print JSON
     #[arg(long)]
     pub json: bool,

@@ -7,9 +7,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::envctl::RunEnv;
 use crate::experiment::Design;
+use std::sync::Arc;
+
+use crate::forensics::LayoutFacts;
 use crate::host::HostFacts;
+use crate::period::{self, Period};
 use crate::spec::{CachePolicy, Spec};
 use crate::stats::{self, Summary};
+use crate::trace::OpTrace;
 use crate::worker::{Buckets, WorkerSample};
 
 /// Version of the JSON layout. Fields may be added; none is renamed or removed.
@@ -64,6 +69,12 @@ pub struct WorkerResult {
     pub latency_ns: LatencyNs,
     /// The latency histogram as (value_ns, count) pairs.
     pub latency_histogram_ns: Buckets,
+    /// Dominant periods of the latency series (traced phases only; empty: none found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub periods: Option<Vec<Period>>,
+    /// The per-op trace, on its way to the store; never printed (`iolab results trace`).
+    #[serde(skip)]
+    pub trace: Option<Arc<OpTrace>>,
 }
 
 impl WorkerResult {
@@ -80,6 +91,8 @@ impl WorkerResult {
             bytes_per_s: stats::individual_rate(s.bytes, s.time_ns()),
             latency_ns: LatencyNs::from_hist(&s.hist),
             latency_histogram_ns: Buckets::from_hist(&s.hist),
+            periods: s.trace.as_ref().map(|t| period::detect(&t.durations())),
+            trace: s.trace.clone().map(Arc::new),
         }
     }
 }
@@ -117,9 +130,22 @@ pub struct Repetition {
     /// Settle, priming, load average and device I/O around this repetition.
     #[serde(default)]
     pub env: RunEnv,
+    /// After a write or rewrite phase: where the files' extents landed (FIEMAP), when the
+    /// file system can tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_layout: Option<LayoutFacts>,
 }
 
 impl Repetition {
+    /// The repetition without its traces (what results keep in memory once stored).
+    pub fn without_traces(&self) -> Repetition {
+        let mut r = self.clone();
+        for w in &mut r.workers {
+            w.trace = None;
+        }
+        r
+    }
+
     /// Builds a complete repetition from its workers' samples.
     pub fn from_samples(rep: u32, run_id: &str, samples: &[WorkerSample], cache: &CacheCheck) -> Repetition {
         let workers: Vec<WorkerResult> = samples.iter().map(WorkerResult::from_sample).collect();
@@ -141,6 +167,7 @@ impl Repetition {
             flags: cache.flags.clone(),
             workers,
             env: RunEnv::default(),
+            file_layout: None,
         }
     }
 
@@ -162,6 +189,7 @@ impl Repetition {
             flags: cache.flags.clone(),
             workers: vec![],
             env: RunEnv::default(),
+            file_layout: None,
         }
     }
 }

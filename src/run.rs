@@ -12,9 +12,8 @@ use crate::engine::{self, EngineDef};
 use crate::envctl::{self, PhaseProbe};
 use crate::error::{Error, Result};
 use crate::experiment::Design;
-use crate::fill;
 use crate::host::HostFacts;
-use crate::plan::{self, RunPlan};
+use crate::plan::{self, Op, RunPlan};
 use crate::results::{
     CacheCheck, ExperimentResult, PhaseResult, PointResult, Repetition, SCHEMA_VERSION, Status,
 };
@@ -22,7 +21,7 @@ use crate::schedule::schedule;
 use crate::spec::{OpKind, Spec};
 use crate::sys;
 use crate::workdir::WorkDirs;
-use crate::worker::{Monitor, PhaseJob, run_phase_threads};
+use crate::worker::{DataPath, Monitor, PhaseJob, launch};
 
 /// One point of an experiment: its own parameters (empty without a sweep) and resolved spec.
 #[derive(Debug, Clone)]
@@ -152,7 +151,11 @@ pub fn run_experiment(
         };
         for (phase, r) in &reps {
             let ph = &mut result.points[pi].phases[*phase];
-            if slot.warmup { ph.warmups.push(r.clone()) } else { ph.repetitions.push(r.clone()) }
+            if slot.warmup {
+                ph.warmups.push(r.without_traces())
+            } else {
+                ph.repetitions.push(r.without_traces())
+            }
         }
         for ph in &mut result.points[pi].phases {
             ph.refresh();
@@ -229,7 +232,7 @@ fn run_phases(
         let job = PhaseJob { spec, phase, paths: &paths, engine };
         monitor.begin(&format!("rep {} {}", rep + 1, phase.name), phase.bytes());
         let probe = PhaseProbe::start(&devices);
-        let outcome = run_phase_threads(&job, monitor);
+        let outcome = launch(&job, monitor);
         let env = probe.finish();
         monitor.end();
         match outcome {
@@ -244,6 +247,11 @@ fn run_phases(
                     &env.devices,
                 ));
                 r.env = env;
+                if real && phase.op.is_write() {
+                    // Where the data landed; a file system without FIEMAP just has no facts.
+                    let names: Vec<String> = plan.files.iter().map(|f| f.name.clone()).collect();
+                    r.file_layout = crate::forensics::probe(&paths, &names).ok().map(|(facts, _)| facts);
+                }
                 out.push((phase.index, r));
             }
             Err(e) => {
@@ -277,20 +285,21 @@ fn recreate(spec: &Spec, plan: &RunPlan, paths: &[PathBuf]) -> Result<u64> {
 }
 
 /// Writes every file in full (untimed) when the first phase reads or rewrites: the same
-/// bytes a write phase would produce, committed.
+/// bytes a write phase would produce (stamped through the same data path), committed.
 fn lay_out(spec: &Spec, plan: &RunPlan, paths: &[PathBuf]) -> Result<()> {
-    let bs = spec.bs_bytes as usize;
-    let mut buf = vec![0u8; bs];
-    fill::fill(&mut buf, spec.seed);
+    let len = plan::piece_len(spec);
+    let mut buf = vec![0u8; spec.bs_bytes as usize];
     for (gid, (f, p)) in plan.files.iter().zip(paths).enumerate() {
+        let mut data = DataPath::new(spec, &[gid as u32]);
+        data.init_write_buf(&mut buf);
         let file = File::options().write(true).open(p).map_err(|e| Error::io("open", p, None, e))?;
-        let salt = fill::file_salt(spec.seed, gid as u32);
         let mut off = 0;
         while off < f.size_bytes {
-            let len = bs.min((f.size_bytes - off) as usize);
-            fill::stamp(&mut buf[..len], salt, off);
-            file.write_all_at(&buf[..len], off).map_err(|e| Error::io("pwrite", p, Some(off), e))?;
-            off += len as u64;
+            let n = len.min(f.size_bytes - off);
+            let block = &mut buf[..n as usize];
+            data.before_write(block, Op { file: 0, offset: off, len: n });
+            file.write_all_at(block, off).map_err(|e| Error::io("pwrite", p, Some(off), e))?;
+            off += n;
         }
         file.sync_data().map_err(|e| Error::io("fdatasync", p, None, e))?;
     }

@@ -13,6 +13,8 @@ use crate::error::{Error, Result};
 use crate::schedule::Interleave;
 use crate::units::{fmt_size_spec, parse_size};
 
+mod layout;
+
 /// One declared parameter: its key (TOML key, sweep axis name, `--flag` with `-` for `_`).
 pub struct ParamDef {
     pub key: &'static str,
@@ -31,11 +33,19 @@ macro_rules! params {
 params! {
     "name": "a label for the experiment",
     "dirs" list=true: "target directories; iolab works inside its own work directory under each",
-    "ops" list=true: "phases in order: write, rewrite, read; each may add :seq|:reverse|:random and :cold|:warm|:asis",
-    "workers": "number of workers (threads)",
-    "size": "bytes per worker (KiB/MiB/GiB are 1024-based, kB/MB/GB 1000-based, NxRAM)",
+    "ops" list=true: "phases in order: write, rewrite, read; each may add :seq|:reverse|:random, :cold|:warm|:asis, :workers=N, :round_robin=R, :layout=L",
+    "workers": "number of workers (threads or processes); a phase may set its own",
+    "size": "bytes per file of per-worker layouts (= per worker by default); bytes per worker of shared layouts (KiB/MiB/GiB are 1024-based, kB/MB/GB 1000-based, NxRAM)",
     "bs": "bytes per I/O operation",
-    "layout": "file-per-worker | shared (one file, each worker a contiguous segment)",
+    "layout": "file-per-worker | shared | shared-strided | striped | striped-per-worker (see docs/layouts.md)",
+    "files": "files in the set of file-per-worker and striped-per-worker (default: one per worker); worker w of W gets files w, w+W, ...",
+    "files_per_worker": "K: files = K x workers, and each worker visits its K files round-robin (round_robin = K)",
+    "round_robin": "R: a worker visits R of its files at a time, block by block (default 1)",
+    "stripe_unit": "bytes per stripe unit of the striped layouts",
+    "stripe_count": "striped layouts: stripe over the first N dirs (default: all)",
+    "launcher": "thread | process (the binary re-executes itself once per worker)",
+    "start": "barrier (workers start together) | free (each worker starts as soon as it is ready)",
+    "latency": "histogram | trace (also every op's file, offset, start and duration, kept in the store)",
     "order": "seq | reverse | random (a seeded permutation covering every block once)",
     "seed": "seed for random orders and data",
     "engine": "I/O engine (see `iolab engines`)",
@@ -62,7 +72,7 @@ impl Params {
     /// Sets one key (normalising `-` to `_`), replacing earlier values. Unknown keys are refused.
     pub fn set(&mut self, key: &str, values: Vec<String>) -> Result<()> {
         let key = key.replace('-', "_");
-        let key = if key == "dir" { "dirs".to_string() } else { key };
+        let key = if matches!(key.as_str(), "dir" | "targets" | "target") { "dirs".to_string() } else { key };
         let key = if key == "op" { "ops".to_string() } else { key };
         let def = PARAMS
             .iter()
@@ -129,38 +139,44 @@ fn toml_values(key: &str, v: &toml::Value) -> Result<Vec<String>> {
     }
 }
 
-/// `[[phases]]` tables: `op = "read"`, optional `order`, `cache`.
+/// `[[phases]]` tables: `op = "read"`, optional `order`, `cache`, `workers`, `round_robin`,
+/// `layout`. Each becomes the phase string `op:workers=N:round_robin=R:layout=L:order:cache`.
 fn phases_from_toml(v: &toml::Value) -> Result<Vec<String>> {
     let arr =
         v.as_array().ok_or_else(|| Error::spec("phases", v, "expected an array of tables ([[phases]])"))?;
     arr.iter()
         .map(|t| {
             let t = t.as_table().ok_or_else(|| Error::spec("phases", t, "expected a table"))?;
-            let mut s = String::new();
+            let mut parts: BTreeMap<usize, String> = BTreeMap::new();
             for (k, v) in t {
                 let val = toml_scalar(&format!("phases.{k}"), v)?;
-                match k.as_str() {
-                    "op" => s.insert_str(0, &val),
-                    "order" | "cache" => {
-                        s.push(':');
-                        s.push_str(&val);
+                let (rank, text) = match k.as_str() {
+                    "op" => (0, val),
+                    "workers" | "round_robin" | "layout" => {
+                        (PHASE_KEYS.iter().position(|p| p == k).unwrap_or(0) + 1, format!("{k}={val}"))
                     }
+                    "order" => (4, val),
+                    "cache" => (5, val),
                     _ => {
                         return Err(Error::spec(
                             format!("phases.{k}"),
                             val,
-                            "unknown phase key (op, order, cache)",
+                            "unknown phase key (op, workers, round_robin, layout, order, cache)",
                         ));
                     }
-                }
+                };
+                parts.insert(rank, text);
             }
-            if s.starts_with(':') || s.is_empty() {
+            if !parts.contains_key(&0) {
                 return Err(Error::spec("phases.op", "", "each phase needs an `op`"));
             }
-            Ok(s)
+            Ok(parts.into_values().collect::<Vec<_>>().join(":"))
         })
         .collect()
 }
+
+/// The `key=value` modifiers a phase may carry, in the order phase names list them.
+const PHASE_KEYS: &[&str] = &["workers", "round_robin", "layout"];
 
 /// What a phase does to the data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -187,22 +203,32 @@ impl OpKind {
     }
 }
 
-/// Where each worker's bytes go.
+/// Where each worker's bytes go (docs/layouts.md draws each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layout {
-    /// Worker w owns file w.
+    /// A set of `files` files; worker w of W owns files w, w+W, ... (file w by default).
     FilePerWorker,
-    /// One file; worker w owns the contiguous segment [w*size, (w+1)*size).
+    /// One file; worker w owns a contiguous segment (w x size .. (w+1) x size by default).
     Shared,
+    /// One file; worker w of W owns blocks w, w+W, w+2W, ... (IOR's strided pattern).
+    SharedStrided,
+    /// One logical file striped over the targets; worker w owns a contiguous segment.
+    Striped,
+    /// As file-per-worker, but each file is striped over the targets.
+    StripedPerWorker,
 }
 
 impl Layout {
-    pub const NAMES: &'static [&'static str] = &["file-per-worker", "shared"];
+    pub const NAMES: &'static [&'static str] =
+        &["file-per-worker", "shared", "shared-strided", "striped", "striped-per-worker"];
     pub fn parse(s: &str) -> Option<Layout> {
         Some(match s {
             "file-per-worker" | "fpp" => Layout::FilePerWorker,
             "shared" => Layout::Shared,
+            "shared-strided" | "strided" => Layout::SharedStrided,
+            "striped" => Layout::Striped,
+            "striped-per-worker" => Layout::StripedPerWorker,
             _ => return None,
         })
     }
@@ -210,7 +236,18 @@ impl Layout {
         match self {
             Layout::FilePerWorker => "file-per-worker",
             Layout::Shared => "shared",
+            Layout::SharedStrided => "shared-strided",
+            Layout::Striped => "striped",
+            Layout::StripedPerWorker => "striped-per-worker",
         }
+    }
+    /// Workers own whole files (a file set of `files` files), rather than parts of one file.
+    pub fn per_worker_files(self) -> bool {
+        matches!(self, Layout::FilePerWorker | Layout::StripedPerWorker)
+    }
+    /// Each logical file is striped over several component files.
+    pub fn striped(self) -> bool {
+        matches!(self, Layout::Striped | Layout::StripedPerWorker)
     }
 }
 
@@ -349,6 +386,15 @@ pub struct Phase {
     pub op: OpKind,
     pub order: Order,
     pub cache: CachePolicy,
+    /// This phase's own worker count (else the run's `workers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u32>,
+    /// This phase's own round-robin width (else the run's `round_robin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_robin: Option<u32>,
+    /// This phase's own access layout (only `shared` <-> `shared-strided`: same file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<Layout>,
 }
 
 impl Phase {
@@ -394,6 +440,62 @@ pub struct Spec {
     /// Order of the runs of an experiment's points.
     #[serde(default)]
     pub interleave: Interleave,
+    /// Files in the set of the per-worker layouts; 1 for the shared ones. (0 only in documents
+    /// written before the field existed, meaning one per worker.)
+    #[serde(default)]
+    pub files: u32,
+    /// Default round-robin width of phases.
+    #[serde(default = "one")]
+    pub round_robin: u32,
+    /// Stripe unit of the striped layouts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe_unit_bytes: Option<u64>,
+    /// Components per striped file: the first `stripe_count` dirs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe_count: Option<u32>,
+    #[serde(default)]
+    pub launcher: Launcher,
+    #[serde(default)]
+    pub start: StartMode,
+    #[serde(default)]
+    pub latency: LatencyMode,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// How workers are started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Launcher {
+    /// Threads of the iolab process.
+    #[default]
+    Thread,
+    /// Child processes: the binary re-executes itself once per worker.
+    Process,
+}
+
+/// When a worker's clock starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StartMode {
+    /// All workers open their files, then start together.
+    #[default]
+    Barrier,
+    /// Each worker starts as soon as its files are open (Russell's uncoordinated children).
+    Free,
+}
+
+/// What is kept of each op's latency.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LatencyMode {
+    /// An HDR histogram per worker.
+    #[default]
+    Histogram,
+    /// The histogram plus every op's file, offset, start and duration.
+    Trace,
 }
 
 /// Defaults, chosen so that `iolab run` with no arguments is the default experiment: a short,
@@ -451,8 +553,39 @@ fn parse_phases(values: &[String], default_cache: CachePolicy, default_order: Or
             }
         };
         let (mut order, mut cache) = (default_order, default_cache);
+        let (mut workers, mut round_robin, mut layout) = (None, None, None);
         for m in parts {
-            if let Some(o) = Order::parse(m) {
+            if let Some((k, v)) = m.split_once('=') {
+                let k = k.replace('-', "_");
+                match k.as_str() {
+                    "workers" => workers = Some(layout::phase_count(item, &k, v, 4096)?),
+                    "round_robin" | "rr" => round_robin = Some(layout::phase_count(item, &k, v, 1 << 20)?),
+                    "layout" => {
+                        layout = Some(Layout::parse(v).ok_or_else(|| {
+                            Error::spec(
+                                "ops",
+                                item,
+                                format!("unknown layout `{v}` ({})", Layout::NAMES.join(", ")),
+                            )
+                        })?)
+                    }
+                    "order" => {
+                        order = Order::parse(v)
+                            .ok_or_else(|| Error::spec("ops", item, format!("unknown order `{v}`")))?
+                    }
+                    "cache" => {
+                        cache = CachePolicy::parse(v)
+                            .ok_or_else(|| Error::spec("ops", item, format!("unknown cache policy `{v}`")))?
+                    }
+                    _ => {
+                        return Err(Error::spec(
+                            "ops",
+                            item,
+                            format!("unknown phase key `{k}` (workers, round_robin, layout, order, cache)"),
+                        ));
+                    }
+                }
+            } else if let Some(o) = Order::parse(m) {
                 order = o;
             } else if let Some(c) = CachePolicy::parse(m) {
                 cache = c;
@@ -460,7 +593,9 @@ fn parse_phases(values: &[String], default_cache: CachePolicy, default_order: Or
                 return Err(Error::spec(
                     "ops",
                     item,
-                    format!("unknown modifier `{m}` (seq, reverse, random, cold, warm, asis)"),
+                    format!(
+                        "unknown modifier `{m}` (seq, reverse, random, cold, warm, asis, workers=N, round_robin=R, layout=L)"
+                    ),
                 ));
             }
         }
@@ -468,7 +603,7 @@ fn parse_phases(values: &[String], default_cache: CachePolicy, default_order: Or
         let repeats =
             phases.iter().filter(|p| p.name == base || p.name.starts_with(&format!("{base}#"))).count();
         let name = if repeats == 0 { base } else { format!("{base}#{}", repeats + 1) };
-        phases.push(Phase { name, op, order, cache });
+        phases.push(Phase { name, op, order, cache, workers, round_robin, layout });
     }
     if phases.is_empty() {
         return Err(Error::spec("ops", values.join(","), "at least one phase is needed"));
@@ -609,6 +744,7 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
             ));
         }
     }
+    let access = layout::resolve_access(params, layout, workers as u32, dirs.len())?;
     if drop_caches && !phases.iter().any(|p| p.cache == CachePolicy::Cold) {
         return Err(Error::spec("drop_caches", "true", "only applies to cold phases"));
     }
@@ -622,7 +758,7 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         }
     }
 
-    Ok(Spec {
+    let spec = Spec {
         name: get("name").unwrap_or("experiment").to_string(),
         dirs,
         phases,
@@ -646,7 +782,16 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         settle_ns,
         prime_memory_bytes,
         interleave,
-    })
+        files: access.files,
+        round_robin: access.round_robin,
+        stripe_unit_bytes: access.stripe_unit_bytes,
+        stripe_count: access.stripe_count,
+        launcher: access.launcher,
+        start: access.start,
+        latency: access.latency,
+    };
+    layout::check(&spec, env)?;
+    Ok(spec)
 }
 
 fn check_dir(d: &str, cwd: &Path) -> Result<PathBuf> {
@@ -691,12 +836,51 @@ impl Spec {
         set("settle", vec![format!("{}ns", self.settle_ns)]);
         set("prime_memory", vec![fmt_size_spec(self.prime_memory_bytes)]);
         set("interleave", vec![self.interleave.label()]);
+        if self.layout.per_worker_files() && self.files != 0 && self.files != self.workers {
+            set("files", vec![self.files.to_string()]);
+        }
+        if self.round_robin != 1 {
+            set("round_robin", vec![self.round_robin.to_string()]);
+        }
+        if let Some(u) = self.stripe_unit_bytes {
+            set("stripe_unit", vec![fmt_size_spec(u)]);
+        }
+        if let Some(c) = self.stripe_count {
+            set("stripe_count", vec![c.to_string()]);
+        }
+        set("launcher", vec![serde_json::to_value(self.launcher).unwrap().as_str().unwrap().into()]);
+        set("start", vec![serde_json::to_value(self.start).unwrap().as_str().unwrap().into()]);
+        set("latency", vec![serde_json::to_value(self.latency).unwrap().as_str().unwrap().into()]);
         p
     }
 
     /// Bytes of data one repetition keeps on disk at most (what preflight checks).
     pub fn data_bytes(&self) -> u64 {
-        self.size_bytes * self.workers as u64
+        if self.layout.per_worker_files() {
+            self.size_bytes * self.file_count() as u64
+        } else {
+            self.size_bytes * self.workers as u64
+        }
+    }
+
+    /// Files in the set of the per-worker layouts (one per worker unless `files` says).
+    pub fn file_count(&self) -> u32 {
+        if self.files == 0 { self.workers } else { self.files }
+    }
+
+    /// A phase's worker count.
+    pub fn phase_workers(&self, ph: &Phase) -> u32 {
+        ph.workers.unwrap_or(self.workers)
+    }
+
+    /// A phase's round-robin width.
+    pub fn phase_round_robin(&self, ph: &Phase) -> u32 {
+        ph.round_robin.unwrap_or(self.round_robin)
+    }
+
+    /// A phase's access layout.
+    pub fn phase_layout(&self, ph: &Phase) -> Layout {
+        ph.layout.unwrap_or(self.layout)
     }
 }
 

@@ -7,14 +7,16 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::{Error, Result};
+use crate::forensics::LayoutFacts;
 use crate::host::HostFacts;
+use crate::period::Period;
 use crate::results::{ExperimentResult, LatencyNs, PointResult, Repetition, Status, WorkerResult};
 use crate::run::Sink;
 use crate::spec::Spec;
 use crate::worker::Buckets;
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 2;
+pub const STORE_VERSION: i64 = 3;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -85,8 +87,36 @@ ALTER TABLE runs ADD COLUMN warmup INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE phase_results ADD COLUMN env_json TEXT NOT NULL DEFAULT '{}';
 ";
 
+/// Version 3: per-op traces, the periods found in them, and the file layout after write phases.
+const SCHEMA_V3_TRACES: &str = "
+CREATE TABLE trace_ops (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    phase INTEGER NOT NULL,
+    worker INTEGER NOT NULL,
+    op INTEGER NOT NULL,
+    file INTEGER NOT NULL,
+    offset_bytes INTEGER NOT NULL,
+    start_ns INTEGER NOT NULL,
+    duration_ns INTEGER NOT NULL,
+    PRIMARY KEY (run_id, phase, worker, op)
+) WITHOUT ROWID;
+CREATE TABLE worker_periods (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    phase INTEGER NOT NULL,
+    worker INTEGER NOT NULL,
+    periods_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, phase, worker)
+);
+CREATE TABLE phase_layouts (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    phase INTEGER NOT NULL,
+    layout_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, phase)
+);
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
-const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2_EXPERIMENTS];
+const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2_EXPERIMENTS, SCHEMA_V3_TRACES];
 
 /// The default store path: $IOLAB_DB, else $XDG_DATA_HOME/iolab/iolab.db, else
 /// ~/.local/share/iolab/iolab.db.
@@ -296,6 +326,13 @@ impl Store {
                 ],
             )
             .map_err(|e| self.err(e))?;
+            if let Some(layout) = &r.file_layout {
+                tx.execute(
+                    "INSERT INTO phase_layouts VALUES (?1, ?2, ?3)",
+                    params![run_id, *phase as i64, self.json(layout)?],
+                )
+                .map_err(|e| self.err(e))?;
+            }
             for w in &r.workers {
                 tx.execute(
                     "INSERT INTO worker_results(run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
@@ -318,6 +355,31 @@ impl Store {
                     ],
                 )
                 .map_err(|e| self.err(e))?;
+                if let Some(periods) = &w.periods {
+                    tx.execute(
+                        "INSERT INTO worker_periods VALUES (?1, ?2, ?3, ?4)",
+                        params![run_id, *phase as i64, w.worker, self.json(periods)?],
+                    )
+                    .map_err(|e| self.err(e))?;
+                }
+                if let Some(trace) = &w.trace {
+                    let mut ins = tx
+                        .prepare_cached("INSERT INTO trace_ops VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+                        .map_err(|e| self.err(e))?;
+                    for (k, op) in trace.ops().iter().enumerate() {
+                        ins.execute(params![
+                            run_id,
+                            *phase as i64,
+                            w.worker,
+                            k as i64,
+                            op.file,
+                            op.offset as i64,
+                            op.start_ns as i64,
+                            op.duration_ns as i64
+                        ])
+                        .map_err(|e| self.err(e))?;
+                    }
+                }
             }
         }
         tx.commit().map_err(|e| self.err(e))
@@ -421,6 +483,7 @@ impl Store {
             let warmup: bool = r.get(16).map_err(g)?;
             let status: String = r.get(4).map_err(g)?;
             let workers = self.load_workers(&run_id, phase)?;
+            let file_layout = self.load_layout(&run_id, phase)?;
             let rep = Repetition {
                 rep: r.get(2).map_err(g)?,
                 run_id,
@@ -437,6 +500,7 @@ impl Store {
                 flags: serde_json::from_str(&flags_json).map_err(|e| self.err(e))?,
                 workers,
                 env: serde_json::from_str(&env_json).map_err(|e| self.err(e))?,
+                file_layout,
             };
             let ph =
                 points.get_mut(point as usize).and_then(|p| p.phases.get_mut(phase as usize)).ok_or_else(
@@ -536,6 +600,8 @@ impl Store {
                         bytes_per_s: r.get(8)?,
                         latency_ns: LatencyNs::default(),
                         latency_histogram_ns: Buckets::default(),
+                        periods: None,
+                        trace: None,
                     },
                     r.get::<_, String>(9)?,
                     r.get::<_, String>(10)?,
@@ -547,10 +613,92 @@ impl Store {
             let (mut w, lat, hist) = row.map_err(|e| self.err(e))?;
             w.latency_ns = serde_json::from_str(&lat).map_err(|e| self.err(e))?;
             w.latency_histogram_ns = serde_json::from_str(&hist).map_err(|e| self.err(e))?;
+            w.periods = self.load_periods(run_id, phase, w.worker)?;
             out.push(w);
         }
         Ok(out)
     }
+}
+
+impl Store {
+    fn load_layout(&self, run_id: &str, phase: i64) -> Result<Option<LayoutFacts>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT layout_json FROM phase_layouts WHERE run_id = ?1 AND phase = ?2")
+            .map_err(|e| self.err(e))?;
+        let json: Option<String> =
+            stmt.query_row(params![run_id, phase], |r| r.get(0)).optional().map_err(|e| self.err(e))?;
+        json.map(|j| serde_json::from_str(&j).map_err(|e| self.err(e))).transpose()
+    }
+
+    fn load_periods(&self, run_id: &str, phase: i64, worker: u32) -> Result<Option<Vec<Period>>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT periods_json FROM worker_periods WHERE run_id = ?1 AND phase = ?2 AND worker = ?3",
+            )
+            .map_err(|e| self.err(e))?;
+        let json: Option<String> = stmt
+            .query_row(params![run_id, phase, worker], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))?;
+        json.map(|j| serde_json::from_str(&j).map_err(|e| self.err(e))).transpose()
+    }
+
+    /// Calls `f` with every traced op of an experiment, in (rep, point, phase, worker, op)
+    /// order; returns how many there were.
+    pub fn for_each_trace_op(
+        &self,
+        experiment_id: &str,
+        mut f: impl FnMut(&TraceRow) -> Result<()>,
+    ) -> Result<u64> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT t.run_id, r.point, r.rep, t.phase, t.worker, t.op, t.file, t.offset_bytes, t.start_ns, t.duration_ns
+                 FROM trace_ops t JOIN runs r ON r.run_id = t.run_id
+                 WHERE r.experiment_id = ?1
+                 ORDER BY r.rep, r.point, t.phase, t.worker, t.op",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut rows = stmt.query([experiment_id]).map_err(|e| self.err(e))?;
+        let mut n = 0;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let g = |e: rusqlite::Error| self.err(e);
+            let row = TraceRow {
+                run_id: r.get(0).map_err(g)?,
+                point: r.get::<_, i64>(1).map_err(g)? as usize,
+                rep: r.get(2).map_err(g)?,
+                phase: r.get::<_, i64>(3).map_err(g)? as usize,
+                worker: r.get(4).map_err(g)?,
+                op: r.get::<_, i64>(5).map_err(g)? as u64,
+                file: r.get(6).map_err(g)?,
+                offset_bytes: r.get::<_, i64>(7).map_err(g)? as u64,
+                start_ns: r.get::<_, i64>(8).map_err(g)? as u64,
+                duration_ns: r.get::<_, i64>(9).map_err(g)? as u64,
+            };
+            f(&row)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+/// One traced op as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TraceRow {
+    pub run_id: String,
+    pub point: usize,
+    pub rep: u32,
+    pub phase: usize,
+    pub worker: u32,
+    pub op: u64,
+    /// The run's global file id (the order `iolab plan` lists files in).
+    pub file: u32,
+    pub offset_bytes: u64,
+    /// From the worker's start.
+    pub start_ns: u64,
+    pub duration_ns: u64,
 }
 
 fn status_str(s: Status) -> &'static str {
@@ -582,5 +730,46 @@ impl Sink for Store {
     ) -> Result<()> {
         let warmup = exp.points[point].phases.iter().any(|ph| ph.warmups.iter().any(|r| r.run_id == run_id));
         self.insert_run(&exp.experiment_id, point, run_id, reps, warmup)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store written by the first schema is migrated in place: its rows stay, the new
+    /// tables appear, and the version moves to the current one.
+    #[test]
+    fn a_version_1_store_is_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(SCHEMA_V1).unwrap();
+            conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '1')", []).unwrap();
+            conn.execute("INSERT INTO hosts VALUES ('h', 'host', '{}')", []).unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let version: String = store
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, STORE_VERSION.to_string());
+        let hosts: i64 = store.conn.query_row("SELECT count(*) FROM hosts", [], |r| r.get(0)).unwrap();
+        assert_eq!(hosts, 1);
+        for table in ["trace_ops", "worker_periods", "phase_layouts"] {
+            let n: i64 = store
+                .conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                    [table],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(n, 1, "{table}");
+        }
+        drop(store);
+        // Opening again changes nothing.
+        Store::open(&path).unwrap();
     }
 }

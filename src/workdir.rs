@@ -22,11 +22,16 @@ pub struct WorkDirs {
 
 impl WorkDirs {
     /// Creates `TARGET/.iolab-RUNID/` with its marker under each target. Fails rather than
-    /// reuse anything that exists.
+    /// reuse anything that exists. A target listed twice (several logical targets on one
+    /// disk) shares one work directory.
     pub fn create(targets: &[PathBuf], run_id: &str, keep: bool) -> Result<WorkDirs> {
         let mut wd = WorkDirs { dirs: vec![], created: vec![], keep };
-        for t in targets {
+        for (i, t) in targets.iter().enumerate() {
             let d = t.join(format!("{PREFIX}{run_id}"));
+            if targets[..i].contains(t) {
+                wd.dirs.push(d);
+                continue;
+            }
             fs::create_dir(&d).map_err(|e| Error::io("mkdir", &d, None, e))?;
             wd.dirs.push(d.clone());
             let marker = d.join(MARKER);
@@ -80,7 +85,13 @@ impl WorkDirs {
                 first_err.get_or_insert(Error::io("unlink", &p, None, e));
             }
         }
+        // A repeated target shares its directory: remove each directory once.
+        let mut removed: Vec<PathBuf> = vec![];
         for d in self.dirs.drain(..) {
+            if removed.contains(&d) {
+                continue;
+            }
+            removed.push(d.clone());
             let _ = fs::remove_file(d.join(MARKER));
             if let Err(e) = fs::remove_dir(&d) {
                 first_err.get_or_insert(Error::io("rmdir", &d, None, e));
@@ -115,6 +126,18 @@ mod tests {
         assert!(wd.cleanup().is_err(), "rmdir fails because of the user's file");
         assert!(!f.exists());
         assert_eq!(fs::read(d.join("user.txt")).unwrap(), b"mine");
+    }
+
+    #[test]
+    fn a_repeated_target_shares_one_directory() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().to_path_buf();
+        let mut wd = WorkDirs::create(&[p.clone(), p.clone(), p], "rep", false).unwrap();
+        assert_eq!(wd.dir(0), wd.dir(2));
+        wd.create_file(&wd.dir(1).join("a.s01.dat")).unwrap();
+        wd.create_file(&wd.dir(2).join("a.s02.dat")).unwrap();
+        wd.cleanup().unwrap();
+        assert_eq!(fs::read_dir(t.path()).unwrap().count(), 0);
     }
 
     #[test]

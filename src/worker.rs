@@ -15,9 +15,12 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Engine, EngineDef, Setup};
 use crate::error::{Error, Result};
 use crate::fill;
-use crate::plan::{PhasePlan, WorkerPlan};
-use crate::spec::{Spec, SyncPolicy};
+use crate::plan::{FileRole, PhasePlan, WorkerPlan};
+use crate::spec::{LatencyMode, Launcher, Spec, StartMode, SyncPolicy};
 use crate::sys::now_ns;
+use crate::trace::OpTrace;
+
+pub mod process;
 
 /// Where workers wait so that they start together.
 pub trait StartGate: Sync {
@@ -28,6 +31,13 @@ impl StartGate for Barrier {
     fn wait(&self) {
         Barrier::wait(self);
     }
+}
+
+/// `start = free`: no waiting; each worker starts as soon as its files are open.
+pub struct FreeStart;
+
+impl StartGate for FreeStart {
+    fn wait(&self) {}
 }
 
 /// Keeps a value on its own cache lines so workers do not slow each other down.
@@ -66,6 +76,8 @@ pub struct WorkerSample {
     pub close_ns: u64,
     /// Per-op latency in ns (commits excluded).
     pub hist: Histogram<u64>,
+    /// Every op (with `latency = trace`), files as global ids.
+    pub trace: Option<OpTrace>,
 }
 
 impl WorkerSample {
@@ -125,6 +137,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         data.init_write_buf(engine.buf());
     }
     let mut hist = new_hist();
+    let mut trace = (spec.latency == LatencyMode::Trace).then(|| OpTrace::preallocated(ops.n_ops));
     let mut commits =
         Commits { call: spec.sync_call, dirty: vec![false; ctx.paths.len()], sync_ns: 0, calls: 0 };
     let sync_policy = if ctx.write { spec.sync } else { SyncPolicy::None };
@@ -151,6 +164,9 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         let done = engine.io(op, ctx.write).map_err(|e| io_err(k, e))?;
         let t = now_ns();
         hist.saturating_record(t - prev);
+        if let Some(tr) = trace.as_mut() {
+            tr.record(k, op.file, op.offset, prev - start_ns, t - prev);
+        }
         prev = t;
         if done != op.len {
             ctx.abort.store(true, Relaxed);
@@ -185,6 +201,9 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
     let t_close = now_ns();
     engine.close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
     let close_ns = now_ns() - t_close;
+    if let Some(tr) = trace.as_mut() {
+        tr.map_files(&ctx.gids);
+    }
     Ok(WorkerSample {
         worker: ctx.plan.worker,
         bytes,
@@ -196,6 +215,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         open_ns,
         close_ns,
         hist,
+        trace,
     })
 }
 
@@ -205,13 +225,21 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
 /// [`DataPath::after_read`] after a block comes back.
 pub struct DataPath {
     seed: u64,
-    /// Stamp salt per local file.
-    salts: Vec<u64>,
+    /// Per local file: the stamp salt of its logical file, and how its offsets map to logical
+    /// offsets (a stripe component's bytes are stamped with the logical file's offsets).
+    files: Vec<(u64, FileRole)>,
 }
 
 impl DataPath {
     pub fn new(spec: &Spec, gids: &[u32]) -> DataPath {
-        DataPath { seed: spec.seed, salts: gids.iter().map(|&g| fill::file_salt(spec.seed, g)).collect() }
+        let files = gids
+            .iter()
+            .map(|&g| {
+                let role = FileRole::of(spec, g);
+                (fill::file_salt(spec.seed, role.logical), role)
+            })
+            .collect();
+        DataPath { seed: spec.seed, files }
     }
 
     /// Fills a write buffer once, before timing starts.
@@ -222,7 +250,8 @@ impl DataPath {
     /// Prepares `block` to be written by `op` (stamps its offsets).
     #[inline(always)]
     pub fn before_write(&mut self, block: &mut [u8], op: crate::plan::Op) {
-        fill::stamp(block, self.salts[op.file as usize], op.offset);
+        let (salt, role) = &self.files[op.file as usize];
+        fill::stamp(block, *salt, role.logical_offset(op.offset));
     }
 
     /// Checks a block read by `op`. Without verification this does nothing.
@@ -316,10 +345,19 @@ pub trait Monitor: Sync {
     fn end(&self) {}
 }
 
+/// Runs a phase's workers with the spec's launcher (threads or processes).
+pub fn launch(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
+    match job.spec.launcher {
+        Launcher::Thread => run_phase_threads(job, monitor),
+        Launcher::Process => process::run_phase_processes(job, monitor),
+    }
+}
+
 /// Runs workers as threads of this process.
 pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
     let n = job.phase.workers.len();
-    let gate = Barrier::new(n);
+    let (barrier, free) = (Barrier::new(n), FreeStart);
+    let gate: &dyn StartGate = if job.spec.start == StartMode::Free { &free } else { &barrier };
     let abort = AtomicBool::new(false);
     let progress: Vec<Padded<AtomicU64>> = (0..n).map(|_| Padded::default()).collect();
     let finished = AtomicUsize::new(0);
@@ -327,7 +365,7 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
     let results: Vec<Result<WorkerSample>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
-                let ctx = job.ctx(i, &gate, &abort, &progress[i].0);
+                let ctx = job.ctx(i, gate, &abort, &progress[i].0);
                 let (abort, finished) = (&abort, &finished);
                 std::thread::Builder::new()
                     .name(format!("iolab-w{i}"))

@@ -48,6 +48,8 @@ const HEADER: &[&str] = &[
     "load_avg_1m_end",
     "device_read_bytes",
     "device_write_bytes",
+    "worker_open_ns",
+    "worker_close_ns",
 ];
 
 impl Exporter for Csv {
@@ -97,7 +99,9 @@ impl Exporter for Csv {
                     ];
                     if r.workers.is_empty() {
                         let blanks = vec![String::new(); 12];
-                        w.write_record(run.iter().chain(&blanks).chain(&tail)).map_err(write_err)?;
+                        let after = [String::new(), String::new()];
+                        w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
+                            .map_err(write_err)?;
                     }
                     for wk in &r.workers {
                         let l = &wk.latency_ns;
@@ -115,7 +119,9 @@ impl Exporter for Csv {
                             l.p999.to_string(),
                             l.max.to_string(),
                         ];
-                        w.write_record(run.iter().chain(&cols).chain(&tail)).map_err(write_err)?;
+                        let after = [wk.open_ns.to_string(), wk.close_ns.to_string()];
+                        w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after))
+                            .map_err(write_err)?;
                     }
                 }
             }

@@ -8,9 +8,11 @@ use crate::results::ExperimentResult;
 
 pub mod compare;
 mod csv;
+pub(crate) mod details;
 mod json;
 pub mod plan;
 mod table;
+pub mod trace;
 
 pub use table::{render_table, text_table};
 

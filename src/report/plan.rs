@@ -29,6 +29,8 @@ struct PhaseJson {
     op: &'static str,
     order: &'static str,
     cache: &'static str,
+    layout: &'static str,
+    round_robin: u32,
     bytes: u64,
     workers: Vec<WorkerJson>,
 }
@@ -38,6 +40,8 @@ struct WorkerJson {
     worker: u32,
     files: Vec<String>,
     ops: u64,
+    /// Bytes per op (bs, or the piece length of a striped file).
+    op_bytes: u64,
     bytes: u64,
     /// The first few ops as [file, offset, len].
     first_ops: Vec<(String, u64, u64)>,
@@ -74,6 +78,8 @@ pub fn plan_json(spec: &Spec, plan: &RunPlan) -> String {
                 op: ph.op.name(),
                 order: ph.order.name(),
                 cache: ph.cache.name(),
+                layout: ph.layout.name(),
+                round_robin: ph.round_robin,
                 bytes: ph.bytes(),
                 workers: ph
                     .workers
@@ -82,6 +88,7 @@ pub fn plan_json(spec: &Spec, plan: &RunPlan) -> String {
                         worker: w.worker,
                         files: w.files.iter().map(|&g| fname(g)).collect(),
                         ops: w.ops.n_ops,
+                        op_bytes: w.ops.op_len(),
                         bytes: w.ops.bytes(),
                         first_ops: w
                             .ops
@@ -108,6 +115,9 @@ pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
         if spec.reps == 1 { "" } else { "s" },
         spec.engine
     );
+    if let Some(how) = super::details::spec_launch(spec) {
+        s += &format!("workers: {how}\n");
+    }
     s += "files (created in a new .iolab-RUNID/ directory under each target, removed after each repetition";
     s += if spec.keep { "; kept: --keep)\n" } else { ")\n" };
     for f in plan.files.iter().take(16) {
@@ -122,7 +132,10 @@ pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
         s += &format!("  ... and {} more files\n", plan.files.len() - 16);
     }
     s += &format!("disk space needed: {}", fmt_size(disk_bytes_total(spec, plan)));
-    for d in &spec.dirs {
+    for (i, d) in spec.dirs.iter().enumerate() {
+        if spec.dirs[..i].contains(d) {
+            continue;
+        }
         if let Ok((free, inodes)) = crate::sys::fs_free(d) {
             s += &format!(" (free in {}: {}, {} inodes)", d.display(), fmt_size(free), inodes);
         }
@@ -132,26 +145,45 @@ pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
         s += "the first phase reads existing data: files are written in full first (not timed)\n";
     }
     for ph in &plan.phases {
+        let rr =
+            if ph.round_robin > 1 { format!(", {} files at a time", ph.round_robin) } else { String::new() };
         s += &format!(
-            "phase {} `{}`: {} {} with {} worker{}, {} in all; cache {}: {}\n",
+            "phase {} `{}`: {} {} with {} worker{} ({}{rr}), {} in all; cache {}: {}\n",
             ph.index + 1,
             ph.name,
             ph.op.name(),
             ph.order.name(),
             ph.workers.len(),
             if ph.workers.len() == 1 { "" } else { "s" },
+            ph.layout.name(),
             fmt_size(ph.bytes()),
             ph.cache.name(),
             crate::cache::method(ph.cache, spec.direct, spec.drop_caches)
         );
         for w in ph.workers.iter().take(8) {
-            let files: Vec<&str> = w.files.iter().map(|&g| plan.files[g as usize].name.as_str()).collect();
-            let first: Vec<String> = w.ops.iter().take(4).map(|o| o.offset.to_string()).collect();
+            let mut files: Vec<&str> =
+                w.files.iter().take(4).map(|&g| plan.files[g as usize].name.as_str()).collect();
+            let more = format!("... ({} files)", w.files.len());
+            if w.files.len() > 4 {
+                files.push(&more);
+            }
+            let first: Vec<String> = w
+                .ops
+                .iter()
+                .take(4)
+                .map(|o| {
+                    if w.files.len() > 1 {
+                        format!("{}@{}", plan.files[w.files[o.file as usize] as usize].name, o.offset)
+                    } else {
+                        o.offset.to_string()
+                    }
+                })
+                .collect();
             s += &format!(
                 "  worker {}: {} ops of {} on {} ({}), offsets {}{}\n",
                 w.worker,
                 w.ops.n_ops,
-                fmt_size(w.ops.bs),
+                fmt_size(w.ops.op_len()),
                 files.join(", "),
                 fmt_size(w.ops.bytes()),
                 first.join(", "),

@@ -101,6 +101,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     if s.prealloc {
         flags.push("preallocated".into());
     }
+    flags.extend(super::details::spec_launch(s));
     out += &format!(
         "spec    {}{} · {} worker{} x {} · bs {} · {} · {}{} · {} rep{}\n\n",
         if exp.points.len() > 1 { "first point: " } else { "" },
@@ -109,7 +110,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         if s.workers == 1 { "" } else { "s" },
         fmt_size(s.size_bytes),
         fmt_size(s.bs_bytes),
-        s.layout.name(),
+        super::details::spec_layout(s),
         sync,
         if flags.is_empty() { String::new() } else { format!(" · {}", flags.join(" · ")) },
         s.reps,
@@ -214,6 +215,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         out += "warm-up: max_SAR of each warm-up run, stored but never in the statistics\n";
     }
     out += "rates in MB/s (10^6 B/s) of max_SAR = sum of worker rates; min_SAR = bytes / slowest worker's time\n";
+    out += &super::details::render_details(exp);
     for p in &exp.points {
         for ph in &p.phases {
             for r in ph.repetitions.iter().filter(|r| r.status != Status::Complete) {

@@ -4,3 +4,7 @@ mod util;
 
 mod core;
 mod experiments;
+mod forensics;
+mod layouts;
+mod processes;
+mod traces;

@@ -235,15 +235,20 @@ fn available_presets_run_at_quick_scale() {
         assert_eq!(doc["design"]["preset"]["scale"], "quick");
         assert_eq!(doc["design"]["headline"], p.meta.headline.as_str());
         for point in doc["points"].as_array().unwrap() {
-            let spec = &point["spec"];
-            let reps = spec["reps"].as_u64().unwrap();
-            let bytes = spec["size_bytes"].as_u64().unwrap() * spec["workers"].as_u64().unwrap();
-            for ph in point["phases"].as_array().unwrap() {
+            let spec: iolab::spec::Spec = serde_json::from_value(point["spec"].clone()).unwrap();
+            let plan = iolab::plan::plan(&spec);
+            for (ph, planned) in point["phases"].as_array().unwrap().iter().zip(&plan.phases) {
                 let r = ph["repetitions"].as_array().unwrap();
-                assert_eq!(r.len() as u64, reps, "{id} {}", point["params"]);
+                assert_eq!(r.len() as u64, spec.reps as u64, "{id} {}", point["params"]);
                 for rep in r {
                     assert_eq!(rep["status"], "complete", "{id}");
-                    assert_eq!(rep["total_bytes"], bytes, "{id} {} {}", point["params"], ph["name"]);
+                    assert_eq!(
+                        rep["total_bytes"],
+                        planned.bytes(),
+                        "{id} {} {}",
+                        point["params"],
+                        ph["name"]
+                    );
                 }
             }
         }
@@ -251,7 +256,9 @@ fn available_presets_run_at_quick_scale() {
         ran.push(id);
         assert!(s.leftovers().iter().all(|f| !f.starts_with(".iolab-")), "{:?}", s.leftovers());
     }
-    for id in ["R1", "R2", "C1", "L1", "L2", "L3", "L4"] {
+    for id in
+        ["R1", "R2", "R3", "R4", "R5", "R6", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "L1", "L2", "L3", "L4"]
+    {
         assert!(ran.contains(&id.to_string()), "{id} should be available in this build; ran {ran:?}");
     }
     eprintln!("ran at quick scale: {ran:?}");
@@ -283,9 +290,9 @@ fn reproduce_list_tells_which_presets_run_and_why_not() {
     let out = s.iolab(&["reproduce", "R7", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("mpi"), "{}", stderr(&out));
-    let out = s.iolab(&["reproduce", "R4", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
+    let out = s.iolab(&["reproduce", "B", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("so preset R4 is not available in this build"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("so preset B is not available in this build"), "{}", stderr(&out));
     let out = s.iolab(&["reproduce", "Z9"]);
     assert_eq!(out.status.code(), Some(2));
     let out = s.iolab(&["reproduce", "R1", "--scale", "huge"]);
@@ -314,8 +321,8 @@ fn a_printed_preset_runs_as_a_file() {
     assert_eq!(doc["design"]["preset"]["id"], "L1");
     assert_eq!(doc["design"]["headline"], "mean");
     // An unavailable preset prints its file as written, saying why.
-    let out = s.iolab(&["reproduce", "R4", "--print"]);
+    let out = s.iolab(&["reproduce", "B", "--print"]);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.starts_with("# R4 cannot be resolved by this build"), "{text}");
+    assert!(text.starts_with("# B cannot be resolved by this build"), "{text}");
     assert!(text.contains("[preset.paper]"));
 }

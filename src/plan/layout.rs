@@ -1,0 +1,83 @@
+//! Block maps: where a worker's j-th block lives, as (the worker's local logical file, byte
+//! offset in it). One variant per way of dividing data among workers.
+
+/// Maps a worker's block index `j` to (local logical file, byte offset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockMap {
+    /// One shared file; the worker's blocks lie end to end from `base` (a contiguous segment).
+    Contiguous { base: u64 },
+    /// One shared file; the worker owns file blocks `first`, `first + stride`, ... (IOR's
+    /// strided pattern: worker w of W owns every W-th block).
+    Strided { first: u64, stride: u64 },
+    /// The worker's own `files` files of `blocks` blocks each, visited `rr` at a time: files
+    /// 0..rr block by block (block 0 of each, then block 1 of each, ...), then the next `rr`
+    /// files, and so on; the last group may be smaller. `rr = 1` is one file after another.
+    RoundRobin { files: u32, rr: u32, blocks: u64 },
+}
+
+impl BlockMap {
+    /// The (local logical file, offset) of block `j` for blocks of `bs` bytes.
+    #[inline(always)]
+    pub fn locate(&self, j: u64, bs: u64) -> (u32, u64) {
+        match *self {
+            BlockMap::Contiguous { base } => (0, base + j * bs),
+            BlockMap::Strided { first, stride } => (0, (first + j * stride) * bs),
+            BlockMap::RoundRobin { files, rr, blocks } => {
+                let (files, rr) = (files as u64, rr as u64);
+                let group = j / (rr * blocks);
+                let first = group * rr;
+                let in_group = rr.min(files - first);
+                let r = j - group * rr * blocks;
+                ((first + r % in_group) as u32, (r / in_group) * bs)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn visits(map: BlockMap, n: u64) -> Vec<(u32, u64)> {
+        (0..n).map(|j| map.locate(j, 1)).collect()
+    }
+
+    #[test]
+    fn round_robin_visits_block_1_of_every_file_then_block_2() {
+        let m = BlockMap::RoundRobin { files: 3, rr: 3, blocks: 2 };
+        assert_eq!(visits(m, 6), [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1)]);
+        let m = BlockMap::RoundRobin { files: 3, rr: 1, blocks: 2 };
+        assert_eq!(visits(m, 6), [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]);
+        // Groups of two; the last group holds one file.
+        let m = BlockMap::RoundRobin { files: 3, rr: 2, blocks: 2 };
+        assert_eq!(visits(m, 6), [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]);
+    }
+
+    #[test]
+    fn strided_takes_every_stride_th_block() {
+        let m = BlockMap::Strided { first: 1, stride: 3 };
+        assert_eq!(visits(m, 3), [(0, 1), (0, 4), (0, 7)]);
+    }
+
+    proptest! {
+        #[test]
+        fn round_robin_covers_each_block_of_each_file_once(files in 1u32..9, rr in 1u32..9, blocks in 1u64..9) {
+            let rr = rr.min(files);
+            let m = BlockMap::RoundRobin { files, rr, blocks };
+            let mut seen = vec![false; (files as u64 * blocks) as usize];
+            for j in 0..files as u64 * blocks {
+                let (f, off) = m.locate(j, 1);
+                prop_assert!(f < files && off < blocks);
+                let i = (f as u64 * blocks + off) as usize;
+                prop_assert!(!seen[i]);
+                seen[i] = true;
+                // Within a group, file index cycles fastest.
+                if j > 0 && (j % (rr as u64 * blocks)) != 0 {
+                    let (pf, poff) = m.locate(j - 1, 1);
+                    prop_assert!((f == pf + 1 && off == poff) || (f <= pf && off == poff + 1));
+                }
+            }
+        }
+    }
+}

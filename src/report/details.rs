@@ -1,0 +1,198 @@
+//! The sections under the terminal table: what each phase paid besides its data ops (open,
+//! close, commit, preallocation), the periods found in traced phases, and where written
+//! files landed on disk.
+
+use std::collections::BTreeMap;
+
+use crate::results::{ExperimentResult, PhaseResult, Repetition, Status};
+use crate::spec::Spec;
+use crate::units::{fmt_ns, fmt_size};
+
+use super::text_table;
+
+fn complete(ph: &PhaseResult) -> impl Iterator<Item = &Repetition> {
+    ph.repetitions.iter().filter(|r| r.status == Status::Complete)
+}
+
+fn mean_ns(xs: impl Iterator<Item = u64>) -> Option<u64> {
+    let (mut sum, mut n) = (0u128, 0u128);
+    for x in xs {
+        sum += x as u128;
+        n += 1;
+    }
+    (n > 0).then(|| (sum / n) as u64)
+}
+
+/// The layout part of the spec line: files, round-robin, striping, launcher, start, tracing.
+pub fn spec_layout(s: &Spec) -> String {
+    let mut out = s.layout.name().to_string();
+    let mut notes = vec![];
+    if s.layout.per_worker_files() && s.file_count() != s.workers {
+        notes.push(format!("{} files", s.file_count()));
+    }
+    if s.round_robin > 1 {
+        notes.push(format!("round-robin {}", s.round_robin));
+    }
+    if let (Some(unit), Some(count)) = (s.stripe_unit_bytes, s.stripe_count) {
+        notes.push(format!(
+            "unit {} over {count} target{}",
+            fmt_size(unit),
+            if count == 1 { "" } else { "s" }
+        ));
+    }
+    if !notes.is_empty() {
+        out += &format!(" ({})", notes.join(", "));
+    }
+    out
+}
+
+/// How workers ran, when not the default threads with a barrier: "processes, free start".
+pub fn spec_launch(s: &Spec) -> Option<String> {
+    let mut v = vec![];
+    if s.launcher == crate::spec::Launcher::Process {
+        v.push("processes");
+    }
+    if s.start == crate::spec::StartMode::Free {
+        v.push("free start");
+    }
+    if s.latency == crate::spec::LatencyMode::Trace {
+        v.push("traced");
+    }
+    (!v.is_empty()).then(|| v.join(", "))
+}
+
+/// Everything under the main table.
+pub fn render_details(exp: &ExperimentResult) -> String {
+    let mut out = costs(exp);
+    out += &periods(exp);
+    out += &layouts(exp);
+    out
+}
+
+fn point_label(exp: &ExperimentResult, i: usize) -> String {
+    if exp.points.len() == 1 {
+        return String::new();
+    }
+    let p = &exp.points[i];
+    p.params.iter().map(|(k, v)| format!("{k}={v} ")).collect()
+}
+
+/// Per phase: mean per-worker open, close and commit time, and mean preallocation time.
+fn costs(exp: &ExperimentResult) -> String {
+    let mut rows = vec![];
+    let dash = || "-".to_string();
+    for (i, p) in exp.points.iter().enumerate() {
+        for ph in &p.phases {
+            let workers = || complete(ph).flat_map(|r| r.workers.iter());
+            if workers().next().is_none() {
+                continue;
+            }
+            let prealloc = mean_ns(complete(ph).map(|r| r.prealloc_ns)).filter(|&n| n > 0);
+            rows.push(vec![
+                format!("{}{}", point_label(exp, i), ph.name),
+                mean_ns(workers().map(|w| w.open_ns)).map_or_else(dash, fmt_ns),
+                mean_ns(workers().map(|w| w.close_ns)).map_or_else(dash, fmt_ns),
+                mean_ns(workers().map(|w| w.sync_ns)).filter(|&n| n > 0).map_or_else(dash, fmt_ns),
+                prealloc.map_or_else(dash, fmt_ns),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut s = "\n".to_string();
+    s += &text_table(&["phase", "open", "close", "commit", "prealloc"], &rows, &[1, 2, 3, 4]);
+    s += "open, close, commit: mean per worker (commit is inside t_i; open and close are not); prealloc: mean per repetition, before the phase, not inside t_i\n";
+    s
+}
+
+/// Per traced phase: the periods found, over all complete repetitions and workers.
+fn periods(exp: &ExperimentResult) -> String {
+    let mut lines = vec![];
+    for (i, p) in exp.points.iter().enumerate() {
+        for ph in &p.phases {
+            let series: Vec<&Vec<crate::period::Period>> =
+                complete(ph).flat_map(|r| r.workers.iter()).filter_map(|w| w.periods.as_ref()).collect();
+            if series.is_empty() {
+                continue;
+            }
+            // every_ops -> (series found in, sum of strength, sum of excess, a phase).
+            let mut found: BTreeMap<u64, (usize, f64, f64, u64)> = BTreeMap::new();
+            for s in &series {
+                for q in *s {
+                    let e = found.entry(q.every_ops).or_insert((0, 0.0, 0.0, q.at_op));
+                    e.0 += 1;
+                    e.1 += q.strength;
+                    e.2 += q.excess_ns;
+                }
+            }
+            let mut by_count: Vec<(u64, (usize, f64, f64, u64))> = found.into_iter().collect();
+            by_count.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(b.1.1.total_cmp(&a.1.1)));
+            let text = if by_count.is_empty() {
+                format!("none found in {} series", series.len())
+            } else {
+                by_count
+                    .iter()
+                    .take(3)
+                    .map(|(every, (n, r, ex, at))| {
+                        let ex = ex / *n as f64;
+                        format!(
+                            "every {every} ops in {n}/{} series (r {:.2}, {}{} at op {at})",
+                            series.len(),
+                            r / *n as f64,
+                            if ex < 0.0 { "-" } else { "+" },
+                            fmt_ns(ex.abs() as u64)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            lines.push(format!("  {}{}: {text}\n", point_label(exp, i), ph.name));
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("\nperiods in per-op latency (one series per worker and repetition):\n{}", lines.concat())
+}
+
+/// Per write phase: extents, fragments and alternations between files (means over reps).
+fn layouts(exp: &ExperimentResult) -> String {
+    let mut lines = vec![];
+    for (i, p) in exp.points.iter().enumerate() {
+        for ph in &p.phases {
+            let facts: Vec<&crate::forensics::LayoutFacts> =
+                complete(ph).filter_map(|r| r.file_layout.as_ref()).collect();
+            if facts.is_empty() {
+                continue;
+            }
+            let n = facts.len() as f64;
+            let mean = |f: fn(&crate::forensics::LayoutFacts) -> u64| {
+                facts.iter().map(|x| f(x)).sum::<u64>() as f64 / n
+            };
+            let files = facts[0].files.len();
+            let mut line = format!(
+                "  {}{}: {files} file{}, {:.1} extents in {:.1} fragments; {:.1} of {:.1} boundaries alternate between files",
+                point_label(exp, i),
+                ph.name,
+                if files == 1 { "" } else { "s" },
+                mean(|x| x.extents),
+                mean(|x| x.fragments),
+                mean(|x| x.alternations),
+                mean(|x| x.boundaries),
+            );
+            let unplaced = mean(|x| x.unplaced_bytes);
+            if unplaced > 0.0 {
+                line += &format!("; {} not yet placed (delayed allocation)", fmt_size(unplaced as u64));
+            }
+            lines.push(line + "\n");
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nfile layout after writing (FIEMAP; mean over repetitions; see docs/layouts.md):\n{}",
+        lines.concat()
+    )
+}

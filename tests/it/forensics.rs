@@ -1,0 +1,129 @@
+//! Layout forensics on real files: extent counts after write phases, alternations between
+//! files written together, and `iolab info --layout`.
+
+use crate::util::*;
+
+/// The file system type and mount options of the scratch directory.
+fn fs_of(s: &Scratch) -> (String, String) {
+    let out = s.iolab(&["info", s.path().to_str().unwrap(), "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &v["targets"][0];
+    (t["fs_type"].as_str().unwrap().to_string(), t["mount_options"].as_str().unwrap().to_string())
+}
+
+/// Skips (with the reason printed) unless the scratch directory is on ext4 with delayed
+/// allocation, the file system whose behaviour these tests pin down.
+fn ext4_with_delalloc(s: &Scratch) -> bool {
+    let (fs, opts) = fs_of(s);
+    if fs != "ext4" || opts.contains("nodelalloc") {
+        eprintln!("skipped: needs ext4 with delayed allocation, the scratch dir is on {fs} ({opts})");
+        return false;
+    }
+    true
+}
+
+fn layout_of(doc: &Value, phase: usize) -> &Value {
+    &phases(doc)[phase]["repetitions"][0]["file_layout"]
+}
+
+#[test]
+fn a_preallocated_file_is_one_extent() {
+    let s = Scratch::new();
+    if !ext4_with_delalloc(&s) {
+        return;
+    }
+    let doc = s.run_json(&[
+        "--op",
+        "write",
+        "--prealloc",
+        "--size",
+        "8MiB",
+        "--bs",
+        "1MiB",
+        "--reps",
+        "1",
+        "--keep",
+    ]);
+    let l = layout_of(&doc, 0);
+    assert_eq!(l["files"][0]["file"], "w0000.dat");
+    assert_eq!(l["files"][0]["extents"], 1, "{l}");
+    assert_eq!(l["fragments"], 1);
+    assert_eq!(l["files"][0]["unwritten_extents"], 0, "written in full");
+    // The same file through `iolab info --layout`.
+    let run_id = phases(&doc)[0]["repetitions"][0]["run_id"].as_str().unwrap();
+    let path = work_dir(s.path(), run_id).join("w0000.dat");
+    let out = s.iolab(&["info", "--layout", path.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["layout"]["files"][0]["extents"], 1);
+    assert_eq!(v["extents"][0][0]["length"], 8 << 20);
+    let text = String::from_utf8(s.iolab(&["info", "--layout", path.to_str().unwrap()]).stdout).unwrap();
+    assert!(text.contains("8388608 bytes, 1 extent in 1 fragment"), "{text}");
+    // And the store keeps the facts.
+    let back: Value =
+        serde_json::from_slice(&s.iolab(&["results", "show", "last", "--json"]).stdout).unwrap();
+    assert_eq!(layout_of(&back, 0), layout_of(&doc, 0));
+}
+
+/// Files written interleaved, each write committed at once (so ext4 allocates blocks in the
+/// order they are written), end up in many extents that alternate between the files, whether
+/// one worker writes them round-robin or four workers write them at the same time.
+#[test]
+fn files_written_interleaved_alternate_on_disk() {
+    let s = Scratch::new();
+    if !ext4_with_delalloc(&s) {
+        return;
+    }
+    for ops in ["write:workers=1:round_robin=4", "write:workers=4"] {
+        let doc = s.run_json(&[
+            "--files", "4", "--op", ops, "--sync", "each", "--bs", "16KiB", "--size", "1MiB", "--reps", "1",
+        ]);
+        let l = layout_of(&doc, 0);
+        for f in l["files"].as_array().unwrap() {
+            assert!(f["extents"].as_u64().unwrap() > 1, "{ops}: {f}");
+        }
+        let alt = l["alternations"].as_u64().unwrap();
+        assert!(alt > 3 * 3, "{ops}: only {alt} alternations: {l}");
+        assert!(alt <= l["boundaries"].as_u64().unwrap());
+    }
+}
+
+/// With a commit only at the end, ext4's delayed allocation places each file's blocks together
+/// when it is committed, however the writes were interleaved: one fragment per file.
+#[test]
+fn delayed_allocation_undoes_the_interleaving() {
+    let s = Scratch::new();
+    if !ext4_with_delalloc(&s) {
+        return;
+    }
+    let doc = s.run_json(&[
+        "--files",
+        "4",
+        "--op",
+        "write:workers=1:round_robin=4",
+        "--sync",
+        "end",
+        "--bs",
+        "16KiB",
+        "--size",
+        "1MiB",
+        "--reps",
+        "1",
+    ]);
+    let l = layout_of(&doc, 0);
+    assert_eq!(l["fragments"], 4, "{l}");
+    assert_eq!(l["alternations"], 3, "{l}");
+}
+
+#[test]
+fn read_phases_and_the_null_engine_have_no_layout() {
+    let s = Scratch::new();
+    let doc = s.run_json(&["--op", "write,read", "--size", "1MiB", "--reps", "1"]);
+    assert!(layout_of(&doc, 0).is_object());
+    assert!(layout_of(&doc, 1).is_null());
+    let doc = s.run_json(&["--engine", "null", "--op", "write", "--size", "1MiB", "--reps", "1"]);
+    assert!(layout_of(&doc, 0).is_null());
+    let out = s.iolab(&["info", "--layout", s.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not a regular file"), "{}", stderr(&out));
+}
