@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use crate::cli::{Cli, Command, InfoArgs, OutputArgs, ResultsArgs, ResultsCommand, RunArgs};
+use crate::cli::{CleanArgs, Cli, Command, InfoArgs, OutputArgs, ResultsArgs, ResultsCommand, RunArgs};
 use crate::error::{Error, Result};
 use crate::plan::RunPlan;
 use crate::progress::CliMonitor;
@@ -24,6 +24,7 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Results(args) => cmd_results(args, &mut stdout),
         Command::Info(args) => cmd_info(args, &mut stdout),
         Command::Engines => cmd_engines(&mut stdout),
+        Command::Clean(args) => cmd_clean(args, &mut stdout),
     }
 }
 
@@ -49,40 +50,10 @@ fn resolve_args(args: &RunArgs) -> Result<Spec> {
     resolve(&params, &ResolveEnv::current())
 }
 
-/// Refuses to start when a target lacks the space or inodes the plan needs (with a margin of
-/// 5% plus 64 MiB), before anything is written.
+/// Refuses to start when a file system holding targets lacks the space or inodes the plan
+/// needs there (with a margin of 5% plus 64 MiB), before anything is written.
 pub fn preflight(spec: &Spec, plan: &RunPlan) -> Result<()> {
-    if !engine::find(&spec.engine).is_some_and(|e| e.caps.real_io) {
-        return Ok(());
-    }
-    let copies = if spec.keep { spec.reps as u64 } else { 1 };
-    for (i, dir) in spec.dirs.iter().enumerate() {
-        let files: Vec<_> = plan.files.iter().filter(|f| f.target == i).collect();
-        let need = files.iter().map(|f| f.size_bytes).sum::<u64>() * copies;
-        let need_inodes = (files.len() as u64 + 2) * copies;
-        let (free, inodes) = sys::fs_free(dir).map_err(|e| Error::io("statvfs", dir, None, e))?;
-        let want = need + need / 20 + (64 << 20);
-        if need > 0 && free < want {
-            return Err(Error::spec(
-                "dirs",
-                dir.display(),
-                format!(
-                    "not enough free space: the plan writes {} here (plus a margin, {} in all) but only {} is free",
-                    fmt_size(need),
-                    fmt_size(want),
-                    fmt_size(free)
-                ),
-            ));
-        }
-        if inodes < need_inodes {
-            return Err(Error::spec(
-                "dirs",
-                dir.display(),
-                format!("not enough free inodes: need {need_inodes}, have {inodes}"),
-            ));
-        }
-    }
-    Ok(())
+    crate::preflight::check(spec, plan)
 }
 
 fn open_store(db: &Option<std::path::PathBuf>) -> Result<Store> {
@@ -96,6 +67,12 @@ fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     let spec = resolve_args(&args)?;
     let plan = plan::plan(&spec);
     preflight(&spec, &plan)?;
+    if spec.reuse.is_some() && engine::find(&spec.engine).is_some_and(|e| e.caps.real_io) {
+        crate::reuse::open(&spec, &plan)?;
+    }
+    if let Some(w) = crate::clean::leftovers_warning(&spec.dirs, spec.reuse.as_deref()) {
+        eprintln!("{w}");
+    }
     let OutputArgs { json, csv, db, no_store, quiet } = args.out;
     let mut store = if no_store { None } else { Some(open_store(&db)?) };
     let host = host::probe(&spec.dirs);
@@ -212,6 +189,23 @@ fn cmd_info(args: InfoArgs, stdout: &mut dyn Write) -> Result<()> {
         }
     }
     stdout.write_all(s.as_bytes()).map_err(out_err)
+}
+
+fn cmd_clean(args: CleanArgs, stdout: &mut dyn Write) -> Result<()> {
+    let opts = crate::clean::CleanOpts { dry_run: args.dry_run, force: args.force };
+    let mut errors = vec![];
+    for d in &args.dirs {
+        let mut report = String::new();
+        let r = crate::clean::clean(d, opts, &mut report);
+        stdout.write_all(report.as_bytes()).map_err(out_err)?;
+        errors.extend(r?);
+    }
+    let n = errors.len();
+    match errors.into_iter().next() {
+        None => Ok(()),
+        Some(e) if n == 1 => Err(e),
+        Some(e) => Err(Error::Run(format!("{e} (and {} more errors)", n - 1))),
+    }
 }
 
 fn cmd_engines(stdout: &mut dyn Write) -> Result<()> {

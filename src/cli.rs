@@ -32,6 +32,8 @@ pub enum Command {
     Info(InfoArgs),
     /// List the I/O engines and what they can do
     Engines,
+    /// Remove iolab work directories left behind (by a crash, kill -9 or --keep); nothing else
+    Clean(CleanArgs),
 }
 
 /// Flags that set spec parameters; each maps to the parameter of the same name.
@@ -96,6 +98,17 @@ pub struct SpecArgs {
     /// A label for the experiment
     #[arg(long)]
     pub name: Option<String>,
+    /// Write a verify header (run, file, offset, generation, checksum) into every block and
+    /// check every block read
+    #[arg(long)]
+    pub verify: bool,
+    /// Allow this exact path under /dev as a target (repeatable); devices in use are always
+    /// refused
+    #[arg(long = "allow-device", value_name = "PATH")]
+    pub allow_device: Vec<String>,
+    /// Read the files a kept run (--keep) left, instead of writing new ones (read phases only)
+    #[arg(long, value_name = "RUNID")]
+    pub reuse: Option<String>,
     /// Set any spec parameter: --set key=value (repeatable)
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -118,7 +131,7 @@ impl SpecArgs {
             }
             None => Params::default(),
         };
-        let flags: [(&str, &Option<String>); 14] = [
+        let flags: [(&str, &Option<String>); 15] = [
             ("ops", &self.op),
             ("size", &self.size),
             ("bs", &self.bs),
@@ -133,6 +146,7 @@ impl SpecArgs {
             ("cache", &self.cache),
             ("reps", &self.reps),
             ("name", &self.name),
+            ("reuse", &self.reuse),
         ];
         for (k, v) in flags {
             if let Some(v) = v {
@@ -144,6 +158,7 @@ impl SpecArgs {
             ("prealloc", self.prealloc),
             ("drop_caches", self.drop_caches),
             ("keep", self.keep),
+            ("verify", self.verify),
         ] {
             if on {
                 p.set_one(k, "true")?;
@@ -151,6 +166,9 @@ impl SpecArgs {
         }
         if !self.dirs.is_empty() {
             p.set("dirs", self.dirs.clone())?;
+        }
+        if !self.allow_device.is_empty() {
+            p.set("allow_device", self.allow_device.clone())?;
         }
         for kv in &self.set {
             let (k, v) = kv
@@ -227,6 +245,19 @@ pub enum ResultsCommand {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+}
+
+#[derive(Args, Debug)]
+pub struct CleanArgs {
+    /// Target directories to clean (their .iolab-* work directories), or work directories
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Show what would be removed; remove nothing
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+    /// Also remove work directories made on another host (only if no iolab runs there)
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]

@@ -4,15 +4,19 @@
 
 pub mod app;
 pub mod cache;
+pub mod clean;
 pub mod cli;
+pub mod device;
 pub mod engine;
 pub mod error;
 pub mod fill;
 pub mod host;
 pub mod plan;
+pub mod preflight;
 pub mod progress;
 pub mod report;
 pub mod results;
+pub mod reuse;
 pub mod run;
 pub mod signals;
 pub mod spec;
@@ -20,6 +24,7 @@ pub mod stats;
 pub mod store;
 pub mod sys;
 pub mod units;
+pub mod verify;
 pub mod workdir;
 pub mod worker;
 

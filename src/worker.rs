@@ -18,6 +18,7 @@ use crate::fill;
 use crate::plan::{PhasePlan, WorkerPlan};
 use crate::spec::{Spec, SyncPolicy};
 use crate::sys::now_ns;
+use crate::verify::{self, BlockTag};
 
 /// Where workers wait so that they start together.
 pub trait StartGate: Sync {
@@ -49,6 +50,8 @@ pub struct WorkerCtx<'a> {
     pub abort: &'a AtomicBool,
     /// Bytes done so far, for progress display.
     pub progress: &'a AtomicU64,
+    /// What written blocks carry and read blocks are checked against (verification).
+    pub tag: BlockTag,
 }
 
 /// What one worker measured in one phase.
@@ -120,7 +123,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
             return Err(e);
         }
     };
-    let mut data = DataPath::new(spec, &ctx.gids);
+    let mut data = DataPath::new(ctx);
     if ctx.write {
         data.init_write_buf(engine.buf());
     }
@@ -154,8 +157,13 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         prev = t;
         if done != op.len {
             ctx.abort.store(true, Relaxed);
-            let what = if ctx.write { "short write" } else { "short read" };
-            return Err(io_err(k, std::io::Error::other(format!("{what}: {done} of {} bytes", op.len))));
+            let msg = if ctx.write && done < op.len {
+                let rest = &engine.buf()[done as usize..op.len as usize];
+                short_write(&ctx.paths[op.file as usize], rest, op.offset + done, done, op.len)
+            } else {
+                format!("short {}: {done} of {} bytes", if ctx.write { "write" } else { "read" }, op.len)
+            };
+            return Err(io_err(k, std::io::Error::other(msg)));
         }
         if !ctx.write {
             data.after_read(&engine.buf()[..op.len as usize], op).map_err(|e| {
@@ -202,16 +210,32 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
 /// The data path of one worker: which bytes written blocks carry, and what read blocks are
 /// checked against. Engines move bytes; this decides which bytes. Every engine's loop calls
 /// [`DataPath::before_write`] before handing a block to the engine and
-/// [`DataPath::after_read`] after a block comes back.
+/// [`DataPath::after_read`] after a block comes back. With verification on, written blocks get
+/// a header ([`crate::verify`]) keyed on the op's (global file id, offset), and every read
+/// block is checked, whatever the engine or layout.
 pub struct DataPath {
     seed: u64,
     /// Stamp salt per local file.
     salts: Vec<u64>,
+    /// Global file id per local file.
+    gids: Vec<u32>,
+    tag: BlockTag,
 }
 
 impl DataPath {
-    pub fn new(spec: &Spec, gids: &[u32]) -> DataPath {
-        DataPath { seed: spec.seed, salts: gids.iter().map(|&g| fill::file_salt(spec.seed, g)).collect() }
+    /// The data path of the worker `ctx` describes.
+    pub fn new(ctx: &WorkerCtx<'_>) -> DataPath {
+        DataPath::with(ctx.spec.seed, &ctx.gids, ctx.tag)
+    }
+
+    /// A data path for files `gids` (global ids, in local order).
+    pub fn with(seed: u64, gids: &[u32], tag: BlockTag) -> DataPath {
+        DataPath {
+            seed,
+            salts: gids.iter().map(|&g| fill::file_salt(seed, g)).collect(),
+            gids: gids.to_vec(),
+            tag,
+        }
     }
 
     /// Fills a write buffer once, before timing starts.
@@ -219,16 +243,57 @@ impl DataPath {
         fill::fill(buf, self.seed);
     }
 
-    /// Prepares `block` to be written by `op` (stamps its offsets).
+    /// Prepares `block` to be written by `op`: stamps its offsets and, when verifying, writes
+    /// its header.
     #[inline(always)]
     pub fn before_write(&mut self, block: &mut [u8], op: crate::plan::Op) {
         fill::stamp(block, self.salts[op.file as usize], op.offset);
+        if self.tag.verify {
+            verify::seal(block, &self.tag, self.gids[op.file as usize], op.offset);
+        }
     }
 
-    /// Checks a block read by `op`. Without verification this does nothing.
+    /// Checks a block read by `op` (when verifying; otherwise this does nothing). A read may
+    /// span several written blocks; each is checked.
     #[inline(always)]
-    pub fn after_read(&mut self, _block: &[u8], _op: crate::plan::Op) -> std::result::Result<(), String> {
+    pub fn after_read(&mut self, block: &[u8], op: crate::plan::Op) -> std::result::Result<(), String> {
+        if !self.tag.verify {
+            return Ok(());
+        }
+        let (gid, salt) = (self.gids[op.file as usize], self.salts[op.file as usize]);
+        let bs = self.tag.written_bs.max(1) as usize;
+        for (i, b) in block.chunks(bs).enumerate() {
+            let off = op.offset + (i * bs) as u64;
+            if let Err(m) = verify::check(b, &self.tag, gid, off, salt) {
+                return Err(self.explain(b, gid, off, salt, m));
+            }
+        }
         Ok(())
+    }
+
+    #[cold]
+    fn explain(&self, block: &[u8], gid: u32, offset: u64, salt: u64, m: verify::Mismatch) -> String {
+        let mut s = m.to_string();
+        if m.field == "checksum"
+            && let Some((at, want, got)) =
+                verify::first_difference(block, &self.tag, self.seed, gid, offset, salt)
+        {
+            s += &format!("; first differing byte at offset {at}: expected 0x{want:02x}, found 0x{got:02x}");
+        }
+        s
+    }
+}
+
+/// Describes a short write with its cause: the rest of the block is written once more, through
+/// a plain descriptor of the same (iolab's own) file, and the kernel's answer names the reason
+/// where there is one (a quota, a file size limit, a full disk). Only on the failure path.
+#[cold]
+pub fn short_write(path: &std::path::Path, rest: &[u8], at: u64, done: u64, len: u64) -> String {
+    use std::os::unix::fs::FileExt;
+    let again = std::fs::OpenOptions::new().write(true).open(path).and_then(|f| f.write_at(rest, at));
+    match again {
+        Err(e) => format!("short write: {done} of {len} bytes (writing the rest: {e})"),
+        Ok(n) => format!("short write: {done} of {len} bytes (writing the rest then moved {n} more)"),
     }
 }
 
@@ -281,6 +346,8 @@ pub struct PhaseJob<'a> {
     /// Paths of all files of the run, by global file id.
     pub paths: &'a [PathBuf],
     pub engine: &'static EngineDef,
+    /// What written blocks carry and read blocks are checked against.
+    pub tag: BlockTag,
 }
 
 impl PhaseJob<'_> {
@@ -302,6 +369,7 @@ impl PhaseJob<'_> {
             gate,
             abort,
             progress,
+            tag: self.tag,
         }
     }
 }
@@ -314,6 +382,8 @@ pub trait Monitor: Sync {
     fn tick(&self, bytes_done: u64) -> Option<i32>;
     /// The phase ended.
     fn end(&self) {}
+    /// A warning for the user (e.g. a work directory that could not be removed).
+    fn note(&self, _msg: &str) {}
 }
 
 /// Runs workers as threads of this process.
@@ -325,6 +395,9 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
     let finished = AtomicUsize::new(0);
     let mut signal = None;
     let results: Vec<Result<WorkerSample>> = std::thread::scope(|s| {
+        // Workers start with SIGINT/SIGTERM blocked, so the signals reach this thread (which
+        // stops the phase) and never interrupt a worker's system call.
+        let masked = crate::signals::Blocked::new();
         let handles: Vec<_> = (0..n)
             .map(|i| {
                 let ctx = job.ctx(i, &gate, &abort, &progress[i].0);
@@ -342,6 +415,7 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
                     .expect("spawn worker thread")
             })
             .collect();
+        drop(masked);
         while finished.load(Relaxed) < n {
             std::thread::sleep(std::time::Duration::from_millis(50));
             let done = progress.iter().map(|p| p.0.load(Relaxed)).sum();

@@ -3,3 +3,8 @@
 mod util;
 
 mod core;
+mod faults;
+mod fuzz;
+mod rig;
+mod safety;
+mod verify;
