@@ -2,7 +2,7 @@
 //! units parser and the work-directory marker parser never panic, whatever they are given.
 //! Inputs are drawn from a grammar of near-valid tokens (numbers with every unit, keys,
 //! modifiers, separators, huge and negative numbers, paths under /dev) mixed with arbitrary
-//! Unicode. CI runs a few hundred cases of each; `bench/fuzz.sh` runs millions.
+//! Unicode. CI runs a thousand cases of each; `bench/fuzz.sh` runs millions.
 
 use clap::Parser;
 use proptest::prelude::*;
@@ -292,7 +292,7 @@ fn all(cases: u32) {
 
 #[test]
 fn parsers_never_panic() {
-    all(300);
+    all(1000);
 }
 
 /// `bench/fuzz.sh`: IOLAB_FUZZ_CASES cases of each target (default one million).
