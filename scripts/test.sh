@@ -14,6 +14,11 @@ need_pkg() { # need_pkg COMMAND PACKAGE...
     fi
 }
 
+# The fault and device tests make file systems on loop devices (they skip if these are missing).
+need_pkg mkfs.ext4 e2fsprogs
+need_pkg mkfs.btrfs btrfs-progs
+need_pkg addpart util-linux
+
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test --all-targets

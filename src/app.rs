@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::cli::{Cli, Command, InfoArgs, OutputArgs, ResultsArgs, ResultsCommand, RunArgs};
+use crate::cli::{CleanArgs, Cli, Command, InfoArgs, OutputArgs, ResultsArgs, ResultsCommand, RunArgs};
 use crate::error::{Error, Result};
 use crate::experiment::{Built, Experiment};
 use crate::plan::RunPlan;
@@ -27,6 +27,7 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Engines => cmd_engines(&mut stdout),
         Command::Reproduce(args) => cmd_experiments::cmd_reproduce(args, &mut stdout),
         Command::Worker => std::process::exit(crate::worker::process::child_main()),
+        Command::Clean(args) => cmd_clean(args, &mut stdout),
     }
 }
 
@@ -53,44 +54,10 @@ fn build_args(args: &RunArgs) -> Result<Built> {
     exp.build(&env)
 }
 
-/// Refuses to start when a target lacks the space or inodes the plan needs (with a margin of
-/// 5% plus 64 MiB), before anything is written.
+/// Refuses to start when a file system holding targets lacks the space or inodes the plan
+/// needs there (with a margin of 5% plus 64 MiB), before anything is written.
 pub fn preflight(spec: &Spec, plan: &RunPlan) -> Result<()> {
-    if !engine::find(&spec.engine).is_some_and(|e| e.caps.real_io) {
-        return Ok(());
-    }
-    let copies = if spec.keep { spec.reps as u64 } else { 1 };
-    for (i, dir) in spec.dirs.iter().enumerate() {
-        // A dir listed several times (logical targets on one disk) is checked once, for all.
-        if spec.dirs[..i].contains(dir) {
-            continue;
-        }
-        let files: Vec<_> = plan.files.iter().filter(|f| spec.dirs[f.target] == *dir).collect();
-        let need = files.iter().map(|f| f.size_bytes).sum::<u64>() * copies;
-        let need_inodes = (files.len() as u64 + 2) * copies;
-        let (free, inodes) = sys::fs_free(dir).map_err(|e| Error::io("statvfs", dir, None, e))?;
-        let want = need + need / 20 + (64 << 20);
-        if need > 0 && free < want {
-            return Err(Error::spec(
-                "dirs",
-                dir.display(),
-                format!(
-                    "not enough free space: the plan writes {} here (plus a margin, {} in all) but only {} is free",
-                    fmt_size(need),
-                    fmt_size(want),
-                    fmt_size(free)
-                ),
-            ));
-        }
-        if inodes < need_inodes {
-            return Err(Error::spec(
-                "dirs",
-                dir.display(),
-                format!("not enough free inodes: need {need_inodes}, have {inodes}"),
-            ));
-        }
-    }
-    Ok(())
+    crate::preflight::check(spec, plan)
 }
 
 pub fn open_store(db: &Option<std::path::PathBuf>) -> Result<Store> {
@@ -105,11 +72,18 @@ fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     run_points(built, &args.out, stdout).map(|_| ())
 }
 
-/// Runs a built experiment after checking every point's space: prints it in the asked
-/// format, stores it unless told not to, and returns it.
+/// Runs a built experiment after checking every point's space (and, with `reuse`, the kept
+/// files it reads): prints it in the asked format, stores it unless told not to, and returns it.
 pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Result<ExperimentResult> {
     for p in &built.points {
-        preflight(&p.spec, &plan::plan(&p.spec))?;
+        let plan = plan::plan(&p.spec);
+        preflight(&p.spec, &plan)?;
+        if p.spec.reuse.is_some() && engine::find(&p.spec.engine).is_some_and(|e| e.caps.real_io) {
+            crate::reuse::open(&p.spec, &plan)?;
+        }
+    }
+    if let Some(w) = crate::clean::leftovers_warning(&built.base.dirs, built.base.reuse.as_deref()) {
+        eprintln!("{w}");
     }
     let OutputArgs { json, csv, db, no_store, quiet } = out.clone();
     if no_store && built.points.iter().any(|p| p.spec.latency == crate::spec::LatencyMode::Trace) {
@@ -280,6 +254,23 @@ fn cmd_info_layout(files: &[std::path::PathBuf], json: bool, stdout: &mut dyn Wr
         crate::forensics::render(files).map_err(fail)?
     };
     stdout.write_all(text.as_bytes()).map_err(out_err)
+}
+
+fn cmd_clean(args: CleanArgs, stdout: &mut dyn Write) -> Result<()> {
+    let opts = crate::clean::CleanOpts { dry_run: args.dry_run, force: args.force };
+    let mut errors = vec![];
+    for d in &args.dirs {
+        let mut report = String::new();
+        let r = crate::clean::clean(d, opts, &mut report);
+        stdout.write_all(report.as_bytes()).map_err(out_err)?;
+        errors.extend(r?);
+    }
+    let n = errors.len();
+    match errors.into_iter().next() {
+        None => Ok(()),
+        Some(e) if n == 1 => Err(e),
+        Some(e) => Err(Error::Run(format!("{e} (and {} more errors)", n - 1))),
+    }
 }
 
 fn cmd_engines(stdout: &mut dyn Write) -> Result<()> {

@@ -18,6 +18,7 @@ pub fn prepare(policy: CachePolicy, paths: &[PathBuf], drop_caches: bool) -> Res
     match policy {
         CachePolicy::Cold => {
             for p in paths {
+                crate::signals::check()?;
                 let f = File::open(p).map_err(|e| Error::io("open", p, None, e))?;
                 f.sync_all().map_err(|e| Error::io("fsync", p, None, e))?;
                 sys::fadvise_dontneed(&f).map_err(|e| Error::io("posix_fadvise", p, None, e))?;
@@ -32,6 +33,7 @@ pub fn prepare(policy: CachePolicy, paths: &[PathBuf], drop_caches: bool) -> Res
                 let f = File::open(p).map_err(|e| Error::io("open", p, None, e))?;
                 let mut off = 0u64;
                 loop {
+                    crate::signals::check()?;
                     let n = f.read_at(&mut buf, off).map_err(|e| Error::io("pread", p, Some(off), e))?;
                     if n == 0 {
                         break;

@@ -37,6 +37,8 @@ pub enum Command {
     /// Internal: one worker process of `launcher = process` (reads its job on stdin)
     #[command(name = "__worker", hide = true)]
     Worker,
+    /// Remove iolab work directories left behind (by a crash, kill -9 or --keep); nothing else
+    Clean(CleanArgs),
 }
 
 /// Flags that set spec parameters; each maps to the parameter of the same name.
@@ -131,6 +133,17 @@ pub struct SpecArgs {
     /// A label for the experiment
     #[arg(long)]
     pub name: Option<String>,
+    /// Write a verify header (run, file, offset, generation, checksum) into every block and
+    /// check every block read
+    #[arg(long)]
+    pub verify: bool,
+    /// Allow this exact path under /dev as a target (repeatable); devices in use are always
+    /// refused
+    #[arg(long = "allow-device", value_name = "PATH")]
+    pub allow_device: Vec<String>,
+    /// Read the files a kept run (--keep) left, instead of writing new ones (read phases only)
+    #[arg(long, value_name = "RUNID")]
+    pub reuse: Option<String>,
     /// Set any spec parameter: --set key=value (repeatable)
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -171,7 +184,7 @@ impl SpecArgs {
             }
             None => Params::default(),
         };
-        let flags: [(&str, &Option<String>); 18] = [
+        let flags: [(&str, &Option<String>); 19] = [
             ("ops", &self.op),
             ("size", &self.size),
             ("bs", &self.bs),
@@ -190,6 +203,7 @@ impl SpecArgs {
             ("settle", &self.settle),
             ("prime_memory", &self.prime_memory),
             ("interleave", &self.interleave),
+            ("reuse", &self.reuse),
         ];
         for (k, v) in flags {
             if let Some(v) = v {
@@ -201,6 +215,7 @@ impl SpecArgs {
             ("prealloc", self.prealloc),
             ("drop_caches", self.drop_caches),
             ("keep", self.keep),
+            ("verify", self.verify),
         ] {
             if on {
                 p.set_one(k, "true")?;
@@ -229,6 +244,9 @@ impl SpecArgs {
         }
         if self.trace {
             p.set_one("latency", "trace")?;
+        }
+        if !self.allow_device.is_empty() {
+            p.set("allow_device", self.allow_device.clone())?;
         }
         for kv in &self.set {
             let (k, v) = kv
@@ -357,6 +375,19 @@ pub struct ReproduceArgs {
     pub set: Vec<String>,
     #[command(flatten)]
     pub out: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CleanArgs {
+    /// Target directories to clean (their .iolab-* work directories), or work directories
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Show what would be removed; remove nothing
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+    /// Also remove work directories made on another host (only if no iolab runs there)
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]

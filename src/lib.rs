@@ -4,8 +4,10 @@
 
 pub mod app;
 pub mod cache;
+pub mod clean;
 pub mod cli;
 pub mod cmd_experiments;
+pub mod device;
 pub mod engine;
 pub mod envctl;
 pub mod error;
@@ -16,10 +18,12 @@ pub mod host;
 pub mod import;
 pub mod period;
 pub mod plan;
+pub mod preflight;
 pub mod preset;
 pub mod progress;
 pub mod report;
 pub mod results;
+pub mod reuse;
 pub mod run;
 pub mod schedule;
 pub mod signals;
@@ -30,6 +34,7 @@ pub mod sweep;
 pub mod sys;
 pub mod trace;
 pub mod units;
+pub mod verify;
 pub mod workdir;
 pub mod worker;
 

@@ -58,4 +58,12 @@ impl Monitor for CliMonitor {
             bar.finish_and_clear();
         }
     }
+
+    fn note(&self, msg: &str) {
+        // Warnings show even with --quiet: they are about the user's disks, not progress.
+        match self.state.lock().expect("progress lock").as_ref() {
+            Some((bar, _)) => bar.suspend(|| eprintln!("warning: {msg}")),
+            None => eprintln!("warning: {msg}"),
+        }
+    }
 }

@@ -20,6 +20,7 @@ use crate::results::{
 use crate::schedule::schedule;
 use crate::spec::{OpKind, Spec};
 use crate::sys;
+use crate::verify::BlockTag;
 use crate::workdir::WorkDirs;
 use crate::worker::{DataPath, Monitor, PhaseJob, launch};
 
@@ -137,6 +138,11 @@ pub fn run_experiment(
     let warmups: Vec<u32> = points.iter().map(|p| p.spec.warmup).collect();
     let mut error = None;
     for slot in schedule(&reps, &warmups, base.interleave) {
+        // A stop asked for between runs ends the experiment before the next one starts.
+        if let Err(e) = crate::signals::check() {
+            error = Some(e);
+            break;
+        }
         let (pi, spec) = (slot.point, &points[slot.point].spec);
         let run_id = new_run_id();
         let (reps, err) = match before_run(spec, monitor) {
@@ -160,8 +166,18 @@ pub fn run_experiment(
         for ph in &mut result.points[pi].phases {
             ph.refresh();
         }
-        if !reps.is_empty() {
-            sink.run_done(&result, pi, &run_id, &reps)?;
+        // A store that fails now must not lose what is in hand: the caller still prints it.
+        if !reps.is_empty()
+            && let Err(e) = sink.run_done(&result, pi, &run_id, &reps)
+        {
+            error = Some(match err {
+                Some(run_err) => {
+                    monitor.note(&format!("the store failed too: {e}"));
+                    run_err
+                }
+                None => e,
+            });
+            break;
         }
         if let Some(e) = err {
             error = Some(e);
@@ -179,7 +195,10 @@ fn before_run(spec: &Spec, monitor: &dyn Monitor) -> Result<(u64, u64, u64)> {
 }
 
 /// One repetition of one point: the repetitions of the phases that ran, and the error that
-/// stopped it, if any. The work directory is always removed (unless kept).
+/// stopped it, if any. A failure outside a phase (creating, laying out or preparing files) is
+/// recorded as a failed repetition of the phase it kept from running, so the stored run is
+/// never complete when it was not. The work directory is always removed (unless kept); if
+/// that fails, the monitor is told what was left.
 pub fn run_once(
     spec: &Spec,
     plan: &RunPlan,
@@ -190,9 +209,37 @@ pub fn run_once(
     let engine = engine::find(&spec.engine).expect("engine checked at resolve");
     let mut out = vec![];
     let mut wd = None;
-    let err = run_phases(spec, plan, engine, rep, run_id, monitor, &mut wd, &mut out).err();
+    let mut at_phase = 0;
+    let err = run_phases(spec, plan, engine, rep, run_id, monitor, &mut wd, &mut out, &mut at_phase).err();
+    if let Some(e) = &err
+        && !out.iter().any(|(i, _)| *i == at_phase)
+        && at_phase < plan.phases.len()
+    {
+        out.push((
+            at_phase,
+            Repetition::failed(rep, run_id, status_of(e), e.to_string(), &CacheCheck::default()),
+        ));
+    }
     let cleanup_err = wd.as_mut().and_then(|w: &mut WorkDirs| w.cleanup().err());
-    (out, err.or(cleanup_err))
+    match (err, cleanup_err) {
+        (Some(e), Some(c)) => {
+            monitor.note(&format!("{c}; remove what is left with `iolab clean`"));
+            (out, Some(e))
+        }
+        (e, c) => (out, e.or(c)),
+    }
+}
+
+fn status_of(e: &Error) -> Status {
+    if matches!(e, Error::Interrupted(_)) { Status::Interrupted } else { Status::Failed }
+}
+
+/// The write generation of the data during phase `index`: layout-first writes generation 1,
+/// and every write or rewrite phase adds one.
+pub fn generation(plan: &RunPlan, index: usize) -> u32 {
+    let before =
+        plan.layout_first as u32 + plan.phases[..index].iter().filter(|p| p.op.is_write()).count() as u32;
+    before + plan.phases[index].op.is_write() as u32
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -205,17 +252,32 @@ fn run_phases(
     monitor: &dyn Monitor,
     wd_slot: &mut Option<WorkDirs>,
     out: &mut Vec<(usize, Repetition)>,
+    at_phase: &mut usize,
 ) -> Result<()> {
     let real = engine.caps.real_io;
+    crate::signals::check()?;
     let devices = if real { envctl::devices_of(&spec.dirs) } else { vec![] };
-    let paths: Vec<PathBuf> = if real {
-        let wd = wd_slot.insert(WorkDirs::create(&spec.dirs, run_id, spec.keep)?);
+    let mut base_tag = BlockTag {
+        verify: spec.verify,
+        run: crate::verify::run_tag(run_id),
+        generation: 0,
+        written_bs: spec.bs_bytes,
+    };
+    let kept = spec.reuse.is_some() && real;
+    let paths: Vec<PathBuf> = if kept {
+        let k = crate::reuse::open(spec, plan)?;
+        base_tag = k.tag;
+        k.paths
+    } else if real {
+        let wd = wd_slot.insert(WorkDirs::create(spec, run_id)?);
         let paths: Vec<PathBuf> = plan.files.iter().map(|f| wd.dir(f.target).join(&f.name)).collect();
         for p in &paths {
             wd.create_file(p)?;
         }
+        wd.sync_markers()?;
         if plan.layout_first {
-            lay_out(spec, plan, &paths)?;
+            lay_out(spec, plan, &paths, BlockTag { generation: 1, ..base_tag })?;
+            wd.record_written(1)?;
         }
         paths
     } else {
@@ -223,13 +285,17 @@ fn run_phases(
     };
 
     for phase in &plan.phases {
+        *at_phase = phase.index;
+        crate::signals::check()?;
+        let tag =
+            if kept { base_tag } else { BlockTag { generation: generation(plan, phase.index), ..base_tag } };
         let mut prealloc_ns = 0;
         if real && phase.op == OpKind::Write {
             prealloc_ns = recreate(spec, plan, &paths)?;
         }
         let fraction = if real { cache::prepare(phase.cache, &paths, spec.drop_caches)? } else { 0.0 };
         let check = CacheCheck::judge(phase.cache, fraction, real);
-        let job = PhaseJob { spec, phase, paths: &paths, engine };
+        let job = PhaseJob { spec, phase, paths: &paths, engine, tag };
         monitor.begin(&format!("rep {} {}", rep + 1, phase.name), phase.bytes());
         let probe = PhaseProbe::start(&devices);
         let outcome = launch(&job, monitor);
@@ -253,11 +319,12 @@ fn run_phases(
                     r.file_layout = crate::forensics::probe(&paths, &names).ok().map(|(facts, _)| facts);
                 }
                 out.push((phase.index, r));
+                if let (Some(wd), true) = (wd_slot.as_mut(), phase.op.is_write()) {
+                    wd.record_written(tag.generation)?;
+                }
             }
             Err(e) => {
-                let status =
-                    if matches!(e, Error::Interrupted(_)) { Status::Interrupted } else { Status::Failed };
-                let mut r = Repetition::failed(rep, run_id, status, e.to_string(), &check);
+                let mut r = Repetition::failed(rep, run_id, status_of(&e), e.to_string(), &check);
                 r.env = env;
                 out.push((phase.index, r));
                 return Err(e);
@@ -272,6 +339,7 @@ fn run_phases(
 fn recreate(spec: &Spec, plan: &RunPlan, paths: &[PathBuf]) -> Result<u64> {
     let mut ns = 0;
     for (f, p) in plan.files.iter().zip(paths) {
+        crate::signals::check()?;
         let file =
             std::fs::OpenOptions::new().write(true).open(p).map_err(|e| Error::io("open", p, None, e))?;
         file.set_len(0).map_err(|e| Error::io("ftruncate", p, None, e))?;
@@ -285,21 +353,32 @@ fn recreate(spec: &Spec, plan: &RunPlan, paths: &[PathBuf]) -> Result<u64> {
 }
 
 /// Writes every file in full (untimed) when the first phase reads or rewrites: the same
-/// bytes a write phase would produce (stamped through the same data path), committed.
-fn lay_out(spec: &Spec, plan: &RunPlan, paths: &[PathBuf]) -> Result<()> {
+/// bytes a write phase would produce, through the same data path, committed. A short write is
+/// an error naming the offset, as in the timed loop.
+fn lay_out(spec: &Spec, plan: &RunPlan, paths: &[PathBuf], tag: BlockTag) -> Result<()> {
     let len = plan::piece_len(spec);
     let mut buf = vec![0u8; spec.bs_bytes as usize];
     for (gid, (f, p)) in plan.files.iter().zip(paths).enumerate() {
-        let mut data = DataPath::new(spec, &[gid as u32]);
+        let mut data = DataPath::with(spec, &[gid as u32], tag);
         data.init_write_buf(&mut buf);
         let file = File::options().write(true).open(p).map_err(|e| Error::io("open", p, None, e))?;
         let mut off = 0;
         while off < f.size_bytes {
-            let n = len.min(f.size_bytes - off);
-            let block = &mut buf[..n as usize];
-            data.before_write(block, Op { file: 0, offset: off, len: n });
-            file.write_all_at(block, off).map_err(|e| Error::io("pwrite", p, Some(off), e))?;
-            off += n;
+            crate::signals::check()?;
+            let n = len.min(f.size_bytes - off) as usize;
+            data.before_write(&mut buf[..n], Op { file: 0, offset: off, len: n as u64 });
+            let w = file.write_at(&buf[..n], off).map_err(|e| Error::io("pwrite", p, Some(off), e))?;
+            if w != n {
+                let short = std::io::Error::other(crate::worker::short_write(
+                    p,
+                    &buf[w..n],
+                    off + w as u64,
+                    w as u64,
+                    n as u64,
+                ));
+                return Err(Error::io("pwrite", p, Some(off), short));
+            }
+            off += n as u64;
         }
         file.sync_data().map_err(|e| Error::io("fdatasync", p, None, e))?;
     }
@@ -324,6 +403,17 @@ mod tests {
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(civil_from_days(20_413), (2025, 11, 21));
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn write_generations_count_layout_and_write_phases() {
+        let mut p = crate::spec::Params::default();
+        p.set("ops", vec!["read".into(), "write".into(), "read".into(), "rewrite".into(), "read".into()])
+            .unwrap();
+        let env = crate::spec::ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
+        let plan = plan::plan(&crate::spec::resolve(&p, &env).unwrap());
+        let g: Vec<u32> = (0..5).map(|i| generation(&plan, i)).collect();
+        assert_eq!(g, [1, 2, 2, 3, 3]);
     }
 
     #[test]

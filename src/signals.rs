@@ -1,7 +1,12 @@
 //! SIGINT and SIGTERM: the handler only records the signal; running phases see it within
-//! about 50 ms through their monitor and stop, clean up, and keep what was measured.
+//! about 50 ms through their monitor and stop, and the steps between phases (creating files,
+//! laying them out, setting the cache state) check it as they go; then iolab cleans up, keeps
+//! what was measured, and exits 128 + the signal. SIGXFSZ is ignored, so a file size limit
+//! shows up as a short write or EFBIG that names the file and offset, rather than a silent kill.
 
 use std::sync::atomic::{AtomicI32, Ordering};
+
+use crate::error::{Error, Result};
 
 static PENDING: AtomicI32 = AtomicI32::new(0);
 
@@ -22,6 +27,8 @@ pub fn install() {
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
     }
+    // SAFETY: setting a signal's disposition to SIG_IGN has no memory-safety preconditions.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
 }
 
 /// The signal received, if any.
@@ -29,5 +36,48 @@ pub fn pending() -> Option<i32> {
     match PENDING.load(Ordering::SeqCst) {
         0 => None,
         s => Some(s),
+    }
+}
+
+/// `Err(Interrupted)` once a stop signal has arrived: for the steps between phases.
+pub fn check() -> Result<()> {
+    match pending() {
+        Some(sig) => Err(Error::Interrupted(sig)),
+        None => Ok(()),
+    }
+}
+
+/// Blocks SIGINT and SIGTERM in the calling thread while alive, so threads spawned meanwhile
+/// inherit the block; restores the previous mask on drop.
+pub struct Blocked {
+    old: libc::sigset_t,
+}
+
+impl Blocked {
+    pub fn new() -> Blocked {
+        // SAFETY: sigset_t is plain data initialised by sigemptyset/sigaddset; pthread_sigmask
+        // only reads `set` and writes `old`, both valid for the call.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            Blocked { old }
+        }
+    }
+}
+
+impl Default for Blocked {
+    fn default() -> Self {
+        Blocked::new()
+    }
+}
+
+impl Drop for Blocked {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `new`; `old` is a valid sigset_t.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut()) };
     }
 }

@@ -62,6 +62,9 @@ params! {
     "settle": "sleep this long before each run (e.g. 2s, 500ms)",
     "prime_memory": "touch and free this many bytes just before each run (e.g. 4GiB, 0.5xRAM; 0 = off)",
     "interleave": "order of the runs of a sweep: round-robin over points, shuffle (seeded by seed) or shuffle:SEED",
+    "verify": "blocks carry a header (run, file, offset, generation, checksum) written with the data and checked on every read",
+    "allow_device" list=true: "command line only: a path under /dev that may be a target (exact path); devices in use are always refused",
+    "reuse": "read the data files a kept run (--keep) left, instead of writing new ones: the run id; read phases only",
 }
 
 /// Raw parameters: key -> values, before parsing. Later layers override earlier ones.
@@ -108,6 +111,13 @@ impl Params {
             .map_err(|e: toml::de::Error| Error::spec("spec file", "TOML", e.message().to_string()))?;
         let mut p = Params::default();
         for (key, value) in &table {
+            if key == "allow_device" {
+                return Err(Error::spec(
+                    key,
+                    value,
+                    "only on the command line (--allow-device), so a spec file can never point iolab at a device by itself",
+                ));
+            }
             if key == "phases" {
                 p.set("ops", phases_from_toml(value)?)?;
                 continue;
@@ -459,6 +469,15 @@ pub struct Spec {
     pub start: StartMode,
     #[serde(default)]
     pub latency: LatencyMode,
+    /// Blocks carry a verification header, checked on every read.
+    #[serde(default)]
+    pub verify: bool,
+    /// Paths under /dev that may be targets (given on the command line only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_device: Vec<PathBuf>,
+    /// Read the files kept by this run instead of writing new ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse: Option<String>,
 }
 
 fn one() -> u32 {
@@ -692,6 +711,7 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
     let prealloc = parse_bool("prealloc", get("prealloc").unwrap_or("false"))?;
     let drop_caches = parse_bool("drop_caches", get("drop_caches").unwrap_or("false"))?;
     let keep = parse_bool("keep", get("keep").unwrap_or("false"))?;
+    let verify = parse_bool("verify", get("verify").unwrap_or("false"))?;
     let reps = parse_u64("reps", get("reps").unwrap_or("5"))?;
     if reps == 0 || reps > 100_000 {
         return Err(Error::spec("reps", reps, "must be between 1 and 100000"));
@@ -719,10 +739,51 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
     if dir_values.is_empty() {
         return Err(Error::spec("dirs", "", "at least one directory is needed"));
     }
+    let allow_device =
+        crate::device::resolve_allowed(params.0.get("allow_device").map_or(&[][..], |v| v), &env.cwd)?;
     let mut dirs = Vec::new();
     for d in &dir_values {
-        dirs.push(check_dir(d, &env.cwd)?);
+        dirs.push(check_dir(d, &env.cwd, &allow_device)?);
     }
+    if verify {
+        if !engine_def.caps.real_io {
+            return Err(Error::spec("verify", "true", format!("engine {engine} moves no data to verify")));
+        }
+        if bs_bytes < crate::verify::MIN_BLOCK {
+            return Err(Error::spec(
+                "bs",
+                get("bs").unwrap_or(""),
+                format!(
+                    "verify needs blocks of at least {} bytes (for the header)",
+                    crate::verify::MIN_BLOCK
+                ),
+            ));
+        }
+    }
+    let reuse = match get("reuse").map(str::trim).filter(|v| !v.is_empty()) {
+        None => None,
+        Some(v) => {
+            let id = v.strip_prefix(crate::workdir::PREFIX).unwrap_or(v);
+            if !crate::workdir::valid_run_id(id) {
+                return Err(Error::spec(
+                    "reuse",
+                    v,
+                    "not a run id (the RUNID of a kept .iolab-RUNID directory)",
+                ));
+            }
+            if let Some(p) = phases.iter().find(|p| p.op != OpKind::Read) {
+                return Err(Error::spec(
+                    "ops",
+                    &p.name,
+                    "reuse reads the files of a kept run; write and rewrite phases would change them",
+                ));
+            }
+            if !engine_def.caps.real_io {
+                return Err(Error::spec("reuse", v, format!("engine {engine} reads no files")));
+            }
+            Some(id.to_string())
+        }
+    };
 
     if direct {
         if !engine_def.caps.direct {
@@ -789,21 +850,26 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         launcher: access.launcher,
         start: access.start,
         latency: access.latency,
+        verify,
+        allow_device,
+        reuse,
     };
     layout::check(&spec, env)?;
     Ok(spec)
 }
 
-fn check_dir(d: &str, cwd: &Path) -> Result<PathBuf> {
+fn check_dir(d: &str, cwd: &Path, allow_device: &[PathBuf]) -> Result<PathBuf> {
     let p = if Path::new(d).is_absolute() { PathBuf::from(d) } else { cwd.join(d) };
     let meta = std::fs::metadata(&p).map_err(|e| Error::spec("dirs", d, format!("cannot use: {e}")))?;
+    let canon = p.canonicalize().map_err(|e| Error::spec("dirs", d, format!("cannot resolve: {e}")))?;
+    crate::device::check_target(d, &canon, &meta, allow_device)?;
     if !meta.is_dir() {
         return Err(Error::spec("dirs", d, "not a directory"));
     }
-    if !crate::sys::is_writable(&p) {
-        return Err(Error::spec("dirs", d, "not writable"));
+    if let Err(e) = crate::sys::writable(&p) {
+        return Err(Error::spec("dirs", d, format!("not writable: {e}")));
     }
-    p.canonicalize().map_err(|e| Error::spec("dirs", d, format!("cannot resolve: {e}")))
+    Ok(canon)
 }
 
 impl Spec {
@@ -851,6 +917,13 @@ impl Spec {
         set("launcher", vec![serde_json::to_value(self.launcher).unwrap().as_str().unwrap().into()]);
         set("start", vec![serde_json::to_value(self.start).unwrap().as_str().unwrap().into()]);
         set("latency", vec![serde_json::to_value(self.latency).unwrap().as_str().unwrap().into()]);
+        set("verify", vec![self.verify.to_string()]);
+        if !self.allow_device.is_empty() {
+            set("allow_device", self.allow_device.iter().map(|d| d.display().to_string()).collect());
+        }
+        if let Some(r) = &self.reuse {
+            set("reuse", vec![r.clone()]);
+        }
         p
     }
 

@@ -177,6 +177,27 @@ impl Store {
         self.conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(|e| self.err(e))?;
         self.conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| self.err(e))?;
         self.conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| self.err(e))?;
+        if self.version()? == STORE_VERSION {
+            return Ok(());
+        }
+        // Migrate under the write lock, reading the version again: another iolab may have
+        // created or migrated the store meanwhile.
+        let tx = self.write_tx()?;
+        let version = self.version()?;
+        for v in version..STORE_VERSION {
+            tx.execute_batch(MIGRATIONS[v as usize]).map_err(|e| self.err(e))?;
+            tx.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?1)",
+                [(v + 1).to_string()],
+            )
+            .map_err(|e| self.err(e))?;
+        }
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// The schema version (0 for an empty database); refuses what is not an iolab store and
+    /// versions newer than this build.
+    fn version(&self) -> Result<i64> {
         let has_meta: bool = self
             .conn
             .query_row("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'", [], |r| {
@@ -206,17 +227,14 @@ impl Store {
                 "schema version {version} is newer than this iolab understands ({STORE_VERSION})"
             )));
         }
-        for v in version..STORE_VERSION {
-            let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-            tx.execute_batch(MIGRATIONS[v as usize]).map_err(|e| self.err(e))?;
-            tx.execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?1)",
-                [(v + 1).to_string()],
-            )
-            .map_err(|e| self.err(e))?;
-            tx.commit().map_err(|e| self.err(e))?;
-        }
-        Ok(())
+        Ok(version)
+    }
+
+    /// A write transaction that takes the write lock at once (BEGIN IMMEDIATE): a second
+    /// iolab waits for it (busy timeout) instead of failing on a stale read snapshot.
+    fn write_tx(&self) -> Result<rusqlite::Transaction<'_>> {
+        rusqlite::Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| self.err(e))
     }
 
     fn json<T: serde::Serialize>(&self, v: &T) -> Result<String> {
@@ -248,7 +266,7 @@ impl Store {
                     .collect(),
             })
             .collect();
-        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        let tx = self.write_tx()?;
         tx.execute(
             "INSERT OR IGNORE INTO hosts(host_id, hostname, facts_json) VALUES (?1, ?2, ?3)",
             params![exp.host.host_id, exp.host.hostname, self.json(&exp.host)?],
@@ -282,7 +300,7 @@ impl Store {
         reps: &[(usize, Repetition)],
         warmup: bool,
     ) -> Result<()> {
-        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        let tx = self.write_tx()?;
         let status =
             reps.iter().map(|(_, r)| r.status).find(|s| *s != Status::Complete).unwrap_or(Status::Complete);
         let error = reps.iter().find_map(|(_, r)| r.error.clone());

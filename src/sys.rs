@@ -33,6 +33,16 @@ pub fn is_writable(dir: &Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
 }
 
+/// access(W_OK|X_OK) with the reason it fails (EACCES, EROFS, ...).
+pub fn writable(dir: &Path) -> io::Result<()> {
+    let c = cpath(dir)?;
+    // SAFETY: `c` is a valid NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// posix_fadvise(POSIX_FADV_DONTNEED) over the whole file: drop its clean cached pages.
 pub fn fadvise_dontneed(f: &File) -> io::Result<()> {
     // SAFETY: plain system call on an open descriptor.
@@ -160,6 +170,12 @@ impl Drop for AlignedBuf {
 
 /// Free bytes (for unprivileged users) and free inodes of the file system holding `dir`.
 pub fn fs_free(dir: &Path) -> io::Result<(u64, u64)> {
+    fs_space(dir).map(|(free, inodes, _)| (free, inodes))
+}
+
+/// statvfs of the file system holding `dir`: free bytes (for unprivileged users), free inodes,
+/// and total inodes (0 on file systems that make inodes as needed, such as btrfs).
+pub fn fs_space(dir: &Path) -> io::Result<(u64, u64, u64)> {
     let c = cpath(dir)?;
     // SAFETY: statvfs is plain data, filled by the call.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -167,7 +183,7 @@ pub fn fs_free(dir: &Path) -> io::Result<(u64, u64)> {
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok((st.f_bavail as u64 * st.f_frsize as u64, st.f_favail as u64))
+    Ok((st.f_bavail as u64 * st.f_frsize as u64, st.f_favail as u64, st.f_files as u64))
 }
 
 /// Writes "3" to /proc/sys/vm/drop_caches after a global sync (root only).

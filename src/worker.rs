@@ -21,6 +21,7 @@ use crate::sys::now_ns;
 use crate::trace::OpTrace;
 
 pub mod process;
+use crate::verify::{self, BlockTag};
 
 /// Where workers wait so that they start together.
 pub trait StartGate: Sync {
@@ -59,6 +60,8 @@ pub struct WorkerCtx<'a> {
     pub abort: &'a AtomicBool,
     /// Bytes done so far, for progress display.
     pub progress: &'a AtomicU64,
+    /// What written blocks carry and read blocks are checked against (verification).
+    pub tag: BlockTag,
 }
 
 /// What one worker measured in one phase.
@@ -132,7 +135,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
             return Err(e);
         }
     };
-    let mut data = DataPath::new(spec, &ctx.gids);
+    let mut data = DataPath::new(ctx);
     if ctx.write {
         data.init_write_buf(engine.buf());
     }
@@ -170,8 +173,13 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         prev = t;
         if done != op.len {
             ctx.abort.store(true, Relaxed);
-            let what = if ctx.write { "short write" } else { "short read" };
-            return Err(io_err(k, std::io::Error::other(format!("{what}: {done} of {} bytes", op.len))));
+            let msg = if ctx.write && done < op.len {
+                let rest = &engine.buf()[done as usize..op.len as usize];
+                short_write(&ctx.paths[op.file as usize], rest, op.offset + done, done, op.len)
+            } else {
+                format!("short {}: {done} of {} bytes", if ctx.write { "write" } else { "read" }, op.len)
+            };
+            return Err(io_err(k, std::io::Error::other(msg)));
         }
         if !ctx.write {
             data.after_read(&engine.buf()[..op.len as usize], op).map_err(|e| {
@@ -222,16 +230,27 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
 /// The data path of one worker: which bytes written blocks carry, and what read blocks are
 /// checked against. Engines move bytes; this decides which bytes. Every engine's loop calls
 /// [`DataPath::before_write`] before handing a block to the engine and
-/// [`DataPath::after_read`] after a block comes back.
+/// [`DataPath::after_read`] after a block comes back. With verification on, written blocks get
+/// a header ([`crate::verify`]) keyed on the op's (global file id, offset), and every read
+/// block is checked, whatever the engine or layout.
 pub struct DataPath {
     seed: u64,
     /// Per local file: the stamp salt of its logical file, and how its offsets map to logical
     /// offsets (a stripe component's bytes are stamped with the logical file's offsets).
     files: Vec<(u64, FileRole)>,
+    /// Global file id per local file (what verification headers name).
+    gids: Vec<u32>,
+    tag: BlockTag,
 }
 
 impl DataPath {
-    pub fn new(spec: &Spec, gids: &[u32]) -> DataPath {
+    /// The data path of the worker `ctx` describes.
+    pub fn new(ctx: &WorkerCtx<'_>) -> DataPath {
+        DataPath::with(ctx.spec, &ctx.gids, ctx.tag)
+    }
+
+    /// A data path for files `gids` (global ids, in local order).
+    pub fn with(spec: &Spec, gids: &[u32], tag: BlockTag) -> DataPath {
         let files = gids
             .iter()
             .map(|&g| {
@@ -239,7 +258,7 @@ impl DataPath {
                 (fill::file_salt(spec.seed, role.logical), role)
             })
             .collect();
-        DataPath { seed: spec.seed, files }
+        DataPath { seed: spec.seed, files, gids: gids.to_vec(), tag }
     }
 
     /// Fills a write buffer once, before timing starts.
@@ -247,17 +266,60 @@ impl DataPath {
         fill::fill(buf, self.seed);
     }
 
-    /// Prepares `block` to be written by `op` (stamps its offsets).
+    /// Prepares `block` to be written by `op`: stamps its offsets and, when verifying, writes
+    /// its header.
     #[inline(always)]
     pub fn before_write(&mut self, block: &mut [u8], op: crate::plan::Op) {
         let (salt, role) = &self.files[op.file as usize];
         fill::stamp(block, *salt, role.logical_offset(op.offset));
+        if self.tag.verify {
+            verify::seal(block, &self.tag, self.gids[op.file as usize], op.offset);
+        }
     }
 
-    /// Checks a block read by `op`. Without verification this does nothing.
+    /// Checks a block read by `op` (when verifying; otherwise this does nothing). A read may
+    /// span several written blocks; each is checked.
     #[inline(always)]
-    pub fn after_read(&mut self, _block: &[u8], _op: crate::plan::Op) -> std::result::Result<(), String> {
+    pub fn after_read(&mut self, block: &[u8], op: crate::plan::Op) -> std::result::Result<(), String> {
+        if !self.tag.verify {
+            return Ok(());
+        }
+        let gid = self.gids[op.file as usize];
+        let (salt, role) = self.files[op.file as usize];
+        let bs = self.tag.written_bs.max(1) as usize;
+        for (i, b) in block.chunks(bs).enumerate() {
+            let off = op.offset + (i * bs) as u64;
+            let stamp_at = role.logical_offset(off);
+            if let Err(m) = verify::check(b, &self.tag, gid, off, salt, stamp_at) {
+                return Err(self.explain(b, gid, off, (salt, stamp_at), m));
+            }
+        }
         Ok(())
+    }
+
+    #[cold]
+    fn explain(&self, block: &[u8], gid: u32, offset: u64, stamp: (u64, u64), m: verify::Mismatch) -> String {
+        let mut s = m.to_string();
+        if m.field == "checksum"
+            && let Some((at, want, got)) =
+                verify::first_difference(block, &self.tag, self.seed, gid, offset, stamp)
+        {
+            s += &format!("; first differing byte at offset {at}: expected 0x{want:02x}, found 0x{got:02x}");
+        }
+        s
+    }
+}
+
+/// Describes a short write with its cause: the rest of the block is written once more, through
+/// a plain descriptor of the same (iolab's own) file, and the kernel's answer names the reason
+/// where there is one (a quota, a file size limit, a full disk). Only on the failure path.
+#[cold]
+pub fn short_write(path: &std::path::Path, rest: &[u8], at: u64, done: u64, len: u64) -> String {
+    use std::os::unix::fs::FileExt;
+    let again = std::fs::OpenOptions::new().write(true).open(path).and_then(|f| f.write_at(rest, at));
+    match again {
+        Err(e) => format!("short write: {done} of {len} bytes (writing the rest: {e})"),
+        Ok(n) => format!("short write: {done} of {len} bytes (writing the rest then moved {n} more)"),
     }
 }
 
@@ -310,6 +372,8 @@ pub struct PhaseJob<'a> {
     /// Paths of all files of the run, by global file id.
     pub paths: &'a [PathBuf],
     pub engine: &'static EngineDef,
+    /// What written blocks carry and read blocks are checked against.
+    pub tag: BlockTag,
 }
 
 impl PhaseJob<'_> {
@@ -331,6 +395,7 @@ impl PhaseJob<'_> {
             gate,
             abort,
             progress,
+            tag: self.tag,
         }
     }
 }
@@ -343,6 +408,8 @@ pub trait Monitor: Sync {
     fn tick(&self, bytes_done: u64) -> Option<i32>;
     /// The phase ended.
     fn end(&self) {}
+    /// A warning for the user (e.g. a work directory that could not be removed).
+    fn note(&self, _msg: &str) {}
 }
 
 /// Runs a phase's workers with the spec's launcher (threads or processes).
@@ -363,6 +430,9 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
     let finished = AtomicUsize::new(0);
     let mut signal = None;
     let results: Vec<Result<WorkerSample>> = std::thread::scope(|s| {
+        // Workers start with SIGINT/SIGTERM blocked, so the signals reach this thread (which
+        // stops the phase) and never interrupt a worker's system call.
+        let masked = crate::signals::Blocked::new();
         let handles: Vec<_> = (0..n)
             .map(|i| {
                 let ctx = job.ctx(i, gate, &abort, &progress[i].0);
@@ -380,6 +450,7 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
                     .expect("spawn worker thread")
             })
             .collect();
+        drop(masked);
         while finished.load(Relaxed) < n {
             std::thread::sleep(std::time::Duration::from_millis(50));
             let done = progress.iter().map(|p| p.0.load(Relaxed)).sum();

@@ -39,6 +39,8 @@ struct ChildJob {
     worker: usize,
     /// Paths of all files of the run, by global file id.
     paths: Vec<PathBuf>,
+    /// What the blocks carry or must carry (verification).
+    tag: crate::verify::BlockTag,
     parent_pid: u32,
 }
 
@@ -186,6 +188,7 @@ fn spawn(exe: &PathBuf, job: &PhaseJob<'_>, i: usize, tx: mpsc::Sender<(usize, E
         phase: job.phase.index,
         worker: i,
         paths: job.paths.to_vec(),
+        tag: job.tag,
         parent_pid: std::process::id(),
     };
     let mut stdin = kid.child.stdin.take().expect("piped stdin");
@@ -385,7 +388,7 @@ fn run_child(job: &ChildJob, input: BufReader<std::io::Stdin>) -> Result<WorkerS
     let abort = AtomicBool::new(false);
     let progress = AtomicU64::new(0);
     let gate = PipeGate { input: Mutex::new(input), abort: &abort, free: job.spec.start == StartMode::Free };
-    let pj = PhaseJob { spec: &job.spec, phase, paths: &job.paths, engine };
+    let pj = PhaseJob { spec: &job.spec, phase, paths: &job.paths, engine, tag: job.tag };
     let ctx = pj.ctx(job.worker, &gate, &abort, &progress);
     (engine.run)(&ctx)
 }

@@ -4,7 +4,12 @@ mod util;
 
 mod core;
 mod experiments;
+mod faults;
 mod forensics;
+mod fuzz;
 mod layouts;
 mod processes;
+mod rig;
+mod safety;
 mod traces;
+mod verify;

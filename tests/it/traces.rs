@@ -135,7 +135,8 @@ fn access_sequence_drops_the_cache_only_where_asked() {
     assert!(resident[1] < 0.05 && resident[2] < 0.05, "{resident:?}");
     assert!(resident[3] > 0.95, "the forward read leaves the file cached: {resident:?}");
     assert_eq!(ph[3]["flags"][0], "cache not controlled");
-    assert!(ph[1]["flags"].as_array().unwrap().is_empty());
+    // Cold means cold (a `noisy` flag from other I/O on a busy machine is not about the cache).
+    assert!(ph[1]["flags"].as_array().unwrap().iter().all(|f| !f.as_str().unwrap().starts_with("not cold")));
     for p in ph {
         assert!(p["repetitions"][0]["workers"][0]["periods"].is_array(), "{}: periods", p["name"]);
     }

@@ -1,0 +1,186 @@
+//! Devices: a block or character device, or any path under /dev, is refused as a target unless
+//! `--allow-device` names that exact path; a block device in use (mounted itself, a partition
+//! of it mounted, held by device-mapper/md, or used as swap) is refused even then. iolab writes
+//! only files in directories: writing to a raw block device is not built, so an allowed block
+//! device is refused too, with that reason. `--allow-device` therefore admits only directories
+//! under /dev (such as the tmpfs /dev/shm).
+
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Checks target `given` (resolved to `canon`, with metadata `meta`) against the device rules.
+pub fn check_target(given: &str, canon: &Path, meta: &fs::Metadata, allowed: &[PathBuf]) -> Result<()> {
+    let ft = meta.file_type();
+    let (block, chr) = (ft.is_block_device(), ft.is_char_device());
+    let under_dev = canon.starts_with("/dev");
+    if !(block || chr || under_dev) {
+        return Ok(());
+    }
+    let what = if block {
+        format!("{} is a block device", canon.display())
+    } else if chr {
+        format!("{} is a character device", canon.display())
+    } else {
+        format!("{} is under /dev", canon.display())
+    };
+    if !allowed.iter().any(|a| a == canon) {
+        return Err(Error::spec(
+            "dirs",
+            given,
+            format!(
+                "{what}; iolab never writes to devices unless --allow-device names this exact path ({})",
+                canon.display()
+            ),
+        ));
+    }
+    if block {
+        let users = users(meta.rdev());
+        if !users.is_empty() {
+            return Err(Error::spec(
+                "dirs",
+                given,
+                format!("{what} in use ({}); iolab never touches a device in use", users.join("; ")),
+            ));
+        }
+        return Err(Error::spec(
+            "dirs",
+            given,
+            format!(
+                "{what}; writing to raw block devices is not built (iolab writes files in directories): \
+                 make a file system on it, mount it, and give a directory there"
+            ),
+        ));
+    }
+    if chr {
+        return Err(Error::spec("dirs", given, format!("{what}; iolab writes only files in directories")));
+    }
+    Ok(())
+}
+
+/// Resolves the `--allow-device` paths (they must exist).
+pub fn resolve_allowed(values: &[String], cwd: &Path) -> Result<Vec<PathBuf>> {
+    values
+        .iter()
+        .filter(|v| !v.is_empty())
+        .map(|v| {
+            let p = if Path::new(v).is_absolute() { PathBuf::from(v) } else { cwd.join(v) };
+            p.canonicalize().map_err(|e| Error::spec("allow_device", v, format!("cannot resolve: {e}")))
+        })
+        .collect()
+}
+
+/// Who uses block device `rdev` on this machine, in words; empty if nobody.
+pub fn users(rdev: u64) -> Vec<String> {
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
+    users_in(Path::new("/sys"), &mountinfo, &swaps, (libc::major(rdev), libc::minor(rdev)))
+}
+
+/// A block device and its partitions: (name, "major:minor").
+fn family(sys: &Path, dev: (u32, u32)) -> Vec<(String, String)> {
+    let id = format!("{}:{}", dev.0, dev.1);
+    let Ok(link) = fs::canonicalize(sys.join("dev/block").join(&id)) else {
+        return vec![];
+    };
+    let Some(name) = link.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return vec![];
+    };
+    let mut out = vec![(name, id)];
+    if let Ok(rd) = fs::read_dir(&link) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.join("partition").is_file()
+                && let Ok(d) = fs::read_to_string(p.join("dev"))
+            {
+                out.push((e.file_name().to_string_lossy().into_owned(), d.trim().to_string()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// [`users`] with the sources given (so tests can feed their own).
+pub fn users_in(sys: &Path, mountinfo: &str, swaps: &str, dev: (u32, u32)) -> Vec<String> {
+    let fam = family(sys, dev);
+    let mut out = vec![];
+    for (name, id) in &fam {
+        let dev_path = format!("/dev/{name}");
+        for line in mountinfo.lines() {
+            let Some((pre, post)) = line.split_once(" - ") else { continue };
+            let f: Vec<&str> = pre.split(' ').collect();
+            let source = post.split(' ').nth(1).unwrap_or("");
+            if f.len() >= 5 && (f[2] == id || source == dev_path) {
+                let m = format!("{dev_path} is mounted at {}", f[4]);
+                if !out.contains(&m) {
+                    out.push(m);
+                }
+            }
+        }
+        for line in swaps.lines().skip(1) {
+            if line.split_whitespace().next() == Some(dev_path.as_str()) {
+                out.push(format!("{dev_path} is used as swap"));
+            }
+        }
+        if let Ok(rd) = fs::read_dir(sys.join("class/block").join(name).join("holders")) {
+            for h in rd.flatten() {
+                out.push(format!("{dev_path} is held by {}", h.file_name().to_string_lossy()));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake /sys with disk `vdz` (250:0) and its partition `vdz1` (250:1), held by dm-3.
+    fn fake_sys() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let dev = t.path().join("devices/virtual/block/vdz");
+        fs::create_dir_all(dev.join("vdz1")).unwrap();
+        fs::write(dev.join("dev"), "250:0\n").unwrap();
+        fs::write(dev.join("vdz1/dev"), "250:1\n").unwrap();
+        fs::write(dev.join("vdz1/partition"), "1\n").unwrap();
+        fs::create_dir_all(t.path().join("dev/block")).unwrap();
+        std::os::unix::fs::symlink(&dev, t.path().join("dev/block/250:0")).unwrap();
+        std::os::unix::fs::symlink(dev.join("vdz1"), t.path().join("dev/block/250:1")).unwrap();
+        fs::create_dir_all(t.path().join("class/block/vdz1/holders/dm-3")).unwrap();
+        fs::create_dir_all(t.path().join("class/block/vdz/holders")).unwrap();
+        t
+    }
+
+    #[test]
+    fn a_mounted_partition_or_a_holder_makes_the_disk_busy() {
+        let sys = fake_sys();
+        let none = users_in(sys.path(), "", "Filename Type\n", (250, 0));
+        assert_eq!(none, ["/dev/vdz1 is held by dm-3"]);
+        let mi = "36 27 250:1 / /data rw,relatime - ext4 /dev/vdz1 rw\n";
+        let u = users_in(sys.path(), mi, "", (250, 0));
+        assert!(u.contains(&"/dev/vdz1 is mounted at /data".to_string()), "{u:?}");
+        // btrfs shows an anonymous device number: the mount source names the device.
+        let mi = "40 27 0:52 / /b rw - btrfs /dev/vdz rw\n";
+        assert!(users_in(sys.path(), mi, "", (250, 0)).contains(&"/dev/vdz is mounted at /b".to_string()));
+        let sw = "Filename Type Size Used Priority\n/dev/vdz partition 100 0 -2\n";
+        assert!(users_in(sys.path(), "", sw, (250, 0)).contains(&"/dev/vdz is used as swap".to_string()));
+        assert!(users_in(sys.path(), "", "", (251, 0)).is_empty(), "an unknown device has no users");
+    }
+
+    #[test]
+    fn paths_under_dev_need_an_exact_allowance() {
+        let meta = fs::metadata("/dev/shm").unwrap();
+        let canon = Path::new("/dev/shm");
+        assert!(check_target("/dev/shm", canon, &meta, &[]).is_err());
+        assert!(check_target("/dev/shm", canon, &meta, &[PathBuf::from("/dev")]).is_err());
+        assert!(check_target("/dev/shm", canon, &meta, &[PathBuf::from("/dev/shm")]).is_ok());
+        let null = fs::metadata("/dev/null").unwrap();
+        let e = check_target("/dev/null", Path::new("/dev/null"), &null, &[PathBuf::from("/dev/null")]);
+        assert!(e.unwrap_err().to_string().contains("character device"));
+        let tmp = std::env::temp_dir();
+        assert!(check_target("x", &tmp, &fs::metadata(&tmp).unwrap(), &[]).is_ok());
+    }
+}
