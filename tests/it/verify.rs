@@ -291,3 +291,40 @@ fn seed_1_spec() -> iolab::spec::Spec {
     let env = iolab::spec::ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
     iolab::spec::resolve(&iolab::spec::Params::default(), &env).unwrap()
 }
+
+/// Stripe components carry the logical file's stamps but are verified at their own (file,
+/// offset): a flipped byte in a component is found, and named at the component's offset.
+#[test]
+fn a_flipped_byte_in_a_stripe_component_is_caught() {
+    let s = Scratch::new();
+    let d = s.path().to_str().unwrap();
+    // Two targets: the scratch dir comes from `run_json` and `reread`, the second from here.
+    let stripe = ["--dir", d, "--layout", "striped", "--stripe-unit", "16KiB", "--workers", "2"];
+    let mut args =
+        vec!["--verify", "--op", "write", "--size", "1MiB", "--bs", "64KiB", "--reps", "1", "--keep"];
+    args.extend_from_slice(&stripe);
+    let doc = s.run_json(&args);
+    let id = phases(&doc)[0]["repetitions"][0]["run_id"].as_str().unwrap().to_string();
+    let comp = work_dir(s.path(), &id).join("striped.s01.dat");
+    assert_eq!(std::fs::metadata(&comp).unwrap().len(), 1 << 20, "half of the 2 MiB file");
+    let again = [&["--verify"][..], &stripe].concat();
+    assert_eq!(reread(&s, &id, &again).0, Some(0), "intact data verifies");
+    let at = 3 * 16384 + 999;
+    let mut b = [0u8];
+    std::fs::File::open(&comp).unwrap().read_exact_at(&mut b, at).unwrap();
+    patch(&comp, at, &[b[0] ^ 0x01]);
+    let (code, err) = reread(&s, &id, &again);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("striped.s01.dat: verify failed at offset {}: checksum", 3 * 16384)),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "first differing byte at offset {at}: expected 0x{:02x}, found 0x{:02x}",
+            b[0],
+            b[0] ^ 1
+        )),
+        "{err}"
+    );
+}
