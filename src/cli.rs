@@ -96,6 +96,18 @@ pub struct SpecArgs {
     /// A label for the experiment
     #[arg(long)]
     pub name: Option<String>,
+    /// Ops in flight per worker (asynchronous engines: uring)
+    #[arg(long, allow_hyphen_values = true)]
+    pub iodepth: Option<String>,
+    /// mmap window size (engine mmap; default: the whole file)
+    #[arg(long, allow_hyphen_values = true)]
+    pub window: Option<String>,
+    /// Strided memory: bytes taken from every --mem-stride bytes
+    #[arg(long, allow_hyphen_values = true)]
+    pub mem_len: Option<String>,
+    /// Strided memory: distance between successive --mem-len pieces
+    #[arg(long, allow_hyphen_values = true)]
+    pub mem_stride: Option<String>,
     /// Set any spec parameter: --set key=value (repeatable)
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -118,7 +130,7 @@ impl SpecArgs {
             }
             None => Params::default(),
         };
-        let flags: [(&str, &Option<String>); 14] = [
+        let flags: [(&str, &Option<String>); 18] = [
             ("ops", &self.op),
             ("size", &self.size),
             ("bs", &self.bs),
@@ -133,6 +145,10 @@ impl SpecArgs {
             ("cache", &self.cache),
             ("reps", &self.reps),
             ("name", &self.name),
+            ("iodepth", &self.iodepth),
+            ("window", &self.window),
+            ("mem_len", &self.mem_len),
+            ("mem_stride", &self.mem_stride),
         ];
         for (k, v) in flags {
             if let Some(v) = v {

@@ -3,12 +3,14 @@
 //! -> report; each stage is one module.
 
 pub mod app;
+pub mod async_worker;
 pub mod cache;
 pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod fill;
 pub mod host;
+pub mod mem;
 pub mod plan;
 pub mod progress;
 pub mod report;

@@ -62,6 +62,12 @@ pub struct WorkerResult {
     pub latency_ns: LatencyNs,
     /// The latency histogram as (value_ns, count) pairs.
     pub latency_histogram_ns: Buckets,
+    /// System calls the engine made, by name (non-zero counts only).
+    #[serde(default)]
+    pub calls: BTreeMap<String, u64>,
+    /// The most ops the worker had in flight at once.
+    #[serde(default)]
+    pub max_inflight: u64,
 }
 
 impl WorkerResult {
@@ -78,6 +84,8 @@ impl WorkerResult {
             bytes_per_s: stats::individual_rate(s.bytes, s.time_ns()),
             latency_ns: LatencyNs::from_hist(&s.hist),
             latency_histogram_ns: Buckets::from_hist(&s.hist),
+            calls: s.calls.to_map(),
+            max_inflight: s.max_inflight,
         }
     }
 }

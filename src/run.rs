@@ -195,6 +195,7 @@ fn run_phases(
         plan.files.iter().map(|f| PathBuf::from(&f.name)).collect()
     };
 
+    let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
     for phase in &plan.phases {
         let mut prealloc_ns = 0;
         if real && phase.op == OpKind::Write {
@@ -202,7 +203,7 @@ fn run_phases(
         }
         let fraction = if real { cache::prepare(phase.cache, &paths, spec.drop_caches)? } else { 0.0 };
         let check = CacheCheck::judge(phase.cache, fraction, real);
-        let job = PhaseJob { spec, phase, paths: &paths, engine };
+        let job = PhaseJob { spec, phase, paths: &paths, sizes: &sizes, engine };
         monitor.begin(&format!("rep {} {}", rep + 1, phase.name), phase.bytes());
         let outcome = run_phase_threads(&job, monitor);
         monitor.end();

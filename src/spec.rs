@@ -40,13 +40,17 @@ params! {
     "engine": "I/O engine (see `iolab engines`)",
     "direct": "open with O_DIRECT (bypass the page cache)",
     "sync": "none | end | each | every:SIZE (commit after every SIZE bytes per worker)",
-    "sync_call": "fsync | fdatasync",
+    "sync_call": "fsync | fdatasync | msync (msync: engine mmap only, and its default)",
     "open_sync": "none | sync | dsync (open with O_SYNC or O_DSYNC)",
     "prealloc": "preallocate files with fallocate before a write phase (timed separately)",
     "cache": "cold | warm | asis: cache state before each phase (cold = committed, evicted and checked)",
     "drop_caches": "with cache=cold, also write 3 to /proc/sys/vm/drop_caches (root only)",
     "reps": "repetitions of the whole run",
     "keep": "keep the data files after the run",
+    "iodepth": "ops in flight per worker (asynchronous engines: uring)",
+    "window": "mmap window size (engine mmap); default: the whole file",
+    "mem_len": "strided memory: bytes taken from every mem_stride bytes of the buffer",
+    "mem_stride": "strided memory: distance between the starts of successive mem_len pieces",
 }
 
 /// Raw parameters: key -> values, before parsing. Later layers override earlier ones.
@@ -289,6 +293,8 @@ impl<'de> Deserialize<'de> for SyncPolicy {
 pub enum SyncCall {
     Fsync,
     Fdatasync,
+    /// msync(MS_SYNC) over mapped memory (engine mmap).
+    Msync,
 }
 
 /// Synchronous-write open flags.
@@ -373,6 +379,21 @@ pub struct Spec {
     pub drop_caches: bool,
     pub reps: u32,
     pub keep: bool,
+    /// Ops in flight per worker (1 for synchronous engines).
+    #[serde(default = "one")]
+    pub iodepth: u32,
+    /// mmap window; `None` maps whole files.
+    #[serde(default)]
+    pub window_bytes: Option<u64>,
+    /// Strided memory: `mem_len_bytes` of every `mem_stride_bytes` (both or neither).
+    #[serde(default)]
+    pub mem_len_bytes: Option<u64>,
+    #[serde(default)]
+    pub mem_stride_bytes: Option<u64>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// Defaults, chosen so that `iolab run` with no arguments is the default experiment: a short,
@@ -521,11 +542,6 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
 
     let sync_s = get("sync").unwrap_or("end");
     let sync = SyncPolicy::parse(sync_s).map_err(|e| Error::spec("sync", sync_s, e))?;
-    let sync_call = match get("sync_call").unwrap_or("fdatasync") {
-        "fsync" => SyncCall::Fsync,
-        "fdatasync" => SyncCall::Fdatasync,
-        other => return Err(Error::spec("sync_call", other, "expected fsync or fdatasync")),
-    };
     let open_sync = match get("open_sync").unwrap_or("none") {
         "none" => OpenSync::None,
         "sync" | "o_sync" => OpenSync::Sync,
@@ -552,10 +568,17 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         dirs.push(check_dir(d, &env.cwd)?);
     }
 
+    let get_owned = |k: &str| get(k).map(str::to_string);
+    let cx = crate::engine::opts::Context {
+        bs: bs_bytes,
+        direct,
+        sync,
+        open_sync,
+        dirs: &dirs,
+        ram_bytes: env.ram_bytes,
+    };
+    let eo = crate::engine::opts::resolve(&get_owned, engine_def, &cx)?;
     if direct {
-        if !engine_def.caps.direct {
-            return Err(Error::spec("direct", "true", format!("engine {engine} cannot do O_DIRECT")));
-        }
         let align = dirs.iter().map(|d| crate::host::direct_io_alignment(d)).max().unwrap_or(4096);
         if bs_bytes % align != 0 {
             return Err(Error::spec(
@@ -599,12 +622,16 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         engine,
         direct,
         sync,
-        sync_call,
+        sync_call: eo.sync_call,
         open_sync,
         prealloc,
         drop_caches,
         reps: reps as u32,
         keep,
+        iodepth: eo.iodepth,
+        window_bytes: eo.window_bytes,
+        mem_len_bytes: eo.mem_len_bytes,
+        mem_stride_bytes: eo.mem_stride_bytes,
     })
 }
 
@@ -646,7 +673,25 @@ impl Spec {
         set("drop_caches", vec![self.drop_caches.to_string()]);
         set("reps", vec![self.reps.to_string()]);
         set("keep", vec![self.keep.to_string()]);
+        set("iodepth", vec![self.iodepth.to_string()]);
+        if let Some(w) = self.window_bytes {
+            set("window", vec![fmt_size_spec(w)]);
+        }
+        if let (Some(l), Some(st)) = (self.mem_len_bytes, self.mem_stride_bytes) {
+            set("mem_len", vec![fmt_size_spec(l)]);
+            set("mem_stride", vec![fmt_size_spec(st)]);
+        }
         p
+    }
+
+    /// The strided memory layout, if memory is strided.
+    pub fn mem(&self) -> Option<crate::mem::Strided> {
+        match (self.mem_len_bytes, self.mem_stride_bytes) {
+            (Some(len), Some(stride)) => {
+                Some(crate::mem::Strided { len: len as usize, stride: stride as usize })
+            }
+            _ => None,
+        }
     }
 
     /// Bytes of data one repetition keeps on disk at most (what preflight checks).

@@ -14,7 +14,7 @@ use crate::spec::Spec;
 use crate::worker::Buckets;
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 1;
+pub const STORE_VERSION: i64 = 2;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,8 +77,14 @@ CREATE TABLE worker_results (
 );
 ";
 
+/// Per-worker system call counts (JSON object) and the most ops in flight at once.
+const WORKER_CALLS: &str = "
+ALTER TABLE worker_results ADD COLUMN calls_json TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE worker_results ADD COLUMN max_inflight INTEGER NOT NULL DEFAULT 0;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
-const MIGRATIONS: &[&str] = &[SCHEMA_V1];
+const MIGRATIONS: &[&str] = &[SCHEMA_V1, WORKER_CALLS];
 
 /// The default store path: $IOLAB_DB, else $XDG_DATA_HOME/iolab/iolab.db, else
 /// ~/.local/share/iolab/iolab.db.
@@ -272,7 +278,9 @@ impl Store {
             .map_err(|e| self.err(e))?;
             for w in &r.workers {
                 tx.execute(
-                    "INSERT INTO worker_results VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    "INSERT INTO worker_results (run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
+                         open_ns, close_ns, bytes_per_s, latency_json, histogram_json, calls_json, max_inflight)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                     params![
                         run_id,
                         *phase as i64,
@@ -286,7 +294,9 @@ impl Store {
                         w.close_ns as i64,
                         w.bytes_per_s,
                         self.json(&w.latency_ns)?,
-                        self.json(&w.latency_histogram_ns)?
+                        self.json(&w.latency_histogram_ns)?,
+                        self.json(&w.calls)?,
+                        w.max_inflight as i64
                     ],
                 )
                 .map_err(|e| self.err(e))?;
@@ -433,7 +443,7 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT worker, bytes, ops, time_ns, sync_ns, sync_calls, open_ns, close_ns, bytes_per_s,
-                        latency_json, histogram_json
+                        latency_json, histogram_json, calls_json, max_inflight
                  FROM worker_results WHERE run_id = ?1 AND phase = ?2 ORDER BY worker",
             )
             .map_err(|e| self.err(e))?;
@@ -452,16 +462,20 @@ impl Store {
                         bytes_per_s: r.get(8)?,
                         latency_ns: LatencyNs::default(),
                         latency_histogram_ns: Buckets::default(),
+                        calls: Default::default(),
+                        max_inflight: r.get::<_, i64>(12)? as u64,
                     },
                     r.get::<_, String>(9)?,
                     r.get::<_, String>(10)?,
+                    r.get::<_, String>(11)?,
                 ))
             })
             .map_err(|e| self.err(e))?;
         let mut out = vec![];
         for row in rows {
-            let (mut w, lat, hist) = row.map_err(|e| self.err(e))?;
+            let (mut w, lat, hist, calls) = row.map_err(|e| self.err(e))?;
             w.latency_ns = serde_json::from_str(&lat).map_err(|e| self.err(e))?;
+            w.calls = serde_json::from_str(&calls).map_err(|e| self.err(e))?;
             w.latency_histogram_ns = serde_json::from_str(&hist).map_err(|e| self.err(e))?;
             out.push(w);
         }

@@ -12,11 +12,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Engine, EngineDef, Setup};
+use crate::engine::{CallCounts, CallError, Engine, EngineDef, Setup};
 use crate::error::{Error, Result};
 use crate::fill;
 use crate::plan::{PhasePlan, WorkerPlan};
-use crate::spec::{Spec, SyncPolicy};
+use crate::spec::{Spec, SyncCall, SyncPolicy};
 use crate::sys::now_ns;
 
 /// Where workers wait so that they start together.
@@ -43,6 +43,8 @@ pub struct WorkerCtx<'a> {
     pub paths: Vec<PathBuf>,
     /// Global file id of each local file (what stamps and checks are keyed on).
     pub gids: Vec<u32>,
+    /// Final size of each local file.
+    pub sizes: Vec<u64>,
     pub write: bool,
     pub gate: &'a dyn StartGate,
     /// Set when the phase must stop (another worker failed, or a signal arrived).
@@ -66,6 +68,10 @@ pub struct WorkerSample {
     pub close_ns: u64,
     /// Per-op latency in ns (commits excluded).
     pub hist: Histogram<u64>,
+    /// System calls the engine made, from open to close.
+    pub calls: CallCounts,
+    /// The most ops this worker had in flight at once (1 for synchronous engines).
+    pub max_inflight: u64,
 }
 
 impl WorkerSample {
@@ -97,41 +103,66 @@ impl Buckets {
     }
 }
 
+impl WorkerCtx<'_> {
+    /// The commit policy of this worker's phase (reads commit nothing).
+    pub fn sync_policy(&self) -> SyncPolicy {
+        if self.write { self.spec.sync } else { SyncPolicy::None }
+    }
+
+    /// What the engine is asked to open.
+    pub fn setup(&self) -> Setup<'_> {
+        let spec = self.spec;
+        Setup {
+            paths: &self.paths,
+            sizes: &self.sizes,
+            write: self.write,
+            direct: spec.direct,
+            open_sync: spec.open_sync,
+            bs: spec.bs_bytes as usize,
+            mem: spec.mem(),
+            iodepth: spec.iodepth as usize,
+            window: spec.window_bytes,
+            sync: self.sync_policy(),
+            sync_call: spec.sync_call,
+        }
+    }
+
+    /// Opens the engine (timed as open_ns). On failure, tells the other workers and still
+    /// meets them at the gate so nobody waits forever.
+    pub fn open_engine<T>(&self, open: impl FnOnce(&Setup<'_>) -> Result<T>) -> Result<(T, u64)> {
+        let t_open = now_ns();
+        let opened = open(&self.setup());
+        let open_ns = now_ns() - t_open;
+        match opened {
+            Ok(e) => Ok((e, open_ns)),
+            Err(e) => {
+                self.abort.store(true, Relaxed);
+                self.gate.wait();
+                Err(e)
+            }
+        }
+    }
+
+    /// The error for op `k`'s failed call.
+    pub fn op_error(&self, k: u64, call: &'static str, e: std::io::Error) -> Error {
+        let op = self.plan.ops.op(k);
+        Error::io(call, &self.paths[op.file as usize], Some(op.offset), e)
+    }
+}
+
 /// The timed loop, the same for every synchronous engine; monomorphised per engine.
 pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
     let spec = ctx.spec;
     let ops = ctx.plan.ops;
-    let t_open = now_ns();
-    let setup = Setup {
-        paths: &ctx.paths,
-        write: ctx.write,
-        direct: spec.direct,
-        open_sync: spec.open_sync,
-        bs: spec.bs_bytes as usize,
-    };
-    let opened = E::open(&setup);
-    let open_ns = now_ns() - t_open;
-    let mut engine = match opened {
-        Ok(e) => e,
-        Err(e) => {
-            // Tell the others, and still meet them at the gate so nobody waits forever.
-            ctx.abort.store(true, Relaxed);
-            ctx.gate.wait();
-            return Err(e);
-        }
-    };
+    let (mut engine, open_ns) = ctx.open_engine(E::open)?;
     let mut data = DataPath::new(spec, &ctx.gids);
     if ctx.write {
         data.init_write_buf(engine.buf());
     }
     let mut hist = new_hist();
-    let mut commits =
-        Commits { call: spec.sync_call, dirty: vec![false; ctx.paths.len()], sync_ns: 0, calls: 0 };
-    let sync_policy = if ctx.write { spec.sync } else { SyncPolicy::None };
-    let io_err = |k: u64, e: std::io::Error| {
-        let op = ops.op(k);
-        Error::io(E::call_name(ctx.write), &ctx.paths[op.file as usize], Some(op.offset), e)
-    };
+    let mut commits = Commits::new(spec.sync_call, ctx.paths.len());
+    let sync_policy = ctx.sync_policy();
+    let io_err = |k: u64, e: CallError| ctx.op_error(k, e.call.name(), e.err);
 
     ctx.gate.wait();
     if ctx.abort.load(Relaxed) {
@@ -146,7 +177,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         }
         let op = ops.op(k);
         if ctx.write {
-            data.before_write(&mut engine.buf()[..op.len as usize], op);
+            data.before_write(engine.buf(), op);
         }
         let done = engine.io(op, ctx.write).map_err(|e| io_err(k, e))?;
         let t = now_ns();
@@ -155,10 +186,11 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         if done != op.len {
             ctx.abort.store(true, Relaxed);
             let what = if ctx.write { "short write" } else { "short read" };
-            return Err(io_err(k, std::io::Error::other(format!("{what}: {done} of {} bytes", op.len))));
+            let e = std::io::Error::other(format!("{what}: {done} of {} bytes", op.len));
+            return Err(ctx.op_error(k, E::call_name(ctx.write), e));
         }
         if !ctx.write {
-            data.after_read(&engine.buf()[..op.len as usize], op).map_err(|e| {
+            data.after_read(engine.buf(), op).map_err(|e| {
                 ctx.abort.store(true, Relaxed);
                 Error::Run(format!("{}: {e}", ctx.paths[op.file as usize].display()))
             })?;
@@ -167,23 +199,23 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         ctx.progress.store(bytes, Relaxed);
         match sync_policy {
             SyncPolicy::None | SyncPolicy::End => commits.dirty[op.file as usize] = true,
-            SyncPolicy::Each => commits.one(&mut engine, op.file, &mut prev, &ctx.paths)?,
+            SyncPolicy::Each => commits.one(&mut |f, c| engine.sync(f, c), op.file, &mut prev, &ctx.paths)?,
             SyncPolicy::Every(n) => {
                 commits.dirty[op.file as usize] = true;
                 since_sync += done;
                 if since_sync >= n {
-                    commits.all_dirty(&mut engine, &mut prev, &ctx.paths)?;
+                    commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
                     since_sync = 0;
                 }
             }
         }
     }
     if matches!(sync_policy, SyncPolicy::End | SyncPolicy::Every(_)) {
-        commits.all_dirty(&mut engine, &mut prev, &ctx.paths)?;
+        commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
     }
     let end_ns = prev;
     let t_close = now_ns();
-    engine.close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
+    let calls = engine.close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
     let close_ns = now_ns() - t_close;
     Ok(WorkerSample {
         worker: ctx.plan.worker,
@@ -196,6 +228,8 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         open_ns,
         close_ns,
         hist,
+        calls,
+        max_inflight: u64::from(ops.n_ops > 0),
     })
 }
 
@@ -203,15 +237,25 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
 /// checked against. Engines move bytes; this decides which bytes. Every engine's loop calls
 /// [`DataPath::before_write`] before handing a block to the engine and
 /// [`DataPath::after_read`] after a block comes back.
+///
+/// An op's memory is `op.len` contiguous bytes, or with strided memory (`mem_len` of every
+/// `mem_stride` bytes) the `op.len / len * stride` bytes whose pieces the op gathers. With
+/// strided memory, the bytes stamped are those that land on the on-disk stamp positions, so
+/// files carry the same stamps whatever the memory layout.
 pub struct DataPath {
     seed: u64,
     /// Stamp salt per local file.
     salts: Vec<u64>,
+    mem: Option<crate::mem::Strided>,
 }
 
 impl DataPath {
     pub fn new(spec: &Spec, gids: &[u32]) -> DataPath {
-        DataPath { seed: spec.seed, salts: gids.iter().map(|&g| fill::file_salt(spec.seed, g)).collect() }
+        DataPath {
+            seed: spec.seed,
+            salts: gids.iter().map(|&g| fill::file_salt(spec.seed, g)).collect(),
+            mem: spec.mem(),
+        }
     }
 
     /// Fills a write buffer once, before timing starts.
@@ -219,34 +263,43 @@ impl DataPath {
         fill::fill(buf, self.seed);
     }
 
-    /// Prepares `block` to be written by `op` (stamps its offsets).
+    /// Prepares `mem`, the memory of `op`, to be written (stamps its offsets).
     #[inline(always)]
-    pub fn before_write(&mut self, block: &mut [u8], op: crate::plan::Op) {
-        fill::stamp(block, self.salts[op.file as usize], op.offset);
+    pub fn before_write(&mut self, mem: &mut [u8], op: crate::plan::Op) {
+        let salt = self.salts[op.file as usize];
+        match self.mem {
+            None => fill::stamp(&mut mem[..op.len as usize], salt, op.offset),
+            Some(m) => m.stamp(mem, salt, op.offset, op.len as usize),
+        }
     }
 
-    /// Checks a block read by `op`. Without verification this does nothing.
+    /// Checks `mem`, the memory `op` read into. Without verification this does nothing.
     #[inline(always)]
-    pub fn after_read(&mut self, _block: &[u8], _op: crate::plan::Op) -> std::result::Result<(), String> {
+    pub fn after_read(&mut self, _mem: &[u8], _op: crate::plan::Op) -> std::result::Result<(), String> {
         Ok(())
     }
 }
 
 /// Commit bookkeeping of one worker: which files have uncommitted writes, and the time and
-/// number of commit calls.
-struct Commits {
-    call: crate::spec::SyncCall,
-    dirty: Vec<bool>,
-    sync_ns: u64,
-    calls: u64,
+/// number of commits. Every engine loop commits through this, with nothing in flight.
+pub(crate) struct Commits {
+    call: SyncCall,
+    pub dirty: Vec<bool>,
+    pub sync_ns: u64,
+    pub calls: u64,
 }
 
+/// An engine's commit of one file.
+pub(crate) type SyncFn<'a> = dyn FnMut(u32, SyncCall) -> std::result::Result<(), CallError> + 'a;
+
 impl Commits {
+    pub fn new(call: SyncCall, files: usize) -> Commits {
+        Commits { call, dirty: vec![false; files], sync_ns: 0, calls: 0 }
+    }
+
     /// Commits one file; the time from the end of the last op to now counts as commit time.
-    fn one<E: Engine>(&mut self, engine: &mut E, file: u32, prev: &mut u64, paths: &[PathBuf]) -> Result<()> {
-        engine
-            .sync(file, self.call)
-            .map_err(|e| Error::io(call_name(self.call), &paths[file as usize], None, e))?;
+    pub fn one(&mut self, sync: &mut SyncFn<'_>, file: u32, prev: &mut u64, paths: &[PathBuf]) -> Result<()> {
+        sync(file, self.call).map_err(|e| Error::io(e.call.name(), &paths[file as usize], None, e.err))?;
         let t = now_ns();
         self.sync_ns += t - *prev;
         *prev = t;
@@ -256,10 +309,10 @@ impl Commits {
     }
 
     /// Commits every file written since its last commit.
-    fn all_dirty<E: Engine>(&mut self, engine: &mut E, prev: &mut u64, paths: &[PathBuf]) -> Result<()> {
+    pub fn all_dirty(&mut self, sync: &mut SyncFn<'_>, prev: &mut u64, paths: &[PathBuf]) -> Result<()> {
         for f in 0..self.dirty.len() as u32 {
             if self.dirty[f as usize] {
-                self.one(engine, f, prev, paths)?;
+                self.one(sync, f, prev, paths)?;
             }
         }
         Ok(())
@@ -267,11 +320,8 @@ impl Commits {
 }
 
 /// The name of a commit call, for error messages.
-pub fn call_name(call: crate::spec::SyncCall) -> &'static str {
-    match call {
-        crate::spec::SyncCall::Fsync => "fsync",
-        crate::spec::SyncCall::Fdatasync => "fdatasync",
-    }
+pub fn call_name(call: SyncCall) -> &'static str {
+    crate::engine::sync_call_name(call)
 }
 
 /// One phase's work, handed to a launcher.
@@ -280,6 +330,8 @@ pub struct PhaseJob<'a> {
     pub phase: &'a PhasePlan,
     /// Paths of all files of the run, by global file id.
     pub paths: &'a [PathBuf],
+    /// Final sizes of all files of the run, by global file id.
+    pub sizes: &'a [u64],
     pub engine: &'static EngineDef,
 }
 
@@ -298,6 +350,7 @@ impl PhaseJob<'_> {
             plan,
             paths: plan.files.iter().map(|&g| self.paths[g as usize].clone()).collect(),
             gids: plan.files.clone(),
+            sizes: plan.files.iter().map(|&g| self.sizes[g as usize]).collect(),
             write: self.phase.op.is_write(),
             gate,
             abort,

@@ -38,6 +38,8 @@ const HEADER: &[&str] = &[
     "latency_p99_ns",
     "latency_p999_ns",
     "latency_max_ns",
+    "worker_max_inflight",
+    "worker_calls",
     "flags",
     "error",
 ];
@@ -75,7 +77,7 @@ impl Exporter for Csv {
                     ];
                     let tail = [r.flags.join("; "), r.error.clone().unwrap_or_default()];
                     if r.workers.is_empty() {
-                        let blanks = vec![String::new(); 12];
+                        let blanks = vec![String::new(); 14];
                         w.write_record(run.iter().chain(&blanks).chain(&tail)).map_err(write_err)?;
                     }
                     for wk in &r.workers {
@@ -93,6 +95,8 @@ impl Exporter for Csv {
                             l.p99.to_string(),
                             l.p999.to_string(),
                             l.max.to_string(),
+                            wk.max_inflight.to_string(),
+                            wk.calls.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";"),
                         ];
                         w.write_record(run.iter().chain(&cols).chain(&tail)).map_err(write_err)?;
                     }
