@@ -513,3 +513,37 @@ impl Sink for Store {
         self.insert_run(&exp.experiment_id, point, run_id, reps)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_1_store_is_migrated_and_its_workers_still_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            // A bare worker row is enough here; its run and experiment do not matter.
+            c.pragma_update(None, "foreign_keys", "OFF").unwrap();
+            c.execute_batch(SCHEMA_V1).unwrap();
+            c.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '1')", []).unwrap();
+            c.execute(
+                r#"INSERT INTO worker_results VALUES ('r1', 0, 0, 4096, 1, 1000, 0, 0, 10, 10, 4.096e9,
+                   '{"p50":1,"p90":1,"p99":1,"p999":1,"max":1,"mean":1.0}', '[]')"#,
+                [],
+            )
+            .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let version: String = store
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, STORE_VERSION.to_string());
+        let w = &store.load_workers("r1", 0).unwrap()[0];
+        assert_eq!((w.bytes, w.ops, w.time_ns), (4096, 1, 1000));
+        assert!(w.calls.is_empty(), "old rows have no call counts");
+        assert_eq!(w.max_inflight, 0, "old rows did not record it");
+    }
+}
