@@ -2,7 +2,8 @@
 //! buffer; the buffers and the worker's files are registered with the ring, so every op is a
 //! fixed read or write (IORING_OP_READ_FIXED / WRITE_FIXED) on a registered file. Ops are
 //! queued in batches and submitted, with the wait for completions, in one io_uring_enter; all
-//! finished ops are reaped at once. The completion ring has as many entries as the submission
+//! finished ops are reaped at once. The ring belongs to one worker thread, which creates it,
+//! submits to it and reaps it. The completion ring has as many entries as the submission
 //! ring, so with every slot in flight it can be completely full; iolab never has more ops in
 //! flight than it has entries, so none are lost.
 
@@ -68,6 +69,25 @@ pub fn probe() -> std::result::Result<(), String> {
         .clone()
 }
 
+/// A ring of `entries` submission and completion entries. Only the worker that made it uses
+/// it, and it reaps only inside io_uring_enter, so where the kernel offers them (6.1+) the ring
+/// is single-issuer with deferred, cooperative task work: completions are posted when the worker
+/// asks for them, not by interrupting it. Older kernels get a plain ring.
+fn new_ring(entries: u32) -> io::Result<IoUring> {
+    let lean = IoUring::builder()
+        .setup_cqsize(entries)
+        .setup_coop_taskrun()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries);
+    match lean {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            IoUring::builder().setup_cqsize(entries).build(entries)
+        }
+        other => other,
+    }
+}
+
 pub struct Uring {
     ring: IoUring,
     files: Vec<File>,
@@ -112,7 +132,7 @@ impl AsyncEngine for Uring {
         }
         let depth = setup.iodepth.max(1);
         let files = open_files(setup)?;
-        let ring = IoUring::builder().setup_cqsize(depth as u32).build(depth as u32).map_err(|e| {
+        let ring = new_ring(depth as u32).map_err(|e| {
             refused(&format!("the kernel refused a ring of {depth} entries (is io_uring disabled?)"), e)
         })?;
         let mut calls = CallCounts::default();
