@@ -189,3 +189,47 @@ pub fn resolve(
 
     Ok(EngineOpts { iodepth, window_bytes, mem_len_bytes, mem_stride_bytes, sync_call })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::mem::Strided;
+    use crate::spec::{Params, ResolveEnv, Spec, SyncCall, resolve};
+
+    fn spec(pairs: &[(&str, &str)]) -> Spec {
+        let mut p = Params::default();
+        for (k, v) in pairs {
+            p.set_one(k, v).unwrap();
+        }
+        resolve(&p, &ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() }).unwrap()
+    }
+
+    #[test]
+    fn engine_parameters_resolve_and_round_trip() {
+        let s = spec(&[
+            ("engine", "mmap"),
+            ("window", "1MiB"),
+            ("sync", "every:512KiB"),
+            ("mem_len", "8"),
+            ("mem_stride", "32"),
+        ]);
+        assert_eq!(s.sync_call, SyncCall::Msync, "mmap commits with msync unless told otherwise");
+        assert_eq!(s.window_bytes, Some(1 << 20));
+        assert_eq!(s.mem(), Some(Strided { len: 8, stride: 32 }));
+        assert_eq!(s.iodepth, 1);
+        let env = ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
+        assert_eq!(resolve(&s.to_params(), &env).unwrap(), s);
+        assert_eq!(spec(&[("engine", "psync")]).sync_call, SyncCall::Fdatasync);
+        assert_eq!(spec(&[("engine", "mmap"), ("window", "file")]).window_bytes, None);
+    }
+
+    #[test]
+    fn specs_stored_before_engine_parameters_still_load() {
+        let s = spec(&[]);
+        let mut v = serde_json::to_value(&s).unwrap();
+        for k in ["iodepth", "window_bytes", "mem_len_bytes", "mem_stride_bytes"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        let back: Spec = serde_json::from_value(v).unwrap();
+        assert_eq!(back, s);
+    }
+}
