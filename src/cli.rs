@@ -72,7 +72,7 @@ pub struct SpecArgs {
     /// none | end | each | every:SIZE
     #[arg(long)]
     pub sync: Option<String>,
-    /// fsync | fdatasync
+    /// fsync | fdatasync | msync (msync: engine mmap only)
     #[arg(long)]
     pub sync_call: Option<String>,
     /// none | sync | dsync (O_SYNC / O_DSYNC)

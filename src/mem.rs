@@ -108,6 +108,23 @@ impl Strided {
     }
 }
 
+impl Strided {
+    /// Checks the stamps of an op of `disk_len` bytes read from `offset` into `mem`; returns
+    /// the first file offset whose stamp is wrong.
+    pub fn check_stamps(&self, mem: &[u8], salt: u64, offset: u64, disk_len: usize) -> Option<u64> {
+        let mut i = 0usize;
+        while i < disk_len {
+            let word = stamp_word(salt, offset + i as u64).to_le_bytes();
+            let n = (disk_len - i).min(8);
+            if (0..n).any(|j| mem[self.src(i + j)] != word[j]) {
+                return Some(offset + i as u64);
+            }
+            i += STAMP_EVERY as usize;
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +189,8 @@ mod tests {
             let mut want = disk.clone();
             crate::fill::stamp(&mut want, 99, 1 << 20);
             assert_eq!(disk, want, "{s:?}");
+            assert_eq!(s.check_stamps(&mem, 99, 1 << 20, bs), None, "{s:?}");
+            assert_eq!(s.check_stamps(&mem, 99, 2 << 20, bs), Some(2 << 20), "{s:?}");
         }
     }
 }

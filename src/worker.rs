@@ -242,11 +242,16 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
 /// `mem_stride` bytes) the `op.len / len * stride` bytes whose pieces the op gathers. With
 /// strided memory, the bytes stamped are those that land on the on-disk stamp positions, so
 /// files carry the same stamps whatever the memory layout.
+///
+/// Debug builds (so the whole test suite) check every block read: each stamp must name the
+/// file and offset the op read, in the memory places the op's layout gives, so an engine that
+/// reads the wrong bytes, or into the wrong place, fails the run.
 pub struct DataPath {
     seed: u64,
     /// Stamp salt per local file.
     salts: Vec<u64>,
     mem: Option<crate::mem::Strided>,
+    check_reads: bool,
 }
 
 impl DataPath {
@@ -255,6 +260,8 @@ impl DataPath {
             seed: spec.seed,
             salts: gids.iter().map(|&g| fill::file_salt(spec.seed, g)).collect(),
             mem: spec.mem(),
+            check_reads: cfg!(debug_assertions)
+                && crate::engine::find(&spec.engine).is_some_and(|e| e.caps.real_io),
         }
     }
 
@@ -273,10 +280,24 @@ impl DataPath {
         }
     }
 
-    /// Checks `mem`, the memory `op` read into. Without verification this does nothing.
+    /// Checks `mem`, the memory `op` read into (in debug builds; otherwise nothing).
     #[inline(always)]
-    pub fn after_read(&mut self, _mem: &[u8], _op: crate::plan::Op) -> std::result::Result<(), String> {
-        Ok(())
+    pub fn after_read(&mut self, mem: &[u8], op: crate::plan::Op) -> std::result::Result<(), String> {
+        if !self.check_reads {
+            return Ok(());
+        }
+        let salt = self.salts[op.file as usize];
+        let bad = match self.mem {
+            None => fill::check_stamps(&mem[..op.len as usize], salt, op.offset, op.len),
+            Some(m) => m.check_stamps(mem, salt, op.offset, op.len as usize),
+        };
+        match bad {
+            None => Ok(()),
+            Some(at) => Err(format!(
+                "read check: the {} bytes read at offset {} do not carry the stamp of offset {at}",
+                op.len, op.offset
+            )),
+        }
     }
 }
 
@@ -385,11 +406,13 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
                 std::thread::Builder::new()
                     .name(format!("iolab-w{i}"))
                     .spawn_scoped(s, move || {
+                        // Counts the worker as finished even if it panics, so the loop below
+                        // always ends (the panic is reported by join).
+                        let _done = Finished { finished, abort };
                         let r = (job.engine.run)(&ctx);
                         if r.is_err() {
                             abort.store(true, Relaxed);
                         }
-                        finished.fetch_add(1, Relaxed);
                         r
                     })
                     .expect("spawn worker thread")
@@ -412,6 +435,22 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
         return Err(Error::Interrupted(sig));
     }
     collect(results)
+}
+
+/// Marks a worker finished when dropped (at return or during a panic); a panic also stops the
+/// other workers.
+struct Finished<'a> {
+    finished: &'a AtomicUsize,
+    abort: &'a AtomicBool,
+}
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.abort.store(true, Relaxed);
+        }
+        self.finished.fetch_add(1, Relaxed);
+    }
 }
 
 /// All samples, or the most telling error: a real failure before the "aborted" echoes of it.

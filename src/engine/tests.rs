@@ -216,3 +216,33 @@ fn uring_reads_every_slot_right_with_a_full_ring() {
         );
     }
 }
+
+#[test]
+fn debug_builds_check_every_block_read() {
+    if !cfg!(debug_assertions) {
+        eprintln!("skipped: release builds do not check reads");
+        return;
+    }
+    let env = crate::spec::ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
+    for strided in [false, true] {
+        let mut p = crate::spec::Params::default();
+        p.set_one("bs", "8KiB").unwrap();
+        if strided {
+            p.set_one("mem_len", "8").unwrap();
+            p.set_one("mem_stride", "32").unwrap();
+        }
+        let spec = crate::spec::resolve(&p, &env).unwrap();
+        let mut data = crate::worker::DataPath::new(&spec, &[3]);
+        let op = Op { file: 0, offset: 16384, len: 8192 };
+        let mut mem = vec![0x11u8; spec.mem().map_or(8192, |m| m.mem_bytes(8192))];
+        data.before_write(&mut mem, op);
+        assert_eq!(data.after_read(&mem, op), Ok(()), "strided {strided}");
+        let elsewhere = Op { offset: 24576, ..op };
+        let err = data.after_read(&mem, elsewhere).unwrap_err();
+        assert!(err.contains("offset 24576"), "strided {strided}: {err}");
+        let at = spec.mem().map_or(4096, |m| m.src(4096));
+        mem[at] ^= 1;
+        let err = data.after_read(&mem, op).unwrap_err();
+        assert!(err.contains("stamp of offset 20480"), "strided {strided}: {err}");
+    }
+}
