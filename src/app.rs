@@ -274,18 +274,6 @@ fn cmd_clean(args: CleanArgs, stdout: &mut dyn Write) -> Result<()> {
 }
 
 fn cmd_engines(stdout: &mut dyn Write) -> Result<()> {
-    let rows: Vec<Vec<String>> = engine::ENGINES
-        .iter()
-        .map(|e| {
-            let calls: Vec<&str> = e.caps.sync_calls.iter().map(|c| crate::worker::call_name(*c)).collect();
-            vec![
-                e.name.to_string(),
-                if e.caps.direct { "yes" } else { "no" }.into(),
-                calls.join(","),
-                e.about.to_string(),
-            ]
-        })
-        .collect();
-    let t = report::text_table(&["engine", "O_DIRECT", "commit calls", "what it does"], &rows, &[]);
+    let t = engine::list::table();
     stdout.write_all(t.as_bytes()).map_err(out_err)
 }

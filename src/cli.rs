@@ -79,7 +79,7 @@ pub struct SpecArgs {
     /// none | end | each | every:SIZE
     #[arg(long)]
     pub sync: Option<String>,
-    /// fsync | fdatasync
+    /// fsync | fdatasync | msync (msync: engine mmap only)
     #[arg(long)]
     pub sync_call: Option<String>,
     /// none | sync | dsync (O_SYNC / O_DSYNC)
@@ -144,6 +144,18 @@ pub struct SpecArgs {
     /// Read the files a kept run (--keep) left, instead of writing new ones (read phases only)
     #[arg(long, value_name = "RUNID")]
     pub reuse: Option<String>,
+    /// Ops in flight per worker (asynchronous engines: uring)
+    #[arg(long, allow_hyphen_values = true)]
+    pub iodepth: Option<String>,
+    /// mmap window size (engine mmap; default: the whole file)
+    #[arg(long, allow_hyphen_values = true)]
+    pub window: Option<String>,
+    /// Strided memory: bytes taken from every --mem-stride bytes
+    #[arg(long, allow_hyphen_values = true)]
+    pub mem_len: Option<String>,
+    /// Strided memory: distance between successive --mem-len pieces
+    #[arg(long, allow_hyphen_values = true)]
+    pub mem_stride: Option<String>,
     /// Set any spec parameter: --set key=value (repeatable)
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -184,7 +196,7 @@ impl SpecArgs {
             }
             None => Params::default(),
         };
-        let flags: [(&str, &Option<String>); 19] = [
+        let flags: [(&str, &Option<String>); 23] = [
             ("ops", &self.op),
             ("size", &self.size),
             ("bs", &self.bs),
@@ -204,6 +216,10 @@ impl SpecArgs {
             ("prime_memory", &self.prime_memory),
             ("interleave", &self.interleave),
             ("reuse", &self.reuse),
+            ("iodepth", &self.iodepth),
+            ("window", &self.window),
+            ("mem_len", &self.mem_len),
+            ("mem_stride", &self.mem_stride),
         ];
         for (k, v) in flags {
             if let Some(v) = v {

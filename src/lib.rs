@@ -3,6 +3,7 @@
 //! -> report; each stage is one module.
 
 pub mod app;
+pub mod async_worker;
 pub mod cache;
 pub mod clean;
 pub mod cli;
@@ -16,6 +17,7 @@ pub mod fill;
 pub mod forensics;
 pub mod host;
 pub mod import;
+pub mod mem;
 pub mod period;
 pub mod plan;
 pub mod preflight;

@@ -75,6 +75,12 @@ pub struct WorkerResult {
     /// The per-op trace, on its way to the store; never printed (`iolab results trace`).
     #[serde(skip)]
     pub trace: Option<Arc<OpTrace>>,
+    /// System calls the engine made, by name (non-zero counts only).
+    #[serde(default)]
+    pub calls: BTreeMap<String, u64>,
+    /// The most ops the worker had in flight at once.
+    #[serde(default)]
+    pub max_inflight: u64,
 }
 
 impl WorkerResult {
@@ -93,6 +99,8 @@ impl WorkerResult {
             latency_histogram_ns: Buckets::from_hist(&s.hist),
             periods: s.trace.as_ref().map(|t| period::detect(&t.durations())),
             trace: s.trace.clone().map(Arc::new),
+            calls: s.calls.to_map(),
+            max_inflight: s.max_inflight,
         }
     }
 }

@@ -284,6 +284,7 @@ fn run_phases(
         plan.files.iter().map(|f| PathBuf::from(&f.name)).collect()
     };
 
+    let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
     for phase in &plan.phases {
         *at_phase = phase.index;
         crate::signals::check()?;
@@ -295,7 +296,7 @@ fn run_phases(
         }
         let fraction = if real { cache::prepare(phase.cache, &paths, spec.drop_caches)? } else { 0.0 };
         let check = CacheCheck::judge(phase.cache, fraction, real);
-        let job = PhaseJob { spec, phase, paths: &paths, engine, tag };
+        let job = PhaseJob { spec, phase, paths: &paths, sizes: &sizes, engine, tag };
         monitor.begin(&format!("rep {} {}", rep + 1, phase.name), phase.bytes());
         let probe = PhaseProbe::start(&devices);
         let outcome = launch(&job, monitor);

@@ -51,7 +51,7 @@ params! {
     "engine": "I/O engine (see `iolab engines`)",
     "direct": "open with O_DIRECT (bypass the page cache)",
     "sync": "none | end | each | every:SIZE (commit after every SIZE bytes per worker)",
-    "sync_call": "fsync | fdatasync",
+    "sync_call": "fsync | fdatasync | msync (msync: engine mmap only, and its default)",
     "open_sync": "none | sync | dsync (open with O_SYNC or O_DSYNC)",
     "prealloc": "preallocate files with fallocate before a write phase (timed separately)",
     "cache": "cold | warm | asis: cache state before each phase (cold = committed, evicted and checked)",
@@ -65,6 +65,10 @@ params! {
     "verify": "blocks carry a header (run, file, offset, generation, checksum) written with the data and checked on every read",
     "allow_device" list=true: "command line only: a path under /dev that may be a target (exact path); devices in use are always refused",
     "reuse": "read the data files a kept run (--keep) left, instead of writing new ones: the run id; read phases only",
+    "iodepth": "ops in flight per worker (asynchronous engines: uring)",
+    "window": "mmap window size (engine mmap); default: the whole file",
+    "mem_len": "strided memory: bytes taken from every mem_stride bytes of the buffer",
+    "mem_stride": "strided memory: distance between the starts of successive mem_len pieces",
 }
 
 /// Raw parameters: key -> values, before parsing. Later layers override earlier ones.
@@ -345,6 +349,8 @@ impl<'de> Deserialize<'de> for SyncPolicy {
 pub enum SyncCall {
     Fsync,
     Fdatasync,
+    /// msync(MS_SYNC) over mapped memory (engine mmap).
+    Msync,
 }
 
 /// Synchronous-write open flags.
@@ -478,6 +484,17 @@ pub struct Spec {
     /// Read the files kept by this run instead of writing new ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reuse: Option<String>,
+    /// Ops in flight per worker (1 for synchronous engines).
+    #[serde(default = "one")]
+    pub iodepth: u32,
+    /// mmap window; `None` maps whole files.
+    #[serde(default)]
+    pub window_bytes: Option<u64>,
+    /// Strided memory: `mem_len_bytes` of every `mem_stride_bytes` (both or neither).
+    #[serde(default)]
+    pub mem_len_bytes: Option<u64>,
+    #[serde(default)]
+    pub mem_stride_bytes: Option<u64>,
 }
 
 fn one() -> u32 {
@@ -696,11 +713,6 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
 
     let sync_s = get("sync").unwrap_or("end");
     let sync = SyncPolicy::parse(sync_s).map_err(|e| Error::spec("sync", sync_s, e))?;
-    let sync_call = match get("sync_call").unwrap_or("fdatasync") {
-        "fsync" => SyncCall::Fsync,
-        "fdatasync" => SyncCall::Fdatasync,
-        other => return Err(Error::spec("sync_call", other, "expected fsync or fdatasync")),
-    };
     let open_sync = match get("open_sync").unwrap_or("none") {
         "none" => OpenSync::None,
         "sync" | "o_sync" => OpenSync::Sync,
@@ -785,10 +797,17 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         }
     };
 
+    let get_owned = |k: &str| get(k).map(str::to_string);
+    let cx = crate::engine::opts::Context {
+        bs: bs_bytes,
+        direct,
+        sync,
+        open_sync,
+        dirs: &dirs,
+        ram_bytes: env.ram_bytes,
+    };
+    let eo = crate::engine::opts::resolve(&get_owned, engine_def, &cx)?;
     if direct {
-        if !engine_def.caps.direct {
-            return Err(Error::spec("direct", "true", format!("engine {engine} cannot do O_DIRECT")));
-        }
         let align = dirs.iter().map(|d| crate::host::direct_io_alignment(d)).max().unwrap_or(4096);
         if bs_bytes % align != 0 {
             return Err(Error::spec(
@@ -833,7 +852,7 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         engine,
         direct,
         sync,
-        sync_call,
+        sync_call: eo.sync_call,
         open_sync,
         prealloc,
         drop_caches,
@@ -853,8 +872,31 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         verify,
         allow_device,
         reuse,
+        iodepth: eo.iodepth,
+        window_bytes: eo.window_bytes,
+        mem_len_bytes: eo.mem_len_bytes,
+        mem_stride_bytes: eo.mem_stride_bytes,
     };
+    if spec.verify && spec.mem_len_bytes.is_some() {
+        return Err(Error::spec(
+            "verify",
+            "true",
+            "verification headers are not built for strided memory (mem_len/mem_stride); use contiguous memory",
+        ));
+    }
     layout::check(&spec, env)?;
+    if let Some(len) = spec.mem_len_bytes {
+        let piece = crate::plan::piece_len(&spec);
+        if piece % len != 0 {
+            return Err(Error::spec(
+                "mem_len",
+                len,
+                format!(
+                    "each op moves {piece} bytes (a block split at the stripe unit), not a multiple of mem_len"
+                ),
+            ));
+        }
+    }
     Ok(spec)
 }
 
@@ -924,7 +966,25 @@ impl Spec {
         if let Some(r) = &self.reuse {
             set("reuse", vec![r.clone()]);
         }
+        set("iodepth", vec![self.iodepth.to_string()]);
+        if let Some(w) = self.window_bytes {
+            set("window", vec![fmt_size_spec(w)]);
+        }
+        if let (Some(l), Some(st)) = (self.mem_len_bytes, self.mem_stride_bytes) {
+            set("mem_len", vec![fmt_size_spec(l)]);
+            set("mem_stride", vec![fmt_size_spec(st)]);
+        }
         p
+    }
+
+    /// The strided memory layout, if memory is strided.
+    pub fn mem(&self) -> Option<crate::mem::Strided> {
+        match (self.mem_len_bytes, self.mem_stride_bytes) {
+            (Some(len), Some(stride)) => {
+                Some(crate::mem::Strided { len: len as usize, stride: stride as usize })
+            }
+            _ => None,
+        }
     }
 
     /// Bytes of data one repetition keeps on disk at most (what preflight checks).

@@ -16,7 +16,7 @@ use crate::spec::Spec;
 use crate::worker::Buckets;
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 3;
+pub const STORE_VERSION: i64 = 4;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -115,8 +115,14 @@ CREATE TABLE phase_layouts (
 );
 ";
 
+/// Version 4: per-worker system call counts (JSON object) and the most ops in flight at once.
+const SCHEMA_V4_CALLS: &str = "
+ALTER TABLE worker_results ADD COLUMN calls_json TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE worker_results ADD COLUMN max_inflight INTEGER NOT NULL DEFAULT 0;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
-const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2_EXPERIMENTS, SCHEMA_V3_TRACES];
+const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2_EXPERIMENTS, SCHEMA_V3_TRACES, SCHEMA_V4_CALLS];
 
 /// The default store path: $IOLAB_DB, else $XDG_DATA_HOME/iolab/iolab.db, else
 /// ~/.local/share/iolab/iolab.db.
@@ -353,9 +359,9 @@ impl Store {
             }
             for w in &r.workers {
                 tx.execute(
-                    "INSERT INTO worker_results(run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
-                         open_ns, close_ns, bytes_per_s, latency_json, histogram_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    "INSERT INTO worker_results (run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
+                         open_ns, close_ns, bytes_per_s, latency_json, histogram_json, calls_json, max_inflight)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                     params![
                         run_id,
                         *phase as i64,
@@ -369,7 +375,9 @@ impl Store {
                         w.close_ns as i64,
                         w.bytes_per_s,
                         self.json(&w.latency_ns)?,
-                        self.json(&w.latency_histogram_ns)?
+                        self.json(&w.latency_histogram_ns)?,
+                        self.json(&w.calls)?,
+                        w.max_inflight as i64
                     ],
                 )
                 .map_err(|e| self.err(e))?;
@@ -599,7 +607,7 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT worker, bytes, ops, time_ns, sync_ns, sync_calls, open_ns, close_ns, bytes_per_s,
-                        latency_json, histogram_json
+                        latency_json, histogram_json, calls_json, max_inflight
                  FROM worker_results WHERE run_id = ?1 AND phase = ?2 ORDER BY worker",
             )
             .map_err(|e| self.err(e))?;
@@ -620,16 +628,20 @@ impl Store {
                         latency_histogram_ns: Buckets::default(),
                         periods: None,
                         trace: None,
+                        calls: Default::default(),
+                        max_inflight: r.get::<_, i64>(12)? as u64,
                     },
                     r.get::<_, String>(9)?,
                     r.get::<_, String>(10)?,
+                    r.get::<_, String>(11)?,
                 ))
             })
             .map_err(|e| self.err(e))?;
         let mut out = vec![];
         for row in rows {
-            let (mut w, lat, hist) = row.map_err(|e| self.err(e))?;
+            let (mut w, lat, hist, calls) = row.map_err(|e| self.err(e))?;
             w.latency_ns = serde_json::from_str(&lat).map_err(|e| self.err(e))?;
+            w.calls = serde_json::from_str(&calls).map_err(|e| self.err(e))?;
             w.latency_histogram_ns = serde_json::from_str(&hist).map_err(|e| self.err(e))?;
             w.periods = self.load_periods(run_id, phase, w.worker)?;
             out.push(w);
@@ -789,5 +801,34 @@ mod tests {
         drop(store);
         // Opening again changes nothing.
         Store::open(&path).unwrap();
+    }
+
+    #[test]
+    fn a_version_1_store_is_migrated_and_its_workers_still_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            // A bare worker row is enough here; its run and experiment do not matter.
+            c.pragma_update(None, "foreign_keys", "OFF").unwrap();
+            c.execute_batch(SCHEMA_V1).unwrap();
+            c.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '1')", []).unwrap();
+            c.execute(
+                r#"INSERT INTO worker_results VALUES ('r1', 0, 0, 4096, 1, 1000, 0, 0, 10, 10, 4.096e9,
+                   '{"p50":1,"p90":1,"p99":1,"p999":1,"max":1,"mean":1.0}', '[]')"#,
+                [],
+            )
+            .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let version: String = store
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, STORE_VERSION.to_string());
+        let w = &store.load_workers("r1", 0).unwrap()[0];
+        assert_eq!((w.bytes, w.ops, w.time_ns), (4096, 1, 1000));
+        assert!(w.calls.is_empty(), "old rows have no call counts");
+        assert_eq!(w.max_inflight, 0, "old rows did not record it");
     }
 }

@@ -12,11 +12,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Engine, EngineDef, Setup};
+use crate::engine::{CallCounts, CallError, Engine, EngineDef, Setup};
 use crate::error::{Error, Result};
 use crate::fill;
 use crate::plan::{FileRole, PhasePlan, WorkerPlan};
-use crate::spec::{LatencyMode, Launcher, Spec, StartMode, SyncPolicy};
+use crate::spec::{LatencyMode, Launcher, Spec, StartMode, SyncCall, SyncPolicy};
 use crate::sys::now_ns;
 use crate::trace::OpTrace;
 
@@ -54,6 +54,8 @@ pub struct WorkerCtx<'a> {
     pub paths: Vec<PathBuf>,
     /// Global file id of each local file (what stamps and checks are keyed on).
     pub gids: Vec<u32>,
+    /// Final size of each local file.
+    pub sizes: Vec<u64>,
     pub write: bool,
     pub gate: &'a dyn StartGate,
     /// Set when the phase must stop (another worker failed, or a signal arrived).
@@ -81,6 +83,10 @@ pub struct WorkerSample {
     pub hist: Histogram<u64>,
     /// Every op (with `latency = trace`), files as global ids.
     pub trace: Option<OpTrace>,
+    /// System calls the engine made, from open to close.
+    pub calls: CallCounts,
+    /// The most ops this worker had in flight at once (1 for synchronous engines).
+    pub max_inflight: u64,
 }
 
 impl WorkerSample {
@@ -112,42 +118,67 @@ impl Buckets {
     }
 }
 
+impl WorkerCtx<'_> {
+    /// The commit policy of this worker's phase (reads commit nothing).
+    pub fn sync_policy(&self) -> SyncPolicy {
+        if self.write { self.spec.sync } else { SyncPolicy::None }
+    }
+
+    /// What the engine is asked to open.
+    pub fn setup(&self) -> Setup<'_> {
+        let spec = self.spec;
+        Setup {
+            paths: &self.paths,
+            sizes: &self.sizes,
+            write: self.write,
+            direct: spec.direct,
+            open_sync: spec.open_sync,
+            bs: spec.bs_bytes as usize,
+            mem: spec.mem(),
+            iodepth: spec.iodepth as usize,
+            window: spec.window_bytes,
+            sync: self.sync_policy(),
+            sync_call: spec.sync_call,
+        }
+    }
+
+    /// Opens the engine (timed as open_ns). On failure, tells the other workers and still
+    /// meets them at the gate so nobody waits forever.
+    pub fn open_engine<T>(&self, open: impl FnOnce(&Setup<'_>) -> Result<T>) -> Result<(T, u64)> {
+        let t_open = now_ns();
+        let opened = open(&self.setup());
+        let open_ns = now_ns() - t_open;
+        match opened {
+            Ok(e) => Ok((e, open_ns)),
+            Err(e) => {
+                self.abort.store(true, Relaxed);
+                self.gate.wait();
+                Err(e)
+            }
+        }
+    }
+
+    /// The error for op `k`'s failed call.
+    pub fn op_error(&self, k: u64, call: &'static str, e: std::io::Error) -> Error {
+        let op = self.plan.ops.op(k);
+        Error::io(call, &self.paths[op.file as usize], Some(op.offset), e)
+    }
+}
+
 /// The timed loop, the same for every synchronous engine; monomorphised per engine.
 pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
     let spec = ctx.spec;
     let ops = ctx.plan.ops;
-    let t_open = now_ns();
-    let setup = Setup {
-        paths: &ctx.paths,
-        write: ctx.write,
-        direct: spec.direct,
-        open_sync: spec.open_sync,
-        bs: spec.bs_bytes as usize,
-    };
-    let opened = E::open(&setup);
-    let open_ns = now_ns() - t_open;
-    let mut engine = match opened {
-        Ok(e) => e,
-        Err(e) => {
-            // Tell the others, and still meet them at the gate so nobody waits forever.
-            ctx.abort.store(true, Relaxed);
-            ctx.gate.wait();
-            return Err(e);
-        }
-    };
+    let (mut engine, open_ns) = ctx.open_engine(E::open)?;
     let mut data = DataPath::new(ctx);
     if ctx.write {
         data.init_write_buf(engine.buf());
     }
     let mut hist = new_hist();
     let mut trace = (spec.latency == LatencyMode::Trace).then(|| OpTrace::preallocated(ops.n_ops));
-    let mut commits =
-        Commits { call: spec.sync_call, dirty: vec![false; ctx.paths.len()], sync_ns: 0, calls: 0 };
-    let sync_policy = if ctx.write { spec.sync } else { SyncPolicy::None };
-    let io_err = |k: u64, e: std::io::Error| {
-        let op = ops.op(k);
-        Error::io(E::call_name(ctx.write), &ctx.paths[op.file as usize], Some(op.offset), e)
-    };
+    let mut commits = Commits::new(spec.sync_call, ctx.paths.len());
+    let sync_policy = ctx.sync_policy();
+    let io_err = |k: u64, e: CallError| ctx.op_error(k, e.call.name(), e.err);
 
     ctx.gate.wait();
     if ctx.abort.load(Relaxed) {
@@ -162,7 +193,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         }
         let op = ops.op(k);
         if ctx.write {
-            data.before_write(&mut engine.buf()[..op.len as usize], op);
+            data.before_write(engine.buf(), op);
         }
         let done = engine.io(op, ctx.write).map_err(|e| io_err(k, e))?;
         let t = now_ns();
@@ -179,10 +210,10 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
             } else {
                 format!("short {}: {done} of {} bytes", if ctx.write { "write" } else { "read" }, op.len)
             };
-            return Err(io_err(k, std::io::Error::other(msg)));
+            return Err(ctx.op_error(k, E::call_name(ctx.write), std::io::Error::other(msg)));
         }
         if !ctx.write {
-            data.after_read(&engine.buf()[..op.len as usize], op).map_err(|e| {
+            data.after_read(engine.buf(), op).map_err(|e| {
                 ctx.abort.store(true, Relaxed);
                 Error::Run(format!("{}: {e}", ctx.paths[op.file as usize].display()))
             })?;
@@ -191,23 +222,23 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         ctx.progress.store(bytes, Relaxed);
         match sync_policy {
             SyncPolicy::None | SyncPolicy::End => commits.dirty[op.file as usize] = true,
-            SyncPolicy::Each => commits.one(&mut engine, op.file, &mut prev, &ctx.paths)?,
+            SyncPolicy::Each => commits.one(&mut |f, c| engine.sync(f, c), op.file, &mut prev, &ctx.paths)?,
             SyncPolicy::Every(n) => {
                 commits.dirty[op.file as usize] = true;
                 since_sync += done;
                 if since_sync >= n {
-                    commits.all_dirty(&mut engine, &mut prev, &ctx.paths)?;
+                    commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
                     since_sync = 0;
                 }
             }
         }
     }
     if matches!(sync_policy, SyncPolicy::End | SyncPolicy::Every(_)) {
-        commits.all_dirty(&mut engine, &mut prev, &ctx.paths)?;
+        commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
     }
     let end_ns = prev;
     let t_close = now_ns();
-    engine.close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
+    let calls = engine.close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
     let close_ns = now_ns() - t_close;
     if let Some(tr) = trace.as_mut() {
         tr.map_files(&ctx.gids);
@@ -224,23 +255,39 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         close_ns,
         hist,
         trace,
+        calls,
+        max_inflight: u64::from(ops.n_ops > 0),
     })
 }
 
 /// The data path of one worker: which bytes written blocks carry, and what read blocks are
 /// checked against. Engines move bytes; this decides which bytes. Every engine's loop calls
 /// [`DataPath::before_write`] before handing a block to the engine and
-/// [`DataPath::after_read`] after a block comes back. With verification on, written blocks get
-/// a header ([`crate::verify`]) keyed on the op's (global file id, offset), and every read
-/// block is checked, whatever the engine or layout.
+/// [`DataPath::after_read`] after a block comes back.
+///
+/// Stamps: a stripe component's bytes carry the logical (striped) file's salt and offsets, so
+/// the components read back through the striping formula give the logical file byte for byte.
+/// An op's memory is `op.len` contiguous bytes, or with strided memory (`mem_len` of every
+/// `mem_stride` bytes) the `op.len / len * stride` bytes whose pieces the op gathers; then the
+/// bytes stamped are those that land on the on-disk stamp positions, so files carry the same
+/// stamps whatever the memory layout.
+///
+/// Verification (`verify`): written blocks get a header ([`crate::verify`]) keyed on the op's
+/// (global file id, offset), and every read block is checked, whatever the engine or layout
+/// (strided memory is refused with verification). Without it, debug builds (so the whole test
+/// suite) still check every block read: each stamp must name the file and offset the op read,
+/// in the memory places the op's layout gives, so an engine that reads the wrong bytes, or into
+/// the wrong place, fails the run.
 pub struct DataPath {
     seed: u64,
     /// Per local file: the stamp salt of its logical file, and how its offsets map to logical
-    /// offsets (a stripe component's bytes are stamped with the logical file's offsets).
+    /// offsets.
     files: Vec<(u64, FileRole)>,
     /// Global file id per local file (what verification headers name).
     gids: Vec<u32>,
     tag: BlockTag,
+    mem: Option<crate::mem::Strided>,
+    check_reads: bool,
 }
 
 impl DataPath {
@@ -258,7 +305,16 @@ impl DataPath {
                 (fill::file_salt(spec.seed, role.logical), role)
             })
             .collect();
-        DataPath { seed: spec.seed, files, gids: gids.to_vec(), tag }
+        DataPath {
+            seed: spec.seed,
+            files,
+            gids: gids.to_vec(),
+            tag,
+            mem: spec.mem(),
+            check_reads: cfg!(debug_assertions)
+                && !tag.verify
+                && crate::engine::find(&spec.engine).is_some_and(|e| e.caps.real_io),
+        }
     }
 
     /// Fills a write buffer once, before timing starts.
@@ -266,24 +322,51 @@ impl DataPath {
         fill::fill(buf, self.seed);
     }
 
-    /// Prepares `block` to be written by `op`: stamps its offsets and, when verifying, writes
-    /// its header.
+    /// Prepares `mem`, the memory of `op`, to be written: stamps its offsets and, when
+    /// verifying, writes its header.
     #[inline(always)]
-    pub fn before_write(&mut self, block: &mut [u8], op: crate::plan::Op) {
-        let (salt, role) = &self.files[op.file as usize];
-        fill::stamp(block, *salt, role.logical_offset(op.offset));
-        if self.tag.verify {
-            verify::seal(block, &self.tag, self.gids[op.file as usize], op.offset);
+    pub fn before_write(&mut self, mem: &mut [u8], op: crate::plan::Op) {
+        let (salt, role) = self.files[op.file as usize];
+        let at = role.logical_offset(op.offset);
+        match self.mem {
+            None => {
+                let block = &mut mem[..op.len as usize];
+                fill::stamp(block, salt, at);
+                if self.tag.verify {
+                    verify::seal(block, &self.tag, self.gids[op.file as usize], op.offset);
+                }
+            }
+            Some(m) => m.stamp(mem, salt, at, op.len as usize),
         }
     }
 
-    /// Checks a block read by `op` (when verifying; otherwise this does nothing). A read may
-    /// span several written blocks; each is checked.
+    /// Checks `mem`, the memory `op` read into: every written block it spans against its header
+    /// when verifying; otherwise its stamps in debug builds, and nothing in release builds.
     #[inline(always)]
-    pub fn after_read(&mut self, block: &[u8], op: crate::plan::Op) -> std::result::Result<(), String> {
-        if !self.tag.verify {
+    pub fn after_read(&mut self, mem: &[u8], op: crate::plan::Op) -> std::result::Result<(), String> {
+        if self.tag.verify {
+            return self.verify_read(&mem[..op.len as usize], op);
+        }
+        if !self.check_reads {
             return Ok(());
         }
+        let (salt, role) = self.files[op.file as usize];
+        let at = role.logical_offset(op.offset);
+        let bad = match self.mem {
+            None => fill::check_stamps(&mem[..op.len as usize], salt, at, op.len),
+            Some(m) => m.check_stamps(mem, salt, at, op.len as usize),
+        };
+        match bad {
+            None => Ok(()),
+            Some(at) => Err(format!(
+                "read check: the {} bytes read at offset {} do not carry the stamp of offset {at}",
+                op.len, op.offset
+            )),
+        }
+    }
+
+    /// A read may span several written blocks; each is checked against its header.
+    fn verify_read(&self, block: &[u8], op: crate::plan::Op) -> std::result::Result<(), String> {
         let gid = self.gids[op.file as usize];
         let (salt, role) = self.files[op.file as usize];
         let bs = self.tag.written_bs.max(1) as usize;
@@ -324,20 +407,25 @@ pub fn short_write(path: &std::path::Path, rest: &[u8], at: u64, done: u64, len:
 }
 
 /// Commit bookkeeping of one worker: which files have uncommitted writes, and the time and
-/// number of commit calls.
-struct Commits {
-    call: crate::spec::SyncCall,
-    dirty: Vec<bool>,
-    sync_ns: u64,
-    calls: u64,
+/// number of commits. Every engine loop commits through this, with nothing in flight.
+pub(crate) struct Commits {
+    call: SyncCall,
+    pub dirty: Vec<bool>,
+    pub sync_ns: u64,
+    pub calls: u64,
 }
 
+/// An engine's commit of one file.
+pub(crate) type SyncFn<'a> = dyn FnMut(u32, SyncCall) -> std::result::Result<(), CallError> + 'a;
+
 impl Commits {
+    pub fn new(call: SyncCall, files: usize) -> Commits {
+        Commits { call, dirty: vec![false; files], sync_ns: 0, calls: 0 }
+    }
+
     /// Commits one file; the time from the end of the last op to now counts as commit time.
-    fn one<E: Engine>(&mut self, engine: &mut E, file: u32, prev: &mut u64, paths: &[PathBuf]) -> Result<()> {
-        engine
-            .sync(file, self.call)
-            .map_err(|e| Error::io(call_name(self.call), &paths[file as usize], None, e))?;
+    pub fn one(&mut self, sync: &mut SyncFn<'_>, file: u32, prev: &mut u64, paths: &[PathBuf]) -> Result<()> {
+        sync(file, self.call).map_err(|e| Error::io(e.call.name(), &paths[file as usize], None, e.err))?;
         let t = now_ns();
         self.sync_ns += t - *prev;
         *prev = t;
@@ -347,10 +435,10 @@ impl Commits {
     }
 
     /// Commits every file written since its last commit.
-    fn all_dirty<E: Engine>(&mut self, engine: &mut E, prev: &mut u64, paths: &[PathBuf]) -> Result<()> {
+    pub fn all_dirty(&mut self, sync: &mut SyncFn<'_>, prev: &mut u64, paths: &[PathBuf]) -> Result<()> {
         for f in 0..self.dirty.len() as u32 {
             if self.dirty[f as usize] {
-                self.one(engine, f, prev, paths)?;
+                self.one(sync, f, prev, paths)?;
             }
         }
         Ok(())
@@ -358,11 +446,8 @@ impl Commits {
 }
 
 /// The name of a commit call, for error messages.
-pub fn call_name(call: crate::spec::SyncCall) -> &'static str {
-    match call {
-        crate::spec::SyncCall::Fsync => "fsync",
-        crate::spec::SyncCall::Fdatasync => "fdatasync",
-    }
+pub fn call_name(call: SyncCall) -> &'static str {
+    crate::engine::sync_call_name(call)
 }
 
 /// One phase's work, handed to a launcher.
@@ -371,6 +456,8 @@ pub struct PhaseJob<'a> {
     pub phase: &'a PhasePlan,
     /// Paths of all files of the run, by global file id.
     pub paths: &'a [PathBuf],
+    /// Final sizes of all files of the run, by global file id.
+    pub sizes: &'a [u64],
     pub engine: &'static EngineDef,
     /// What written blocks carry and read blocks are checked against.
     pub tag: BlockTag,
@@ -391,6 +478,7 @@ impl PhaseJob<'_> {
             plan,
             paths: plan.files.iter().map(|&g| self.paths[g as usize].clone()).collect(),
             gids: plan.files.clone(),
+            sizes: plan.files.iter().map(|&g| self.sizes[g as usize]).collect(),
             write: self.phase.op.is_write(),
             gate,
             abort,
@@ -440,11 +528,13 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
                 std::thread::Builder::new()
                     .name(format!("iolab-w{i}"))
                     .spawn_scoped(s, move || {
+                        // Counts the worker as finished even if it panics, so the loop below
+                        // always ends (the panic is reported by join).
+                        let _done = Finished { finished, abort };
                         let r = (job.engine.run)(&ctx);
                         if r.is_err() {
                             abort.store(true, Relaxed);
                         }
-                        finished.fetch_add(1, Relaxed);
                         r
                     })
                     .expect("spawn worker thread")
@@ -468,6 +558,22 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
         return Err(Error::Interrupted(sig));
     }
     collect(results)
+}
+
+/// Marks a worker finished when dropped (at return or during a panic); a panic also stops the
+/// other workers.
+struct Finished<'a> {
+    finished: &'a AtomicUsize,
+    abort: &'a AtomicBool,
+}
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.abort.store(true, Relaxed);
+        }
+        self.finished.fetch_add(1, Relaxed);
+    }
 }
 
 /// All samples, or the most telling error: a real failure before the "aborted" echoes of it.

@@ -1,46 +1,142 @@
-//! The engine interface (how bytes move) and the registry of engines.
+//! The engine interfaces (how bytes move) and the registry of engines.
 //!
-//! An engine opens a worker's files, owns its buffers, and performs one op or one commit at a
-//! time; the worker loop in [`crate::worker`] does the timing, ordering, stamping and sync
-//! policy around it, the same for every engine. Adding an engine is one file here plus one line
-//! in [`ENGINES`].
+//! An engine opens a worker's files, owns its buffers, and moves the bytes of one op (or, for
+//! an asynchronous engine, of up to `iodepth` ops at once); the worker loops in
+//! [`crate::worker`] and [`crate::async_worker`] do the timing, ordering, stamping and commit
+//! policy around it, the same for every engine. Adding an engine is one file here plus one
+//! line in [`ENGINES`].
 
 use std::io;
 use std::path::PathBuf;
 
 use crate::error::Result;
+use crate::mem::Strided;
 use crate::plan::Op;
-use crate::spec::{OpenSync, SyncCall};
+use crate::spec::{OpenSync, SyncCall, SyncPolicy};
 use crate::worker::{WorkerCtx, WorkerSample};
 
+pub mod calls;
+pub mod list;
+mod mmap;
 mod null;
+pub mod opts;
 mod psync;
+mod uring;
+mod vsync;
+
+#[cfg(test)]
+mod tests;
+
+pub use calls::{Call, CallCounts};
 
 /// What a worker's engine is asked to open.
+#[derive(Debug, Clone)]
 pub struct Setup<'a> {
     /// The worker's files, in local index order (an [`Op::file`] indexes this).
     pub paths: &'a [PathBuf],
+    /// The final size of each file (what a write phase leaves).
+    pub sizes: &'a [u64],
     /// Open for writing (write and rewrite phases).
     pub write: bool,
     pub direct: bool,
     pub open_sync: OpenSync,
-    /// Bytes per op: the size of the I/O buffer.
+    /// Bytes per op on disk.
     pub bs: usize,
+    /// Strided memory (`None`: contiguous, `bs` bytes per op).
+    pub mem: Option<Strided>,
+    /// Ops in flight at once (1 for synchronous engines).
+    pub iodepth: usize,
+    /// mmap window in bytes (`None`: the whole file).
+    pub window: Option<u64>,
+    /// The commit policy of this phase (`None` for reads) and the commit call.
+    pub sync: SyncPolicy,
+    pub sync_call: SyncCall,
 }
 
-/// One way of moving bytes between memory and files.
+impl<'a> Setup<'a> {
+    /// A contiguous, buffered, depth-1 setup without commits (tests and simple callers).
+    pub fn simple(paths: &'a [PathBuf], sizes: &'a [u64], write: bool, bs: usize) -> Setup<'a> {
+        Setup {
+            paths,
+            sizes,
+            write,
+            direct: false,
+            open_sync: OpenSync::None,
+            bs,
+            mem: None,
+            iodepth: 1,
+            window: None,
+            sync: SyncPolicy::None,
+            sync_call: SyncCall::Fdatasync,
+        }
+    }
+
+    /// Bytes of memory behind one op.
+    pub fn mem_bytes(&self) -> usize {
+        self.mem.map_or(self.bs, |m| m.mem_bytes(self.bs))
+    }
+}
+
+/// A failed system call: which one, and why.
+#[derive(Debug)]
+pub struct CallError {
+    pub call: Call,
+    pub err: io::Error,
+}
+
+impl CallError {
+    pub fn new(call: Call, err: io::Error) -> CallError {
+        CallError { call, err }
+    }
+    /// The last OS error, blamed on `call`.
+    pub fn last(call: Call) -> CallError {
+        CallError { call, err: io::Error::last_os_error() }
+    }
+}
+
+/// What an engine call returns.
+pub type CallResult<T> = std::result::Result<T, CallError>;
+
+/// A synchronous engine: one op at a time.
 pub trait Engine: Sized + Send {
     /// Opens the files and allocates buffers (before the start barrier, not timed).
     fn open(setup: &Setup<'_>) -> Result<Self>;
-    /// The memory the next op writes from or reads into (`bs` bytes).
+    /// The memory the next op writes from or reads into: `bs` bytes, or `bs / len * stride`
+    /// bytes when memory is strided.
     fn buf(&mut self) -> &mut [u8];
     /// Performs one op; returns the bytes transferred.
-    fn io(&mut self, op: Op, write: bool) -> io::Result<u64>;
+    fn io(&mut self, op: Op, write: bool) -> CallResult<u64>;
     /// Commits one file's written data.
-    fn sync(&mut self, file: u32, call: SyncCall) -> io::Result<()>;
-    /// Closes the files (timed separately from the data phase).
-    fn close(self) -> io::Result<()>;
-    /// The name of the system call behind [`Engine::io`], for error messages.
+    fn sync(&mut self, file: u32, call: SyncCall) -> CallResult<()>;
+    /// Releases everything; returns the system calls made since open.
+    fn close(self) -> io::Result<CallCounts>;
+    /// The name of the data call behind [`Engine::io`], for short-transfer messages.
+    fn call_name(write: bool) -> &'static str;
+}
+
+/// One finished op of an asynchronous engine: its slot and its result (bytes, or -errno).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Done {
+    pub slot: u32,
+    pub res: i64,
+}
+
+/// An asynchronous engine: up to `iodepth` ops in flight, each in its own slot (buffer).
+pub trait AsyncEngine: Sized + Send {
+    /// Opens the files, allocates `iodepth` slot buffers (before the start barrier).
+    fn open(setup: &Setup<'_>) -> Result<Self>;
+    /// The memory of slot `slot` (`bs` bytes).
+    fn slot_buf(&mut self, slot: usize) -> &mut [u8];
+    /// Queues `op` in a free slot; it reaches the kernel at the next [`AsyncEngine::wait`].
+    fn queue(&mut self, slot: usize, op: Op, write: bool) -> CallResult<()>;
+    /// Submits everything queued, waits until at least `min_complete` ops have finished, and
+    /// moves up to `done.len()` finished ops into `done`; returns how many.
+    fn wait(&mut self, min_complete: usize, done: &mut [Done]) -> CallResult<usize>;
+    /// Commits one file's written data (called only with nothing in flight).
+    fn sync(&mut self, file: u32, call: SyncCall) -> CallResult<()>;
+    /// Waits for anything still in flight, releases everything; returns the calls made.
+    fn close(self) -> io::Result<CallCounts>;
+    /// The name of the data operation, for short-transfer messages.
     fn call_name(write: bool) -> &'static str;
 }
 
@@ -49,10 +145,27 @@ pub trait Engine: Sized + Send {
 pub struct Caps {
     /// Supports O_DIRECT.
     pub direct: bool,
+    /// Supports O_SYNC / O_DSYNC opens (they mean something for its data calls).
+    pub open_sync: bool,
     /// Really touches files (false only for `null`).
     pub real_io: bool,
-    /// Commit calls it accepts.
+    /// Commit calls it accepts; the first is its default.
     pub sync_calls: &'static [SyncCall],
+    /// The largest `iodepth` (1: synchronous).
+    pub max_iodepth: u32,
+    /// How it moves strided memory, in words; `None` if it refuses strided memory.
+    pub strided: Option<&'static str>,
+    /// Hands strided pieces to the kernel as they are (so O_DIRECT needs them aligned).
+    pub strided_to_kernel: bool,
+    /// Maps files in windows (`window` applies).
+    pub window: bool,
+    /// Checks that the kernel offers what the engine needs; the reason if not.
+    pub probe: fn() -> std::result::Result<(), String>,
+}
+
+/// A probe for engines that need nothing special.
+pub fn always_available() -> std::result::Result<(), String> {
+    Ok(())
 }
 
 /// A registered engine.
@@ -65,7 +178,7 @@ pub struct EngineDef {
 }
 
 /// Every engine, in the order `iolab engines` lists them.
-pub static ENGINES: &[&EngineDef] = &[&psync::DEF, &null::DEF];
+pub static ENGINES: &[&EngineDef] = &[&psync::DEF, &vsync::DEF, &mmap::DEF, &uring::DEF, &null::DEF];
 
 /// Looks an engine up by name.
 pub fn find(name: &str) -> Option<&'static EngineDef> {
@@ -75,6 +188,15 @@ pub fn find(name: &str) -> Option<&'static EngineDef> {
 /// The names of all engines.
 pub fn names() -> Vec<&'static str> {
     ENGINES.iter().map(|e| e.name).collect()
+}
+
+/// The name of a commit call.
+pub fn sync_call_name(call: SyncCall) -> &'static str {
+    match call {
+        SyncCall::Fsync => "fsync",
+        SyncCall::Fdatasync => "fdatasync",
+        SyncCall::Msync => "msync",
+    }
 }
 
 /// Open flags shared by the file-descriptor engines.
@@ -93,4 +215,32 @@ pub fn open_options(setup: &Setup<'_>) -> std::fs::OpenOptions {
     }
     o.custom_flags(flags);
     o
+}
+
+/// Opens every file of a setup with [`open_options`].
+pub fn open_files(setup: &Setup<'_>) -> Result<Vec<std::fs::File>> {
+    let opts = open_options(setup);
+    setup
+        .paths
+        .iter()
+        .map(|p| opts.open(p).map_err(|e| crate::error::Error::io("open", p, None, e)))
+        .collect()
+}
+
+/// fsync or fdatasync on a descriptor, counted.
+pub fn fd_sync(f: &std::fs::File, call: SyncCall, calls: &mut CallCounts) -> CallResult<()> {
+    match call {
+        SyncCall::Fsync => {
+            calls.add(Call::Fsync);
+            f.sync_all().map_err(|e| CallError::new(Call::Fsync, e))
+        }
+        SyncCall::Fdatasync => {
+            calls.add(Call::Fdatasync);
+            f.sync_data().map_err(|e| CallError::new(Call::Fdatasync, e))
+        }
+        SyncCall::Msync => Err(CallError::new(
+            Call::Msync,
+            io::Error::new(io::ErrorKind::Unsupported, "msync needs a mapping (engine mmap)"),
+        )),
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::{Caps, Engine, EngineDef, Setup};
+use super::{CallCounts, CallResult, Caps, Engine, EngineDef, Setup};
 use crate::error::Result;
 use crate::plan::Op;
 use crate::spec::SyncCall;
@@ -11,7 +11,17 @@ use crate::spec::SyncCall;
 pub static DEF: EngineDef = EngineDef {
     name: "null",
     about: "no I/O at all (for testing iolab itself; results mean nothing)",
-    caps: Caps { direct: true, real_io: false, sync_calls: &[SyncCall::Fsync, SyncCall::Fdatasync] },
+    caps: Caps {
+        direct: true,
+        open_sync: true,
+        real_io: false,
+        sync_calls: &[SyncCall::Fdatasync, SyncCall::Fsync],
+        max_iodepth: 1,
+        strided: Some("ignores it"),
+        strided_to_kernel: false,
+        window: false,
+        probe: super::always_available,
+    },
     run: crate::worker::run_worker::<Null>,
 };
 
@@ -21,19 +31,19 @@ pub struct Null {
 
 impl Engine for Null {
     fn open(setup: &Setup<'_>) -> Result<Self> {
-        Ok(Null { buf: vec![0; setup.bs] })
+        Ok(Null { buf: vec![0; setup.mem_bytes()] })
     }
     fn buf(&mut self) -> &mut [u8] {
         &mut self.buf
     }
-    fn io(&mut self, op: Op, _write: bool) -> io::Result<u64> {
+    fn io(&mut self, op: Op, _write: bool) -> CallResult<u64> {
         Ok(op.len)
     }
-    fn sync(&mut self, _file: u32, _call: SyncCall) -> io::Result<()> {
+    fn sync(&mut self, _file: u32, _call: SyncCall) -> CallResult<()> {
         Ok(())
     }
-    fn close(self) -> io::Result<()> {
-        Ok(())
+    fn close(self) -> io::Result<CallCounts> {
+        Ok(CallCounts::default())
     }
     fn call_name(_write: bool) -> &'static str {
         "null"

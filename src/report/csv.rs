@@ -39,6 +39,8 @@ const HEADER: &[&str] = &[
     "latency_p99_ns",
     "latency_p999_ns",
     "latency_max_ns",
+    "worker_max_inflight",
+    "worker_calls",
     "flags",
     "error",
     "warmup",
@@ -98,7 +100,7 @@ impl Exporter for Csv {
                         e.devices.iter().map(|d| d.write_bytes).sum::<u64>().to_string(),
                     ];
                     if r.workers.is_empty() {
-                        let blanks = vec![String::new(); 12];
+                        let blanks = vec![String::new(); 14];
                         let after = [String::new(), String::new()];
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
@@ -118,6 +120,8 @@ impl Exporter for Csv {
                             l.p99.to_string(),
                             l.p999.to_string(),
                             l.max.to_string(),
+                            wk.max_inflight.to_string(),
+                            wk.calls.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";"),
                         ];
                         let after = [wk.open_ns.to_string(), wk.close_ns.to_string()];
                         w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after))

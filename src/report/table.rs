@@ -102,6 +102,15 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         flags.push("preallocated".into());
     }
     flags.extend(super::details::spec_launch(s));
+    if s.iodepth > 1 {
+        flags.push(format!("iodepth {}", s.iodepth));
+    }
+    if let Some(w) = s.window_bytes {
+        flags.push(format!("window {}", fmt_size(w)));
+    }
+    if let Some(m) = s.mem() {
+        flags.push(format!("memory {} of every {} B", m.len, m.stride));
+    }
     out += &format!(
         "spec    {}{} · {} worker{} x {} · bs {} · {} · {}{} · {} rep{}\n\n",
         if exp.points.len() > 1 { "first point: " } else { "" },

@@ -67,6 +67,8 @@ struct SampleWire {
     close_ns: u64,
     hist: Buckets,
     trace: Option<OpTrace>,
+    calls: crate::engine::CallCounts,
+    max_inflight: u64,
 }
 
 impl SampleWire {
@@ -83,6 +85,8 @@ impl SampleWire {
             close_ns: s.close_ns,
             hist: Buckets::from_hist(&s.hist),
             trace: s.trace,
+            calls: s.calls,
+            max_inflight: s.max_inflight,
         }
     }
 
@@ -99,6 +103,8 @@ impl SampleWire {
             close_ns: self.close_ns,
             hist: self.hist.to_hist(),
             trace: self.trace,
+            calls: self.calls,
+            max_inflight: self.max_inflight,
         }
     }
 }
@@ -388,7 +394,8 @@ fn run_child(job: &ChildJob, input: BufReader<std::io::Stdin>) -> Result<WorkerS
     let abort = AtomicBool::new(false);
     let progress = AtomicU64::new(0);
     let gate = PipeGate { input: Mutex::new(input), abort: &abort, free: job.spec.start == StartMode::Free };
-    let pj = PhaseJob { spec: &job.spec, phase, paths: &job.paths, engine, tag: job.tag };
+    let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
+    let pj = PhaseJob { spec: &job.spec, phase, paths: &job.paths, sizes: &sizes, engine, tag: job.tag };
     let ctx = pj.ctx(job.worker, &gate, &abort, &progress);
     (engine.run)(&ctx)
 }

@@ -3,6 +3,7 @@
 mod util;
 
 mod core;
+mod engines;
 mod experiments;
 mod faults;
 mod forensics;

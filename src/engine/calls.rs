@@ -1,0 +1,102 @@
+//! Per-worker counts of the system calls an engine made: fixed-size counters that the hot loop
+//! bumps without allocating, turned into a `{"pwrite": n, ...}` map for results.
+
+use std::collections::BTreeMap;
+
+/// A system call an engine may make while moving or committing data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    Pread,
+    Pwrite,
+    Preadv,
+    Pwritev,
+    Fsync,
+    Fdatasync,
+    Msync,
+    Mmap,
+    Munmap,
+    Ftruncate,
+    IoUringEnter,
+    IoUringRegister,
+}
+
+impl Call {
+    /// Every call, in the order of the counters.
+    pub const ALL: [Call; 12] = [
+        Call::Pread,
+        Call::Pwrite,
+        Call::Preadv,
+        Call::Pwritev,
+        Call::Fsync,
+        Call::Fdatasync,
+        Call::Msync,
+        Call::Mmap,
+        Call::Munmap,
+        Call::Ftruncate,
+        Call::IoUringEnter,
+        Call::IoUringRegister,
+    ];
+
+    /// The system call's name (the key in results).
+    pub fn name(self) -> &'static str {
+        match self {
+            Call::Pread => "pread",
+            Call::Pwrite => "pwrite",
+            Call::Preadv => "preadv",
+            Call::Pwritev => "pwritev",
+            Call::Fsync => "fsync",
+            Call::Fdatasync => "fdatasync",
+            Call::Msync => "msync",
+            Call::Mmap => "mmap",
+            Call::Munmap => "munmap",
+            Call::Ftruncate => "ftruncate",
+            Call::IoUringEnter => "io_uring_enter",
+            Call::IoUringRegister => "io_uring_register",
+        }
+    }
+}
+
+/// How many times each [`Call`] was made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CallCounts([u64; Call::ALL.len()]);
+
+impl CallCounts {
+    #[inline(always)]
+    pub fn add(&mut self, call: Call) {
+        self.0[call as usize] += 1;
+    }
+
+    #[inline(always)]
+    pub fn add_n(&mut self, call: Call, n: u64) {
+        self.0[call as usize] += n;
+    }
+
+    pub fn get(&self, call: Call) -> u64 {
+        self.0[call as usize]
+    }
+
+    /// The non-zero counts by call name.
+    pub fn to_map(&self) -> BTreeMap<String, u64> {
+        Call::ALL.iter().filter(|c| self.get(**c) > 0).map(|c| (c.name().to_string(), self.get(*c))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_map_by_name_and_skip_zeros() {
+        let mut c = CallCounts::default();
+        c.add(Call::Pwrite);
+        c.add(Call::Pwrite);
+        c.add_n(Call::Msync, 3);
+        let m = c.to_map();
+        assert_eq!(m.len(), 2);
+        assert_eq!(m["pwrite"], 2);
+        assert_eq!(m["msync"], 3);
+        for (i, call) in Call::ALL.iter().enumerate() {
+            assert_eq!(*call as usize, i, "ALL is in discriminant order");
+        }
+    }
+}
