@@ -6,6 +6,7 @@ pub mod app;
 pub mod cache;
 pub mod cli;
 pub mod cmd_experiments;
+pub mod cmd_report;
 pub mod engine;
 pub mod envctl;
 pub mod error;
