@@ -14,6 +14,8 @@ need_pkg() { # need_pkg COMMAND PACKAGE...
     fi
 }
 
+need_pkg chromium chromium # the HTML report test opens the page in headless Chromium
+
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test --all-targets

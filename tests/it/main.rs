@@ -6,5 +6,7 @@ mod core;
 mod experiments;
 mod forensics;
 mod layouts;
+mod plots;
 mod processes;
+mod reports;
 mod traces;
