@@ -140,7 +140,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure, layer: 
             head.draw(&Text::new(line.clone(), (16, 8 + 24 * i as i32), font(20))).map_err(fail)?;
         }
         let top = 10 + 24 * title.len() as i32;
-        for (i, line) in fig.subtitle.iter().enumerate() {
+        for (i, line) in fig.subtitle_lines(w).iter().enumerate() {
             let st = font(14).color(&RGBColor(60, 60, 60));
             head.draw(&Text::new(line.clone(), (16, top + 18 * i as i32), st)).map_err(fail)?;
         }

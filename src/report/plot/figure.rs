@@ -131,7 +131,7 @@ impl Figure {
 
     pub fn header_px(&self) -> u32 {
         let (w, _) = self.size.unwrap_or((self.base_width(), 0));
-        10 + 24 * self.title_lines(w).len() as u32 + 18 * self.subtitle.len() as u32
+        10 + 24 * self.title_lines(w).len() as u32 + 18 * self.subtitle_lines(w).len() as u32
     }
 
     fn base_width(&self) -> u32 {
@@ -141,20 +141,13 @@ impl Figure {
 
     /// The title broken into lines that fit `width` pixels (about 10 px per character).
     pub fn title_lines(&self, width: u32) -> Vec<String> {
-        let per_line = (width.saturating_sub(32) / 10).max(20) as usize;
-        let mut lines: Vec<String> = vec![];
-        let mut cur = String::new();
-        for word in self.title.split(' ') {
-            if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > per_line {
-                lines.push(std::mem::take(&mut cur));
-            }
-            if !cur.is_empty() {
-                cur.push(' ');
-            }
-            cur.push_str(word);
-        }
-        lines.push(cur);
-        lines
+        wrap(&self.title, (width.saturating_sub(32) / 10).max(20) as usize)
+    }
+
+    /// The subtitle lines, each broken to fit `width` pixels (about 7.5 px per character).
+    pub fn subtitle_lines(&self, width: u32) -> Vec<String> {
+        let per_line = (width.saturating_sub(32) * 2 / 15).max(20) as usize;
+        self.subtitle.iter().flat_map(|l| wrap(l, per_line)).collect()
     }
 
     /// Legend entries per row at a width, and the legend's height.
@@ -183,5 +176,34 @@ impl Figure {
         v.sort_unstable();
         v.dedup();
         v
+    }
+}
+
+/// Breaks text at spaces into lines of at most `per_line` characters (longer words stay whole).
+pub fn wrap(text: &str, per_line: usize) -> Vec<String> {
+    let mut lines: Vec<String> = vec![];
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > per_line {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    lines.push(cur);
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wraps_at_spaces() {
+        assert_eq!(wrap("aa bb cc dd", 5), ["aa bb", "cc dd"]);
+        assert_eq!(wrap("a verylongword b", 4), ["a", "verylongword", "b"]);
+        assert_eq!(wrap("short", 40), ["short"]);
     }
 }
