@@ -55,9 +55,12 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         (Some(a), _) => format!("n = {a}"),
         _ => "no runs".into(),
     };
+    let x = Axis::categories(x_title, &names);
+    // Room for labels written downwards, and for many bars.
     let size = o.size.or_else(|| {
         let bars = cells.len() * figs.len();
-        (bars > 24).then(|| ((160 + 30 * bars).min(8000) as u32, 620))
+        let tall = x.long_labels();
+        (bars > 24 || tall).then(|| ((160 + 30 * bars).clamp(860, 8000) as u32, if tall { 680 } else { 560 }))
     });
     Ok(Figure {
         title: super::title(exp),
@@ -72,7 +75,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         ],
         panels: vec![Panel {
             title: String::new(),
-            x: Axis::categories(x_title, &names),
+            x,
             y: Axis::numeric(y_title, &all_y, Unit::Number, Some(false), true),
             series,
         }],
