@@ -18,6 +18,7 @@ need_pkg() { # need_pkg COMMAND PACKAGE...
 need_pkg mkfs.ext4 e2fsprogs
 need_pkg mkfs.btrfs btrfs-progs
 need_pkg addpart util-linux
+need_pkg chromium chromium # the HTML report test opens the page in headless Chromium
 
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings

@@ -26,6 +26,8 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Info(args) => cmd_info(args, &mut stdout),
         Command::Engines => cmd_engines(&mut stdout),
         Command::Reproduce(args) => cmd_experiments::cmd_reproduce(args, &mut stdout),
+        Command::Plot(args) => crate::cmd_report::cmd_plot(args, &mut stdout),
+        Command::Report(args) => crate::cmd_report::cmd_report(args, &mut stdout),
         Command::Worker => std::process::exit(crate::worker::process::child_main()),
         Command::Clean(args) => cmd_clean(args, &mut stdout),
     }

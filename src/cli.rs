@@ -34,6 +34,11 @@ pub enum Command {
     Engines,
     /// Reproduce an experiment of the studies from its preset (`--list` to see them)
     Reproduce(ReproduceArgs),
+    /// Draw a stored experiment as SVG or PNG (rate vs a swept parameter, bars, workers,
+    /// latency CDF or histogram, per-op trace)
+    Plot(crate::cmd_report::PlotArgs),
+    /// Write a stored experiment as one self-contained HTML page (or, with --compare, every host)
+    Report(crate::cmd_report::ReportArgs),
     /// Internal: one worker process of `launcher = process` (reads its job on stdin)
     #[command(name = "__worker", hide = true)]
     Worker,
@@ -344,8 +349,8 @@ pub enum ResultsCommand {
         /// What each row is: host (one row per host and file system)
         #[arg(long, default_value = "host", value_parser = ["host"])]
         by: String,
-        /// text | csv | markdown
-        #[arg(long, default_value = "text", value_parser = ["text", "csv", "markdown"])]
+        /// text | csv | markdown | html (one self-contained page with the table and its graph)
+        #[arg(long, default_value = "text", value_parser = ["text", "csv", "markdown", "html"])]
         format: String,
     },
     /// Merge another store (SQLite file) or a run's JSON into this store; runs already

@@ -99,8 +99,8 @@ pub fn list(dirs: &[String], env: &ResolveEnv) -> Result<String> {
     Ok(out)
 }
 
-/// `iolab results compare --by host`.
-pub fn compare(store: &Store, format: &str, stdout: &mut dyn Write) -> Result<()> {
+/// The L1/L4 experiments of a store, newest first; an error when there are none.
+pub fn compare_experiments(store: &Store) -> Result<Vec<crate::results::ExperimentResult>> {
     let mut exps = vec![];
     for id in store.ids_by_preset(&["L1", "L4"])? {
         exps.push(store.load(&id)?);
@@ -111,7 +111,16 @@ pub fn compare(store: &Store, format: &str, stdout: &mut dyn Write) -> Result<()
             store.path().display()
         )));
     }
-    let text = compare::render(&compare::rows(&exps), format)?;
+    Ok(exps)
+}
+
+/// `iolab results compare --by host`.
+pub fn compare(store: &Store, format: &str, stdout: &mut dyn Write) -> Result<()> {
+    let text = if format == "html" {
+        report::html::compare::page(store)?
+    } else {
+        compare::render(&compare::rows(&compare_experiments(store)?), format)?
+    };
     stdout.write_all(text.as_bytes()).map_err(out_err)
 }
 

@@ -8,6 +8,7 @@ pub mod cache;
 pub mod clean;
 pub mod cli;
 pub mod cmd_experiments;
+pub mod cmd_report;
 pub mod device;
 pub mod engine;
 pub mod envctl;

@@ -6,11 +6,14 @@ use std::io::Write;
 use crate::error::{Error, Result};
 use crate::results::ExperimentResult;
 
+pub mod base64;
 pub mod compare;
 mod csv;
 pub(crate) mod details;
+pub mod html;
 mod json;
 pub mod plan;
+pub mod plot;
 mod table;
 pub mod trace;
 

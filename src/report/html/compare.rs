@@ -1,0 +1,115 @@
+//! The per-host HTML page (Tirumala et al. 2003, SLAC): the table of `iolab results compare`
+//! with one row per host and file system, a grouped bar graph of its figures, and the table
+//! as CSV.
+
+use super::{data_link, esc, figure, table, utc};
+use crate::error::Result;
+use crate::report::compare::{self, FIGURES, Row};
+use crate::report::plot::axis::{Axis, Unit};
+use crate::report::plot::figure::{Draw, Figure, Panel, Point, Series, Style};
+use crate::store::Store;
+
+/// The graph: one group of bars per figure, one bar per host.
+pub fn graph(rows: &[Row]) -> Figure {
+    let names: Vec<String> = FIGURES.iter().map(|f| f.to_string()).collect();
+    let width = 0.8 / rows.len().max(1) as f64;
+    let mut legend = vec![];
+    let mut series = vec![];
+    let mut ys = vec![0.0];
+    for (hi, r) in rows.iter().enumerate() {
+        legend.push(Style::nth(hi, format!("{} ({})", r.hostname, r.file_system)));
+        let points: Vec<Point> = r
+            .figures
+            .iter()
+            .enumerate()
+            .filter_map(|(fi, f)| {
+                let f = f.as_ref()?;
+                let x = fi as f64 - 0.4 + width * (hi as f64 + 0.5);
+                let y = f.bytes_per_s / 1e6;
+                ys.push(y);
+                Some(Point { x, y, bar: None, span: Some((x - width * 0.45, x + width * 0.45)) })
+            })
+            .collect();
+        series.push(Series { style: hi, draw: Draw::Bars, points });
+    }
+    let stat = rows.first().map(|r| r.statistic.about()).unwrap_or("the mean");
+    Figure {
+        title: "Disk throughput per host (Tirumala et al. 2003)".into(),
+        subtitle: vec![format!(
+            "Each bar: {stat} of the figure's runs, from the host's newest L1/L4 experiment"
+        )],
+        panels: vec![Panel {
+            title: String::new(),
+            x: Axis::categories("figure", &names),
+            y: Axis::numeric("rate (MB/s = 10^6 B/s)", &ys, Unit::Number, Some(false), true),
+            series,
+        }],
+        legend,
+        notes: vec![],
+        size: None,
+    }
+}
+
+/// The whole page.
+pub fn page(store: &Store) -> Result<String> {
+    let exps = crate::cmd_experiments::compare_experiments(store)?;
+    let rows = compare::rows(&exps);
+    let mut body = format!(
+        "<header>\n<h1>Disk throughput per host</h1>\n<p>{} host(s) and file system(s) from {}; made {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul><li><a href=\"#hosts\">Table</a></li><li><a href=\"#plots\">Graph</a></li><li><a href=\"#data\">Raw data</a></li></ul></nav>\n</header>\n<main>\n",
+        rows.len(),
+        esc(&store.path().display().to_string()),
+        esc(&utc(crate::sys::unix_time_s()))
+    );
+    body += "<section id=\"hosts\">\n<h2>Hosts</h2>\n";
+    let mut heads = vec!["host", "OS", "CPUs × MHz", "file system"];
+    heads.extend(FIGURES);
+    heads.push("experiment");
+    let trs: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut c = vec![
+                esc(&r.hostname),
+                esc(&r.os),
+                format!("{} × {:.0}", r.cpus, r.cpu_mhz),
+                esc(&r.file_system),
+            ];
+            for (i, f) in r.figures.iter().enumerate() {
+                c.push(match f {
+                    None => "-".into(),
+                    Some(f) => {
+                        let mut s = format!("{:.2}", f.bytes_per_s / 1e6);
+                        if i == 5
+                            && let Some(b) = r.large_file_bytes
+                        {
+                            s += &format!(" ({:.2} MB)", b as f64 / 1e6);
+                        }
+                        if f.flagged {
+                            s = format!("<span class=\"flag\">{s}</span>");
+                        }
+                        s
+                    }
+                });
+            }
+            c.push(format!("<code>{}</code>", esc(&r.experiment_id)));
+            c
+        })
+        .collect();
+    body += &table("hosts", &heads, &trs, &[4, 5, 6, 7, 8, 9]);
+    let stat = rows.first().map(|r| r.statistic.about()).unwrap_or("the mean");
+    body += &format!(
+        "<p class=\"note\">MB/s = 10<sup>6</sup> B/s, {} of each figure's runs. ⚑ the figure carries a flag (not cold, noisy, ...): see <code>iolab report ID</code> of its experiment.</p>\n</section>\n",
+        esc(stat)
+    );
+    body += "<section id=\"plots\">\n<h2>Graph</h2>\n";
+    body += &figure(
+        &graph(&rows),
+        1,
+        "The table's figures, one bar per host.",
+        "iolab results compare --format html",
+    )?;
+    body += "</section>\n<section id=\"data\">\n<h2>Raw data</h2>\n<ul class=\"downloads\">\n";
+    let csv = compare::render(&rows, "csv")?;
+    body += &data_link("hosts.csv", "text/csv", csv.as_bytes(), "the table");
+    body += "</ul>\n</section>\n</main>\n<footer>Made by <code>iolab report --compare</code> from the store alone.</footer>\n";
+    Ok(super::page("iolab: disk throughput per host", &body))
+}

@@ -1,0 +1,209 @@
+//! The figure model that every plot kind builds and one renderer draws: panels with two axes,
+//! series of points (lines, markers, bars, error bars) and one legend. Pure data, in display
+//! units (MB/s, µs, bytes), so plot kinds are tested without drawing anything.
+
+use super::axis::Axis;
+
+/// Marker shapes, distinct in black and white (series never differ by colour alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    Circle,
+    Square,
+    Triangle,
+    Diamond,
+    RingCircle,
+    RingSquare,
+    TriangleDown,
+}
+
+pub const MARKERS: [Marker; 7] = [
+    Marker::Circle,
+    Marker::Square,
+    Marker::Triangle,
+    Marker::Diamond,
+    Marker::RingCircle,
+    Marker::RingSquare,
+    Marker::TriangleDown,
+];
+
+/// Colours (Okabe and Ito's palette for colour-blind readers, darkest first so the first
+/// series print darkest in grey).
+pub const PALETTE: [(u8, u8, u8); 7] =
+    [(0, 0, 0), (0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (230, 159, 0)];
+
+/// How one legend entry looks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Style {
+    pub label: String,
+    pub color: (u8, u8, u8),
+    pub marker: Marker,
+}
+
+impl Style {
+    /// The i-th style of a figure: colour and marker both cycle, so neighbours differ in both.
+    pub fn nth(i: usize, label: impl Into<String>) -> Style {
+        Style { label: label.into(), color: PALETTE[i % PALETTE.len()], marker: MARKERS[i % MARKERS.len()] }
+    }
+}
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Draw {
+    /// A line through the points, a marker at each.
+    LineMarkers,
+    /// A line only (long series: traces, CDFs); markers at every `every`-th point, if any.
+    Line { marker_every: Option<usize> },
+    /// Markers only.
+    Markers,
+    /// Filled bars over each point's `span` (x from, x to), from zero up to y.
+    Bars,
+}
+
+/// One point in display units. `bar` is the error bar (low, high); `span` the x extent of a bar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+    pub bar: Option<(f64, f64)>,
+    pub span: Option<(f64, f64)>,
+}
+
+impl Point {
+    pub fn new(x: f64, y: f64) -> Point {
+        Point { x, y, bar: None, span: None }
+    }
+}
+
+/// One series of a panel; `style` indexes the figure's legend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub style: usize,
+    pub draw: Draw,
+    pub points: Vec<Point>,
+}
+
+/// One chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panel {
+    pub title: String,
+    pub x: Axis,
+    pub y: Axis,
+    pub series: Vec<Series>,
+}
+
+/// A whole figure: a title, lines under it, panels in a grid, one legend, notes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub title: String,
+    pub subtitle: Vec<String>,
+    pub panels: Vec<Panel>,
+    pub legend: Vec<Style>,
+    pub notes: Vec<String>,
+    /// Pixel size of the whole figure; None: from the number of panels.
+    pub size: Option<(u32, u32)>,
+}
+
+impl Figure {
+    /// Panels per row.
+    pub fn columns(&self) -> usize {
+        match self.panels.len() {
+            0 | 1 => 1,
+            2 | 4 => 2,
+            _ => 3,
+        }
+    }
+
+    /// Rows of panels.
+    pub fn rows(&self) -> usize {
+        self.panels.len().max(1).div_ceil(self.columns())
+    }
+
+    /// The figure's pixel size.
+    pub fn pixel_size(&self) -> (u32, u32) {
+        if let Some(s) = self.size {
+            return s;
+        }
+        let (cols, rows) = (self.columns() as u32, self.rows() as u32);
+        let w = self.base_width();
+        let panel_h = if cols == 1 { 440 } else { 360 };
+        (w, self.header_px() + panel_h * rows + self.legend_px(w) + self.notes_px())
+    }
+
+    pub fn header_px(&self) -> u32 {
+        let (w, _) = self.size.unwrap_or((self.base_width(), 0));
+        10 + 24 * self.title_lines(w).len() as u32 + 18 * self.subtitle_lines(w).len() as u32
+    }
+
+    fn base_width(&self) -> u32 {
+        let cols = self.columns() as u32;
+        if cols == 1 { 860 } else { 500 * cols }
+    }
+
+    /// The title broken into lines that fit `width` pixels (about 10 px per character).
+    pub fn title_lines(&self, width: u32) -> Vec<String> {
+        wrap(&self.title, (width.saturating_sub(32) / 10).max(20) as usize)
+    }
+
+    /// The subtitle lines, each broken to fit `width` pixels (about 7.5 px per character).
+    pub fn subtitle_lines(&self, width: u32) -> Vec<String> {
+        let per_line = (width.saturating_sub(32) * 2 / 15).max(20) as usize;
+        self.subtitle.iter().flat_map(|l| wrap(l, per_line)).collect()
+    }
+
+    /// Legend entries per row at a width, and the legend's height.
+    pub fn legend_layout(&self, width: u32) -> (usize, u32) {
+        if self.legend.is_empty() {
+            return (1, 0);
+        }
+        let longest = self.legend.iter().map(|s| s.label.chars().count()).max().unwrap_or(1);
+        let entry_px = 44 + 8 * longest as u32;
+        let per_row = ((width.saturating_sub(40)) / entry_px).max(1) as usize;
+        let rows = self.legend.len().div_ceil(per_row) as u32;
+        (per_row, 10 + 22 * rows)
+    }
+
+    pub fn legend_px(&self, width: u32) -> u32 {
+        self.legend_layout(width).1
+    }
+
+    pub fn notes_px(&self) -> u32 {
+        18 * self.notes.len() as u32 + if self.notes.is_empty() { 0 } else { 6 }
+    }
+
+    /// Indexes of legend entries that some series uses.
+    pub fn used_styles(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self.panels.iter().flat_map(|p| p.series.iter().map(|s| s.style)).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+/// Breaks text at spaces into lines of at most `per_line` characters (longer words stay whole).
+pub fn wrap(text: &str, per_line: usize) -> Vec<String> {
+    let mut lines: Vec<String> = vec![];
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > per_line {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    lines.push(cur);
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wraps_at_spaces() {
+        assert_eq!(wrap("aa bb cc dd", 5), ["aa bb", "cc dd"]);
+        assert_eq!(wrap("a verylongword b", 4), ["a", "verylongword", "b"]);
+        assert_eq!(wrap("short", 40), ["short"]);
+    }
+}

@@ -1,0 +1,245 @@
+//! Plots of stored experiments (`iolab plot`): each kind turns an experiment from the store
+//! into a [`Figure`], and one renderer draws figures as SVG or PNG. Plots read only the store.
+//!
+//! Kinds: `rate` (rate vs a swept parameter, a line per series, error bars), `bars` (one bar
+//! per point and phase: experiments without a sweep), `workers` (per-worker rates and max_SAR
+//! vs min_SAR: stragglers), `cdf` and `histogram` (per-op latency from the stored HDR
+//! buckets), `trace` (per-op latency vs op index with the detected periods marked).
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::experiment::Headline;
+use crate::preset;
+use crate::results::ExperimentResult;
+use crate::store::Store;
+
+pub mod axis;
+pub mod bars;
+pub mod draw;
+pub mod figure;
+pub mod latency;
+pub mod rate;
+pub mod select;
+pub mod trace;
+pub mod workers;
+
+pub use figure::Figure;
+pub use select::Bars;
+
+/// A kind of plot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Rate,
+    Bars,
+    Workers,
+    Cdf,
+    Histogram,
+    Trace,
+}
+
+impl Kind {
+    pub const NAMES: [&'static str; 6] = ["rate", "bars", "workers", "cdf", "histogram", "trace"];
+
+    pub fn parse(s: &str) -> Result<Kind> {
+        Ok(match s {
+            "rate" => Kind::Rate,
+            "bars" => Kind::Bars,
+            "workers" => Kind::Workers,
+            "cdf" => Kind::Cdf,
+            "histogram" => Kind::Histogram,
+            "trace" => Kind::Trace,
+            _ => return Err(Error::spec("kind", s, format!("expected one of: {}", Kind::NAMES.join(", ")))),
+        })
+    }
+}
+
+/// What to plot and how; every field has a default from the experiment.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub kind: Option<Kind>,
+    /// The x axis: a sweep axis or `phase`.
+    pub x: Option<String>,
+    /// One line per value of these dimensions (comma-separated), or `none`.
+    pub series: Option<String>,
+    /// One panel per value of these dimensions (comma-separated), or `none`.
+    pub panel: Option<String>,
+    /// Statistic (`mean`, `median`, `2sigma`, `trimmed`) and/or run figures (`max_sar`,
+    /// `min_sar`, `individual`).
+    pub y: Vec<String>,
+    pub phase: Option<String>,
+    pub bars: Bars,
+    /// Sweep point index (workers, cdf, histogram, trace).
+    pub point: Option<usize>,
+    pub rep: Option<u32>,
+    pub worker: Option<u32>,
+    /// Op range of a trace, [from, to).
+    pub ops: Option<(u64, u64)>,
+    pub size: Option<(u32, u32)>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            kind: None,
+            x: None,
+            series: None,
+            panel: None,
+            y: vec![],
+            phase: None,
+            bars: Bars::TwoSd,
+            point: None,
+            rep: None,
+            worker: None,
+            ops: None,
+            size: None,
+        }
+    }
+}
+
+impl Options {
+    /// The statistic (default: the experiment's headline) and the run figures (default: the
+    /// preset's, else max_SAR) that `--y` asks for.
+    pub fn stat_and_figures(&self, exp: &ExperimentResult) -> Result<(Headline, Vec<select::Figure>)> {
+        let mut stat = None;
+        let mut figs = vec![];
+        for item in self.y.iter().flat_map(|y| y.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+            if let Some(h) = select::parse_stat(item) {
+                if stat.replace(h).is_some_and(|old| old != h) {
+                    return Err(Error::spec("y", item, "give at most one statistic"));
+                }
+            } else if let Some(f) = select::Figure::parse(item) {
+                if !figs.contains(&f) {
+                    figs.push(f);
+                }
+            } else {
+                return Err(Error::spec(
+                    "y",
+                    item,
+                    "expected a statistic (mean, median, 2sigma, trimmed) or a figure (max_sar, min_sar, individual)",
+                ));
+            }
+        }
+        if figs.is_empty() {
+            figs = preset_plot(exp)
+                .map(|p| p.y.iter().filter_map(|y| select::Figure::parse(y)).collect())
+                .unwrap_or_default();
+        }
+        if figs.is_empty() {
+            figs.push(select::Figure::MaxSar);
+        }
+        Ok((stat.unwrap_or(exp.design.headline), figs))
+    }
+
+    /// The sweep point asked for, checked.
+    pub fn point_index(&self, exp: &ExperimentResult, default: usize) -> Result<usize> {
+        let i = self.point.unwrap_or(default);
+        if i >= exp.points.len() {
+            return Err(Error::spec(
+                "point",
+                i,
+                format!("the experiment has points 0..{}", exp.points.len() - 1),
+            ));
+        }
+        Ok(i)
+    }
+}
+
+/// The preset's suggested plot, if the experiment came from a preset this build knows.
+pub fn preset_plot(exp: &ExperimentResult) -> Option<preset::Plot> {
+    let id = &exp.design.preset.as_ref()?.id;
+    preset::find(id).ok().map(|p| p.meta.plot)
+}
+
+/// The figure title: the preset and its study, else the experiment's name.
+pub fn title(exp: &ExperimentResult) -> String {
+    match &exp.design.preset {
+        Some(p) => format!("{} · {}: {}", p.id, p.study, p.title),
+        None => format!("{} ({})", exp.spec.name, exp.experiment_id),
+    }
+}
+
+/// Where the numbers come from: experiment, host, scale.
+pub fn provenance(exp: &ExperimentResult) -> String {
+    let scale =
+        exp.design.preset.as_ref().filter(|p| !p.scale.is_empty()).map(|p| format!(", scale {}", p.scale));
+    format!("experiment {} on {}{}", exp.experiment_id, exp.host.hostname, scale.unwrap_or_default())
+}
+
+/// The kind drawn when none is asked for: the preset's trace, else rate when something is
+/// swept, else bars.
+pub fn default_kind(exp: &ExperimentResult) -> Kind {
+    if preset_plot(exp).is_some_and(|p| p.x == "op") {
+        return Kind::Trace;
+    }
+    let cells = select::cells(exp);
+    let swept = exp.design.axes.iter().any(|a| select::distinct(&cells, &a.key).len() > 1);
+    if swept { Kind::Rate } else { Kind::Bars }
+}
+
+/// Builds the figure the options ask for.
+pub fn build(store: &Store, exp: &ExperimentResult, o: &Options) -> Result<Figure> {
+    let mut fig = match o.kind.unwrap_or_else(|| default_kind(exp)) {
+        Kind::Rate => rate::figure(exp, o)?,
+        Kind::Bars => bars::figure(exp, o)?,
+        Kind::Workers => workers::figure(exp, o)?,
+        Kind::Cdf => latency::cdf(exp, o)?,
+        Kind::Histogram => latency::histogram(exp, o)?,
+        Kind::Trace => trace::figure(store, exp, o)?,
+    };
+    if o.size.is_some() {
+        fig.size = o.size;
+    }
+    Ok(fig)
+}
+
+/// The output format a path asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    Svg,
+    Png,
+}
+
+impl Output {
+    pub fn of(path: &Path) -> Result<Output> {
+        match path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()).as_deref() {
+            Some("svg") => Ok(Output::Svg),
+            Some("png") => Ok(Output::Png),
+            _ => Err(Error::spec("output", path.display(), "expected a file name ending in .svg or .png")),
+        }
+    }
+}
+
+/// Writes a figure to `path` (SVG or PNG by its extension), or as SVG to `stdout`.
+pub fn write(fig: &Figure, path: Option<&Path>, stdout: &mut dyn Write) -> Result<()> {
+    match path {
+        None => stdout.write_all(draw::svg(fig)?.as_bytes()).map_err(super::write_err),
+        Some(p) => match Output::of(p)? {
+            Output::Svg => std::fs::write(p, draw::svg(fig)?).map_err(|e| Error::io("write", p, None, e)),
+            Output::Png => draw::png(fig, p),
+        },
+    }
+}
+
+/// Parses `--size WxH` (pixels).
+pub fn parse_size(s: &str) -> Result<(u32, u32)> {
+    let bad = || Error::spec("size", s, "expected WIDTHxHEIGHT in pixels, e.g. 900x560 (each 200..8000)");
+    let (w, h) = s.split_once('x').ok_or_else(bad)?;
+    let (w, h): (u32, u32) = (w.trim().parse().map_err(|_| bad())?, h.trim().parse().map_err(|_| bad())?);
+    if !(200..=8000).contains(&w) || !(200..=8000).contains(&h) {
+        return Err(bad());
+    }
+    Ok((w, h))
+}
+
+/// Parses `--ops FROM..TO` (op indexes, TO excluded).
+pub fn parse_ops(s: &str) -> Result<(u64, u64)> {
+    let bad = || Error::spec("ops", s, "expected FROM..TO (op indexes, TO excluded), e.g. 0..256");
+    let (a, b) = s.split_once("..").ok_or_else(bad)?;
+    let (a, b): (u64, u64) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+    if b <= a {
+        return Err(bad());
+    }
+    Ok((a, b))
+}

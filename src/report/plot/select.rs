@@ -1,0 +1,294 @@
+//! Which numbers a plot shows: the cells of an experiment (one per sweep point and phase),
+//! their dimensions (each sweep axis, and `phase`), the choice of x, series and panels (from
+//! the options, else from the preset's plot metadata, else from the sweep), and the
+//! statistic with its error bar over a cell's repetitions.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::experiment::Headline;
+use crate::results::{ExperimentResult, PhaseResult, Repetition, Status};
+use crate::stats::{self, Summary};
+
+/// The pseudo-dimension that tells phases apart.
+pub const PHASE: &str = "phase";
+
+/// One (sweep point, phase) pair.
+#[derive(Debug, Clone)]
+pub struct Cell<'a> {
+    pub point: usize,
+    pub params: &'a BTreeMap<String, String>,
+    pub ph: &'a PhaseResult,
+}
+
+impl Cell<'_> {
+    /// The cell's value of a dimension (a sweep axis or `phase`).
+    pub fn value(&self, dim: &str) -> String {
+        if dim == PHASE {
+            phase_key(&self.ph.name)
+        } else {
+            self.params.get(dim).cloned().unwrap_or_default()
+        }
+    }
+
+    pub fn complete(&self) -> impl Iterator<Item = &Repetition> {
+        self.ph.repetitions.iter().filter(|r| r.status == Status::Complete)
+    }
+}
+
+/// Every cell, in point then phase order.
+pub fn cells(exp: &ExperimentResult) -> Vec<Cell<'_>> {
+    let mut out = vec![];
+    for (i, p) in exp.points.iter().enumerate() {
+        for ph in &p.phases {
+            out.push(Cell { point: i, params: &p.params, ph });
+        }
+    }
+    out
+}
+
+/// Dimensions: the sweep axes in order, any other point parameter, then `phase`.
+pub fn dims(exp: &ExperimentResult) -> Vec<String> {
+    let mut out: Vec<String> = exp.design.axes.iter().map(|a| a.key.clone()).collect();
+    for p in &exp.points {
+        for k in p.params.keys() {
+            if !out.contains(k) {
+                out.push(k.clone());
+            }
+        }
+    }
+    out.push(PHASE.into());
+    out
+}
+
+/// A dimension's distinct values over some cells, in first-seen order.
+pub fn distinct(cells: &[Cell<'_>], dim: &str) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    for c in cells {
+        let v = c.value(dim);
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// A phase's name without the modifiers a sweep may vary (`read:workers=4:cold` ->
+/// `read:cold`), so the same phase of every point has one name.
+pub fn phase_key(name: &str) -> String {
+    name.split(':').filter(|m| !m.contains('=')).collect::<Vec<_>>().join(":")
+}
+
+/// Whether a phase is the one asked for, by its full name or its key.
+pub fn phase_matches(name: &str, want: &str) -> bool {
+    name == want || phase_key(name) == want
+}
+
+/// Keeps the cells of one phase; an unknown name is an error listing the phases.
+pub fn only_phase<'a>(cells: Vec<Cell<'a>>, phase: &str) -> Result<Vec<Cell<'a>>> {
+    if !cells.iter().any(|c| phase_matches(&c.ph.name, phase)) {
+        let names = distinct(&cells, PHASE);
+        return Err(Error::spec("phase", phase, format!("no such phase (phases: {})", names.join(", "))));
+    }
+    Ok(cells.into_iter().filter(|c| phase_matches(&c.ph.name, phase)).collect())
+}
+
+/// The phase a plot shows when none is asked for and phases are not a dimension of it: the
+/// last phase of the first point (the measured one: R4's read after its write).
+pub fn default_phase(exp: &ExperimentResult) -> Option<String> {
+    exp.points.first().and_then(|p| p.phases.last()).map(|ph| phase_key(&ph.name))
+}
+
+/// How cells become lines: x, the dimensions that make series, panels, and the dimensions
+/// folded into series because they vary where x, series and panel do not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grouping {
+    pub x: String,
+    pub series: Vec<String>,
+    pub panels: Vec<String>,
+}
+
+/// Checks that `dim` is a dimension of the experiment.
+pub fn check_dim(exp: &ExperimentResult, field: &str, dim: &str) -> Result<()> {
+    let all = dims(exp);
+    if all.iter().any(|d| d == dim) {
+        return Ok(());
+    }
+    Err(Error::spec(field, dim, format!("not a sweep axis of this experiment (it has: {})", all.join(", "))))
+}
+
+/// Adds to `series` each remaining dimension that two cells with the same x, series and panel
+/// values still differ in (so dimensions zipped with x, which never do, are left out).
+pub fn fold_leftovers(cells: &[Cell<'_>], all: &[String], g: &mut Grouping) {
+    for d in all {
+        if *d == g.x || g.series.contains(d) || g.panels.contains(d) {
+            continue;
+        }
+        let key = |c: &Cell<'_>| {
+            let mut k = vec![c.value(&g.x)];
+            k.extend(g.series.iter().chain(&g.panels).map(|s| c.value(s)));
+            k
+        };
+        let mut seen: BTreeMap<Vec<String>, String> = BTreeMap::new();
+        let mut varies = false;
+        for c in cells {
+            let v = c.value(d);
+            match seen.get(&key(c)) {
+                Some(prev) if *prev != v => varies = true,
+                Some(_) => {}
+                None => {
+                    seen.insert(key(c), v);
+                }
+            }
+        }
+        if varies {
+            g.series.push(d.clone());
+        }
+    }
+}
+
+/// A label for a cell's values of some dimensions: `k=4 · bs=16KiB`, or the value alone for
+/// `phase`.
+pub fn label(c: &Cell<'_>, dims: &[String]) -> String {
+    dims.iter()
+        .map(|d| if d == PHASE { c.value(d) } else { format!("{d}={}", c.value(d)) })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// The run figure a plot summarises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Figure {
+    /// max_SAR = sum of worker rates (the rate the table heads).
+    MaxSar,
+    /// min_SAR = total bytes / slowest worker's time.
+    MinSar,
+    /// The average individual worker rate.
+    Individual,
+}
+
+impl Figure {
+    pub fn parse(s: &str) -> Option<Figure> {
+        Some(match s {
+            "max_sar" | "max_sar_bytes_per_s" | "total" => Figure::MaxSar,
+            "min_sar" | "min_sar_bytes_per_s" => Figure::MinSar,
+            "individual" | "avg_individual_bytes_per_s" => Figure::Individual,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::MaxSar => "max_SAR",
+            Figure::MinSar => "min_SAR",
+            Figure::Individual => "avg individual",
+        }
+    }
+    pub fn about(self) -> &'static str {
+        match self {
+            Figure::MaxSar => "max_SAR = sum of worker rates",
+            Figure::MinSar => "min_SAR = bytes / slowest worker's time",
+            Figure::Individual => "average individual worker rate",
+        }
+    }
+    pub fn of(self, r: &Repetition) -> f64 {
+        match self {
+            Figure::MaxSar => r.max_sar_bytes_per_s,
+            Figure::MinSar => r.min_sar_bytes_per_s,
+            Figure::Individual => r.avg_individual_bytes_per_s,
+        }
+    }
+}
+
+/// Which statistic names are accepted by `--y`, and what they mean.
+pub fn parse_stat(s: &str) -> Option<Headline> {
+    Some(match s {
+        "mean" => Headline::Mean,
+        "median" => Headline::Median,
+        "2sigma" | "two_sigma_mean" => Headline::TwoSigmaMean,
+        "trimmed" | "trimmed_mean_10" => Headline::TrimmedMean10,
+        _ => return None,
+    })
+}
+
+/// A short name of a statistic.
+pub fn stat_name(h: Headline) -> &'static str {
+    match h {
+        Headline::Mean => "mean",
+        Headline::Median => "median",
+        Headline::TwoSigmaMean => "2-sigma mean (Russell 1998)",
+        Headline::TrimmedMean10 => "10% trimmed mean",
+    }
+}
+
+/// The error bar drawn around each point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bars {
+    /// The plotted value +/- 2 sample standard deviations of the repetitions (Russell 1998).
+    TwoSd,
+    /// The 95% confidence interval of the mean (Student t).
+    Ci95,
+    None,
+}
+
+impl Bars {
+    pub fn parse(s: &str) -> Result<Bars> {
+        match s {
+            "2sd" => Ok(Bars::TwoSd),
+            "ci95" => Ok(Bars::Ci95),
+            "none" => Ok(Bars::None),
+            _ => Err(Error::spec("bars", s, "expected 2sd, ci95 or none")),
+        }
+    }
+    pub fn about(self) -> &'static str {
+        match self {
+            Bars::TwoSd => "error bars ± 2 sd of the repetitions",
+            Bars::Ci95 => "error bars: 95% confidence interval of the mean",
+            Bars::None => "no error bars",
+        }
+    }
+}
+
+/// A statistic of some samples with its error bar, or None without samples.
+pub fn point_stat(xs: &[f64], stat: Headline, bars: Bars) -> Option<(f64, Option<(f64, f64)>)> {
+    if xs.is_empty() {
+        return None;
+    }
+    let s = Summary::of("", xs);
+    let y = stat.value(&s);
+    let bar = match bars {
+        Bars::TwoSd => s.sd.map(|sd| (y - 2.0 * sd, y + 2.0 * sd)),
+        Bars::Ci95 => stats::ci95(xs).map(|[lo, hi]| (lo, hi)),
+        Bars::None => None,
+    };
+    Some((y, bar))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phase_keys_drop_swept_modifiers() {
+        assert_eq!(phase_key("read:workers=4:cold"), "read:cold");
+        assert_eq!(phase_key("write:workers=1"), "write");
+        assert_eq!(phase_key("read:reverse:cold"), "read:reverse:cold");
+        assert!(phase_matches("read:workers=4:cold", "read:cold"));
+        assert!(phase_matches("read:workers=4:cold", "read:workers=4:cold"));
+        assert!(!phase_matches("read:workers=4:cold", "read"));
+    }
+
+    #[test]
+    fn statistics_and_bars() {
+        let xs = [10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 50.0];
+        let (y, bar) = point_stat(&xs, Headline::TwoSigmaMean, Bars::TwoSd).unwrap();
+        assert_eq!(y, 10.0);
+        let (lo, hi) = bar.unwrap();
+        assert!((hi - y - 2.0 * 12.6491).abs() < 1e-3 && (y - lo - 2.0 * 12.6491).abs() < 1e-3);
+        let (m, ci) = point_stat(&xs, Headline::Mean, Bars::Ci95).unwrap();
+        assert_eq!(m, 14.0);
+        let (lo, hi) = ci.unwrap();
+        assert!((lo - 4.9512).abs() < 1e-3 && (hi - 23.0488).abs() < 1e-3);
+        assert_eq!(point_stat(&[5.0], Headline::Mean, Bars::TwoSd), Some((5.0, None)));
+        assert_eq!(point_stat(&[], Headline::Mean, Bars::TwoSd), None);
+    }
+}

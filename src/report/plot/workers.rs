@@ -1,0 +1,142 @@
+//! Stragglers: each worker's individual rate r_i = bytes_i / t_i (a bar at the statistic over
+//! the repetitions, a marker for each run), beside max_SAR = sum r_i and min_SAR = total bytes
+//! / max t_i (French, Pratt and Das 1991). A slow worker shows as a short bar, and as a gap
+//! between max_SAR and min_SAR.
+
+use super::Options;
+use super::axis::{Axis, Unit};
+use super::figure::{Draw, Figure, Panel, Point, Series, Style};
+use super::select;
+use crate::error::{Error, Result};
+use crate::results::{ExperimentResult, Status};
+use crate::units::fmt_ns;
+
+pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
+    // Default point: the one with the most workers (the last of equals).
+    let most = exp
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            (p.phases.iter().flat_map(|ph| &ph.repetitions).map(|r| r.workers.len()).max().unwrap_or(0), i)
+        })
+        .max()
+        .map(|(_, i)| i)
+        .unwrap_or(0);
+    let pi = o.point_index(exp, most)?;
+    let point = &exp.points[pi];
+    let phase = match &o.phase {
+        Some(p) => p.clone(),
+        None => point.phases.last().map(|p| p.name.clone()).unwrap_or_default(),
+    };
+    let ph = point.phases.iter().find(|p| select::phase_matches(&p.name, &phase)).ok_or_else(|| {
+        let names: Vec<&str> = point.phases.iter().map(|p| p.name.as_str()).collect();
+        Error::spec("phase", &phase, format!("no such phase at point {pi} (phases: {})", names.join(", ")))
+    })?;
+    let runs: Vec<_> = ph.repetitions.iter().filter(|r| r.status == Status::Complete).collect();
+    if runs.is_empty() {
+        return Err(Error::NotFound(format!("phase {phase} of point {pi} has no complete run")));
+    }
+    let (stat, _) = o.stat_and_figures(exp)?;
+    let n_workers = runs.iter().map(|r| r.workers.len()).max().unwrap_or(0);
+    let names: Vec<String> = (0..n_workers).map(|w| format!("w{w}")).collect();
+    let mut bars = vec![];
+    let mut each = vec![];
+    let mut all_y = vec![0.0];
+    let mut slowest: Option<(usize, f64)> = None;
+    for w in 0..n_workers {
+        let rates: Vec<f64> =
+            runs.iter().filter_map(|r| r.workers.get(w)).map(|x| x.bytes_per_s / 1e6).collect();
+        let times: Vec<f64> =
+            runs.iter().filter_map(|r| r.workers.get(w)).map(|x| x.time_ns as f64).collect();
+        let t = crate::stats::mean(&times);
+        if slowest.is_none_or(|(_, s)| t > s) {
+            slowest = Some((w, t));
+        }
+        for &r in &rates {
+            each.push(Point::new(w as f64, r));
+            all_y.push(r);
+        }
+        if let Some((y, bar)) = select::point_stat(&rates, stat, o.bars) {
+            all_y.push(y);
+            if let Some((lo, hi)) = bar {
+                all_y.extend([lo, hi]);
+            }
+            bars.push(Point { x: w as f64, y, bar, span: Some((w as f64 - 0.35, w as f64 + 0.35)) });
+        }
+    }
+    let mut sar_y = vec![0.0];
+    let mut sar = vec![];
+    let mut sar_each = vec![];
+    for (i, f) in [select::Figure::MaxSar, select::Figure::MinSar].iter().enumerate() {
+        let xs: Vec<f64> = runs.iter().map(|r| f.of(r) / 1e6).collect();
+        for &x in &xs {
+            sar_each.push(Point::new(i as f64, x));
+            sar_y.push(x);
+        }
+        if let Some((y, bar)) = select::point_stat(&xs, stat, o.bars) {
+            sar_y.push(y);
+            if let Some((lo, hi)) = bar {
+                sar_y.extend([lo, hi]);
+            }
+            sar.push(Series {
+                style: 2 + i,
+                draw: Draw::Bars,
+                points: vec![Point { x: i as f64, y, bar, span: Some((i as f64 - 0.35, i as f64 + 0.35)) }],
+            });
+        }
+    }
+    let max_sar = crate::stats::mean(&runs.iter().map(|r| r.max_sar_bytes_per_s).collect::<Vec<_>>());
+    let min_sar = crate::stats::mean(&runs.iter().map(|r| r.min_sar_bytes_per_s).collect::<Vec<_>>());
+    let mut notes = vec![];
+    if let Some((w, t)) = slowest {
+        notes.push(format!(
+            "Slowest worker: w{w} (mean t_i {}); min_SAR / max_SAR = {:.2} (1.00: all workers finished together).",
+            fmt_ns(t as u64),
+            min_sar / max_sar
+        ));
+    }
+    let label = if exp.points.len() > 1 {
+        let kv: Vec<String> = point.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("point {pi} ({}) · ", kv.join(" "))
+    } else {
+        String::new()
+    };
+    let mut panels = vec![Panel {
+        title: "individual rate r_i = bytes_i / t_i".into(),
+        x: Axis::categories("worker", &names),
+        y: Axis::numeric("r_i (MB/s = 10^6 B/s)", &all_y, Unit::Number, Some(false), true),
+        series: vec![
+            Series { style: 0, draw: Draw::Bars, points: bars },
+            Series { style: 1, draw: Draw::Markers, points: each },
+        ],
+    }];
+    sar.push(Series { style: 1, draw: Draw::Markers, points: sar_each });
+    panels.push(Panel {
+        title: "max_SAR vs min_SAR".into(),
+        x: Axis::categories("", &["max_SAR".to_string(), "min_SAR".to_string()]),
+        y: Axis::numeric("rate (MB/s = 10^6 B/s)", &sar_y, Unit::Number, Some(false), true),
+        series: sar,
+    });
+    Ok(Figure {
+        title: super::title(exp),
+        subtitle: vec![
+            format!(
+                "{label}phase {phase}: {} over {} run(s); {}",
+                select::stat_name(stat),
+                runs.len(),
+                o.bars.about()
+            ),
+            super::provenance(exp),
+        ],
+        panels,
+        legend: vec![
+            Style::nth(1, format!("r_i, {}", select::stat_name(stat))),
+            Style::nth(0, "each run"),
+            Style::nth(2, "max_SAR = sum r_i"),
+            Style::nth(3, "min_SAR = bytes / max t_i"),
+        ],
+        notes,
+        size: o.size,
+    })
+}

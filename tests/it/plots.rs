@@ -1,0 +1,353 @@
+//! `iolab plot`: every kind drawn from a store filled by real runs, checked structurally in the
+//! SVG (series groups, points, error bars, axis titles with units), against the numbers in the
+//! store, and as PNG (decodes, has the asked size, is not blank).
+
+use iolab::report::plot::{self, Kind, Options};
+use iolab::store::Store;
+
+use crate::util::*;
+
+/// One `<g>` group of an SVG made by iolab.
+pub struct Group {
+    pub class: String,
+    pub label: String,
+    pub body: String,
+}
+
+impl Group {
+    pub fn count(&self, tag: &str) -> usize {
+        self.body.matches(&format!("<{tag} ")).count()
+    }
+    /// Point counts of each polyline.
+    pub fn polylines(&self) -> Vec<usize> {
+        self.body
+            .split("<polyline ")
+            .skip(1)
+            .map(|p| {
+                let pts = p.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+                pts.split_whitespace().count()
+            })
+            .collect()
+    }
+    /// Markers: circles, rects and polygons.
+    pub fn markers(&self) -> usize {
+        self.count("circle") + self.count("rect") + self.count("polygon")
+    }
+}
+
+/// The groups of an SVG, in order.
+pub fn groups(svg: &str) -> Vec<Group> {
+    let mut out = vec![];
+    for part in svg.split("<g class=\"").skip(1) {
+        let class = part.split('"').next().unwrap().to_string();
+        let label = part.split("data-label=\"").nth(1).map(|l| l.split('"').next().unwrap().to_string());
+        let body = part.split("</g>").next().unwrap().to_string();
+        out.push(Group { class, label: label.unwrap_or_default(), body });
+    }
+    out
+}
+
+pub fn of_class<'a>(gs: &'a [Group], class: &str) -> Vec<&'a Group> {
+    gs.iter().filter(|g| g.class == class).collect()
+}
+
+/// The texts drawn in an SVG.
+pub fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text ")
+        .skip(1)
+        .map(|t| t.split_once('>').unwrap().1.split("</text>").next().unwrap().trim())
+        .map(|t| {
+            t.replace("&apos;", "'")
+                .replace("&quot;", "\"")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&")
+        })
+        .collect()
+}
+
+fn plot_svg(s: &Scratch, args: &[&str]) -> String {
+    let mut all = vec!["plot", "last"];
+    all.extend_from_slice(args);
+    let out = s.iolab(&all);
+    assert!(out.status.success(), "iolab {all:?}: {}", stderr(&out));
+    let svg = String::from_utf8(out.stdout).unwrap();
+    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"), "{svg:.200}");
+    svg
+}
+
+fn run(s: &Scratch, args: &[&str]) -> Value {
+    s.run_json(args)
+}
+
+fn load_last(s: &Scratch) -> (Store, iolab::results::ExperimentResult) {
+    let store = Store::open(&s.db()).unwrap();
+    let exp = store.load(&store.resolve_id("last").unwrap()).unwrap();
+    (store, exp)
+}
+
+/// Rate vs workers, one line per block size: two series of three points, each point with an
+/// error bar; the values are the statistic of the stored runs.
+#[test]
+fn rate_plot_of_a_sweep() {
+    let s = Scratch::new();
+    let doc = run(
+        &s,
+        &[
+            "--size",
+            "1MiB",
+            "--op",
+            "write,read:cold",
+            "--sweep",
+            "workers=1,2,3",
+            "--sweep",
+            "bs=16KiB,64KiB",
+            "--reps",
+            "2",
+        ],
+    );
+    let svg = plot_svg(&s, &[]);
+    let gs = groups(&svg);
+    let series = of_class(&gs, "series");
+    assert_eq!(series.iter().map(|g| g.label.as_str()).collect::<Vec<_>>(), ["bs=16KiB", "bs=64KiB"]);
+    for g in &series {
+        assert_eq!(g.polylines(), [3], "one line of three points");
+        assert_eq!(g.markers(), 3);
+    }
+    let bars = of_class(&gs, "errorbars");
+    assert_eq!(bars.len(), 2);
+    for g in &bars {
+        assert_eq!(g.polylines(), [6, 6, 6], "an I-shaped bar per point");
+    }
+    let t = texts(&svg);
+    assert!(t.iter().any(|x| x == "workers"), "{t:?}");
+    assert!(t.iter().any(|x| x == "max_SAR (MB/s = 10^6 B/s)"), "{t:?}");
+    assert!(t.iter().any(|x| x.contains("phase read:cold")), "{t:?}");
+    for tick in ["1", "2", "3"] {
+        assert!(t.iter().any(|x| x == tick), "tick {tick}: {t:?}");
+    }
+    // The model's points are the mean of the stored read:cold max_SAR of each point, +/- 2 sd.
+    let (_, exp) = load_last(&s);
+    let fig = plot::rate::figure(&exp, &Options::default()).unwrap();
+    let points = doc["points"].as_array().unwrap();
+    for (si, bs) in ["16KiB", "64KiB"].iter().enumerate() {
+        let line = &fig.panels[0].series[si];
+        for (k, workers) in ["1", "2", "3"].iter().enumerate() {
+            let p = points
+                .iter()
+                .find(|p| p["params"]["bs"] == *bs && p["params"]["workers"] == *workers)
+                .unwrap();
+            let reps = p["phases"][1]["repetitions"].as_array().unwrap();
+            let xs: Vec<f64> =
+                reps.iter().map(|r| r["max_sar_bytes_per_s"].as_f64().unwrap() / 1e6).collect();
+            let mean = xs.iter().sum::<f64>() / 2.0;
+            let sd = ((xs[0] - mean).powi(2) + (xs[1] - mean).powi(2)).sqrt();
+            let pt = line.points[k];
+            assert_eq!(pt.x, k as f64 + 1.0);
+            assert!((pt.y - mean).abs() < 1e-9 * mean, "{} vs {mean}", pt.y);
+            let (lo, hi) = pt.bar.unwrap();
+            assert!((hi - mean - 2.0 * sd).abs() < 1e-6 && (mean - lo - 2.0 * sd).abs() < 1e-6);
+        }
+    }
+}
+
+/// Block sizes spanning 64x get a log axis with binary tick labels; --y picks the figures,
+/// --bars none drops the error bars, and --phase picks the write phase.
+#[test]
+fn log_axis_figures_and_phase() {
+    let s = Scratch::new();
+    run(
+        &s,
+        &[
+            "--size",
+            "1MiB",
+            "--op",
+            "write,read:cold",
+            "--sweep",
+            "bs=4KiB,16KiB,64KiB,256KiB",
+            "--reps",
+            "2",
+        ],
+    );
+    let svg = plot_svg(&s, &["--y", "max_sar,min_sar,median", "--bars", "none", "--phase", "write"]);
+    let t = texts(&svg);
+    for tick in ["4 KiB", "16 KiB", "64 KiB", "256 KiB"] {
+        assert!(t.iter().any(|x| x == tick), "{tick}: {t:?}");
+    }
+    assert!(t.iter().any(|x| x == "block size (bs), KiB = 1024 B"), "{t:?}");
+    assert!(t.iter().any(|x| x == "rate (MB/s = 10^6 B/s)"), "{t:?}");
+    assert!(t.iter().any(|x| x.starts_with("Median of each point's runs")), "{t:?}");
+    let gs = groups(&svg);
+    let labels: Vec<&str> = of_class(&gs, "series").iter().map(|g| g.label.as_str()).collect();
+    assert_eq!(labels, ["max_SAR", "min_SAR"]);
+    assert!(of_class(&gs, "errorbars").is_empty());
+    let (_, exp) = load_last(&s);
+    let o = Options { phase: Some("write".into()), ..Options::default() };
+    let fig = plot::rate::figure(&exp, &o).unwrap();
+    assert_eq!(fig.panels[0].x.scale, plot::axis::Scale::Log);
+    // Pixel x of the four points rises by equal steps on a log axis (4x apart each).
+    let line = &of_class(&gs, "series")[0].body;
+    let pts = line.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+    let xs: Vec<i64> =
+        pts.split_whitespace().map(|p| p.split(',').next().unwrap().parse().unwrap()).collect();
+    let steps: Vec<i64> = xs.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(steps.iter().all(|d| (d - steps[0]).abs() <= 1), "{steps:?}");
+}
+
+/// A PNG decodes and has the size asked for, and is not blank.
+#[test]
+fn png_output() {
+    let s = Scratch::new();
+    run(&s, &["--size", "1MiB", "--bs", "64KiB", "--op", "write,read:cold", "--reps", "2"]);
+    let path = s.path().join("bars.png");
+    let out = s.iolab(&["plot", "last", "--size", "640x420", "-o", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let img = image::open(&path).unwrap().to_rgb8();
+    assert_eq!(img.dimensions(), (640, 420));
+    let dark = img.pixels().filter(|p| p.0.iter().all(|&c| c < 128)).count();
+    assert!(dark > 2000, "only {dark} dark pixels");
+    let colored = img.pixels().filter(|p| p.0[2] > 150 && p.0[0] < 60).count();
+    assert!(colored > 500, "the bars are drawn in blue: {colored} pixels");
+}
+
+/// Without a sweep the default is one bar per phase, each with its error bar.
+#[test]
+fn bars_without_a_sweep() {
+    let s = Scratch::new();
+    run(&s, &["--size", "1MiB", "--bs", "64KiB", "--op", "write,read:cold,read:warm", "--reps", "2"]);
+    let svg = plot_svg(&s, &[]);
+    let gs = groups(&svg);
+    let series = of_class(&gs, "series");
+    assert_eq!(series.len(), 1);
+    assert_eq!(series[0].count("rect"), 3);
+    assert_eq!(of_class(&gs, "errorbars")[0].polylines(), [6, 6, 6]);
+    let t = texts(&svg);
+    for name in ["write", "read:cold", "read:warm", "phase"] {
+        assert!(t.iter().any(|x| x == name), "{name}: {t:?}");
+    }
+}
+
+/// Three workers: three bars with their runs as markers, and max_SAR beside min_SAR.
+#[test]
+fn workers_plot() {
+    let s = Scratch::new();
+    let doc = run(&s, &["--size", "1MiB", "--bs", "64KiB", "--workers", "3", "--op", "write", "--reps", "2"]);
+    let svg = plot_svg(&s, &["--kind", "workers"]);
+    let gs = groups(&svg);
+    let series = of_class(&gs, "series");
+    let by = |l: &str| series.iter().find(|g| g.label.starts_with(l)).unwrap_or_else(|| panic!("{l}"));
+    assert_eq!(by("r_i").count("rect"), 3);
+    assert_eq!(by("each run").count("circle"), 3 * 2 + 2 * 2);
+    assert_eq!(by("max_SAR").count("rect"), 1);
+    assert_eq!(by("min_SAR").count("rect"), 1);
+    let t = texts(&svg);
+    for w in ["w0", "w1", "w2"] {
+        assert!(t.iter().any(|x| x == w), "{w}: {t:?}");
+    }
+    // The straggler note names the worker with the longest mean t_i.
+    let reps = doc["points"][0]["phases"][0]["repetitions"].as_array().unwrap();
+    let mean_t = |w: usize| reps.iter().map(|r| r["workers"][w]["time_ns"].as_f64().unwrap()).sum::<f64>();
+    let slowest = (0..3).max_by(|a, b| mean_t(*a).total_cmp(&mean_t(*b))).unwrap();
+    assert!(t.iter().any(|x| x.starts_with(&format!("Slowest worker: w{slowest} "))), "{t:?}");
+}
+
+/// The latency CDF has a line per phase ending at 1, and the histogram's bars hold every op.
+#[test]
+fn latency_cdf_and_histogram() {
+    let s = Scratch::new();
+    run(&s, &["--size", "1MiB", "--bs", "16KiB", "--op", "write,read:cold", "--reps", "2"]);
+    let svg = plot_svg(&s, &["--kind", "cdf"]);
+    let gs = groups(&svg);
+    let series = of_class(&gs, "series");
+    assert_eq!(series.iter().map(|g| g.label.as_str()).collect::<Vec<_>>(), ["write", "read:cold"]);
+    assert!(series.iter().all(|g| g.polylines().len() == 1));
+    assert!(texts(&svg).iter().any(|x| x == "latency per op (µs)"));
+    let (store, exp) = load_last(&s);
+    let o = Options { kind: Some(Kind::Cdf), ..Options::default() };
+    let fig = plot::build(&store, &exp, &o).unwrap();
+    for line in &fig.panels[0].series {
+        assert_eq!(line.points.last().unwrap().y, 1.0);
+        assert!(line.points.windows(2).all(|w| w[0].x < w[1].x && w[0].y <= w[1].y));
+    }
+    let h = Options { kind: Some(Kind::Histogram), ..Options::default() };
+    let fig = plot::build(&store, &exp, &h).unwrap();
+    let bars = &fig.panels[0].series[0].points;
+    let total: f64 = bars.iter().map(|p| p.y).sum();
+    assert!((total - 100.0).abs() < 1e-9, "{total}");
+    let svg = plot_svg(&s, &["--kind", "histogram"]);
+    assert_eq!(of_class(&groups(&svg), "series")[0].count("rect"), bars.len());
+    assert!(texts(&svg).iter().any(|x| x == "share of ops (%)"));
+}
+
+/// A traced run: one panel per phase with every op drawn, and each stored period's peak ops
+/// marked (the detector runs on real timings, so whether any period is found varies).
+#[test]
+fn trace_plot() {
+    let s = Scratch::new();
+    run(&s, &["--size", "1MiB", "--bs", "4KiB", "--op", "write,read:cold", "--reps", "1", "--trace"]);
+    let svg = plot_svg(&s, &["--kind", "trace"]);
+    let gs = groups(&svg);
+    let series = of_class(&gs, "series");
+    assert_eq!(series[0].label, "latency per op");
+    assert_eq!(series[0].polylines(), [256, 256], "every op of both phases");
+    let t = texts(&svg);
+    assert!(t.iter().any(|x| x == "op index"));
+    assert!(t.iter().any(|x| x.starts_with("latency (µs")));
+    let (_, exp) = load_last(&s);
+    let mut expected_marks = vec![];
+    for ph in &exp.points[0].phases {
+        for p in ph.repetitions[0].workers[0].periods.clone().unwrap_or_default() {
+            expected_marks.push((0..256u64).filter(|k| k % p.every_ops == p.at_op).count());
+        }
+    }
+    let marks: Vec<usize> = series[1..].iter().map(|g| g.markers()).collect();
+    assert_eq!(marks, expected_marks);
+    // A zoom keeps the ops asked for.
+    let svg = plot_svg(&s, &["--kind", "trace", "--ops", "16..80", "--phase", "read:cold"]);
+    assert_eq!(of_class(&groups(&svg), "series")[0].polylines(), [64]);
+}
+
+/// R4 at quick scale: the preset's plot is max_SAR vs readers n, one line per write
+/// interleave k, for the read phase (whose name carries the swept worker count).
+#[test]
+fn preset_defaults_for_r4() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let out = s.iolab(&["reproduce", "R4", "--scale", "quick", "--dir", &dir, "--quiet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = plot_svg(&s, &[]);
+    let gs = groups(&svg);
+    let series = of_class(&gs, "series");
+    assert_eq!(series.iter().map(|g| g.label.as_str()).collect::<Vec<_>>(), ["k=1", "k=4"]);
+    assert!(series.iter().all(|g| g.markers() == 2));
+    let t = texts(&svg);
+    assert!(t.iter().any(|x| x == "n"));
+    assert!(t.iter().any(|x| x.starts_with("2-sigma mean (Russell 1998)")), "{t:?}");
+    assert!(t.iter().any(|x| x.contains("phase read:cold")), "{t:?}");
+}
+
+/// Bad options: exit 2, a message naming the option, and no file.
+#[test]
+fn bad_options_write_nothing() {
+    let s = Scratch::new();
+    run(&s, &["--size", "256KiB", "--bs", "64KiB", "--op", "write", "--reps", "1"]);
+    let out_file = s.path().join("p.svg");
+    let o = out_file.to_str().unwrap();
+    for (args, field) in [
+        (vec!["--kind", "pie", "-o", o], "kind = `pie`"),
+        (vec!["--x", "nosuch", "--kind", "rate", "-o", o], "x = `nosuch`"),
+        (vec!["--y", "fastest", "-o", o], "y = `fastest`"),
+        (vec!["--bars", "3sd", "-o", o], "bars = `3sd`"),
+        (vec!["--phase", "read", "-o", o], "phase = `read`"),
+        (vec!["--size", "10x10", "-o", o], "size = `10x10`"),
+        (vec!["-o", "plot.jpg"], "output = `plot.jpg`"),
+        (vec!["--kind", "rate", "-o", o], "the experiment sweeps nothing"),
+    ] {
+        let mut all = vec!["plot", "last"];
+        all.extend(args);
+        let out = s.iolab(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(field), "{all:?}: {}", stderr(&out));
+        assert!(!out_file.exists() && !s.path().join("plot.jpg").exists());
+    }
+}

@@ -1,0 +1,235 @@
+//! `iolab report`: one self-contained HTML page per experiment (and per store of hosts), made
+//! from the store, checked as text (sections, figures, embedded data equal to the exports, no
+//! external resource) and opened in headless Chromium (screenshot, console, DOM, print).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::plots::{groups, of_class};
+use crate::util::*;
+
+/// The Chromium binary, if installed (`scripts/test.sh` installs Debian's `chromium`).
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    for name in ["chromium", "chromium-browser"] {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Runs headless Chromium with a fresh profile and no network-facing background work. The
+/// profile goes to memory (/dev/shm) where there is one, so the browser's own writes do not
+/// show as device I/O in the other tests' runs (which flag such I/O as noise).
+fn headless(bin: &Path, scratch: &Path, args: &[&str], page: &Path) -> Output {
+    let shm = Path::new("/dev/shm");
+    let profile = tempfile::tempdir_in(if shm.is_dir() { shm } else { scratch }).unwrap();
+    Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            &format!("--user-data-dir={}", profile.path().display()),
+        ])
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap()
+}
+
+/// Console messages Chromium logged for the page (`--enable-logging=stderr`).
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+/// The text of a page must not fetch anything: no script, stylesheet link, image source or
+/// URL other than the SVG namespace.
+fn assert_self_contained(html: &str) {
+    for bad in ["<script", "<link", " src=", "url(", "https:", "@import"] {
+        assert!(!html.contains(bad), "the page contains {bad}");
+    }
+    let http: Vec<&str> = html.match_indices("http:").map(|(i, _)| &html[i..i + 26]).collect();
+    assert!(http.iter().all(|h| *h == "http://www.w3.org/2000/svg"), "{http:?}");
+}
+
+/// The data URI of a download link, decoded.
+fn data_uri(html: &str, file_name: &str) -> Vec<u8> {
+    let at = html.find(&format!("download=\"{file_name}\"")).unwrap_or_else(|| panic!("no {file_name}"));
+    let href = html[at..].split("base64,").nth(1).unwrap().split('"').next().unwrap();
+    decode_base64(href)
+}
+
+fn decode_base64(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("bad base64 {c}"),
+    };
+    let mut out = vec![];
+    for chunk in s.as_bytes().chunks(4) {
+        let n = chunk.iter().filter(|&&c| c != b'=').count();
+        let mut acc = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            acc |= (if c == b'=' { 0 } else { val(c) as u32 }) << (18 - 6 * i);
+        }
+        out.extend_from_slice(&acc.to_be_bytes()[1..n]);
+    }
+    out
+}
+
+/// Opens a page in Chromium: a screenshot of the expected size that is not blank, no console
+/// message, no file loaded but the page, and the DOM with the given sections; the page
+/// prints to a PDF of several pages. Skips (saying so) where Chromium is not installed.
+fn check_in_chromium(scratch: &Path, page: &Path, sections: &[&str], svgs: usize) {
+    let Some(bin) = chromium() else {
+        eprintln!(
+            "SKIP: Chromium is not installed (scripts/test.sh installs Debian's `chromium`); the page was checked as text only"
+        );
+        return;
+    };
+    // The console check can fail: a page with an error is caught.
+    let bad = scratch.join("bad.html");
+    std::fs::write(&bad, "<html><body><script>console.error('planted')</script></body></html>").unwrap();
+    let out = headless(&bin, scratch, &["--enable-logging=stderr", "--v=0", "--dump-dom"], &bad);
+    assert!(console_lines(&stderr(&out)).iter().any(|l| l.contains("planted")), "{}", stderr(&out));
+
+    let shot = scratch.join("shot.png");
+    let out = headless(
+        &bin,
+        scratch,
+        &[&format!("--screenshot={}", shot.display()), "--window-size=1000,1400"],
+        page,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let img = image::open(&shot).unwrap().to_rgb8();
+    assert_eq!(img.dimensions(), (1000, 1400));
+    let ink = img.pixels().filter(|p| p.0.iter().any(|&c| c < 200)).count();
+    assert!(ink > 1000 * 1400 / 50, "the screenshot is nearly blank: {ink} inked pixels");
+
+    let out = headless(&bin, scratch, &["--enable-logging=stderr", "--v=1", "--dump-dom"], page);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(console_lines(&err), Vec::<&str>::new(), "console messages");
+    let page_url = format!("file://{}", page.display());
+    for l in err.lines().filter(|l| l.contains("FileURLLoader::Start")) {
+        assert!(l.trim_end().ends_with(&page_url), "the page loaded another file: {l}");
+    }
+    let dom = String::from_utf8(out.stdout).unwrap();
+    for id in sections {
+        assert!(dom.contains(&format!("<section id=\"{id}\">")), "section {id} missing from the DOM");
+    }
+    assert_eq!(dom.matches("<svg ").count(), svgs, "every figure is in the DOM");
+
+    let pdf = scratch.join("print.pdf");
+    let out = headless(
+        &bin,
+        scratch,
+        &[&format!("--print-to-pdf={}", pdf.display()), "--no-pdf-header-footer"],
+        page,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bytes = std::fs::read(&pdf).unwrap();
+    assert!(bytes.starts_with(b"%PDF") && bytes.len() > 20_000, "the page prints: {} bytes", bytes.len());
+}
+
+/// A swept, traced experiment: the report has every section, a figure per plot that applies,
+/// the raw CSV and JSON equal to `iolab results export`, and nothing external.
+#[test]
+fn experiment_report() {
+    let s = Scratch::new();
+    s.run_json(&[
+        "--size",
+        "512KiB",
+        "--bs",
+        "16KiB",
+        "--op",
+        "write,read:cold",
+        "--sweep",
+        "workers=1,2",
+        "--reps",
+        "2",
+        "--trace",
+    ]);
+    let page = s.path().join("report.html");
+    let out = s.iolab(&["report", "--last", "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_self_contained(&html);
+    let sections = ["spec", "host", "cache", "summary", "plots", "runs", "data"];
+    for id in sections {
+        assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
+    }
+    // rate (read:cold), rate (write), bars, workers x 2 phases, cdf x 2 points, histogram, trace
+    // (and a zoom when a period was found).
+    let figures = html.matches("<figure class=\"plot\"").count();
+    assert!((9..=10).contains(&figures), "{figures} figures");
+    for n in 1..=figures {
+        assert!(html.contains(&format!("<b>Figure {n}.</b>")), "figure {n}");
+    }
+    assert_eq!(html.matches("<svg ").count(), figures);
+    // The first figure is the rate plot: one series (workers is x) of two points.
+    let first = html.split("<figure class=\"plot\"").nth(1).unwrap();
+    let gs = groups(first.split("</svg>").next().unwrap());
+    assert_eq!(of_class(&gs, "series").len(), 1);
+    assert_eq!(of_class(&gs, "series")[0].markers(), 2);
+    // Embedded data equals the exports.
+    let id = html.split("<code>iolab report ").nth(1).unwrap().split('<').next().unwrap().to_string();
+    let csv = s.iolab(&["results", "export", &id, "--csv"]);
+    assert_eq!(data_uri(&html, &format!("{id}.csv")), csv.stdout);
+    let json = s.iolab(&["results", "export", &id, "--json"]);
+    assert_eq!(data_uri(&html, &format!("{id}.json")), json.stdout);
+    let traces = s.iolab(&["results", "trace", &id]);
+    assert_eq!(data_uri(&html, &format!("{id}-traces.csv")), traces.stdout);
+    // The summary and cache tables name every point and phase.
+    for cell in ["<td>workers=1</td>", "<td>workers=2</td>", "<td>read:cold</td>", "<td>cold</td>"] {
+        assert!(html.contains(cell), "{cell}");
+    }
+    check_in_chromium(s.path(), &page, &sections, figures);
+}
+
+/// The per-host page: the SLAC table with one row, its graph with a bar per figure, and the
+/// table as CSV equal to `iolab results compare --format csv`; the same page from
+/// `iolab results compare --format html`.
+#[test]
+fn compare_report() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let out =
+        s.iolab(&["reproduce", "L1", "--scale", "quick", "--dir", &dir, "--quiet", "--set", "size=1MiB"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = s.path().join("hosts.html");
+    let out = s.iolab(&["report", "--compare", "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_self_contained(&html);
+    let table = html.split("<table class=\"hosts\">").nth(1).unwrap().split("</table>").next().unwrap();
+    assert_eq!(table.matches("<tr>").count(), 2, "a header and one host");
+    let gs = groups(&html);
+    let series = of_class(&gs, "series");
+    assert_eq!(series.len(), 1);
+    let figures = table.split("<tbody>").nth(1).unwrap().matches("<td class=\"num\">").count();
+    assert_eq!(series[0].count("rect"), figures - table.matches("<td class=\"num\">-</td>").count());
+    let csv = s.iolab(&["results", "compare", "--format", "csv"]);
+    assert_eq!(data_uri(&html, "hosts.csv"), csv.stdout);
+    let via_compare = s.iolab(&["results", "compare", "--format", "html"]);
+    let other = String::from_utf8(via_compare.stdout).unwrap();
+    // The pages differ only in the time they were made.
+    let strip = |h: &str| {
+        let (head, rest) = h.split_once("; made ").unwrap();
+        head.to_string() + rest.split_once("</p>").unwrap().1
+    };
+    assert_eq!(strip(&other), strip(&html), "the same page either way");
+    check_in_chromium(s.path(), &page, &["hosts", "plots", "data"], 1);
+}
