@@ -7,7 +7,9 @@
 
 use std::path::PathBuf;
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -516,6 +518,9 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
     let abort = AtomicBool::new(false);
     let progress: Vec<Padded<AtomicU64>> = (0..n).map(|_| Padded::default()).collect();
     let finished = AtomicUsize::new(0);
+    // Workers wake this thread as they finish, so a phase ends as soon as its last worker
+    // does, not at the next 50 ms tick.
+    let coordinator = std::thread::current();
     let mut signal = None;
     let results: Vec<Result<WorkerSample>> = std::thread::scope(|s| {
         // Workers start with SIGINT/SIGTERM blocked, so the signals reach this thread (which
@@ -524,13 +529,13 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
         let handles: Vec<_> = (0..n)
             .map(|i| {
                 let ctx = job.ctx(i, gate, &abort, &progress[i].0);
-                let (abort, finished) = (&abort, &finished);
+                let (abort, finished, coordinator) = (&abort, &finished, &coordinator);
                 std::thread::Builder::new()
                     .name(format!("iolab-w{i}"))
                     .spawn_scoped(s, move || {
                         // Counts the worker as finished even if it panics, so the loop below
                         // always ends (the panic is reported by join).
-                        let _done = Finished { finished, abort };
+                        let _done = Finished { finished, abort, coordinator };
                         let r = (job.engine.run)(&ctx);
                         if r.is_err() {
                             abort.store(true, Relaxed);
@@ -541,8 +546,17 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
             })
             .collect();
         drop(masked);
-        while finished.load(Relaxed) < n {
-            std::thread::sleep(std::time::Duration::from_millis(50));
+        let tick = std::time::Duration::from_millis(50);
+        let mut last_tick = std::time::Instant::now();
+        while finished.load(Acquire) < n {
+            std::thread::park_timeout(tick.saturating_sub(last_tick.elapsed()));
+            if finished.load(Acquire) == n {
+                break;
+            }
+            if last_tick.elapsed() < tick {
+                continue;
+            }
+            last_tick = std::time::Instant::now();
             let done = progress.iter().map(|p| p.0.load(Relaxed)).sum();
             if let Some(sig) = monitor.tick(done) {
                 signal = Some(sig);
@@ -565,6 +579,7 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
 struct Finished<'a> {
     finished: &'a AtomicUsize,
     abort: &'a AtomicBool,
+    coordinator: &'a std::thread::Thread,
 }
 
 impl Drop for Finished<'_> {
@@ -572,7 +587,8 @@ impl Drop for Finished<'_> {
         if std::thread::panicking() {
             self.abort.store(true, Relaxed);
         }
-        self.finished.fetch_add(1, Relaxed);
+        self.finished.fetch_add(1, Release);
+        self.coordinator.unpark();
     }
 }
 
