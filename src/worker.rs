@@ -2,8 +2,9 @@
 //!
 //! A worker opens its files, waits at the start gate, then runs its ops. Its time t_i runs
 //! from the gate to the end of its own last op including its final commit. The loop reads the
-//! clock once per op (the end of one op is the start of the next), records latency into a
-//! preallocated HDR histogram, and allocates nothing and takes no locks.
+//! clock once per op (the end of one op is the start of the next; not at all with `latency =
+//! off`), records latency into a preallocated HDR histogram (and, traced, into a batch buffer
+//! handed to a writer thread a batch at a time), and allocates nothing and takes no locks.
 
 use std::path::PathBuf;
 use std::sync::Barrier;
@@ -17,10 +18,11 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{CallCounts, CallError, Engine, EngineDef, Setup};
 use crate::error::{Error, Result};
 use crate::fill;
+use crate::latency::{Hist, Off, Recorder, Traced};
 use crate::plan::{FileRole, PhasePlan, WorkerPlan};
 use crate::spec::{LatencyMode, Launcher, Spec, StartMode, SyncCall, SyncPolicy};
 use crate::sys::now_ns;
-use crate::trace::OpTrace;
+use crate::trace::WorkerTrace;
 
 pub mod process;
 use crate::verify::{self, BlockTag};
@@ -84,7 +86,7 @@ pub struct WorkerSample {
     /// Per-op latency in ns (commits excluded).
     pub hist: Histogram<u64>,
     /// Every op (with `latency = trace`), files as global ids.
-    pub trace: Option<OpTrace>,
+    pub trace: Option<WorkerTrace>,
     /// System calls the engine made, from open to close.
     pub calls: CallCounts,
     /// The most ops this worker had in flight at once (1 for synchronous engines).
@@ -150,14 +152,17 @@ impl WorkerCtx<'_> {
         let t_open = now_ns();
         let opened = open(&self.setup());
         let open_ns = now_ns() - t_open;
-        match opened {
-            Ok(e) => Ok((e, open_ns)),
-            Err(e) => {
-                self.abort.store(true, Relaxed);
-                self.gate.wait();
-                Err(e)
-            }
+        self.before_gate(opened).map(|e| (e, open_ns))
+    }
+
+    /// A step before the gate: on failure, tells the other workers and still meets them at the
+    /// gate so nobody waits forever.
+    pub fn before_gate<T>(&self, r: Result<T>) -> Result<T> {
+        if r.is_err() {
+            self.abort.store(true, Relaxed);
+            self.gate.wait();
         }
+        r
     }
 
     /// The error for op `k`'s failed call.
@@ -167,18 +172,30 @@ impl WorkerCtx<'_> {
     }
 }
 
-/// The timed loop, the same for every synchronous engine; monomorphised per engine.
+/// The timed loop, the same for every synchronous engine; monomorphised per engine and per
+/// latency mode (so the mode costs no branch per op).
 pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
-    let spec = ctx.spec;
+    match ctx.spec.latency {
+        LatencyMode::Off => timed_loop::<E, Off>(ctx, Ok(Off)),
+        LatencyMode::Histogram => timed_loop::<E, Hist>(ctx, Ok(Hist::new())),
+        LatencyMode::Trace => timed_loop::<E, Traced>(ctx, Traced::start(&ctx.gids).map_err(trace_err)),
+    }
+}
+
+/// A trace that could not be written.
+pub fn trace_err(e: std::io::Error) -> Error {
+    Error::Run(format!("trace: {e}"))
+}
+
+fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSample> {
     let ops = ctx.plan.ops;
     let (mut engine, open_ns) = ctx.open_engine(E::open)?;
+    let mut rec = ctx.before_gate(rec)?;
     let mut data = DataPath::new(ctx);
     if ctx.write {
         data.init_write_buf(engine.buf());
     }
-    let mut hist = new_hist();
-    let mut trace = (spec.latency == LatencyMode::Trace).then(|| OpTrace::preallocated(ops.n_ops));
-    let mut commits = Commits::new(spec.sync_call, ctx.paths.len());
+    let mut commits = Commits::new(ctx.spec.sync_call, ctx.paths.len());
     let sync_policy = ctx.sync_policy();
     let io_err = |k: u64, e: CallError| ctx.op_error(k, e.call.name(), e.err);
 
@@ -187,6 +204,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         return Err(Error::Run("aborted before start".into()));
     }
     let start_ns = now_ns();
+    // The end of the last op (with `latency = off`, read only where it is needed).
     let mut prev = start_ns;
     let (mut bytes, mut since_sync) = (0u64, 0u64);
     for k in 0..ops.n_ops {
@@ -198,12 +216,11 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
             data.before_write(engine.buf(), op);
         }
         let done = engine.io(op, ctx.write).map_err(|e| io_err(k, e))?;
-        let t = now_ns();
-        hist.saturating_record(t - prev);
-        if let Some(tr) = trace.as_mut() {
-            tr.record(k, op.file, op.offset, prev - start_ns, t - prev);
+        if R::CLOCKED {
+            let t = now_ns();
+            rec.record(op, prev - start_ns, t - prev);
+            prev = t;
         }
-        prev = t;
         if done != op.len {
             ctx.abort.store(true, Relaxed);
             let msg = if ctx.write && done < op.len {
@@ -224,16 +241,27 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         ctx.progress.store(bytes, Relaxed);
         match sync_policy {
             SyncPolicy::None | SyncPolicy::End => commits.dirty[op.file as usize] = true,
-            SyncPolicy::Each => commits.one(&mut |f, c| engine.sync(f, c), op.file, &mut prev, &ctx.paths)?,
+            SyncPolicy::Each => {
+                if !R::CLOCKED {
+                    prev = now_ns();
+                }
+                commits.one(&mut |f, c| engine.sync(f, c), op.file, &mut prev, &ctx.paths)?
+            }
             SyncPolicy::Every(n) => {
                 commits.dirty[op.file as usize] = true;
                 since_sync += done;
                 if since_sync >= n {
+                    if !R::CLOCKED {
+                        prev = now_ns();
+                    }
                     commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
                     since_sync = 0;
                 }
             }
         }
+    }
+    if !R::CLOCKED {
+        prev = now_ns();
     }
     if matches!(sync_policy, SyncPolicy::End | SyncPolicy::Every(_)) {
         commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
@@ -242,9 +270,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
     let t_close = now_ns();
     let calls = engine.close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
     let close_ns = now_ns() - t_close;
-    if let Some(tr) = trace.as_mut() {
-        tr.map_files(&ctx.gids);
-    }
+    let (hist, trace) = rec.finish().map_err(trace_err)?;
     Ok(WorkerSample {
         worker: ctx.plan.worker,
         bytes,
