@@ -96,6 +96,10 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
         eprintln!("note: traces are kept only in the store; with --no-store only their periods are reported");
     }
     let mut store = if no_store { None } else { Some(open_store(&db)?) };
+    if let Some(dir) = store.as_ref().and_then(|s| s.path().parent()).filter(|d| !d.as_os_str().is_empty()) {
+        // Traces spill beside the store they are going to.
+        crate::trace::set_spill_dir(dir.to_path_buf());
+    }
     let host = host::probe(&built.base.dirs);
     let monitor = CliMonitor::new(quiet);
     let mut no_sink = NoSink;
