@@ -71,6 +71,20 @@ fn op_seq(pairs: &[(&str, &str)]) -> OpSeq {
     plan::plan(&spec).phases[0].workers[0].ops
 }
 
+/// Generates `iters` ops of `seq` (wrapping around its `n` ops, without a division).
+fn walk(seq: &OpSeq, n: u64, iters: u64) -> u64 {
+    let (mut acc, mut k) = (0u64, 0u64);
+    for _ in 0..iters {
+        let op = seq.op(black_box(k));
+        acc = acc.wrapping_add(op.offset ^ op.file as u64);
+        k += 1;
+        if k == n {
+            k = 0;
+        }
+    }
+    acc
+}
+
 fn main() {
     // `cargo bench` passes --bench; `cargo test` runs this too, as a quick check that every
     // benchmark still runs (its figures then mean nothing).
@@ -85,6 +99,13 @@ fn main() {
 
     // Offset generation: op k -> (file, offset, len), as the loops call it, for every order and
     // layout; 1 GiB of 4 KiB blocks per worker.
+    for order in ["seq", "random"] {
+        let seq = op_seq(&[("order", order), ("size", "1GiB"), ("bs", "4KiB")]);
+        let n = seq.n_ops;
+        b.run(&format!("op: file-per-worker, 1 file {order}"), |iters| {
+            black_box(walk(&seq, n, iters));
+        });
+    }
     for layout in ["file-per-worker", "shared", "shared-strided", "striped", "striped-per-worker"] {
         for order in ["seq", "reverse", "random"] {
             let mut pairs = vec![
@@ -104,13 +125,9 @@ fn main() {
             }
             let seq = op_seq(&pairs);
             let n = seq.n_ops;
-            b.run(&format!("op: {layout} {order}"), |iters| {
-                let mut acc = 0u64;
-                for i in 0..iters {
-                    let op = seq.op(black_box(i % n));
-                    acc = acc.wrapping_add(op.offset ^ op.file as u64);
-                }
-                black_box(acc);
+            let what = if layout.ends_with("per-worker") { ", 2 of 8 files" } else { "" };
+            b.run(&format!("op: {layout}{what} {order}"), |iters| {
+                black_box(walk(&seq, n, iters));
             });
         }
     }
@@ -120,6 +137,18 @@ fn main() {
         let mut acc = 0u64;
         for _ in 0..iters {
             acc = acc.wrapping_add(now_ns());
+        }
+        black_box(acc);
+    });
+
+    // For comparison: the bare time-stamp counter, which the vDSO reads (and then scales)
+    // when the kernel's clock source is the TSC.
+    #[cfg(target_arch = "x86_64")]
+    b.run("clock: rdtsc (raw, for comparison)", |iters| {
+        let mut acc = 0u64;
+        for _ in 0..iters {
+            // SAFETY: RDTSC has no preconditions on x86_64.
+            acc = acc.wrapping_add(unsafe { core::arch::x86_64::_rdtsc() });
         }
         black_box(acc);
     });

@@ -336,8 +336,13 @@ mod tests {
         assert_eq!(err(&[("launcher", "fork")]).0, "launcher");
         assert_eq!(err(&[("start", "later")]).0, "start");
         assert_eq!(err(&[("latency", "all")]).0, "latency");
-        let e = err(&[("latency", "trace"), ("size", "4GiB"), ("bs", "512"), ("workers", "4")]);
-        assert_eq!(e.0, "latency");
+        // Traces stream to the store, so no trace is too long for memory.
+        let s = resolve(
+            &params(&[("latency", "trace"), ("size", "4GiB"), ("bs", "512"), ("workers", "4")]),
+            &env(),
+        );
+        assert_eq!(s.unwrap().latency, LatencyMode::Trace);
+        assert_eq!(resolve(&params(&[("latency", "off")]), &env()).unwrap().latency, LatencyMode::Off);
         assert_eq!(
             err(&[("layout", "shared"), ("size", "8KiB"), ("bs", "4KiB"), ("ops", "read:workers=3")]).0,
             "ops"
