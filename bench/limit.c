@@ -4,6 +4,7 @@
  * iolab with it.
  *
  *   limit MODE FILE BS TOTAL WORKERS ORDER [DEPTH] [SEED]
+ *   limit prime BYTES
  *
  *   MODE     pread | pwrite | uring | print   (print writes "worker op offset" lines and does
  *            no I/O, so a script can check the offsets against iolab's trace; pwrite truncates FILE first, untimed, and ends with one
@@ -18,7 +19,7 @@
  *
  * Prints one line: ops, bytes, the slowest worker's time, ops/s and bytes/s over that time
  * (iolab's min_SAR). The workers start together at a barrier; each worker's time runs from
- * the barrier to the end of its last op (and commit).
+ * the barrier to the end of its last op (and commit). One worker runs on the main thread.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -230,6 +231,17 @@ static void *worker(void *arg) {
 }
 
 int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "prime")) {
+        /* limit prime BYTES: touch BYTES of fresh memory (one write per page), then free it, so
+         * that the next run finds the guest's free memory in the same state whichever tool
+         * ran before (on a virtual machine, memory freed a while ago is slow to reuse). */
+        size_t len = strtoull(argv[2], 0, 10);
+        char *p = mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) die("mmap");
+        for (size_t i = 0; i < len; i += 4096) p[i] = 1;
+        munmap(p, len);
+        return 0;
+    }
     if (argc < 7) {
         fprintf(stderr, "usage: limit pread|pwrite|uring|print FILE BS TOTAL WORKERS seq|random [DEPTH] [SEED]\n");
         return 2;
@@ -267,12 +279,15 @@ int main(int argc, char **argv) {
             for (uint64_t k = 0; k < n; k++) printf("%u %llu %llu\n", w, (unsigned long long)k, (unsigned long long)j->offsets[k]);
             continue;
         }
-        if (pthread_create(&tids[w], NULL, worker, j)) die("pthread_create");
+        /* One worker runs on the main thread, as iolab runs it: a process with one thread
+         * makes cheaper system calls (no file reference count per call). */
+        if (workers > 1 && pthread_create(&tids[w], NULL, worker, j)) die("pthread_create");
     }
+    if (workers == 1 && mode != 3) worker(&jobs[0]);
     if (mode == 3) return 0;
     uint64_t slowest = 0, ops = 0;
     for (unsigned w = 0; w < workers; w++) {
-        pthread_join(tids[w], NULL);
+        if (workers > 1) pthread_join(tids[w], NULL);
         if (jobs[w].ns > slowest) slowest = jobs[w].ns;
         ops += jobs[w].n;
     }

@@ -43,7 +43,7 @@ need_pkg python3 python3
 cargo build --release -q
 iolab=$root/target/release/iolab
 work=$(mktemp -d "$dir/.bench-overhead.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap 'rc=$?; [ "$rc" = 0 ] || tail -20 "$work/iolab.err" >&2 2>/dev/null; rm -rf "$work"' EXIT
 limit=$work/limit
 gcc -O2 -Wall -o "$limit" bench/limit.c -lpthread
 results=$work/results.txt
@@ -64,7 +64,8 @@ keep() { # keep SIZE BS -> run id
 iolab_read() {
     local case=$1 unit=$2 id=$3
     shift 3
-    "$iolab" run --reuse "$id" --layout shared --op read:warm --reps 1 --no-store --quiet --json --dir "$work" "$@" |
+    "$iolab" run --reuse "$id" --layout shared --op read:warm --reps 1 --no-store --quiet --json --dir "$work" "$@" \
+        2>>"$work/iolab.err" |
         python3 -c '
 import json, sys
 unit = sys.argv[1]
@@ -138,33 +139,73 @@ if has a; then
     "$limit" pread "$f1" 4096 $((1 << 30)) 1 random >/dev/null
 fi
 
+# rotated I CMD...: runs the commands (each a string of words) starting with the (I mod N)-th,
+# so no tool always runs right after the same other one.
+rotated() {
+    local i=$1
+    shift
+    local cmds=("$@") k
+    for k in $(seq 0 $((${#cmds[@]} - 1))); do
+        eval "${cmds[$(((i + k) % ${#cmds[@]}))]}"
+    done
+}
+
+# Device-bound writes: 2 GiB in 1 MiB writes, one commit at the end. Before each, 3 GiB of
+# memory is touched and freed (the limit program's `prime`), so each tool's page cache comes
+# from memory in the same state.
+write_iolab() {
+    "$limit" prime $((3 << 30))
+    "$iolab" run --op write --size 2GiB --bs 1MiB --sync end --reps 1 --no-store --quiet --json --dir "$work/tiny" |
+        python3 -c '
+import json, sys
+r = json.load(sys.stdin)["points"][0]["phases"][0]["repetitions"][0]
+assert r["status"] == "complete", r
+print(r["min_sar_bytes_per_s"] / 1e6)' | { read -r v; record iolab write1m "$v"; }
+}
+write_limit() {
+    "$limit" prime $((3 << 30))
+    "$limit" pwrite "$fw" $((1 << 20)) $((2 << 30)) 1 seq | python3 -c '
+import sys
+f = sys.stdin.read().split()
+print(float(dict(zip(f[::2], f[1::2]))["bytes_per_s"]) / 1e6)' | { read -r v; record limit write1m "$v"; }
+    rm -f "$fw"
+}
+write_fio() {
+    "$limit" prime $((3 << 30))
+    fio_run write1m mbps "$fw" --ioengine=psync --rw=write --bs=1M --size=2G --end_fsync=1 --fallocate=none
+    rm -f "$fw"
+}
+
+mkdir -p "$work/tiny"
 for i in $(seq 1 "$n"); do
     echo "alternation $i of $n (load $(cut -d' ' -f1 /proc/loadavg))" >&2
     if has a; then
         for w in 1 2; do
             size=$((1024 / w))MiB
             common=(--bs 4KiB --order random --workers "$w" --size "$size")
-            iolab_read "psync-w$w" iops "$id1" --engine psync "${common[@]}"
-            TOOL=iolab-off iolab_read "psync-w$w" iops "$id1" --engine psync --latency off "${common[@]}"
-            limit_run "psync-w$w" iops "$f1" pread 4096 $((1 << 30)) "$w" random
-            fio_run "psync-w$w" iops "$f1" --ioengine=psync --rw=randread --bs=4k --numjobs="$w" \
-                --size=$((1024 / w))M --offset_increment=$((1024 / w))M
-            iolab_read "uring32-w$w" iops "$id1" --engine uring --iodepth 32 "${common[@]}"
-            TOOL=iolab-off iolab_read "uring32-w$w" iops "$id1" --engine uring --iodepth 32 --latency off "${common[@]}"
-            limit_run "uring32-w$w" iops "$f1" uring 4096 $((1 << 30)) "$w" random 32
-            fio_run "uring32-w$w" iops "$f1" --ioengine=io_uring --iodepth=32 --fixedbufs=1 --registerfiles=1 \
-                --iodepth_batch_submit=32 --iodepth_batch_complete_max=32 --rw=randread --bs=4k --numjobs="$w" \
-                --size=$((1024 / w))M --offset_increment=$((1024 / w))M
+            fio_common=(--rw=randread --bs=4k --numjobs="$w" --size=$((1024 / w))M --offset_increment=$((1024 / w))M)
+            rotated "$i" \
+                "iolab_read psync-w$w iops $id1 --engine psync ${common[*]}" \
+                "TOOL=iolab-off iolab_read psync-w$w iops $id1 --engine psync --latency off ${common[*]}" \
+                "limit_run psync-w$w iops $f1 pread 4096 $((1 << 30)) $w random" \
+                "fio_run psync-w$w iops $f1 --ioengine=psync ${fio_common[*]}"
+            rotated "$i" \
+                "iolab_read uring32-w$w iops $id1 --engine uring --iodepth 32 ${common[*]}" \
+                "TOOL=iolab-off iolab_read uring32-w$w iops $id1 --engine uring --iodepth 32 --latency off ${common[*]}" \
+                "limit_run uring32-w$w iops $f1 uring 4096 $((1 << 30)) $w random 32" \
+                "fio_run uring32-w$w iops $f1 --ioengine=io_uring --iodepth=32 --fixedbufs=1 --registerfiles=1 --iodepth_batch_submit=32 --iodepth_batch_complete_max=32 ${fio_common[*]}"
         done
     fi
     if has b; then
-        iolab_read seq1m mbps "$id2" --engine psync --bs 1MiB --order seq --size 2GiB
-        limit_run seq1m mbps "$f2" pread $((1 << 20)) $((2 << 30)) 1 seq
-        fio_run seq1m mbps "$f2" --ioengine=psync --rw=read --bs=1M --size=2G --iomem=mmap
+        rotated "$i" \
+            "iolab_read seq1m mbps $id2 --engine psync --bs 1MiB --order seq --size 2GiB" \
+            "limit_run seq1m mbps $f2 pread $((1 << 20)) $((2 << 30)) 1 seq" \
+            "fio_run seq1m mbps $f2 --ioengine=psync --rw=read --bs=1M --size=2G --iomem=mmap"
     fi
     if has c; then
-        tiny iolab "$iolab" run --size 4KiB --bs 4KiB --op write,read --reps 1 --quiet --dir "$work"
-        tiny iolab-nostore "$iolab" run --size 4KiB --bs 4KiB --op write,read --reps 1 --quiet --no-store --dir "$work"
+        tiny iolab "$iolab" run --size 4KiB --bs 4KiB --op write,read --reps 1 --quiet --dir "$work/tiny"
+        tiny iolab-nostore "$iolab" run --size 4KiB --bs 4KiB --op write,read --reps 1 --quiet --no-store \
+            --dir "$work/tiny"
         rm -f "$work/tiny.dat"
         tiny limit "$limit" pwrite "$work/tiny.dat" 4096 4096 1 seq
         rm -f "$work/tiny.dat"
@@ -172,19 +213,7 @@ for i in $(seq 1 "$n"); do
             --fallocate=none --name=r --stonewall --filename="$work/tiny.dat" --size=4k --bs=4k --rw=read
     fi
     if has d; then
-        "$iolab" run --op write --size 2GiB --bs 1MiB --sync end --reps 1 --no-store --quiet --json --dir "$work" |
-            python3 -c '
-import json, sys
-r = json.load(sys.stdin)["points"][0]["phases"][0]["repetitions"][0]
-assert r["status"] == "complete", r
-print(r["min_sar_bytes_per_s"] / 1e6)' | { read -r v; record iolab write1m "$v"; }
-        "$limit" pwrite "$fw" $((1 << 20)) $((2 << 30)) 1 seq | python3 -c '
-import sys
-f = sys.stdin.read().split()
-print(float(dict(zip(f[::2], f[1::2]))["bytes_per_s"]) / 1e6)' | { read -r v; record limit write1m "$v"; }
-        rm -f "$fw"
-        fio_run write1m mbps "$fw" --ioengine=psync --rw=write --bs=1M --size=2G --end_fsync=1 --fallocate=none
-        rm -f "$fw"
+        rotated "$i" write_iolab write_limit write_fio
     fi
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$work/load.txt" >&2

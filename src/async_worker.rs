@@ -55,7 +55,7 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
     let (mut k, mut inflight, mut max_inflight) = (0u64, 0usize, 0usize);
     let (mut bytes, mut queued_since_sync, mut commit_due) = (0u64, 0u64, false);
     loop {
-        if ctx.abort.load(Relaxed) {
+        if ctx.abort.load(Relaxed) || crate::signals::stop_requested() {
             return Err(Error::Run("aborted".into()));
         }
         // Fill every free slot, unless a commit is due: then let the ring drain first.

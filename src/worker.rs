@@ -208,7 +208,7 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
     let mut prev = start_ns;
     let (mut bytes, mut since_sync) = (0u64, 0u64);
     for k in 0..ops.n_ops {
-        if ctx.abort.load(Relaxed) {
+        if ctx.abort.load(Relaxed) || crate::signals::stop_requested() {
             return Err(Error::Run("aborted".into()));
         }
         let op = ops.op(k);
@@ -240,6 +240,8 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
         bytes += done;
         ctx.progress.store(bytes, Relaxed);
         match sync_policy {
+            // Reads commit nothing (their policy is None): no bookkeeping.
+            SyncPolicy::None if !ctx.write => {}
             SyncPolicy::None | SyncPolicy::End => commits.dirty[op.file as usize] = true,
             SyncPolicy::Each => {
                 if !R::CLOCKED {
@@ -523,6 +525,13 @@ pub trait Monitor: Sync {
     fn begin(&self, _label: &str, _total_bytes: u64) {}
     /// Called about every 50 ms with the bytes done so far; returns a signal number to stop.
     fn tick(&self, bytes_done: u64) -> Option<i32>;
+    /// Whether ticks show anything (a progress bar). When not, a phase of one thread worker
+    /// runs on the calling thread: no thread to start, and a process with one thread makes
+    /// cheaper system calls (Linux skips the file reference count of each call when no other
+    /// thread shares the descriptor table).
+    fn wants_ticks(&self) -> bool {
+        true
+    }
     /// The phase ended.
     fn end(&self) {}
     /// A warning for the user (e.g. a work directory that could not be removed).
@@ -537,9 +546,13 @@ pub fn launch(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSam
     }
 }
 
-/// Runs workers as threads of this process.
+/// Runs workers as threads of this process (one worker, with nothing to show while it runs:
+/// on this thread).
 pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
     let n = job.phase.workers.len();
+    if n == 1 && !monitor.wants_ticks() {
+        return run_inline(job);
+    }
     let (barrier, free) = (Barrier::new(n), FreeStart);
     let gate: &dyn StartGate = if job.spec.start == StartMode::Free { &free } else { &barrier };
     let abort = AtomicBool::new(false);
@@ -599,6 +612,20 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
         return Err(Error::Interrupted(sig));
     }
     collect(results)
+}
+
+/// Runs the one worker of a phase on this thread. A stop signal reaches it through
+/// [`crate::signals::stop_requested`], which the loop reads before each op; a panic is
+/// reported as an error, as from a thread.
+fn run_inline(job: &PhaseJob<'_>) -> Result<Vec<WorkerSample>> {
+    let (abort, progress) = (AtomicBool::new(false), AtomicU64::new(0));
+    let ctx = job.ctx(0, &FreeStart, &abort, &progress);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.engine.run)(&ctx)))
+        .unwrap_or_else(|_| Err(Error::Run("a worker panicked".into())));
+    if let Some(sig) = crate::signals::pending() {
+        return Err(Error::Interrupted(sig));
+    }
+    collect(vec![r])
 }
 
 /// Marks a worker finished when dropped (at return or during a panic); a panic also stops the
