@@ -6,7 +6,8 @@
  *   limit MODE FILE BS TOTAL WORKERS ORDER [DEPTH] [SEED]
  *   limit prime BYTES
  *
- *   MODE     pread | pwrite | uring | print   (print writes "worker op offset" lines and does
+ *   MODE     pread | pwrite | uring | print   (pread and uring first read the file once,
+ *            untimed, as iolab's read:warm does; print writes "worker op offset" lines and does
  *            no I/O, so a script can check the offsets against iolab's trace; pwrite truncates FILE first, untimed, and ends with one
  *            fdatasync, timed, as iolab's `sync = end`; uring reads with IORING_OP_READ_FIXED
  *            on a registered file and registered buffers, DEPTH in flight, submitting and
@@ -264,6 +265,20 @@ int main(int argc, char **argv) {
     int fd = mode == 3 ? -1 : open(argv[2], mode == 1 ? O_RDWR | O_CREAT : O_RDONLY, 0644);
     if (fd < 0 && mode != 3) die(argv[2]);
     if (mode == 1 && ftruncate(fd, 0)) die("ftruncate");
+    if (mode == 0 || mode == 2) {
+        /* Read the whole file once, untimed, right before timing, as iolab's `read:warm` does
+         * in its own process: a process that starts timing straight after a pause runs its
+         * first tenths of a second slower on this machine. */
+        size_t chunk = 1 << 20;
+        char *warm = malloc(chunk);
+        if (!warm) die("malloc");
+        for (uint64_t off = 0; off < total;) {
+            ssize_t r = pread(fd, warm, chunk, off);
+            if (r <= 0) break;
+            off += (uint64_t)r;
+        }
+        free(warm);
+    }
     uint64_t blocks = total / bs;
     pthread_barrier_t barrier;
     pthread_barrier_init(&barrier, NULL, workers);

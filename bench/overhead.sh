@@ -15,7 +15,7 @@
 # Every tool reads the very same cached files: iolab writes them once (`--keep`) and each
 # iolab run reads them again (`--reuse`); the limit program and fio read those files too. Each
 # timed read is preceded by a full untimed read of its file (iolab's `read:warm` does it and
-# checks residency; `cat` for the others). Each tool's figure is total ops (or bytes) over the
+# checks residency; the limit program does the same; fio's --pre_read=1). Each tool's figure is total ops (or bytes) over the
 # slowest worker's time (iolab's min_SAR; fio's group figure).
 #
 #   bench/overhead.sh [DIR] [N]      DIR: where files go (default .); N >= 5 (default 5)
@@ -51,7 +51,11 @@ export IOLAB_DB=$work/store.db
 
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$work/load.txt" >&2
 
-# Figures go to $results as "TOOL CASE VALUE".
+# Figures go to $results as "TOOL CASE VALUE". Each tool's output goes to a file that is parsed
+# once the tool has exited: a parser started alongside it (a pipe) would take CPU from the
+# measurement while Python starts, which costs a tool that starts timing at once (the limit
+# program) more than one that first opens and warms its files (iolab).
+out=$work/out.txt
 record() { echo "$1 $2 $3" >>"$results"; }
 
 # The run id of a kept iolab data set: writes it once.
@@ -65,8 +69,8 @@ iolab_read() {
     local case=$1 unit=$2 id=$3
     shift 3
     "$iolab" run --reuse "$id" --layout shared --op read:warm --reps 1 --no-store --quiet --json --dir "$work" "$@" \
-        2>>"$work/iolab.err" |
-        python3 -c '
+        2>>"$work/iolab.err" >"$out"
+    python3 <"$out" -c '
 import json, sys
 unit = sys.argv[1]
 d = json.load(sys.stdin)
@@ -77,25 +81,27 @@ x = r["min_sar_bytes_per_s"]
 print(x / d["spec"]["bs_bytes"] if unit == "iops" else x / 1e6)' "$unit" | { read -r v; record "${TOOL:-iolab}" "$case" "$v"; }
 }
 
-# limit_run CASE UNIT FILE ARGS...: the limit program (FILE is read once first, untimed).
+# limit_run CASE UNIT FILE ARGS...: the limit program (it reads FILE once first, untimed).
 limit_run() {
     local case=$1 unit=$2 file=$3
     shift 3
-    cat "$file" >/dev/null
-    "$limit" "$1" "$file" "${@:2}" | python3 -c '
+    "$limit" "$1" "$file" "${@:2}" >"$out"
+    python3 <"$out" -c '
 import sys
 f = sys.stdin.read().split()
 v = dict(zip(f[::2], f[1::2]))
 print(v["ops_per_s"] if sys.argv[1] == "iops" else float(v["bytes_per_s"]) / 1e6)' "$unit" | { read -r v; record limit "$case" "$v"; }
 }
 
-# fio_run CASE UNIT FILE ARGS...: fio over FILE (read once first, untimed, for reads).
+# fio_run CASE UNIT FILE ARGS...: fio over FILE (for reads, --pre_read=1: read once first,
+# untimed, in fio's own process).
 fio_run() {
     local case=$1 unit=$2 file=$3 rw=read
     shift 3
-    [[ " $* " == *" --rw=write "* ]] && rw=write || cat "$file" >/dev/null
-    fio --name=bench --filename="$file" --invalidate=0 --group_reporting --output-format=json "$@" |
-        python3 -c '
+    local pre=(--pre_read=1)
+    [[ " $* " == *" --rw=write "* ]] && { rw=write; pre=(); }
+    fio --name=bench "${pre[@]}" --filename="$file" --invalidate=0 --group_reporting --output-format=json "$@" >"$out"
+    python3 <"$out" -c '
 import json, sys
 unit, rw = sys.argv[1], sys.argv[2]
 j = json.load(sys.stdin)["jobs"][0][rw]
@@ -155,8 +161,8 @@ rotated() {
 # from memory in the same state.
 write_iolab() {
     "$limit" prime $((3 << 30))
-    "$iolab" run --op write --size 2GiB --bs 1MiB --sync end --reps 1 --no-store --quiet --json --dir "$work/tiny" |
-        python3 -c '
+    "$iolab" run --op write --size 2GiB --bs 1MiB --sync end --reps 1 --no-store --quiet --json --dir "$work/tiny" >"$out"
+    python3 <"$out" -c '
 import json, sys
 r = json.load(sys.stdin)["points"][0]["phases"][0]["repetitions"][0]
 assert r["status"] == "complete", r
@@ -164,7 +170,8 @@ print(r["min_sar_bytes_per_s"] / 1e6)' | { read -r v; record iolab write1m "$v";
 }
 write_limit() {
     "$limit" prime $((3 << 30))
-    "$limit" pwrite "$fw" $((1 << 20)) $((2 << 30)) 1 seq | python3 -c '
+    "$limit" pwrite "$fw" $((1 << 20)) $((2 << 30)) 1 seq >"$out"
+    python3 <"$out" -c '
 import sys
 f = sys.stdin.read().split()
 print(float(dict(zip(f[::2], f[1::2]))["bytes_per_s"]) / 1e6)' | { read -r v; record limit write1m "$v"; }
@@ -243,7 +250,8 @@ for case in cases:
         for b in [t for t in ("limit", "fio") if t in tools]:
             ratios = [x / y for x, y in zip(v[a], v[b])]
             name = f"{a}/{b}"
+            best = max(v[a]) / max(v[b])
             print(f"{case:14} {'':5} {name:14} {' '.join(f'{x:.3f}' for x in ratios):50} "
-                  f"{min(ratios):9.3f} {statistics.median(ratios):9.3f} {max(ratios):9.3f}")
+                  f"{min(ratios):9.3f} {statistics.median(ratios):9.3f} {max(ratios):9.3f}  best/best {best:.3f}")
 PY
 cat "$work/load.txt"
