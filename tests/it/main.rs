@@ -8,6 +8,7 @@ mod experiments;
 mod faults;
 mod forensics;
 mod fuzz;
+mod latency;
 mod layouts;
 mod plots;
 mod processes;
