@@ -18,6 +18,10 @@ use crate::{cmd_experiments, engine, host, plan, sys};
 
 /// Runs one command line.
 pub fn main(cli: Cli) -> Result<()> {
+    if let Command::Worker = cli.command {
+        // Not under the stdout lock below: a traced worker's writer thread writes to stdout too.
+        std::process::exit(crate::worker::process::child_main());
+    }
     let mut stdout = std::io::stdout().lock();
     match cli.command {
         Command::Run(args) => cmd_run(args, &mut stdout),
@@ -28,7 +32,7 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Reproduce(args) => cmd_experiments::cmd_reproduce(args, &mut stdout),
         Command::Plot(args) => crate::cmd_report::cmd_plot(args, &mut stdout),
         Command::Report(args) => crate::cmd_report::cmd_report(args, &mut stdout),
-        Command::Worker => std::process::exit(crate::worker::process::child_main()),
+        Command::Worker => unreachable!("handled above"),
         Command::Clean(args) => cmd_clean(args, &mut stdout),
     }
 }
@@ -92,6 +96,10 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
         eprintln!("note: traces are kept only in the store; with --no-store only their periods are reported");
     }
     let mut store = if no_store { None } else { Some(open_store(&db)?) };
+    if let Some(dir) = store.as_ref().and_then(|s| s.path().parent()).filter(|d| !d.as_os_str().is_empty()) {
+        // Traces spill beside the store they are going to.
+        crate::trace::set_spill_dir(dir.to_path_buf());
+    }
     let host = host::probe(&built.base.dirs);
     let monitor = CliMonitor::new(quiet);
     let mut no_sink = NoSink;

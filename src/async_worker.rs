@@ -5,31 +5,40 @@
 //! through [`Commits`] by the same policy (draining every op in flight first, so the commit
 //! points are the same op boundaries as with a synchronous engine), records each op's latency
 //! from its submission to its completion, updates progress, and stops when asked. It reads the
-//! clock once per batch of completions, and allocates nothing and locks nothing once started.
+//! clock once per batch of completions (not at all with `latency = off`), and allocates
+//! nothing and locks nothing once started.
 
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::engine::{AsyncEngine, Done};
 use crate::error::{Error, Result};
+use crate::latency::{Hist, Off, Recorder, Traced};
 use crate::spec::{LatencyMode, SyncPolicy};
 use crate::sys::now_ns;
-use crate::trace::OpTrace;
-use crate::worker::{Commits, DataPath, WorkerCtx, WorkerSample, new_hist};
+use crate::worker::{Commits, DataPath, WorkerCtx, WorkerSample, trace_err};
 
-/// The loop for one worker of an asynchronous engine; monomorphised per engine.
+/// The loop for one worker of an asynchronous engine; monomorphised per engine and per
+/// latency mode.
 pub fn run_async_worker<E: AsyncEngine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
+    match ctx.spec.latency {
+        LatencyMode::Off => async_loop::<E, Off>(ctx, Ok(Off)),
+        LatencyMode::Histogram => async_loop::<E, Hist>(ctx, Ok(Hist::new())),
+        LatencyMode::Trace => async_loop::<E, Traced>(ctx, Traced::start(&ctx.gids).map_err(trace_err)),
+    }
+}
+
+fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSample> {
     let spec = ctx.spec;
     let ops = ctx.plan.ops;
     let depth = (spec.iodepth as usize).max(1);
     let (mut engine, open_ns) = ctx.open_engine(E::open)?;
+    let mut rec = ctx.before_gate(rec)?;
     let mut data = DataPath::new(ctx);
     if ctx.write {
         for slot in 0..depth {
             data.init_write_buf(engine.slot_buf(slot));
         }
     }
-    let mut hist = new_hist();
-    let mut trace = (spec.latency == LatencyMode::Trace).then(|| OpTrace::preallocated(ops.n_ops));
     let mut commits = Commits::new(spec.sync_call, ctx.paths.len());
     let sync_policy = ctx.sync_policy();
     // Per slot: the op index it holds and when that op was handed over.
@@ -46,7 +55,7 @@ pub fn run_async_worker<E: AsyncEngine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSam
     let (mut k, mut inflight, mut max_inflight) = (0u64, 0usize, 0usize);
     let (mut bytes, mut queued_since_sync, mut commit_due) = (0u64, 0u64, false);
     loop {
-        if ctx.abort.load(Relaxed) {
+        if ctx.abort.load(Relaxed) || crate::signals::stop_requested() {
             return Err(Error::Run("aborted".into()));
         }
         // Fill every free slot, unless a commit is due: then let the ring drain first.
@@ -72,6 +81,9 @@ pub fn run_async_worker<E: AsyncEngine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSam
         max_inflight = max_inflight.max(inflight);
         if inflight == 0 {
             if commit_due {
+                if !R::CLOCKED {
+                    prev = now_ns();
+                }
                 commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
                 commit_due = false;
                 queued_since_sync = 0;
@@ -83,13 +95,12 @@ pub fn run_async_worker<E: AsyncEngine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSam
             ctx.abort.store(true, Relaxed);
             Error::io(e.call.name(), &ctx.paths[0], None, e.err)
         })?;
-        let t = now_ns();
+        let t = if R::CLOCKED { now_ns() } else { prev };
         for d in &done[..n] {
             let (kk, t0) = slot_op[d.slot as usize];
             let op = ops.op(kk);
-            hist.saturating_record(t - t0);
-            if let Some(tr) = trace.as_mut() {
-                tr.record(kk, op.file, op.offset, t0 - start_ns, t - t0);
+            if R::CLOCKED {
+                rec.record(op, t0 - start_ns, t - t0);
             }
             if d.res < 0 {
                 ctx.abort.store(true, Relaxed);
@@ -116,6 +127,9 @@ pub fn run_async_worker<E: AsyncEngine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSam
         prev = t;
         ctx.progress.store(bytes, Relaxed);
     }
+    if !R::CLOCKED {
+        prev = now_ns();
+    }
     if matches!(sync_policy, SyncPolicy::End | SyncPolicy::Every(_)) {
         commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
     }
@@ -123,9 +137,7 @@ pub fn run_async_worker<E: AsyncEngine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSam
     let t_close = now_ns();
     let calls = engine.close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
     let close_ns = now_ns() - t_close;
-    if let Some(tr) = trace.as_mut() {
-        tr.map_files(&ctx.gids);
-    }
+    let (hist, trace) = rec.finish().map_err(trace_err)?;
     Ok(WorkerSample {
         worker: ctx.plan.worker,
         bytes,

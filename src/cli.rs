@@ -129,7 +129,7 @@ pub struct SpecArgs {
     /// barrier | free
     #[arg(long)]
     pub start: Option<String>,
-    /// histogram | trace
+    /// off | histogram | trace
     #[arg(long)]
     pub latency: Option<String>,
     /// Keep every op's file, offset, start and duration in the store (latency = trace)

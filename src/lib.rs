@@ -18,6 +18,7 @@ pub mod fill;
 pub mod forensics;
 pub mod host;
 pub mod import;
+pub mod latency;
 pub mod mem;
 pub mod period;
 pub mod plan;

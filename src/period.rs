@@ -86,8 +86,8 @@ pub fn detect(latency_ns: &[u64]) -> Vec<Period> {
     candidates.sort_unstable();
     candidates.dedup();
     let mut sorted = x.clone();
-    sorted.sort_by(f64::total_cmp);
-    let median = median_of(&mut sorted.clone());
+    sorted.sort_unstable_by(f64::total_cmp);
+    let median = median_of_sorted(&sorted);
     let mut kept: Vec<Period> = vec![];
     for k in candidates {
         let sk = strength(k);
@@ -124,7 +124,7 @@ fn recurs(x: &[f64], sorted: &[f64], p: usize, at: usize, spike: bool) -> bool {
 /// Each value's rank (0-based; ties broken by position).
 fn ranks(x: &[f64]) -> Vec<f64> {
     let mut idx: Vec<usize> = (0..x.len()).collect();
-    idx.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
+    idx.sort_unstable_by(|&a, &b| x[a].total_cmp(&x[b]).then(a.cmp(&b)));
     let mut r = vec![0.0; x.len()];
     for (rank, i) in idx.into_iter().enumerate() {
         r[i] = rank as f64;
@@ -151,11 +151,17 @@ fn fold(x: &[f64], p: usize, median: f64) -> Option<(u64, f64)> {
     best
 }
 
+/// The median (selection, not a full sort: this runs once per phase of every candidate period).
 fn median_of(v: &mut [f64]) -> f64 {
     if v.is_empty() {
         return 0.0;
     }
-    v.sort_by(f64::total_cmp);
+    let (n, m) = (v.len(), v.len() / 2);
+    let (below, &mut mid, _) = v.select_nth_unstable_by(m, f64::total_cmp);
+    if n % 2 == 1 { mid } else { (below.iter().copied().fold(f64::MIN, f64::max) + mid) / 2.0 }
+}
+
+fn median_of_sorted(v: &[f64]) -> f64 {
     let m = v.len() / 2;
     if v.len() % 2 == 1 { v[m] } else { (v[m - 1] + v[m]) / 2.0 }
 }

@@ -53,6 +53,10 @@ impl Monitor for CliMonitor {
         crate::signals::pending()
     }
 
+    fn wants_ticks(&self) -> bool {
+        self.enabled
+    }
+
     fn end(&self) {
         if let Some((bar, _)) = self.state.lock().expect("progress lock").take() {
             bar.finish_and_clear();

@@ -14,7 +14,7 @@ use crate::host::HostFacts;
 use crate::period::{self, Period};
 use crate::spec::{CachePolicy, Spec};
 use crate::stats::{self, Summary};
-use crate::trace::OpTrace;
+use crate::trace::TraceSpill;
 use crate::worker::{Buckets, WorkerSample};
 
 /// Version of the JSON layout. Fields may be added; none is renamed or removed.
@@ -74,7 +74,7 @@ pub struct WorkerResult {
     pub periods: Option<Vec<Period>>,
     /// The per-op trace, on its way to the store; never printed (`iolab results trace`).
     #[serde(skip)]
-    pub trace: Option<Arc<OpTrace>>,
+    pub trace: Option<SpillRef>,
     /// System calls the engine made, by name (non-zero counts only).
     #[serde(default)]
     pub calls: BTreeMap<String, u64>,
@@ -97,12 +97,33 @@ impl WorkerResult {
             bytes_per_s: stats::individual_rate(s.bytes, s.time_ns()),
             latency_ns: LatencyNs::from_hist(&s.hist),
             latency_histogram_ns: Buckets::from_hist(&s.hist),
-            periods: s.trace.as_ref().map(|t| period::detect(&t.durations())),
-            trace: s.trace.clone().map(Arc::new),
+            periods: s.trace.as_ref().map(|t| match &t.spill {
+                Some(spill) => period::detect(&spill.durations(period::MAX_OPS).unwrap_or_default()),
+                None => vec![],
+            }),
+            trace: s.trace.as_ref().and_then(|t| t.spill.clone()).map(SpillRef),
             calls: s.calls.to_map(),
             max_inflight: s.max_inflight,
         }
     }
+}
+
+/// A worker's spilled trace, shared (two results are equal when they share one spill).
+#[derive(Debug, Clone)]
+pub struct SpillRef(pub Arc<TraceSpill>);
+
+impl PartialEq for SpillRef {
+    fn eq(&self, other: &SpillRef) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// The flag of a phase whose workers waited for their trace writer, if any did.
+fn trace_wait_flag(samples: &[WorkerSample]) -> Option<String> {
+    let waited = samples.iter().filter_map(|s| s.trace.as_ref()).map(|t| t.waited_ns).max()?;
+    (waited > 0).then(|| {
+        format!("trace writer behind: a worker waited {:.1} ms for trace buffers", waited as f64 / 1e6)
+    })
 }
 
 /// Status of one repetition of one phase.
@@ -172,7 +193,7 @@ impl Repetition {
             avg_individual_bytes_per_s: r.avg_individual,
             resident_fraction: cache.resident_fraction,
             prealloc_ns: 0,
-            flags: cache.flags.clone(),
+            flags: cache.flags.iter().cloned().chain(trace_wait_flag(samples)).collect(),
             workers,
             env: RunEnv::default(),
             file_layout: None,

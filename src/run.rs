@@ -393,6 +393,9 @@ impl Monitor for Silent {
     fn tick(&self, _bytes_done: u64) -> Option<i32> {
         None
     }
+    fn wants_ticks(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -1,18 +1,28 @@
-//! SIGINT and SIGTERM: the handler only records the signal; running phases see it within
-//! about 50 ms through their monitor and stop, and the steps between phases (creating files,
+//! SIGINT and SIGTERM: the handler only records the signal; running phases see it before their
+//! next op (or within about 50 ms through their monitor) and stop, and the steps between phases (creating files,
 //! laying them out, setting the cache state) check it as they go; then iolab cleans up, keeps
 //! what was measured, and exits 128 + the signal. SIGXFSZ is ignored, so a file size limit
 //! shows up as a short write or EFBIG that names the file and offset, rather than a silent kill.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use crate::error::{Error, Result};
 
 static PENDING: AtomicI32 = AtomicI32::new(0);
+/// Set with [`PENDING`]; the timed loops read it (with their own stop flag) before each op, so
+/// a worker running on the thread the signal reaches stops too.
+static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(sig: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
+    // Only atomic stores: async-signal-safe.
     PENDING.store(sig, Ordering::SeqCst);
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Whether a stop signal has arrived (one relaxed load: cheap enough for every op).
+#[inline(always)]
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::Relaxed)
 }
 
 /// Installs the handlers (the binary does this once; the library never does).

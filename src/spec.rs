@@ -45,7 +45,7 @@ params! {
     "stripe_count": "striped layouts: stripe over the first N dirs (default: all)",
     "launcher": "thread | process (the binary re-executes itself once per worker)",
     "start": "barrier (workers start together) | free (each worker starts as soon as it is ready)",
-    "latency": "histogram | trace (also every op's file, offset, start and duration, kept in the store)",
+    "latency": "off (no clock read per op) | histogram | trace (also every op's file, offset, start and duration, kept in the store)",
     "order": "seq | reverse | random (a seeded permutation covering every block once)",
     "seed": "seed for random orders and data",
     "engine": "I/O engine (see `iolab engines`)",
@@ -527,6 +527,9 @@ pub enum StartMode {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LatencyMode {
+    /// Nothing per op: the loop reads the clock only at the start, around commits and at the
+    /// end (the least overhead).
+    Off,
     /// An HDR histogram per worker.
     #[default]
     Histogram,

@@ -392,19 +392,23 @@ impl Store {
                     let mut ins = tx
                         .prepare_cached("INSERT INTO trace_ops VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
                         .map_err(|e| self.err(e))?;
-                    for (k, op) in trace.ops().iter().enumerate() {
-                        ins.execute(params![
-                            run_id,
-                            *phase as i64,
-                            w.worker,
-                            k as i64,
-                            op.file,
-                            op.offset as i64,
-                            op.start_ns as i64,
-                            op.duration_ns as i64
-                        ])
-                        .map_err(|e| self.err(e))?;
-                    }
+                    // A batch of the spill at a time: a trace of any length takes the same memory.
+                    trace.0.for_each_batch(|first, ops| {
+                        for (i, op) in ops.iter().enumerate() {
+                            ins.execute(params![
+                                run_id,
+                                *phase as i64,
+                                w.worker,
+                                (first + i as u64) as i64,
+                                op.file,
+                                op.offset as i64,
+                                op.start_ns as i64,
+                                op.duration_ns as i64
+                            ])
+                            .map_err(|e| self.err(e))?;
+                        }
+                        Ok(())
+                    })?;
                 }
             }
         }

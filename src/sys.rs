@@ -136,12 +136,16 @@ pub struct AlignedBuf {
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
-    /// A zeroed buffer of `len` bytes aligned to `align` (a power of two).
+    /// A zeroed buffer of `len` bytes aligned to `align` (a power of two). Every page is
+    /// written now (not left to the allocator's lazily zeroed pages), so no page fault lands
+    /// in a timed loop.
     pub fn new(len: usize, align: usize) -> AlignedBuf {
         let layout = std::alloc::Layout::from_size_align(len.max(1), align).expect("valid buffer layout");
         // SAFETY: the layout has non-zero size.
-        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let raw = unsafe { std::alloc::alloc(layout) };
         let ptr = std::ptr::NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        // SAFETY: `ptr` is valid for writes of `layout.size()` bytes, just allocated.
+        unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, layout.size()) };
         AlignedBuf { ptr, len, layout }
     }
 }

@@ -2,12 +2,15 @@
 //!
 //! A worker opens its files, waits at the start gate, then runs its ops. Its time t_i runs
 //! from the gate to the end of its own last op including its final commit. The loop reads the
-//! clock once per op (the end of one op is the start of the next), records latency into a
-//! preallocated HDR histogram, and allocates nothing and takes no locks.
+//! clock once per op (the end of one op is the start of the next; not at all with `latency =
+//! off`), records latency into a preallocated HDR histogram (and, traced, into a batch buffer
+//! handed to a writer thread a batch at a time), and allocates nothing and takes no locks.
 
 use std::path::PathBuf;
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -15,10 +18,11 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{CallCounts, CallError, Engine, EngineDef, Setup};
 use crate::error::{Error, Result};
 use crate::fill;
+use crate::latency::{Hist, Off, Recorder, Traced};
 use crate::plan::{FileRole, PhasePlan, WorkerPlan};
 use crate::spec::{LatencyMode, Launcher, Spec, StartMode, SyncCall, SyncPolicy};
 use crate::sys::now_ns;
-use crate::trace::OpTrace;
+use crate::trace::WorkerTrace;
 
 pub mod process;
 use crate::verify::{self, BlockTag};
@@ -82,7 +86,7 @@ pub struct WorkerSample {
     /// Per-op latency in ns (commits excluded).
     pub hist: Histogram<u64>,
     /// Every op (with `latency = trace`), files as global ids.
-    pub trace: Option<OpTrace>,
+    pub trace: Option<WorkerTrace>,
     /// System calls the engine made, from open to close.
     pub calls: CallCounts,
     /// The most ops this worker had in flight at once (1 for synchronous engines).
@@ -148,14 +152,17 @@ impl WorkerCtx<'_> {
         let t_open = now_ns();
         let opened = open(&self.setup());
         let open_ns = now_ns() - t_open;
-        match opened {
-            Ok(e) => Ok((e, open_ns)),
-            Err(e) => {
-                self.abort.store(true, Relaxed);
-                self.gate.wait();
-                Err(e)
-            }
+        self.before_gate(opened).map(|e| (e, open_ns))
+    }
+
+    /// A step before the gate: on failure, tells the other workers and still meets them at the
+    /// gate so nobody waits forever.
+    pub fn before_gate<T>(&self, r: Result<T>) -> Result<T> {
+        if r.is_err() {
+            self.abort.store(true, Relaxed);
+            self.gate.wait();
         }
+        r
     }
 
     /// The error for op `k`'s failed call.
@@ -165,18 +172,30 @@ impl WorkerCtx<'_> {
     }
 }
 
-/// The timed loop, the same for every synchronous engine; monomorphised per engine.
+/// The timed loop, the same for every synchronous engine; monomorphised per engine and per
+/// latency mode (so the mode costs no branch per op).
 pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
-    let spec = ctx.spec;
+    match ctx.spec.latency {
+        LatencyMode::Off => timed_loop::<E, Off>(ctx, Ok(Off)),
+        LatencyMode::Histogram => timed_loop::<E, Hist>(ctx, Ok(Hist::new())),
+        LatencyMode::Trace => timed_loop::<E, Traced>(ctx, Traced::start(&ctx.gids).map_err(trace_err)),
+    }
+}
+
+/// A trace that could not be written.
+pub fn trace_err(e: std::io::Error) -> Error {
+    Error::Run(format!("trace: {e}"))
+}
+
+fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSample> {
     let ops = ctx.plan.ops;
     let (mut engine, open_ns) = ctx.open_engine(E::open)?;
+    let mut rec = ctx.before_gate(rec)?;
     let mut data = DataPath::new(ctx);
     if ctx.write {
         data.init_write_buf(engine.buf());
     }
-    let mut hist = new_hist();
-    let mut trace = (spec.latency == LatencyMode::Trace).then(|| OpTrace::preallocated(ops.n_ops));
-    let mut commits = Commits::new(spec.sync_call, ctx.paths.len());
+    let mut commits = Commits::new(ctx.spec.sync_call, ctx.paths.len());
     let sync_policy = ctx.sync_policy();
     let io_err = |k: u64, e: CallError| ctx.op_error(k, e.call.name(), e.err);
 
@@ -185,10 +204,11 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         return Err(Error::Run("aborted before start".into()));
     }
     let start_ns = now_ns();
+    // The end of the last op (with `latency = off`, read only where it is needed).
     let mut prev = start_ns;
     let (mut bytes, mut since_sync) = (0u64, 0u64);
     for k in 0..ops.n_ops {
-        if ctx.abort.load(Relaxed) {
+        if ctx.abort.load(Relaxed) || crate::signals::stop_requested() {
             return Err(Error::Run("aborted".into()));
         }
         let op = ops.op(k);
@@ -196,12 +216,11 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
             data.before_write(engine.buf(), op);
         }
         let done = engine.io(op, ctx.write).map_err(|e| io_err(k, e))?;
-        let t = now_ns();
-        hist.saturating_record(t - prev);
-        if let Some(tr) = trace.as_mut() {
-            tr.record(k, op.file, op.offset, prev - start_ns, t - prev);
+        if R::CLOCKED {
+            let t = now_ns();
+            rec.record(op, prev - start_ns, t - prev);
+            prev = t;
         }
-        prev = t;
         if done != op.len {
             ctx.abort.store(true, Relaxed);
             let msg = if ctx.write && done < op.len {
@@ -221,17 +240,30 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
         bytes += done;
         ctx.progress.store(bytes, Relaxed);
         match sync_policy {
+            // Reads commit nothing (their policy is None): no bookkeeping.
+            SyncPolicy::None if !ctx.write => {}
             SyncPolicy::None | SyncPolicy::End => commits.dirty[op.file as usize] = true,
-            SyncPolicy::Each => commits.one(&mut |f, c| engine.sync(f, c), op.file, &mut prev, &ctx.paths)?,
+            SyncPolicy::Each => {
+                if !R::CLOCKED {
+                    prev = now_ns();
+                }
+                commits.one(&mut |f, c| engine.sync(f, c), op.file, &mut prev, &ctx.paths)?
+            }
             SyncPolicy::Every(n) => {
                 commits.dirty[op.file as usize] = true;
                 since_sync += done;
                 if since_sync >= n {
+                    if !R::CLOCKED {
+                        prev = now_ns();
+                    }
                     commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
                     since_sync = 0;
                 }
             }
         }
+    }
+    if !R::CLOCKED {
+        prev = now_ns();
     }
     if matches!(sync_policy, SyncPolicy::End | SyncPolicy::Every(_)) {
         commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
@@ -240,9 +272,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
     let t_close = now_ns();
     let calls = engine.close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
     let close_ns = now_ns() - t_close;
-    if let Some(tr) = trace.as_mut() {
-        tr.map_files(&ctx.gids);
-    }
+    let (hist, trace) = rec.finish().map_err(trace_err)?;
     Ok(WorkerSample {
         worker: ctx.plan.worker,
         bytes,
@@ -347,7 +377,8 @@ impl DataPath {
         if self.tag.verify {
             return self.verify_read(&mem[..op.len as usize], op);
         }
-        if !self.check_reads {
+        // A constant in release builds: the stamp check is compiled out, not skipped per op.
+        if !(cfg!(debug_assertions) && self.check_reads) {
             return Ok(());
         }
         let (salt, role) = self.files[op.file as usize];
@@ -494,6 +525,13 @@ pub trait Monitor: Sync {
     fn begin(&self, _label: &str, _total_bytes: u64) {}
     /// Called about every 50 ms with the bytes done so far; returns a signal number to stop.
     fn tick(&self, bytes_done: u64) -> Option<i32>;
+    /// Whether ticks show anything (a progress bar). When not, a phase of one thread worker
+    /// runs on the calling thread: no thread to start, and a process with one thread makes
+    /// cheaper system calls (Linux skips the file reference count of each call when no other
+    /// thread shares the descriptor table).
+    fn wants_ticks(&self) -> bool {
+        true
+    }
     /// The phase ended.
     fn end(&self) {}
     /// A warning for the user (e.g. a work directory that could not be removed).
@@ -508,14 +546,21 @@ pub fn launch(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSam
     }
 }
 
-/// Runs workers as threads of this process.
+/// Runs workers as threads of this process (one worker, with nothing to show while it runs:
+/// on this thread).
 pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
     let n = job.phase.workers.len();
+    if n == 1 && !monitor.wants_ticks() {
+        return run_inline(job);
+    }
     let (barrier, free) = (Barrier::new(n), FreeStart);
     let gate: &dyn StartGate = if job.spec.start == StartMode::Free { &free } else { &barrier };
     let abort = AtomicBool::new(false);
     let progress: Vec<Padded<AtomicU64>> = (0..n).map(|_| Padded::default()).collect();
     let finished = AtomicUsize::new(0);
+    // Workers wake this thread as they finish, so a phase ends as soon as its last worker
+    // does, not at the next 50 ms tick.
+    let coordinator = std::thread::current();
     let mut signal = None;
     let results: Vec<Result<WorkerSample>> = std::thread::scope(|s| {
         // Workers start with SIGINT/SIGTERM blocked, so the signals reach this thread (which
@@ -524,13 +569,13 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
         let handles: Vec<_> = (0..n)
             .map(|i| {
                 let ctx = job.ctx(i, gate, &abort, &progress[i].0);
-                let (abort, finished) = (&abort, &finished);
+                let (abort, finished, coordinator) = (&abort, &finished, &coordinator);
                 std::thread::Builder::new()
                     .name(format!("iolab-w{i}"))
                     .spawn_scoped(s, move || {
                         // Counts the worker as finished even if it panics, so the loop below
                         // always ends (the panic is reported by join).
-                        let _done = Finished { finished, abort };
+                        let _done = Finished { finished, abort, coordinator };
                         let r = (job.engine.run)(&ctx);
                         if r.is_err() {
                             abort.store(true, Relaxed);
@@ -541,8 +586,17 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
             })
             .collect();
         drop(masked);
-        while finished.load(Relaxed) < n {
-            std::thread::sleep(std::time::Duration::from_millis(50));
+        let tick = std::time::Duration::from_millis(50);
+        let mut last_tick = std::time::Instant::now();
+        while finished.load(Acquire) < n {
+            std::thread::park_timeout(tick.saturating_sub(last_tick.elapsed()));
+            if finished.load(Acquire) == n {
+                break;
+            }
+            if last_tick.elapsed() < tick {
+                continue;
+            }
+            last_tick = std::time::Instant::now();
             let done = progress.iter().map(|p| p.0.load(Relaxed)).sum();
             if let Some(sig) = monitor.tick(done) {
                 signal = Some(sig);
@@ -560,11 +614,26 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
     collect(results)
 }
 
+/// Runs the one worker of a phase on this thread. A stop signal reaches it through
+/// [`crate::signals::stop_requested`], which the loop reads before each op; a panic is
+/// reported as an error, as from a thread.
+fn run_inline(job: &PhaseJob<'_>) -> Result<Vec<WorkerSample>> {
+    let (abort, progress) = (AtomicBool::new(false), AtomicU64::new(0));
+    let ctx = job.ctx(0, &FreeStart, &abort, &progress);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.engine.run)(&ctx)))
+        .unwrap_or_else(|_| Err(Error::Run("a worker panicked".into())));
+    if let Some(sig) = crate::signals::pending() {
+        return Err(Error::Interrupted(sig));
+    }
+    collect(vec![r])
+}
+
 /// Marks a worker finished when dropped (at return or during a panic); a panic also stops the
 /// other workers.
 struct Finished<'a> {
     finished: &'a AtomicUsize,
     abort: &'a AtomicBool,
+    coordinator: &'a std::thread::Thread,
 }
 
 impl Drop for Finished<'_> {
@@ -572,7 +641,8 @@ impl Drop for Finished<'_> {
         if std::thread::panicking() {
             self.abort.store(true, Relaxed);
         }
-        self.finished.fetch_add(1, Relaxed);
+        self.finished.fetch_add(1, Release);
+        self.coordinator.unpark();
     }
 }
 

@@ -22,6 +22,8 @@ impl BlockMap {
         match *self {
             BlockMap::Contiguous { base } => (0, base + j * bs),
             BlockMap::Strided { first, stride } => (0, (first + j * stride) * bs),
+            // One file (file-per-worker's usual case): no division on the hot path.
+            BlockMap::RoundRobin { files: 1, .. } => (0, j * bs),
             BlockMap::RoundRobin { files, rr, blocks } => {
                 let (files, rr) = (files as u64, rr as u64);
                 let group = j / (rr * blocks);

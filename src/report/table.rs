@@ -183,6 +183,8 @@ pub fn render_table(exp: &ExperimentResult) -> String {
             row.push(format!("{done}/{}", ph.repetitions.len()));
             match &ph.summary {
                 Some(sm) => {
+                    // No latency recorded (`latency = off`): a dash, not "0 ns".
+                    let lat = |v: u64| if ph.latency_ns.max == 0 { "-".to_string() } else { fmt_ns(v) };
                     let min_sar: Vec<f64> = ph
                         .repetitions
                         .iter()
@@ -198,8 +200,8 @@ pub fn render_table(exp: &ExperimentResult) -> String {
                         fmt_rate(sm.median),
                         fmt_rate(sm.max),
                         fmt_rate(stats::mean(&min_sar)),
-                        fmt_ns(ph.latency_ns.p50),
-                        fmt_ns(ph.latency_ns.p99),
+                        lat(ph.latency_ns.p50),
+                        lat(ph.latency_ns.p99),
                     ]);
                 }
                 None => row.extend(std::iter::repeat_n("-".to_string(), 10)),

@@ -7,16 +7,17 @@
 //! [`StartGate`] made of its pipes. With `start = barrier` each child says `Ready` on stdout
 //! after opening its files and then blocks reading stdin; once every child is ready the
 //! parent closes their stdins and all reads return at once. With `start = free` a child starts
-//! as soon as its files are open. The child sends its sample (histogram as [`Buckets`], trace
-//! if any) as one JSON line and exits. A child that dies or fails stops the phase: the others
+//! as soon as its files are open. A traced child sends its ops while it runs, a batch at a
+//! time (a line, then the batch's encoded ops), and the parent spills them as they come; at the
+//! end the child sends its sample (histogram as [`Buckets`]) as one JSON line and exits. A child that dies or fails stops the phase: the others
 //! are killed, the error names the worker, its pid and its exit status or signal.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -24,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::{Buckets, Monitor, PhaseJob, StartGate, WorkerSample};
 use crate::error::{Error, Result};
 use crate::spec::{Spec, StartMode};
-use crate::trace::OpTrace;
+use crate::trace::{RECORD_BYTES, TraceSpill, WorkerTrace};
 
 /// The hidden subcommand a child runs.
 pub const SUBCOMMAND: &str = "__worker";
@@ -49,6 +50,10 @@ struct ChildJob {
 enum ChildMsg {
     /// Files open, waiting at the gate.
     Ready,
+    /// A batch of traced ops: `ops` encoded ops ([`RECORD_BYTES`] each) follow the line.
+    Trace {
+        ops: u64,
+    },
     Done(SampleWire),
     Failed(String),
 }
@@ -66,7 +71,8 @@ struct SampleWire {
     open_ns: u64,
     close_ns: u64,
     hist: Buckets,
-    trace: Option<OpTrace>,
+    /// Traced: (ops, ns the loop waited for its trace writer); the ops came as batches.
+    traced: Option<(u64, u64)>,
     calls: crate::engine::CallCounts,
     max_inflight: u64,
 }
@@ -84,13 +90,14 @@ impl SampleWire {
             open_ns: s.open_ns,
             close_ns: s.close_ns,
             hist: Buckets::from_hist(&s.hist),
-            trace: s.trace,
+            traced: s.trace.map(|t| (t.ops, t.waited_ns)),
             calls: s.calls,
             max_inflight: s.max_inflight,
         }
     }
 
-    fn into_sample(self) -> WorkerSample {
+    /// The sample, with the traced ops the parent spilled as they came.
+    fn into_sample(self, spill: Option<TraceSpill>) -> WorkerSample {
         WorkerSample {
             worker: self.worker,
             bytes: self.bytes,
@@ -102,7 +109,11 @@ impl SampleWire {
             open_ns: self.open_ns,
             close_ns: self.close_ns,
             hist: self.hist.to_hist(),
-            trace: self.trace,
+            trace: self.traced.map(|(ops, waited_ns)| WorkerTrace {
+                spill: spill.map(Arc::new),
+                ops,
+                waited_ns,
+            }),
             calls: self.calls,
             max_inflight: self.max_inflight,
         }
@@ -112,7 +123,11 @@ impl SampleWire {
 /// What a reader thread reports about one child's stdout.
 enum Event {
     Msg(ChildMsg),
+    /// The child's results, with its traced ops if it sent any.
+    Done(SampleWire, Option<TraceSpill>),
     Garbage(String),
+    /// Its traced ops could not be kept.
+    TraceFailed(String),
     Eof,
 }
 
@@ -174,19 +189,7 @@ fn spawn(exe: &PathBuf, job: &PhaseJob<'_>, i: usize, tx: mpsc::Sender<(usize, E
     let stdout = child.stdout.take().expect("piped stdout");
     let reader = std::thread::Builder::new()
         .name(format!("iolab-p{i}"))
-        .spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let ev = match serde_json::from_str::<ChildMsg>(&line) {
-                    Ok(m) => Event::Msg(m),
-                    Err(_) => Event::Garbage(line),
-                };
-                if tx.send((i, ev)).is_err() {
-                    return;
-                }
-            }
-            let _ = tx.send((i, Event::Eof));
-        })
+        .spawn(move || read_child(BufReader::new(stdout), i, &tx))
         .expect("spawn reader thread");
     let mut kid = Kid { child, stdin: None, reader: Some(reader), sample: None, status: None };
     let cj = ChildJob {
@@ -209,6 +212,59 @@ fn spawn(exe: &PathBuf, job: &PhaseJob<'_>, i: usize, tx: mpsc::Sender<(usize, E
         kid.stdin = Some(stdin);
     }
     Ok(kid)
+}
+
+/// Reads one child's stdout: JSON lines, each trace batch followed by its encoded ops, which
+/// go straight into a spill file (so the parent holds one batch at a time, whatever the
+/// trace's length).
+fn read_child(mut out: BufReader<std::process::ChildStdout>, i: usize, tx: &mpsc::Sender<(usize, Event)>) {
+    let mut spill: Option<TraceSpill> = None;
+    let mut bytes = vec![];
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match out.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let text = line.trim_end_matches('\n');
+        let ev = match serde_json::from_str::<ChildMsg>(text) {
+            Ok(ChildMsg::Trace { ops }) => {
+                bytes.resize(ops as usize * RECORD_BYTES, 0);
+                if out.read_exact(&mut bytes).is_err() {
+                    break;
+                }
+                let kept = match spill.as_mut() {
+                    Some(s) => Ok(s),
+                    None => TraceSpill::new().map(|s| spill.insert(s)),
+                }
+                .and_then(|s| s.append_encoded(&bytes, ops));
+                match kept {
+                    Ok(()) => continue,
+                    Err(e) => Event::TraceFailed(e.to_string()),
+                }
+            }
+            Ok(ChildMsg::Done(s)) => {
+                let spill = match (s.traced, spill.take()) {
+                    (Some(_), None) => match TraceSpill::new() {
+                        Ok(empty) => Some(empty),
+                        Err(e) => {
+                            let _ = tx.send((i, Event::TraceFailed(e.to_string())));
+                            None
+                        }
+                    },
+                    (_, sp) => sp,
+                };
+                Event::Done(s, spill)
+            }
+            Ok(m) => Event::Msg(m),
+            Err(_) => Event::Garbage(text.to_string()),
+        };
+        if tx.send((i, ev)).is_err() {
+            return;
+        }
+    }
+    let _ = tx.send((i, Event::Eof));
 }
 
 /// Kills every child still running and reaps them all.
@@ -260,10 +316,17 @@ pub fn run_phase_processes(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<
                     }
                 }
             }
-            Ok((i, Event::Msg(ChildMsg::Done(s)))) => {
+            Ok((i, Event::Done(s, spill))) => {
                 bytes_done += s.bytes;
-                kids[i].sample = Some(s.into_sample());
+                kids[i].sample = Some(s.into_sample(spill));
             }
+            Ok((i, Event::TraceFailed(msg))) => {
+                failure = Some(Error::Run(format!(
+                    "worker {i} (process {}): keeping its trace: {msg}",
+                    kids[i].child.id()
+                )));
+            }
+            Ok((_, Event::Msg(ChildMsg::Done(_) | ChildMsg::Trace { .. }))) => {}
             Ok((i, Event::Msg(ChildMsg::Failed(msg)))) => {
                 failure = Some(Error::Run(format!("worker {i} (process {}): {msg}", kids[i].child.id())));
             }
@@ -347,6 +410,16 @@ fn send(msg: &ChildMsg) -> std::io::Result<()> {
     out.flush()
 }
 
+/// Sends one batch of traced ops to the parent (from the worker's trace writer thread): the
+/// line and the bytes under one lock, so no other message comes between them.
+fn send_trace_batch(bytes: &[u8], ops: u64) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &ChildMsg::Trace { ops })?;
+    out.write_all(b"\n")?;
+    out.write_all(bytes)?;
+    out.flush()
+}
+
 /// The body of `iolab __worker`: runs one worker as the parent asks; returns the exit code.
 pub fn child_main() -> i32 {
     // SAFETY: resetting two signal dispositions to their defaults and asking the kernel to
@@ -356,6 +429,7 @@ pub fn child_main() -> i32 {
         libc::signal(libc::SIGTERM, libc::SIG_DFL);
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
     }
+    crate::trace::send_batches_with(send_trace_batch);
     let mut input = BufReader::new(std::io::stdin());
     let mut line = String::new();
     let job: ChildJob = match input.read_line(&mut line).map_err(|e| e.to_string()).and_then(|_| {

@@ -1,0 +1,109 @@
+//! `latency = off | histogram | trace`: what each keeps of every op, with every engine loop.
+
+use crate::util::*;
+
+/// The engines of both loops; uring only where the kernel allows it (else says why).
+fn engines() -> Vec<&'static str> {
+    match iolab::engine::find("uring").map(|e| (e.caps.probe)()) {
+        Some(Ok(())) => vec!["psync", "uring"],
+        other => {
+            eprintln!("skipping uring: {other:?}");
+            vec!["psync"]
+        }
+    }
+}
+
+/// With `off` the run measures what it always does (bytes, ops, times, rates, commits) and
+/// records no latency: an empty histogram, zero percentiles, a dash in the table.
+#[test]
+fn latency_off_keeps_rates_and_no_latency() {
+    let s = Scratch::new();
+    for engine in engines() {
+        let doc = s.run_json(&[
+            "--engine",
+            engine,
+            "--latency",
+            "off",
+            "--size",
+            "1MiB",
+            "--bs",
+            "4KiB",
+            "--order",
+            "random",
+            "--op",
+            "write,read",
+            "--sync",
+            "end",
+            "--reps",
+            "1",
+        ]);
+        assert_eq!(doc["spec"]["latency"], "off");
+        for ph in phases(&doc) {
+            let r = &ph["repetitions"][0];
+            assert_eq!(r["status"], "complete", "{engine}: {r}");
+            assert_eq!(r["ops"], 256, "{engine}");
+            assert_eq!(r["total_bytes"], 1 << 20, "{engine}");
+            assert!(r["min_sar_bytes_per_s"].as_f64().unwrap() > 0.0, "{engine}");
+            let w = &r["workers"][0];
+            assert!(w["time_ns"].as_u64().unwrap() > 0, "{engine}");
+            assert_eq!(w["latency_histogram_ns"], serde_json::json!([]), "{engine}");
+            assert_eq!(w["latency_ns"]["max"], 0, "{engine}");
+            assert_eq!(w["latency_ns"]["p50"], 0, "{engine}");
+        }
+        // The write phase committed once, and its commit was timed.
+        let w = &phases(&doc)[0]["repetitions"][0]["workers"][0];
+        assert_eq!(w["sync_calls"], 1, "{engine}");
+        assert!(w["sync_ns"].as_u64().unwrap() > 0, "{engine}");
+        assert!(w["sync_ns"].as_u64().unwrap() <= w["time_ns"].as_u64().unwrap(), "{engine}");
+    }
+    let out = s.iolab(&[
+        "run",
+        "--latency",
+        "off",
+        "--size",
+        "64KiB",
+        "--bs",
+        "4KiB",
+        "--op",
+        "write",
+        "--reps",
+        "1",
+        "--dir",
+        s.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = String::from_utf8_lossy(&out.stdout);
+    let row = table.lines().find(|l| l.starts_with("write")).unwrap();
+    assert!(row.split_whitespace().rev().take(2).all(|c| c == "-"), "latency columns of {row}");
+}
+
+/// With `histogram` every op lands in the histogram once, with both loops.
+#[test]
+fn histograms_count_every_op_once() {
+    let s = Scratch::new();
+    for engine in engines() {
+        let doc = s.run_json(&[
+            "--engine",
+            engine,
+            "--size",
+            "1MiB",
+            "--bs",
+            "4KiB",
+            "--order",
+            "random",
+            "--op",
+            "write,read",
+            "--reps",
+            "1",
+        ]);
+        for ph in phases(&doc) {
+            let w = &ph["repetitions"][0]["workers"][0];
+            let counted: u64 =
+                w["latency_histogram_ns"].as_array().unwrap().iter().map(|b| b[1].as_u64().unwrap()).sum();
+            assert_eq!(counted, 256, "{engine}");
+            let (p50, max) =
+                (w["latency_ns"]["p50"].as_u64().unwrap(), w["latency_ns"]["max"].as_u64().unwrap());
+            assert!(p50 > 0 && p50 <= max, "{engine}: {w}");
+        }
+    }
+}
