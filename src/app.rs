@@ -29,6 +29,7 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Plot(args) => crate::cmd_report::cmd_plot(args, &mut stdout),
         Command::Report(args) => crate::cmd_report::cmd_report(args, &mut stdout),
         Command::Worker => std::process::exit(crate::worker::process::child_main()),
+        Command::StrategyWorker => std::process::exit(crate::strategy::process::child_main()),
         Command::Clean(args) => cmd_clean(args, &mut stdout),
     }
 }
@@ -189,6 +190,16 @@ fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
         }
         ResultsCommand::Compare { by: _, format } => cmd_experiments::compare(&store, &format, stdout),
         ResultsCommand::Import { path } => cmd_experiments::import(&store, &path, stdout),
+        ResultsCommand::Strategies { id, format } => {
+            let exp = store.load(&store.resolve_id(&id)?)?;
+            if !report::strategies::any(&exp) {
+                return Err(Error::NotFound(format!(
+                    "experiment {} ran no strategy (run one with --strategy S1A|S1B|S2|S3|S5)",
+                    exp.experiment_id
+                )));
+            }
+            stdout.write_all(report::strategies::render(&exp, &format).as_bytes()).map_err(out_err)
+        }
         ResultsCommand::Trace { id, phase, rep, json, output } => {
             let id = store.resolve_id(&id)?;
             let filter = report::trace::TraceFilter { phase, rep };

@@ -140,5 +140,6 @@ pub fn run_async_worker<E: AsyncEngine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSam
         trace,
         calls,
         max_inflight: max_inflight as u64,
+        role: None,
     })
 }

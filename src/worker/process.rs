@@ -105,6 +105,7 @@ impl SampleWire {
             trace: self.trace,
             calls: self.calls,
             max_inflight: self.max_inflight,
+            role: None,
         }
     }
 }

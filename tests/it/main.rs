@@ -14,5 +14,6 @@ mod processes;
 mod reports;
 mod rig;
 mod safety;
+mod strategies;
 mod traces;
 mod verify;
