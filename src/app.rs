@@ -190,14 +190,19 @@ fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
         }
         ResultsCommand::Compare { by: _, format } => cmd_experiments::compare(&store, &format, stdout),
         ResultsCommand::Import { path } => cmd_experiments::import(&store, &path, stdout),
-        ResultsCommand::Strategies { id, format } => {
-            let exp = store.load(&store.resolve_id(&id)?)?;
-            if !report::strategies::any(&exp) {
-                return Err(Error::NotFound(format!(
-                    "experiment {} ran no strategy (run one with --strategy S1A|S1B|S2|S3|S5)",
-                    exp.experiment_id
-                )));
+        ResultsCommand::Strategies { ids, format } => {
+            let mut exps = vec![];
+            for id in &ids {
+                let exp = store.load(&store.resolve_id(id)?)?;
+                if !report::strategies::any(&exp) {
+                    return Err(Error::NotFound(format!(
+                        "experiment {} ran no strategy (run one with --strategy S1A|S1B|S2|S3|S5)",
+                        exp.experiment_id
+                    )));
+                }
+                exps.push(exp);
             }
+            let exp = report::strategies::merge(exps);
             stdout.write_all(report::strategies::render(&exp, &format).as_bytes()).map_err(out_err)
         }
         ResultsCommand::Trace { id, phase, rep, json, output } => {

@@ -373,9 +373,11 @@ pub enum ResultsCommand {
     Import { path: PathBuf },
     /// The strategy tables of an experiment run with --strategy: Benson et al.'s Figure 1
     /// layout (best time per strategy, compute time and write mechanism, with the sync size and
-    /// window that gave it) and where each role's time went
+    /// window that gave it) and where each role's time went. Several ids make one table of
+    /// all their points (a grid run in parts)
     Strategies {
-        id: String,
+        #[arg(required = true, num_args = 1..)]
+        ids: Vec<String>,
         /// text | markdown | csv (csv: the Figure 1 cells, one row each)
         #[arg(long, default_value = "text", value_parser = ["text", "markdown", "csv"])]
         format: String,

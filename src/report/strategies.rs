@@ -20,6 +20,17 @@ const CELL_KEYS: &[&str] =
 /// Experiments with more points than this show the overlap of the Figure 1 winners only.
 const MAX_OVERLAP_POINTS: usize = 40;
 
+/// Several experiments as one: the first one's header and design, every one's points (for
+/// tables over a grid run in parts). Panics on an empty list.
+pub fn merge(exps: Vec<ExperimentResult>) -> ExperimentResult {
+    let mut it = exps.into_iter();
+    let mut first = it.next().expect("at least one experiment");
+    for e in it {
+        first.points.extend(e.points);
+    }
+    first
+}
+
 /// Whether any point of the experiment ran a strategy.
 pub fn any(exp: &ExperimentResult) -> bool {
     exp.points.iter().any(|p| p.spec.as_ref().is_some_and(|s| s.strategy.is_some()))
@@ -60,7 +71,7 @@ pub fn sync_label(s: &Spec) -> String {
 /// The window as the study labels it (`64Mw`), mmap only.
 pub fn window_label(s: &Spec) -> Option<String> {
     (s.engine == "mmap")
-        .then(|| s.window_bytes.map_or("whole-file w".into(), |w| format!("{}w", short_size(w))))
+        .then(|| s.window_bytes.map_or("whole-file".into(), |w| format!("{}w", short_size(w))))
 }
 
 /// The write mechanism as the study names it.
@@ -384,7 +395,7 @@ pub fn point_rows(exp: &ExperimentResult) -> (Vec<String>, Vec<Vec<String>>) {
 /// What the per-point table means.
 pub fn point_note(exp: &ExperimentResult) -> String {
     format!(
-        "* time: {} of the run's time in seconds, from the start barrier to after the final sync (lower is better; Benson et al. 2003)\nMB/s: bytes written (workers x iters x bs) / that time, 10^6 B/s; syncs in flight: the most commits in flight at once in any run",
+        "* time: {} of the run's time in seconds, from the start barrier to after the final sync (lower is better)\nMB/s: bytes written (workers x iters x bs) / that time, 10^6 B/s; syncs in flight: the most commits in flight at once in any run",
         exp.design.headline.about()
     )
 }

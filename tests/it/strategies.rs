@@ -503,6 +503,33 @@ fn the_study_table_comes_from_the_store() {
             *e = (t, sync);
         }
     }
+    // The store keeps every strategy figure: what it gives back is what the run printed.
+    let id = doc["experiment_id"].as_str().unwrap();
+    let stored: Value = serde_json::from_slice(&s.iolab(&["results", "show", id, "--json"]).stdout).unwrap();
+    for (a, b) in doc["points"].as_array().unwrap().iter().zip(stored["points"].as_array().unwrap()) {
+        let (pa, pb) = (&a["phases"][0], &b["phases"][0]);
+        assert_eq!(pa["time_summary"], pb["time_summary"]);
+        for (ra, rb) in
+            pa["repetitions"].as_array().unwrap().iter().zip(pb["repetitions"].as_array().unwrap())
+        {
+            assert_eq!(ra["syncs_in_flight_max"], rb["syncs_in_flight_max"]);
+            assert!(ra["syncs_in_flight_max"].as_u64().is_some());
+            for (wa, wb) in workers(ra).iter().zip(workers(rb)) {
+                for k in ["role", "times_ns", "tid", "commit_tids", "sync_calls"] {
+                    assert_eq!(wa[k], wb[k], "{k}");
+                    assert!(!wa[k].is_null(), "{k}");
+                }
+            }
+        }
+    }
+    let csv_all = s.iolab(&["results", "show", id, "--csv"]).stdout;
+    let mut rdr = csv::Reader::from_reader(csv_all.as_slice());
+    let role = rdr.headers().unwrap().iter().position(|c| c == "worker_role").unwrap();
+    let roles: std::collections::BTreeSet<String> =
+        rdr.records().map(|r| r.unwrap()[role].to_string()).collect();
+    let want: std::collections::BTreeSet<String> =
+        ["compute", "compute-write", "write"].map(String::from).into();
+    assert_eq!(roles, want);
     let out = s.iolab(&["results", "strategies", "last", "--format", "csv"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let mut rdr = csv::Reader::from_reader(out.stdout.as_slice());
@@ -531,11 +558,89 @@ fn the_study_table_comes_from_the_store() {
     let show = String::from_utf8(s.iolab(&["results", "show", "last"]).stdout).unwrap();
     assert!(show.contains("Fig. 1 layout") && show.contains(&cell), "{show}");
     assert!(show.contains("time trim-mean*") || show.contains("time mean*"), "{show}");
-    let html = String::from_utf8(s.iolab(&["report", "last"]).stdout).unwrap();
-    assert!(html.contains("id=\"strategies\"") && html.contains("Figure 1 layout"));
-    assert!(html.contains(&iolab::report::strategies::fmt_s(*t)));
+    let page = s.path().join("report.html");
+    let out = s.iolab(&["report", id, "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<section id=\"strategies\">") && html.contains("Figure 1 layout"));
+    let ts = iolab::report::strategies::fmt_s(*t);
+    let (plain, bold) = (format!("{ts}<br><small>{sync}"), format!("{ts}</b><br><small>{sync}"));
+    assert!(html.contains(&plain) || html.contains(&bold), "no cell for S3 at 30ms");
+    crate::reports::assert_self_contained(&html);
+    let sections = ["spec", "host", "cache", "summary", "strategies", "plots", "runs", "data"];
+    crate::reports::check_in_chromium(s.path(), &page, &sections, html.matches("<svg ").count());
     // An experiment without a strategy has no such table.
     s.run_json(&["--op", "write", "--size", "64KiB", "--bs", "16KiB", "--reps", "1"]);
     let out = s.iolab(&["results", "strategies", "last"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Pids of the live children of `parent` (from /proc/*/stat), in pid order.
+fn children_of(parent: u32) -> Vec<u32> {
+    let mut out = vec![];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let mut f = rest.split(' ');
+        let state = f.next().unwrap();
+        if f.next().unwrap().parse::<u32>().unwrap() == parent && state != "Z" {
+            out.push(pid);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A worker process that dies fails the run cleanly: the other worker stops, the error names
+/// the dead worker and how it ended, exit 1, and nothing is left behind.
+#[test]
+fn a_dying_worker_process_fails_the_run() {
+    let s = Scratch::new();
+    let child = std::process::Command::new(bin())
+        .args([
+            "run",
+            "-q",
+            "--dir",
+            s.path().to_str().unwrap(),
+            "--launcher",
+            "process",
+            "--strategy",
+            "S3",
+            "--iters",
+            "100",
+            "--bs",
+            "4KiB",
+            "--comptime",
+            "60s",
+            "--reps",
+            "1",
+        ])
+        .env("IOLAB_DB", s.db())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let kids = loop {
+        let k = children_of(child.id());
+        if k.len() == 2 {
+            break k;
+        }
+        assert!(t.elapsed().as_secs() < 30, "the worker processes never started: {k:?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let t = std::time::Instant::now();
+    // SAFETY: killing our own grandchild, worker 1 (the compute worker of S3).
+    unsafe { libc::kill(kids[1] as i32, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    assert!(t.elapsed() < std::time::Duration::from_secs(5), "took {:?}", t.elapsed());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("worker 1 (process") && err.contains("was killed by signal 9 (SIGKILL)"), "{err}");
+    let gone = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |st| st.contains(") Z "))
+    };
+    assert!(gone(kids[0]), "the other worker process still runs");
+    assert!(s.leftovers().iter().all(|f| !f.starts_with(".iolab-")), "{:?}", s.leftovers());
 }
