@@ -18,9 +18,12 @@ use crate::{cmd_experiments, engine, host, plan, sys};
 
 /// Runs one command line.
 pub fn main(cli: Cli) -> Result<()> {
-    if let Command::Worker = cli.command {
-        // Not under the stdout lock below: a traced worker's writer thread writes to stdout too.
-        std::process::exit(crate::worker::process::child_main());
+    // Child processes, not under the stdout lock below: a traced worker's writer thread
+    // writes to stdout too.
+    match cli.command {
+        Command::Worker => std::process::exit(crate::worker::process::child_main()),
+        Command::StrategyWorker => std::process::exit(crate::strategy::process::child_main()),
+        _ => {}
     }
     let mut stdout = std::io::stdout().lock();
     match cli.command {
@@ -32,7 +35,7 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Reproduce(args) => cmd_experiments::cmd_reproduce(args, &mut stdout),
         Command::Plot(args) => crate::cmd_report::cmd_plot(args, &mut stdout),
         Command::Report(args) => crate::cmd_report::cmd_report(args, &mut stdout),
-        Command::Worker => unreachable!("handled above"),
+        Command::Worker | Command::StrategyWorker => unreachable!("handled above"),
         Command::Clean(args) => cmd_clean(args, &mut stdout),
     }
 }
@@ -197,6 +200,21 @@ fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
         }
         ResultsCommand::Compare { by: _, format } => cmd_experiments::compare(&store, &format, stdout),
         ResultsCommand::Import { path } => cmd_experiments::import(&store, &path, stdout),
+        ResultsCommand::Strategies { ids, format } => {
+            let mut exps = vec![];
+            for id in &ids {
+                let exp = store.load(&store.resolve_id(id)?)?;
+                if !report::strategies::any(&exp) {
+                    return Err(Error::NotFound(format!(
+                        "experiment {} ran no strategy (run one with --strategy S1A|S1B|S2|S3|S5)",
+                        exp.experiment_id
+                    )));
+                }
+                exps.push(exp);
+            }
+            let exp = report::strategies::merge(exps);
+            stdout.write_all(report::strategies::render(&exp, &format).as_bytes()).map_err(out_err)
+        }
         ResultsCommand::Trace { id, phase, rep, json, output } => {
             let id = store.resolve_id(&id)?;
             let filter = report::trace::TraceFilter { phase, rep };

@@ -152,5 +152,6 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
         trace,
         calls,
         max_inflight: max_inflight as u64,
+        role: None,
     })
 }

@@ -42,6 +42,9 @@ pub enum Command {
     /// Internal: one worker process of `launcher = process` (reads its job on stdin)
     #[command(name = "__worker", hide = true)]
     Worker,
+    /// Internal: one worker process of a strategy with `launcher = process`
+    #[command(name = "__strategy-worker", hide = true)]
+    StrategyWorker,
     /// Remove iolab work directories left behind (by a crash, kill -9 or --keep); nothing else
     Clean(CleanArgs),
 }
@@ -161,6 +164,15 @@ pub struct SpecArgs {
     /// Strided memory: distance between successive --mem-len pieces
     #[arg(long, allow_hyphen_values = true)]
     pub mem_stride: Option<String>,
+    /// Compute/I-O overlap strategy: S1A | S1B | S2 | S3 | S5 (Benson et al. 2003)
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// Strategies: iterations of the compute/write loop
+    #[arg(long, allow_hyphen_values = true)]
+    pub iters: Option<String>,
+    /// Strategies: simulated compute time, e.g. 2s (see docs/strategies.md)
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub comptime: Option<String>,
     /// Set any spec parameter: --set key=value (repeatable)
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -201,7 +213,7 @@ impl SpecArgs {
             }
             None => Params::default(),
         };
-        let flags: [(&str, &Option<String>); 23] = [
+        let flags: [(&str, &Option<String>); 26] = [
             ("ops", &self.op),
             ("size", &self.size),
             ("bs", &self.bs),
@@ -225,6 +237,9 @@ impl SpecArgs {
             ("window", &self.window),
             ("mem_len", &self.mem_len),
             ("mem_stride", &self.mem_stride),
+            ("strategy", &self.strategy),
+            ("iters", &self.iters),
+            ("comptime", &self.comptime),
         ];
         for (k, v) in flags {
             if let Some(v) = v {
@@ -356,6 +371,17 @@ pub enum ResultsCommand {
     /// Merge another store (SQLite file) or a run's JSON into this store; runs already
     /// present are skipped
     Import { path: PathBuf },
+    /// The strategy tables of an experiment run with --strategy: Benson et al.'s Figure 1
+    /// layout (best time per strategy, compute time and write mechanism, with the sync size and
+    /// window that gave it) and where each role's time went. Several ids make one table of
+    /// all their points (a grid run in parts)
+    Strategies {
+        #[arg(required = true, num_args = 1..)]
+        ids: Vec<String>,
+        /// text | markdown | csv (csv: the Figure 1 cells, one row each)
+        #[arg(long, default_value = "text", value_parser = ["text", "markdown", "csv"])]
+        format: String,
+    },
     /// Export the per-op traces of an experiment run with --trace (CSV, one row per op)
     Trace {
         id: String,

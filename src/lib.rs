@@ -34,6 +34,7 @@ pub mod signals;
 pub mod spec;
 pub mod stats;
 pub mod store;
+pub mod strategy;
 pub mod sweep;
 pub mod sys;
 pub mod trace;

@@ -81,6 +81,18 @@ pub struct WorkerResult {
     /// The most ops the worker had in flight at once.
     #[serde(default)]
     pub max_inflight: u64,
+    /// Strategies: the worker's role (`compute-write`, `compute`, `write`, or `sync` for the
+    /// S5 sync thread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Strategies: where the role's time went (docs/strategies.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times_ns: Option<crate::strategy::RoleTimes>,
+    /// Strategies: the thread that ran the role, and the threads that issued its commits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_tids: Option<Vec<u32>>,
 }
 
 impl WorkerResult {
@@ -104,6 +116,10 @@ impl WorkerResult {
             trace: s.trace.as_ref().and_then(|t| t.spill.clone()).map(SpillRef),
             calls: s.calls.to_map(),
             max_inflight: s.max_inflight,
+            role: s.role.as_ref().map(|r| r.role.name().to_string()),
+            times_ns: s.role.as_ref().map(|r| r.times),
+            tid: s.role.as_ref().map(|r| r.tid),
+            commit_tids: s.role.as_ref().map(|r| r.commit_tids.clone()),
         }
     }
 }
@@ -163,6 +179,9 @@ pub struct Repetition {
     /// file system can tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_layout: Option<LayoutFacts>,
+    /// Strategies: the most commits that were in flight at once (all workers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syncs_in_flight_max: Option<u64>,
 }
 
 impl Repetition {
@@ -197,6 +216,11 @@ impl Repetition {
             workers,
             env: RunEnv::default(),
             file_layout: None,
+            syncs_in_flight_max: samples
+                .iter()
+                .filter_map(|s| s.role.as_ref())
+                .map(|r| r.syncs_in_flight_max)
+                .max(),
         }
     }
 
@@ -219,6 +243,7 @@ impl Repetition {
             workers: vec![],
             env: RunEnv::default(),
             file_layout: None,
+            syncs_in_flight_max: None,
         }
     }
 }
@@ -278,6 +303,10 @@ pub struct PhaseResult {
     pub flags: Vec<String>,
     /// Latency percentiles over all workers and complete repetitions.
     pub latency_ns: LatencyNs,
+    /// Strategy phases: the run's time in seconds (start barrier to after the final sync)
+    /// across complete repetitions: the study's figure, lower is better.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_summary: Option<Summary>,
 }
 
 impl PhaseResult {
@@ -291,6 +320,7 @@ impl PhaseResult {
             summary: None,
             flags: vec![],
             latency_ns: LatencyNs::default(),
+            time_summary: None,
         }
     }
 
@@ -300,6 +330,9 @@ impl PhaseResult {
             self.repetitions.iter().filter(|r| r.status == Status::Complete).collect();
         let xs: Vec<f64> = complete.iter().map(|r| r.max_sar_bytes_per_s).collect();
         self.summary = (!xs.is_empty()).then(|| Summary::of("max_sar_bytes_per_s", &xs));
+        let strategy = complete.iter().any(|r| r.workers.iter().any(|w| w.role.is_some()));
+        let times: Vec<f64> = complete.iter().map(|r| r.time_ns as f64 / 1e9).collect();
+        self.time_summary = (strategy && !times.is_empty()).then(|| Summary::of("time_s", &times));
         self.cache.resident_fraction =
             self.repetitions.iter().map(|r| r.resident_fraction).fold(0.0, f64::max);
         // One flag per kind ("not cold: ..."), the first seen, with how many runs had it when

@@ -69,6 +69,9 @@ params! {
     "window": "mmap window size (engine mmap); default: the whole file",
     "mem_len": "strided memory: bytes taken from every mem_stride bytes of the buffer",
     "mem_stride": "strided memory: distance between the starts of successive mem_len pieces",
+    "strategy": "compute/I-O overlap strategy (Benson et al. 2003): S1A | S1B | S2 | S3 | S5 (see docs/strategies.md)",
+    "iters": "strategies: iterations of the compute/write loop (size = iters x bs)",
+    "comptime": "strategies: simulated compute time, e.g. 2s (each of the workers' worth; see docs/strategies.md)",
 }
 
 /// Raw parameters: key -> values, before parsing. Later layers override earlier ones.
@@ -495,6 +498,15 @@ pub struct Spec {
     pub mem_len_bytes: Option<u64>,
     #[serde(default)]
     pub mem_stride_bytes: Option<u64>,
+    /// Compute/I-O overlap strategy (docs/strategies.md); None: plain I/O workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<crate::strategy::Strategy>,
+    /// Iterations of a strategy's loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iters: Option<u64>,
+    /// A strategy's compute time (the program spins `workers` x this in all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comptime_ns: Option<u64>,
 }
 
 fn one() -> u32 {
@@ -658,6 +670,9 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
             return Err(Error::spec(key, "", "unknown parameter"));
         }
     }
+    // A strategy sets defaults of its own (workers, ops, layout, size from iters).
+    let with_strategy = crate::strategy::spec::with_defaults(params, env.ram_bytes)?;
+    let params = with_strategy.as_ref().unwrap_or(params);
     let get = |k: &str| params.one(k);
     let size_of = |k: &str, default: &str| -> Result<u64> {
         let v = get(k).unwrap_or(default);
@@ -879,6 +894,9 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         window_bytes: eo.window_bytes,
         mem_len_bytes: eo.mem_len_bytes,
         mem_stride_bytes: eo.mem_stride_bytes,
+        strategy: None,
+        iters: None,
+        comptime_ns: None,
     };
     if spec.verify && spec.mem_len_bytes.is_some() {
         return Err(Error::spec(
@@ -888,6 +906,8 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         ));
     }
     layout::check(&spec, env)?;
+    let mut spec = spec;
+    crate::strategy::spec::resolve_into(params, &mut spec)?;
     if let Some(len) = spec.mem_len_bytes {
         let piece = crate::plan::piece_len(&spec);
         if piece % len != 0 {
@@ -976,6 +996,11 @@ impl Spec {
         if let (Some(l), Some(st)) = (self.mem_len_bytes, self.mem_stride_bytes) {
             set("mem_len", vec![fmt_size_spec(l)]);
             set("mem_stride", vec![fmt_size_spec(st)]);
+        }
+        if let Some(s) = self.strategy {
+            set("strategy", vec![s.name().into()]);
+            set("iters", vec![self.iters.unwrap_or(0).to_string()]);
+            set("comptime", vec![crate::strategy::spec::fmt_duration_spec(self.comptime_ns.unwrap_or(0))]);
         }
         p
     }

@@ -16,7 +16,7 @@ use crate::spec::Spec;
 use crate::worker::Buckets;
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 4;
+pub const STORE_VERSION: i64 = 5;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -121,8 +121,19 @@ ALTER TABLE worker_results ADD COLUMN calls_json TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE worker_results ADD COLUMN max_inflight INTEGER NOT NULL DEFAULT 0;
 ";
 
+/// Version 5: compute/I-O overlap strategies: each worker's role, where its time went, its
+/// thread and the threads of its commits; per run, the most commits in flight at once.
+const SCHEMA_V5_STRATEGIES: &str = "
+ALTER TABLE worker_results ADD COLUMN role TEXT;
+ALTER TABLE worker_results ADD COLUMN times_json TEXT;
+ALTER TABLE worker_results ADD COLUMN tid INTEGER;
+ALTER TABLE worker_results ADD COLUMN commit_tids_json TEXT;
+ALTER TABLE phase_results ADD COLUMN syncs_in_flight_max INTEGER;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
-const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2_EXPERIMENTS, SCHEMA_V3_TRACES, SCHEMA_V4_CALLS];
+const MIGRATIONS: &[&str] =
+    &[SCHEMA_V1, SCHEMA_V2_EXPERIMENTS, SCHEMA_V3_TRACES, SCHEMA_V4_CALLS, SCHEMA_V5_STRATEGIES];
 
 /// The default store path: $IOLAB_DB, else $XDG_DATA_HOME/iolab/iolab.db, else
 /// ~/.local/share/iolab/iolab.db.
@@ -330,8 +341,8 @@ impl Store {
             tx.execute(
                 "INSERT INTO phase_results(run_id, phase, status, error, total_bytes, ops, time_ns,
                      max_sar_bytes_per_s, min_sar_bytes_per_s, avg_individual_bytes_per_s, resident_fraction,
-                     prealloc_ns, flags_json, env_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                     prealloc_ns, flags_json, env_json, syncs_in_flight_max)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 params![
                     run_id,
                     *phase as i64,
@@ -346,7 +357,8 @@ impl Store {
                     r.resident_fraction,
                     r.prealloc_ns as i64,
                     self.json(&r.flags)?,
-                    self.json(&r.env)?
+                    self.json(&r.env)?,
+                    r.syncs_in_flight_max.map(|n| n as i64)
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -360,8 +372,9 @@ impl Store {
             for w in &r.workers {
                 tx.execute(
                     "INSERT INTO worker_results (run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
-                         open_ns, close_ns, bytes_per_s, latency_json, histogram_json, calls_json, max_inflight)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                         open_ns, close_ns, bytes_per_s, latency_json, histogram_json, calls_json, max_inflight,
+                         role, times_json, tid, commit_tids_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
                     params![
                         run_id,
                         *phase as i64,
@@ -377,7 +390,11 @@ impl Store {
                         self.json(&w.latency_ns)?,
                         self.json(&w.latency_histogram_ns)?,
                         self.json(&w.calls)?,
-                        w.max_inflight as i64
+                        w.max_inflight as i64,
+                        w.role,
+                        w.times_ns.map(|t| self.json(&t)).transpose()?,
+                        w.tid,
+                        w.commit_tids.as_ref().map(|t| self.json(t)).transpose()?
                     ],
                 )
                 .map_err(|e| self.err(e))?;
@@ -497,7 +514,8 @@ impl Store {
             .prepare(
                 "SELECT r.run_id, r.point, r.rep, p.phase, p.status, p.error, p.total_bytes, p.ops, p.time_ns,
                         p.max_sar_bytes_per_s, p.min_sar_bytes_per_s, p.avg_individual_bytes_per_s,
-                        p.resident_fraction, p.prealloc_ns, p.flags_json, p.env_json, r.warmup
+                        p.resident_fraction, p.prealloc_ns, p.flags_json, p.env_json, r.warmup,
+                        p.syncs_in_flight_max
                  FROM runs r JOIN phase_results p ON p.run_id = r.run_id
                  WHERE r.experiment_id = ?1 ORDER BY r.rep, r.finished_unix_s, r.point, p.phase",
             )
@@ -531,6 +549,7 @@ impl Store {
                 workers,
                 env: serde_json::from_str(&env_json).map_err(|e| self.err(e))?,
                 file_layout,
+                syncs_in_flight_max: r.get::<_, Option<i64>>(17).map_err(g)?.map(|n| n as u64),
             };
             let ph =
                 points.get_mut(point as usize).and_then(|p| p.phases.get_mut(phase as usize)).ok_or_else(
@@ -611,7 +630,8 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT worker, bytes, ops, time_ns, sync_ns, sync_calls, open_ns, close_ns, bytes_per_s,
-                        latency_json, histogram_json, calls_json, max_inflight
+                        latency_json, histogram_json, calls_json, max_inflight,
+                        role, times_json, tid, commit_tids_json
                  FROM worker_results WHERE run_id = ?1 AND phase = ?2 ORDER BY worker",
             )
             .map_err(|e| self.err(e))?;
@@ -634,17 +654,25 @@ impl Store {
                         trace: None,
                         calls: Default::default(),
                         max_inflight: r.get::<_, i64>(12)? as u64,
+                        role: r.get(13)?,
+                        times_ns: None,
+                        tid: r.get(15)?,
+                        commit_tids: None,
                     },
                     r.get::<_, String>(9)?,
                     r.get::<_, String>(10)?,
                     r.get::<_, String>(11)?,
+                    r.get::<_, Option<String>>(14)?,
+                    r.get::<_, Option<String>>(16)?,
                 ))
             })
             .map_err(|e| self.err(e))?;
         let mut out = vec![];
         for row in rows {
-            let (mut w, lat, hist, calls) = row.map_err(|e| self.err(e))?;
+            let (mut w, lat, hist, calls, times, tids) = row.map_err(|e| self.err(e))?;
             w.latency_ns = serde_json::from_str(&lat).map_err(|e| self.err(e))?;
+            w.times_ns = times.map(|t| serde_json::from_str(&t).map_err(|e| self.err(e))).transpose()?;
+            w.commit_tids = tids.map(|t| serde_json::from_str(&t).map_err(|e| self.err(e))).transpose()?;
             w.calls = serde_json::from_str(&calls).map_err(|e| self.err(e))?;
             w.latency_histogram_ns = serde_json::from_str(&hist).map_err(|e| self.err(e))?;
             w.periods = self.load_periods(run_id, phase, w.worker)?;

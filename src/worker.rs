@@ -91,6 +91,8 @@ pub struct WorkerSample {
     pub calls: CallCounts,
     /// The most ops this worker had in flight at once (1 for synchronous engines).
     pub max_inflight: u64,
+    /// A strategy's role: what it was and where its time went (None for plain workers).
+    pub role: Option<crate::strategy::RoleSample>,
 }
 
 impl WorkerSample {
@@ -287,6 +289,7 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
         trace,
         calls,
         max_inflight: u64::from(ops.n_ops > 0),
+        role: None,
     })
 }
 
@@ -540,6 +543,9 @@ pub trait Monitor: Sync {
 
 /// Runs a phase's workers with the spec's launcher (threads or processes).
 pub fn launch(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
+    if job.spec.strategy.is_some() {
+        return crate::strategy::launch(job, monitor);
+    }
     match job.spec.launcher {
         Launcher::Thread => run_phase_threads(job, monitor),
         Launcher::Process => process::run_phase_processes(job, monitor),

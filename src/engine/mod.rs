@@ -28,6 +28,8 @@ mod vsync;
 mod tests;
 
 pub use calls::{Call, CallCounts};
+/// The synchronous engines that write, for callers that drive one themselves (strategies).
+pub(crate) use {mmap::Mmap, psync::Psync, vsync::Vsync};
 
 /// What a worker's engine is asked to open.
 #[derive(Debug, Clone)]

@@ -52,7 +52,34 @@ const HEADER: &[&str] = &[
     "device_write_bytes",
     "worker_open_ns",
     "worker_close_ns",
+    "syncs_in_flight_max",
+    "worker_role",
+    "worker_compute_ns",
+    "worker_compute_target_ns",
+    "worker_write_ns",
+    "worker_handoff_ns",
+    "worker_wait_ns",
+    "worker_cpu_ns",
+    "worker_runq_ns",
 ];
+
+/// The strategy columns of a worker (empty for plain workers).
+fn role_cols(w: Option<&crate::results::WorkerResult>) -> Vec<String> {
+    let mut v = vec![w.and_then(|w| w.role.clone()).unwrap_or_default()];
+    let t = w.and_then(|w| w.times_ns);
+    let f =
+        |g: fn(&crate::strategy::RoleTimes) -> u64| t.as_ref().map(|t| g(t).to_string()).unwrap_or_default();
+    v.extend([
+        f(|t| t.compute),
+        f(|t| t.compute_target),
+        f(|t| t.write),
+        f(|t| t.handoff),
+        f(|t| t.wait),
+        f(|t| t.cpu),
+        f(|t| t.runq),
+    ]);
+    v
+}
 
 impl Exporter for Csv {
     fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
@@ -99,9 +126,11 @@ impl Exporter for Csv {
                         e.devices.iter().map(|d| d.read_bytes).sum::<u64>().to_string(),
                         e.devices.iter().map(|d| d.write_bytes).sum::<u64>().to_string(),
                     ];
+                    let in_flight = r.syncs_in_flight_max.map(|n| n.to_string()).unwrap_or_default();
                     if r.workers.is_empty() {
                         let blanks = vec![String::new(); 14];
-                        let after = [String::new(), String::new()];
+                        let mut after = vec![String::new(), String::new(), in_flight.clone()];
+                        after.extend(role_cols(None));
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }
@@ -123,7 +152,9 @@ impl Exporter for Csv {
                             wk.max_inflight.to_string(),
                             wk.calls.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";"),
                         ];
-                        let after = [wk.open_ns.to_string(), wk.close_ns.to_string()];
+                        let mut after =
+                            vec![wk.open_ns.to_string(), wk.close_ns.to_string(), in_flight.clone()];
+                        after.extend(role_cols(Some(wk)));
                         w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }

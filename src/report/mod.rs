@@ -14,6 +14,7 @@ pub mod html;
 mod json;
 pub mod plan;
 pub mod plot;
+pub mod strategies;
 mod table;
 pub mod trace;
 

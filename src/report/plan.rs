@@ -104,6 +104,39 @@ pub fn plan_json(spec: &Spec, plan: &RunPlan) -> String {
     serde_json::to_string_pretty(&j).expect("plan serialises") + "\n"
 }
 
+/// A strategy's roles: who computes, hands over, writes and syncs, and where each write goes.
+fn strategy_text(sp: &crate::strategy::Plan, plan: &RunPlan) -> String {
+    let ns = sp.comptime_ns;
+    let mut s = format!(
+        "strategy {} ({}): {} iterations, comptime {} ({} of compute in all, {} written)\n",
+        sp.strategy.name(),
+        sp.strategy.about(),
+        sp.iters,
+        crate::strategy::spec::fmt_duration_spec(ns),
+        crate::units::fmt_ns(ns * sp.workers as u64),
+        fmt_size(sp.total_bytes())
+    );
+    for (r, line) in sp.roles.iter().zip(sp.describe()) {
+        s += &format!("  {line}\n");
+        if let Some(w) = &r.write {
+            let name = &plan.files[w.file as usize].name;
+            let offs: Vec<String> =
+                (0..sp.iters.min(4)).map(|i| sp.offset(w.parts_per_iter, i, 0).to_string()).collect();
+            s += &format!(
+                "    {} ops of {} on {name}, offsets {}{}\n",
+                sp.iters,
+                fmt_size(w.parts_per_iter as u64 * sp.bs),
+                offs.join(", "),
+                if sp.iters > 4 { ", ..." } else { "" }
+            );
+        }
+    }
+    if let Some(line) = sp.describe().get(sp.roles.len()) {
+        s += &format!("  {line}\n");
+    }
+    s
+}
+
 /// The plan as text.
 pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
     let mut s = format!(
@@ -160,6 +193,10 @@ pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
             ph.cache.name(),
             crate::cache::method(ph.cache, spec.direct, spec.drop_caches)
         );
+        if let Some(sp) = crate::strategy::Plan::of(spec) {
+            s += &strategy_text(&sp, plan);
+            continue;
+        }
         for w in ph.workers.iter().take(8) {
             let mut files: Vec<&str> =
                 w.files.iter().take(4).map(|&g| plan.files[g as usize].name.as_str()).collect();

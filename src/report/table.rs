@@ -111,6 +111,14 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     if let Some(m) = s.mem() {
         flags.push(format!("memory {} of every {} B", m.len, m.stride));
     }
+    if let Some(st) = s.strategy {
+        flags.push(format!(
+            "strategy {} · {} iters · comptime {}",
+            st.name(),
+            s.iters.unwrap_or(0),
+            crate::strategy::spec::fmt_duration_spec(s.comptime_ns.unwrap_or(0))
+        ));
+    }
     out += &format!(
         "spec    {}{} · {} worker{} x {} · bs {} · {} · {}{} · {} rep{}\n\n",
         if exp.points.len() > 1 { "first point: " } else { "" },
@@ -147,6 +155,11 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         );
     }
 
+    if super::strategies::any(exp) {
+        out += &super::strategies::render_body(exp);
+        out += &super::details::render_details(exp);
+        return out + &failures(exp);
+    }
     let mut swept: Vec<String> = d.axes.iter().map(|a| a.key.clone()).collect();
     for k in exp.points.first().map(|p| p.params.keys().cloned().collect::<Vec<_>>()).unwrap_or_default() {
         if !swept.contains(&k) {
@@ -227,6 +240,12 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     }
     out += "rates in MB/s (10^6 B/s) of max_SAR = sum of worker rates; min_SAR = bytes / slowest worker's time\n";
     out += &super::details::render_details(exp);
+    out + &failures(exp)
+}
+
+/// One line per repetition that did not complete.
+fn failures(exp: &ExperimentResult) -> String {
+    let mut out = String::new();
     for p in &exp.points {
         for ph in &p.phases {
             for r in ph.repetitions.iter().filter(|r| r.status != Status::Complete) {

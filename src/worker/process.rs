@@ -116,6 +116,7 @@ impl SampleWire {
             }),
             calls: self.calls,
             max_inflight: self.max_inflight,
+            role: None,
         }
     }
 }

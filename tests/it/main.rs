@@ -15,6 +15,7 @@ mod processes;
 mod reports;
 mod rig;
 mod safety;
+mod strategies;
 mod trace_stream;
 mod traces;
 mod verify;

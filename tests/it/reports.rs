@@ -52,7 +52,7 @@ fn console_lines(stderr: &str) -> Vec<&str> {
 
 /// The text of a page must not fetch anything: no script, stylesheet link, image source or
 /// URL other than the SVG namespace.
-fn assert_self_contained(html: &str) {
+pub(crate) fn assert_self_contained(html: &str) {
     for bad in ["<script", "<link", " src=", "url(", "https:", "@import"] {
         assert!(!html.contains(bad), "the page contains {bad}");
     }
@@ -91,7 +91,7 @@ fn decode_base64(s: &str) -> Vec<u8> {
 /// Opens a page in Chromium: a screenshot of the expected size that is not blank, no console
 /// message, no file loaded but the page, and the DOM with the given sections; the page
 /// prints to a PDF of several pages. Skips (saying so) where Chromium is not installed.
-fn check_in_chromium(scratch: &Path, page: &Path, sections: &[&str], svgs: usize) {
+pub(crate) fn check_in_chromium(scratch: &Path, page: &Path, sections: &[&str], svgs: usize) {
     let Some(bin) = chromium() else {
         eprintln!(
             "SKIP: Chromium is not installed (scripts/test.sh installs Debian's `chromium`); the page was checked as text only"

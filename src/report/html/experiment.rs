@@ -434,16 +434,22 @@ fn data_section(store: &Store, exp: &ExperimentResult) -> Result<String> {
 pub fn page(store: &Store, exp: &ExperimentResult) -> Result<String> {
     let title = plot::title(exp);
     let mut body = format!(
-        "<header>\n<h1>{}</h1>\n<p>{} · created {} · iolab {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul><li><a href=\"#spec\">Experiment</a></li><li><a href=\"#host\">Host</a></li><li><a href=\"#cache\">Cache state</a></li><li><a href=\"#summary\">Summary</a></li><li><a href=\"#plots\">Plots</a></li><li><a href=\"#runs\">Runs</a></li><li><a href=\"#data\">Raw data</a></li></ul></nav>\n</header>\n<main>\n",
+        "<header>\n<h1>{}</h1>\n<p>{} · created {} · iolab {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul><li><a href=\"#spec\">Experiment</a></li><li><a href=\"#host\">Host</a></li><li><a href=\"#cache\">Cache state</a></li><li><a href=\"#summary\">Summary</a></li>{}<li><a href=\"#plots\">Plots</a></li><li><a href=\"#runs\">Runs</a></li><li><a href=\"#data\">Raw data</a></li></ul></nav>\n</header>\n<main>\n",
         esc(&title),
         esc(&plot::provenance(exp)),
         esc(&utc(exp.created_unix_s)),
-        esc(&exp.iolab_version)
+        esc(&exp.iolab_version),
+        if crate::report::strategies::any(exp) {
+            "<li><a href=\"#strategies\">Strategies</a></li>"
+        } else {
+            ""
+        },
     );
     body += &spec_section(exp);
     body += &host_section(exp);
     body += &cache_section(exp);
     body += &summary_section(exp);
+    body += &super::strategies::section(exp);
     body += "<section id=\"plots\">\n<h2>Plots</h2>\n<p class=\"note\">Error bars are ± 2 standard deviations of the repetitions around the plotted statistic (Russell 1998), unless a caption says otherwise. Series differ by marker shape as well as colour.</p>\n";
     let (figs, skipped) = plots(store, exp);
     for (i, (f, cap, cmd)) in figs.iter().enumerate() {

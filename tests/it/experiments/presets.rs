@@ -256,9 +256,30 @@ fn available_presets_run_at_quick_scale() {
         ran.push(id);
         assert!(s.leftovers().iter().all(|f| !f.starts_with(".iolab-")), "{:?}", s.leftovers());
     }
-    for id in
-        ["R1", "R2", "R3", "R4", "R5", "R6", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "L1", "L2", "L3", "L4"]
-    {
+    for id in [
+        "R1",
+        "R2",
+        "R3",
+        "R4",
+        "R5",
+        "R6",
+        "B",
+        "B-strided",
+        "B-mmap",
+        "B-strided-mmap",
+        "B-proc",
+        "C1",
+        "C2",
+        "C3",
+        "C4",
+        "C5",
+        "C6",
+        "C7",
+        "L1",
+        "L2",
+        "L3",
+        "L4",
+    ] {
         assert!(ran.contains(&id.to_string()), "{id} should be available in this build; ran {ran:?}");
     }
     eprintln!("ran at quick scale: {ran:?}");
@@ -290,9 +311,9 @@ fn reproduce_list_tells_which_presets_run_and_why_not() {
     let out = s.iolab(&["reproduce", "R7", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("mpi"), "{}", stderr(&out));
-    let out = s.iolab(&["reproduce", "B", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
+    let out = s.iolab(&["reproduce", "B-mpi", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("so preset B is not available in this build"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("needs the `mpi` feature"), "{}", stderr(&out));
     let out = s.iolab(&["reproduce", "Z9"]);
     assert_eq!(out.status.code(), Some(2));
     let out = s.iolab(&["reproduce", "R1", "--scale", "huge"]);
@@ -320,9 +341,10 @@ fn a_printed_preset_runs_as_a_file() {
     }
     assert_eq!(doc["design"]["preset"]["id"], "L1");
     assert_eq!(doc["design"]["headline"], "mean");
-    // An unavailable preset prints its file as written, saying why.
-    let out = s.iolab(&["reproduce", "B", "--print"]);
+    // The strategy presets print as files too, with their grid spelled out.
+    let out = s.iolab(&["reproduce", "B", "--print", "--scale", "paper"]);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.starts_with("# B cannot be resolved by this build"), "{text}");
-    assert!(text.contains("[preset.paper]"));
+    assert!(text.starts_with("# B · Benson et al. 2003"), "{text}");
+    assert!(text.contains("strategy = [\"S1A\", \"S1B\", \"S2\", \"S3\", \"S5\"]"), "{text}");
+    assert!(text.contains("iters = 1024") && text.contains("headline = \"trimmed_mean_10\""), "{text}");
 }

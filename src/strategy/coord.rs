@@ -1,0 +1,51 @@
+//! The interfaces between a strategy's roles. Each is small on purpose, so that another
+//! transport can implement it: [`crate::strategy::shm`] implements all of them in shared
+//! memory (threads of one process, or processes of one machine); MPI ranks would implement
+//! [`Group`] with MPI_Barrier, [`CommitOrder`] with a token passed between ranks, and the
+//! hand-off with MPI_Send / MPI_Recv (S2, S3) or derived datatypes (S2DT, S3DT).
+
+use crate::error::{Error, Result};
+
+/// The error a role returns when another worker (or a signal) stopped the run; the launcher
+/// reports the original failure instead of these echoes.
+pub fn stopped() -> Error {
+    Error::Run("aborted: the run was stopped (another worker failed or a signal arrived)".into())
+}
+
+/// The workers of one strategy run.
+pub trait Group: Sync {
+    /// Returns once every worker of the run has arrived (the study's barriers); Err if the
+    /// run was stopped meanwhile.
+    fn barrier(&self) -> Result<()>;
+    /// Stops the run: every wait returns an error soon after.
+    fn stop(&self);
+    fn stopped(&self) -> bool;
+    /// Publishes how many bytes worker `worker` has written (for progress display).
+    fn progress(&self, worker: u32, bytes: u64);
+}
+
+/// Orders and counts commits. Every commit of the run is bracketed by `begin` and `end`, so the
+/// most commits in flight at once is known; with `exclusive` (S1B), `begin` first waits for
+/// the run's one token, so at most one exclusive commit is ever in flight.
+pub trait CommitOrder: Sync {
+    fn begin(&self, exclusive: bool) -> Result<()>;
+    fn end(&self, exclusive: bool);
+    /// The most commits that were in flight at once so far.
+    fn max_in_flight(&self) -> u64;
+}
+
+/// The producer's end of a hand-off: it fills buffers the hand-off owns and sends them in order.
+pub trait Sender: Send {
+    /// The buffer to fill with the next message; waits while every buffer is still on its way.
+    fn buffer(&mut self) -> Result<&mut [u8]>;
+    /// Sends the buffer filled last.
+    fn send(&mut self) -> Result<()>;
+}
+
+/// The writer's end of a hand-off from one producer.
+pub trait Receiver: Send {
+    /// Waits until the next message has arrived.
+    fn wait(&mut self) -> Result<()>;
+    /// Takes the message that arrived into `dst` (its length), freeing its buffer.
+    fn take_into(&mut self, dst: &mut [u8]) -> Result<()>;
+}

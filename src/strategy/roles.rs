@@ -1,0 +1,319 @@
+//! Pure: who does what in a strategy. From a resolved spec, each worker's role: what it
+//! computes each iteration (how long, which parts of the iteration's output), whether it writes
+//! them itself or hands them over (and through which hand-off), and what a writer writes, where.
+//!
+//! The output of one iteration is W parts of `bs` bytes (W = workers). In a file of its own
+//! (S1A, S1B) worker w's part of iteration i lies at `i x bs`; in the one shared file (S2, S3,
+//! S5) part p of iteration i lies at `(i x W + p) x bs`, so an iteration is one contiguous run
+//! of `W x bs` bytes and the single writer writes it with one op.
+
+use serde::{Deserialize, Serialize};
+
+use super::Strategy;
+use crate::spec::Spec;
+
+/// What a worker (or the S5 sync thread) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Computes its part and writes it (S1A, S1B; worker 0 of S2 and S5, which also receives
+    /// the other parts).
+    ComputeWrite,
+    /// Computes and hands its output to the writer.
+    Compute,
+    /// Only writes what it receives (worker 0 of S3).
+    Write,
+    /// The S5 sync thread inside the writer: commits when woken.
+    Sync,
+}
+
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::ComputeWrite => "compute-write",
+            Role::Compute => "compute",
+            Role::Write => "write",
+            Role::Sync => "sync",
+        }
+    }
+}
+
+/// One message of a producer: `parts` consecutive parts of an iteration, starting at `first`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parts {
+    pub first: u32,
+    pub parts: u32,
+}
+
+/// What a computing worker does each iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compute {
+    /// The compute time of one iteration (fill, then spin until this much has passed).
+    pub per_iter_ns: u64,
+    /// The parts of each iteration it produces.
+    pub parts: Parts,
+}
+
+/// A hand-off from a producer to the writer (ring `ring` of the shared region).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Receive {
+    pub ring: u32,
+    pub from: u32,
+    pub parts: Parts,
+}
+
+/// What a writer writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Write {
+    /// Global id of its file.
+    pub file: u32,
+    /// Parts per iteration in its file (1 in a file of its own, W in the shared file).
+    pub parts_per_iter: u32,
+    /// The messages it receives each iteration, in this order.
+    pub receives: Vec<Receive>,
+    /// Its engine commits (S5: its sync thread does).
+    pub commits: bool,
+}
+
+/// One worker's role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RolePlan {
+    pub worker: u32,
+    pub role: Role,
+    pub compute: Option<Compute>,
+    /// The ring it hands its output to (None: it writes its output itself).
+    pub sends: Option<u32>,
+    pub write: Option<Write>,
+}
+
+/// Every worker's role in one phase of a strategy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub strategy: Strategy,
+    pub workers: u32,
+    pub iters: u64,
+    /// Bytes per part (the study's bufsize).
+    pub bs: u64,
+    pub comptime_ns: u64,
+    pub roles: Vec<RolePlan>,
+    /// The writer runs a sync thread (S5).
+    pub sync_thread: bool,
+}
+
+impl Plan {
+    /// The roles of a resolved spec with a strategy.
+    pub fn of(spec: &Spec) -> Option<Plan> {
+        let strategy = spec.strategy?;
+        Some(Plan::new(
+            strategy,
+            spec.workers,
+            spec.iters.unwrap_or(0),
+            spec.bs_bytes,
+            spec.comptime_ns.unwrap_or(0),
+        ))
+    }
+
+    pub fn new(strategy: Strategy, workers: u32, iters: u64, bs: u64, comptime_ns: u64) -> Plan {
+        let w = workers;
+        // The program computes W x comptime / iters per iteration, split among its compute
+        // workers.
+        let share = |computers: u32| {
+            (w as u128 * comptime_ns as u128 / (iters.max(1) as u128 * computers as u128)) as u64
+        };
+        let one = |p: u32| Parts { first: p, parts: 1 };
+        let roles = match strategy {
+            Strategy::S1A | Strategy::S1B => (0..w)
+                .map(|p| RolePlan {
+                    worker: p,
+                    role: Role::ComputeWrite,
+                    compute: Some(Compute { per_iter_ns: share(w), parts: one(p) }),
+                    sends: None,
+                    write: Some(Write { file: p, parts_per_iter: 1, receives: vec![], commits: true }),
+                })
+                .collect(),
+            Strategy::S2 | Strategy::S5 => (0..w)
+                .map(|p| {
+                    let compute = Some(Compute { per_iter_ns: share(w), parts: one(p) });
+                    if p == 0 {
+                        let receives = (1..w).map(|q| Receive { ring: q, from: q, parts: one(q) }).collect();
+                        RolePlan {
+                            worker: 0,
+                            role: Role::ComputeWrite,
+                            compute,
+                            sends: None,
+                            write: Some(Write {
+                                file: 0,
+                                parts_per_iter: w,
+                                receives,
+                                commits: strategy == Strategy::S2,
+                            }),
+                        }
+                    } else {
+                        RolePlan { worker: p, role: Role::Compute, compute, sends: Some(p), write: None }
+                    }
+                })
+                .collect(),
+            Strategy::S3 => {
+                let all = Parts { first: 0, parts: w };
+                vec![
+                    RolePlan {
+                        worker: 0,
+                        role: Role::Write,
+                        compute: None,
+                        sends: None,
+                        write: Some(Write {
+                            file: 0,
+                            parts_per_iter: w,
+                            receives: vec![Receive { ring: 1, from: 1, parts: all }],
+                            commits: true,
+                        }),
+                    },
+                    RolePlan {
+                        worker: 1,
+                        role: Role::Compute,
+                        compute: Some(Compute { per_iter_ns: share(1), parts: all }),
+                        sends: Some(1),
+                        write: None,
+                    },
+                ]
+            }
+        };
+        Plan { strategy, workers, iters, bs, comptime_ns, roles, sync_thread: strategy == Strategy::S5 }
+    }
+
+    /// The file offset of part `part` of iteration `iter` in a file with `parts_per_iter` parts
+    /// per iteration.
+    pub fn offset(&self, parts_per_iter: u32, iter: u64, part: u32) -> u64 {
+        (iter * parts_per_iter as u64 + part as u64) * self.bs
+    }
+
+    /// The rings (producer worker ids) the run needs, each with its message size in parts.
+    pub fn rings(&self) -> Vec<(u32, u32)> {
+        self.roles.iter().filter_map(|r| Some((r.sends?, r.compute?.parts.parts))).collect()
+    }
+
+    /// Bytes the run writes in all: W x iters x bs.
+    pub fn total_bytes(&self) -> u64 {
+        self.workers as u64 * self.iters * self.bs
+    }
+
+    /// The compute one role does in all.
+    pub fn compute_target_ns(&self, r: &RolePlan) -> u64 {
+        r.compute.map_or(0, |c| c.per_iter_ns * self.iters)
+    }
+
+    /// One line per role, for plans and tables.
+    pub fn describe(&self) -> Vec<String> {
+        let ms = |ns: u64| crate::units::fmt_ns(ns);
+        let mut out = vec![];
+        for r in &self.roles {
+            let mut what = vec![];
+            if let Some(c) = r.compute {
+                let parts = if c.parts.parts == 1 {
+                    format!("part {}", c.parts.first)
+                } else {
+                    format!("parts {}..{}", c.parts.first, c.parts.first + c.parts.parts - 1)
+                };
+                what.push(format!("computes {parts} ({} per iteration)", ms(c.per_iter_ns)));
+            }
+            if let Some(ring) = r.sends {
+                what.push(format!("hands it to worker 0 (hand-off {ring})"));
+            }
+            if let Some(w) = &r.write {
+                let from: Vec<String> = w.receives.iter().map(|x| format!("worker {}", x.from)).collect();
+                if !from.is_empty() {
+                    what.push(format!("receives from {}", from.join(", ")));
+                }
+                what.push(format!(
+                    "writes {} per iteration to file {}{}",
+                    crate::units::fmt_size(w.parts_per_iter as u64 * self.bs),
+                    w.file,
+                    if w.commits { " and syncs" } else { "" }
+                ));
+            }
+            out.push(format!("worker {} ({}): {}", r.worker, r.role.name(), what.join("; ")));
+        }
+        if self.sync_thread {
+            out.push("sync thread of worker 0 (sync): commits whenever the sync size has been written, and at the end".into());
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every part of every iteration is produced once and lands in exactly one place; the
+    /// program computes W x comptime in all.
+    #[test]
+    fn parts_are_produced_and_written_exactly_once() {
+        for s in [Strategy::S1A, Strategy::S1B, Strategy::S2, Strategy::S3, Strategy::S5] {
+            for w in 2..=4u32 {
+                if s == Strategy::S3 && w != 2 {
+                    continue;
+                }
+                let p = Plan::new(s, w, 10, 4096, 3_000_000_000);
+                let mut produced = vec![0u32; w as usize];
+                for r in &p.roles {
+                    if let Some(c) = r.compute {
+                        for q in c.parts.first..c.parts.first + c.parts.parts {
+                            produced[q as usize] += 1;
+                        }
+                    }
+                }
+                assert!(produced.iter().all(|&n| n == 1), "{s:?} w={w}: {produced:?}");
+                // Each part reaches exactly one writer: its own producer or through one ring.
+                let mut written = vec![0u32; w as usize];
+                for r in &p.roles {
+                    let Some(wr) = &r.write else { continue };
+                    if let (Some(c), None) = (r.compute, r.sends) {
+                        written[c.parts.first as usize] += c.parts.parts;
+                    }
+                    for x in &wr.receives {
+                        let sender = p.roles.iter().find(|q| q.sends == Some(x.ring)).unwrap();
+                        assert_eq!(sender.compute.unwrap().parts, x.parts);
+                        for q in x.parts.first..x.parts.first + x.parts.parts {
+                            written[q as usize] += 1;
+                        }
+                    }
+                }
+                assert!(written.iter().all(|&n| n == 1), "{s:?} w={w}: {written:?}");
+                let total: u64 = p.roles.iter().map(|r| p.compute_target_ns(r)).sum();
+                let want = w as u64 * 3_000_000_000;
+                assert!(want - total < w as u64 * 10, "{s:?} w={w}: {total} of {want}");
+                assert_eq!(p.total_bytes(), w as u64 * 10 * 4096);
+            }
+        }
+    }
+
+    /// Benson et al.'s Fig. 1: with 32 s of compute, S1A's two workers spin 32 s each
+    /// (about 33 s in all), S3's one compute worker 64 s.
+    #[test]
+    fn compute_shares_match_the_study() {
+        let s = 32_000_000_000;
+        let p = Plan::new(Strategy::S1A, 2, 1024, 65536, s);
+        assert!(p.roles.iter().all(|r| p.compute_target_ns(r) == s));
+        let p = Plan::new(Strategy::S3, 2, 1024, 65536, s);
+        assert_eq!(p.compute_target_ns(&p.roles[1]), 2 * s);
+        assert_eq!(p.compute_target_ns(&p.roles[0]), 0);
+        let p = Plan::new(Strategy::S2, 2, 1024, 65536, s);
+        assert!(p.roles.iter().all(|r| p.compute_target_ns(r) == s));
+        assert_eq!(p.roles[0].compute.unwrap().per_iter_ns, s / 1024);
+    }
+
+    #[test]
+    fn offsets_interleave_parts_in_the_shared_file() {
+        let p = Plan::new(Strategy::S2, 3, 4, 100, 0);
+        assert_eq!(p.offset(3, 0, 0), 0);
+        assert_eq!(p.offset(3, 0, 2), 200);
+        assert_eq!(p.offset(3, 1, 1), 400);
+        assert_eq!(p.offset(1, 3, 0), 300);
+        assert_eq!(p.rings(), [(1, 1), (2, 1)]);
+        let p = Plan::new(Strategy::S3, 2, 4, 100, 0);
+        assert_eq!(p.rings(), [(1, 2)]);
+        assert!(!p.roles[0].write.as_ref().unwrap().receives.is_empty());
+        let p = Plan::new(Strategy::S5, 2, 4, 100, 0);
+        assert!(p.sync_thread && !p.roles[0].write.as_ref().unwrap().commits);
+    }
+}
