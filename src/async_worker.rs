@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::latency::{Hist, Off, Recorder, Traced};
 use crate::spec::{LatencyMode, SyncPolicy};
 use crate::sys::now_ns;
-use crate::worker::{Commits, DataPath, WorkerCtx, WorkerSample, trace_err};
+use crate::worker::{Commits, DataPath, LoopDone, WorkerCtx, WorkerSample, trace_err};
 
 /// The loop for one worker of an asynchronous engine; monomorphised per engine and per
 /// latency mode.
@@ -133,25 +133,13 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
     if matches!(sync_policy, SyncPolicy::End | SyncPolicy::Every(_)) {
         commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
     }
-    let end_ns = prev;
-    let t_close = now_ns();
-    let calls = engine.close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
-    let close_ns = now_ns() - t_close;
-    let (hist, trace) = rec.finish().map_err(trace_err)?;
-    Ok(WorkerSample {
-        worker: ctx.plan.worker,
+    let done = LoopDone {
+        start_ns,
+        open_ns,
+        end_ns: prev,
         bytes,
         ops: ops.n_ops,
-        start_ns,
-        end_ns,
-        sync_ns: commits.sync_ns,
-        sync_calls: commits.calls,
-        open_ns,
-        close_ns,
-        hist,
-        trace,
-        calls,
         max_inflight: max_inflight as u64,
-        role: None,
-    })
+    };
+    done.sample(ctx, &commits, rec, || engine.close())
 }

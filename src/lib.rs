@@ -5,6 +5,7 @@
 pub mod app;
 pub mod async_worker;
 pub mod cache;
+pub mod child;
 pub mod clean;
 pub mod cli;
 pub mod cmd_experiments;

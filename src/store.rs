@@ -7,133 +7,18 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::{Error, Result};
-use crate::forensics::LayoutFacts;
 use crate::host::HostFacts;
-use crate::period::Period;
 use crate::results::{ExperimentResult, LatencyNs, PointResult, Repetition, Status, WorkerResult};
 use crate::run::Sink;
 use crate::spec::Spec;
 use crate::worker::Buckets;
 
-/// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 5;
+mod schema;
+mod traces;
 
-const SCHEMA_V1: &str = "
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE hosts (
-    host_id TEXT PRIMARY KEY,
-    hostname TEXT NOT NULL,
-    facts_json TEXT NOT NULL
-);
-CREATE TABLE experiments (
-    id TEXT PRIMARY KEY,
-    created_unix_s REAL NOT NULL,
-    name TEXT NOT NULL,
-    host_id TEXT NOT NULL REFERENCES hosts(host_id),
-    iolab_version TEXT NOT NULL,
-    spec_json TEXT NOT NULL,
-    host_json TEXT NOT NULL,
-    points_json TEXT NOT NULL
-);
-CREATE TABLE runs (
-    run_id TEXT PRIMARY KEY,
-    experiment_id TEXT NOT NULL REFERENCES experiments(id),
-    point INTEGER NOT NULL,
-    rep INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    error TEXT,
-    finished_unix_s REAL NOT NULL
-);
-CREATE INDEX runs_by_experiment ON runs(experiment_id, point, rep);
-CREATE TABLE phase_results (
-    run_id TEXT NOT NULL REFERENCES runs(run_id),
-    phase INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    error TEXT,
-    total_bytes INTEGER NOT NULL,
-    ops INTEGER NOT NULL,
-    time_ns INTEGER NOT NULL,
-    max_sar_bytes_per_s REAL NOT NULL,
-    min_sar_bytes_per_s REAL NOT NULL,
-    avg_individual_bytes_per_s REAL NOT NULL,
-    resident_fraction REAL NOT NULL,
-    prealloc_ns INTEGER NOT NULL,
-    flags_json TEXT NOT NULL,
-    PRIMARY KEY (run_id, phase)
-);
-CREATE TABLE worker_results (
-    run_id TEXT NOT NULL REFERENCES runs(run_id),
-    phase INTEGER NOT NULL,
-    worker INTEGER NOT NULL,
-    bytes INTEGER NOT NULL,
-    ops INTEGER NOT NULL,
-    time_ns INTEGER NOT NULL,
-    sync_ns INTEGER NOT NULL,
-    sync_calls INTEGER NOT NULL,
-    open_ns INTEGER NOT NULL,
-    close_ns INTEGER NOT NULL,
-    bytes_per_s REAL NOT NULL,
-    latency_json TEXT NOT NULL,
-    histogram_json TEXT NOT NULL,
-    PRIMARY KEY (run_id, phase, worker)
-);
-";
-
-/// Version 2: how each experiment was built (sweep axes, headline, preset), warm-up runs, and
-/// the machine's state around each run (settle, priming, load, device I/O).
-const SCHEMA_V2_EXPERIMENTS: &str = "
-ALTER TABLE experiments ADD COLUMN design_json TEXT NOT NULL DEFAULT '{}';
-ALTER TABLE runs ADD COLUMN warmup INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE phase_results ADD COLUMN env_json TEXT NOT NULL DEFAULT '{}';
-";
-
-/// Version 3: per-op traces, the periods found in them, and the file layout after write phases.
-const SCHEMA_V3_TRACES: &str = "
-CREATE TABLE trace_ops (
-    run_id TEXT NOT NULL REFERENCES runs(run_id),
-    phase INTEGER NOT NULL,
-    worker INTEGER NOT NULL,
-    op INTEGER NOT NULL,
-    file INTEGER NOT NULL,
-    offset_bytes INTEGER NOT NULL,
-    start_ns INTEGER NOT NULL,
-    duration_ns INTEGER NOT NULL,
-    PRIMARY KEY (run_id, phase, worker, op)
-) WITHOUT ROWID;
-CREATE TABLE worker_periods (
-    run_id TEXT NOT NULL REFERENCES runs(run_id),
-    phase INTEGER NOT NULL,
-    worker INTEGER NOT NULL,
-    periods_json TEXT NOT NULL,
-    PRIMARY KEY (run_id, phase, worker)
-);
-CREATE TABLE phase_layouts (
-    run_id TEXT NOT NULL REFERENCES runs(run_id),
-    phase INTEGER NOT NULL,
-    layout_json TEXT NOT NULL,
-    PRIMARY KEY (run_id, phase)
-);
-";
-
-/// Version 4: per-worker system call counts (JSON object) and the most ops in flight at once.
-const SCHEMA_V4_CALLS: &str = "
-ALTER TABLE worker_results ADD COLUMN calls_json TEXT NOT NULL DEFAULT '{}';
-ALTER TABLE worker_results ADD COLUMN max_inflight INTEGER NOT NULL DEFAULT 0;
-";
-
-/// Version 5: compute/I-O overlap strategies: each worker's role, where its time went, its
-/// thread and the threads of its commits; per run, the most commits in flight at once.
-const SCHEMA_V5_STRATEGIES: &str = "
-ALTER TABLE worker_results ADD COLUMN role TEXT;
-ALTER TABLE worker_results ADD COLUMN times_json TEXT;
-ALTER TABLE worker_results ADD COLUMN tid INTEGER;
-ALTER TABLE worker_results ADD COLUMN commit_tids_json TEXT;
-ALTER TABLE phase_results ADD COLUMN syncs_in_flight_max INTEGER;
-";
-
-/// Migrations: entry i brings a store from version i to i + 1.
-const MIGRATIONS: &[&str] =
-    &[SCHEMA_V1, SCHEMA_V2_EXPERIMENTS, SCHEMA_V3_TRACES, SCHEMA_V4_CALLS, SCHEMA_V5_STRATEGIES];
+use schema::MIGRATIONS;
+pub use schema::STORE_VERSION;
+pub use traces::TraceRow;
 
 /// The default store path: $IOLAB_DB, else $XDG_DATA_HOME/iolab/iolab.db, else
 /// ~/.local/share/iolab/iolab.db.
@@ -682,87 +567,6 @@ impl Store {
     }
 }
 
-impl Store {
-    fn load_layout(&self, run_id: &str, phase: i64) -> Result<Option<LayoutFacts>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT layout_json FROM phase_layouts WHERE run_id = ?1 AND phase = ?2")
-            .map_err(|e| self.err(e))?;
-        let json: Option<String> =
-            stmt.query_row(params![run_id, phase], |r| r.get(0)).optional().map_err(|e| self.err(e))?;
-        json.map(|j| serde_json::from_str(&j).map_err(|e| self.err(e))).transpose()
-    }
-
-    fn load_periods(&self, run_id: &str, phase: i64, worker: u32) -> Result<Option<Vec<Period>>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT periods_json FROM worker_periods WHERE run_id = ?1 AND phase = ?2 AND worker = ?3",
-            )
-            .map_err(|e| self.err(e))?;
-        let json: Option<String> = stmt
-            .query_row(params![run_id, phase, worker], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.err(e))?;
-        json.map(|j| serde_json::from_str(&j).map_err(|e| self.err(e))).transpose()
-    }
-
-    /// Calls `f` with every traced op of an experiment, in (rep, point, phase, worker, op)
-    /// order; returns how many there were.
-    pub fn for_each_trace_op(
-        &self,
-        experiment_id: &str,
-        mut f: impl FnMut(&TraceRow) -> Result<()>,
-    ) -> Result<u64> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT t.run_id, r.point, r.rep, t.phase, t.worker, t.op, t.file, t.offset_bytes, t.start_ns, t.duration_ns
-                 FROM trace_ops t JOIN runs r ON r.run_id = t.run_id
-                 WHERE r.experiment_id = ?1
-                 ORDER BY r.rep, r.point, t.phase, t.worker, t.op",
-            )
-            .map_err(|e| self.err(e))?;
-        let mut rows = stmt.query([experiment_id]).map_err(|e| self.err(e))?;
-        let mut n = 0;
-        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-            let g = |e: rusqlite::Error| self.err(e);
-            let row = TraceRow {
-                run_id: r.get(0).map_err(g)?,
-                point: r.get::<_, i64>(1).map_err(g)? as usize,
-                rep: r.get(2).map_err(g)?,
-                phase: r.get::<_, i64>(3).map_err(g)? as usize,
-                worker: r.get(4).map_err(g)?,
-                op: r.get::<_, i64>(5).map_err(g)? as u64,
-                file: r.get(6).map_err(g)?,
-                offset_bytes: r.get::<_, i64>(7).map_err(g)? as u64,
-                start_ns: r.get::<_, i64>(8).map_err(g)? as u64,
-                duration_ns: r.get::<_, i64>(9).map_err(g)? as u64,
-            };
-            f(&row)?;
-            n += 1;
-        }
-        Ok(n)
-    }
-}
-
-/// One traced op as the store keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct TraceRow {
-    pub run_id: String,
-    pub point: usize,
-    pub rep: u32,
-    pub phase: usize,
-    pub worker: u32,
-    pub op: u64,
-    /// The run's global file id (the order `iolab plan` lists files in).
-    pub file: u32,
-    pub offset_bytes: u64,
-    /// From the worker's start.
-    pub start_ns: u64,
-    pub duration_ns: u64,
-}
-
 fn status_str(s: Status) -> &'static str {
     match s {
         Status::Complete => "complete",
@@ -797,6 +601,7 @@ impl Sink for Store {
 
 #[cfg(test)]
 mod tests {
+    use super::schema::SCHEMA_V1;
     use super::*;
 
     /// A store written by the first schema is migrated in place: its rows stay, the new

@@ -270,27 +270,57 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
     if matches!(sync_policy, SyncPolicy::End | SyncPolicy::Every(_)) {
         commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
     }
-    let end_ns = prev;
-    let t_close = now_ns();
-    let calls = engine.close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
-    let close_ns = now_ns() - t_close;
-    let (hist, trace) = rec.finish().map_err(trace_err)?;
-    Ok(WorkerSample {
-        worker: ctx.plan.worker,
+    let done = LoopDone {
+        start_ns,
+        open_ns,
+        end_ns: prev,
         bytes,
         ops: ops.n_ops,
-        start_ns,
-        end_ns,
-        sync_ns: commits.sync_ns,
-        sync_calls: commits.calls,
-        open_ns,
-        close_ns,
-        hist,
-        trace,
-        calls,
         max_inflight: u64::from(ops.n_ops > 0),
-        role: None,
-    })
+    };
+    done.sample(ctx, &commits, rec, || engine.close())
+}
+
+/// Where a timed loop ended, after its final commit.
+pub(crate) struct LoopDone {
+    pub start_ns: u64,
+    pub open_ns: u64,
+    pub end_ns: u64,
+    pub bytes: u64,
+    pub ops: u64,
+    pub max_inflight: u64,
+}
+
+impl LoopDone {
+    /// Closes the engine (timed as close_ns, outside the worker's time) and makes the sample.
+    pub fn sample<R: Recorder>(
+        self,
+        ctx: &WorkerCtx<'_>,
+        commits: &Commits,
+        rec: R,
+        close: impl FnOnce() -> std::io::Result<CallCounts>,
+    ) -> Result<WorkerSample> {
+        let t_close = now_ns();
+        let calls = close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
+        let close_ns = now_ns() - t_close;
+        let (hist, trace) = rec.finish().map_err(trace_err)?;
+        Ok(WorkerSample {
+            worker: ctx.plan.worker,
+            bytes: self.bytes,
+            ops: self.ops,
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+            sync_ns: commits.sync_ns,
+            sync_calls: commits.calls,
+            open_ns: self.open_ns,
+            close_ns,
+            hist,
+            trace,
+            calls,
+            max_inflight: self.max_inflight,
+            role: None,
+        })
+    }
 }
 
 /// The data path of one worker: which bytes written blocks carry, and what read blocks are

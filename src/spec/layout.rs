@@ -237,16 +237,10 @@ mod tests {
     use super::super::{OpKind, resolve};
     use super::*;
 
-    fn env() -> ResolveEnv {
-        ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() }
-    }
+    use crate::spec::testing::env;
 
     fn params(pairs: &[(&str, &str)]) -> Params {
-        let mut p = Params::default();
-        for (k, v) in pairs {
-            p.set(k, v.split(',').map(String::from).collect()).unwrap();
-        }
-        p
+        crate::spec::testing::params(pairs, ',')
     }
 
     fn err(pairs: &[(&str, &str)]) -> (String, String, String) {

@@ -14,15 +14,14 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::Plan;
 use super::coord::{CommitOrder, Group};
 use super::role::{self, RoleCtx};
 use super::shm::{Layout, Shm};
-use super::{Plan, RoleSample};
-use crate::engine::CallCounts;
+use crate::child::SampleWire;
 use crate::error::{Error, Result};
 use crate::spec::Spec;
-use crate::trace::{TraceOp, TraceSpill, WorkerTrace};
-use crate::worker::{Buckets, Monitor, PhaseJob, WorkerSample};
+use crate::worker::{Monitor, PhaseJob, WorkerSample};
 
 /// The hidden subcommand a child runs.
 pub const SUBCOMMAND: &str = "__strategy-worker";
@@ -42,100 +41,8 @@ struct Job {
 
 #[derive(Debug, Serialize, Deserialize)]
 enum Msg {
-    Done(Vec<Wire>),
+    Done(Vec<SampleWire>),
     Failed(String),
-}
-
-/// A [`WorkerSample`] as it crosses the pipe.
-#[derive(Debug, Serialize, Deserialize)]
-struct Wire {
-    worker: u32,
-    bytes: u64,
-    ops: u64,
-    start_ns: u64,
-    end_ns: u64,
-    sync_ns: u64,
-    sync_calls: u64,
-    open_ns: u64,
-    close_ns: u64,
-    hist: Buckets,
-    /// The writer's traced ops (at most `iters`) and the time its loop waited for the trace
-    /// writer; the parent spills them.
-    trace: Option<(Vec<TraceOp>, u64)>,
-    calls: CallCounts,
-    max_inflight: u64,
-    role: Option<RoleSample>,
-}
-
-impl Wire {
-    fn of(s: WorkerSample) -> Result<Wire> {
-        let trace = match s.trace {
-            Some(t) => {
-                let mut ops = Vec::with_capacity(t.ops as usize);
-                if let Some(spill) = &t.spill {
-                    spill.for_each_batch(|_, batch| {
-                        ops.extend_from_slice(batch);
-                        Ok(())
-                    })?;
-                }
-                Some((ops, t.waited_ns))
-            }
-            None => None,
-        };
-        Ok(Wire {
-            worker: s.worker,
-            bytes: s.bytes,
-            ops: s.ops,
-            start_ns: s.start_ns,
-            end_ns: s.end_ns,
-            sync_ns: s.sync_ns,
-            sync_calls: s.sync_calls,
-            open_ns: s.open_ns,
-            close_ns: s.close_ns,
-            hist: Buckets::from_hist(&s.hist),
-            trace,
-            calls: s.calls,
-            max_inflight: s.max_inflight,
-            role: s.role,
-        })
-    }
-
-    fn sample(self) -> Result<WorkerSample> {
-        let trace = match self.trace {
-            Some((ops, waited_ns)) => {
-                let spill = (|| {
-                    let mut spill = TraceSpill::new()?;
-                    let mut bytes = Vec::with_capacity(ops.len() * crate::trace::RECORD_BYTES);
-                    ops.iter().for_each(|op| op.encode(&mut bytes));
-                    spill.append_encoded(&bytes, ops.len() as u64)?;
-                    Ok(spill)
-                })()
-                .map_err(crate::worker::trace_err)?;
-                Some(WorkerTrace {
-                    spill: Some(std::sync::Arc::new(spill)),
-                    ops: ops.len() as u64,
-                    waited_ns,
-                })
-            }
-            None => None,
-        };
-        Ok(WorkerSample {
-            worker: self.worker,
-            bytes: self.bytes,
-            ops: self.ops,
-            start_ns: self.start_ns,
-            end_ns: self.end_ns,
-            sync_ns: self.sync_ns,
-            sync_calls: self.sync_calls,
-            open_ns: self.open_ns,
-            close_ns: self.close_ns,
-            hist: self.hist.to_hist(),
-            trace,
-            calls: self.calls,
-            max_inflight: self.max_inflight,
-            role: self.role,
-        })
-    }
 }
 
 enum Event {
@@ -149,14 +56,6 @@ struct Kid {
     reader: Option<std::thread::JoinHandle<()>>,
     samples: Option<Vec<WorkerSample>>,
     ended: bool,
-}
-
-fn exe() -> Result<PathBuf> {
-    match std::env::var_os(crate::worker::process::EXE_VAR).filter(|v| !v.is_empty()) {
-        Some(p) => Ok(PathBuf::from(p)),
-        None => std::env::current_exe()
-            .map_err(|e| Error::Run(format!("cannot find the iolab executable to start workers: {e}"))),
-    }
 }
 
 fn spawn(exe: &PathBuf, job: &Job, tx: mpsc::Sender<(usize, Event)>, i: usize) -> Result<Kid> {
@@ -199,8 +98,7 @@ fn spawn(exe: &PathBuf, job: &Job, tx: mpsc::Sender<(usize, Event)>, i: usize) -
         })
         .expect("spawn reader thread");
     let mut kid = Kid { child, reader: Some(reader), samples: None, ended: false };
-    let mut line = serde_json::to_vec(job).map_err(|e| Error::Run(format!("worker job: {e}")))?;
-    line.push(b'\n');
+    let line = crate::child::line(job)?;
     let mut stdin = kid.child.stdin.take().expect("piped stdin");
     if let Err(e) = stdin.write_all(&line).and_then(|_| stdin.flush()) {
         stop(std::slice::from_mut(&mut kid));
@@ -230,7 +128,7 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
     let spec = job.spec;
     let plan = Plan::of(spec).ok_or_else(|| Error::Run("no strategy in this spec".into()))?;
     let shm = Shm::create(Layout::of(&plan, spec.mem()))?;
-    let exe = exe()?;
+    let exe = crate::child::exe()?;
     let (tx, rx) = mpsc::channel();
     let mut kids: Vec<Kid> = vec![];
     for (i, r) in plan.roles.iter().enumerate() {
@@ -267,7 +165,7 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
     while ended < n && give_up.is_none_or(|t| Instant::now() < t) {
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok((i, Event::Msg(Msg::Done(v)))) => {
-                match v.into_iter().map(Wire::sample).collect::<Result<Vec<_>>>() {
+                match v.into_iter().map(|w| w.into_sample(None)).collect::<Result<Vec<_>>>() {
                     Ok(samples) => kids[i].samples = Some(samples),
                     Err(e) => fail(e, &mut failure, &mut give_up),
                 }
@@ -294,7 +192,7 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
                 kids[i].ended = true;
                 if kids[i].samples.is_none() {
                     let how = match status {
-                        Ok(st) => crate::worker::process::describe(st),
+                        Ok(st) => crate::child::describe(st),
                         Err(e) => format!("could not be waited for ({e})"),
                     };
                     let e = Error::Run(format!(
@@ -330,47 +228,28 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
     super::threads::finish(results, shm.max_in_flight())
 }
 
-fn send(msg: &Msg) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer(&mut out, msg)?;
-    out.write_all(b"\n")?;
-    out.flush()
-}
-
 /// The body of `iolab __strategy-worker`: runs one role as the parent asks; returns the exit
 /// code.
 pub fn child_main() -> i32 {
-    // SAFETY: resetting two signal dispositions and asking to be killed with the parent are
-    // plain system calls without memory-safety preconditions.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-        libc::signal(libc::SIGTERM, libc::SIG_DFL);
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-    }
-    let mut line = String::new();
-    let job: Job = match std::io::stdin().read_line(&mut line).map_err(|e| e.to_string()).and_then(|_| {
-        serde_json::from_str(&line)
-            .map_err(|e| format!("this is iolab's internal strategy worker command: {e}"))
-    }) {
+    let job: Job = match crate::child::start(&mut std::io::stdin().lock(), "strategy worker") {
         Ok(j) => j,
         Err(e) => {
-            let _ = send(&Msg::Failed(e));
+            let _ = crate::child::send(&Msg::Failed(e));
             return 2;
         }
     };
-    // SAFETY: getppid has no preconditions.
-    if unsafe { libc::getppid() } as u32 != job.parent_pid {
+    if !crate::child::parent_alive(job.parent_pid) {
         return 1; // the parent is already gone
     }
     let msg = match run_child(&job) {
-        Ok(v) => match v.into_iter().map(Wire::of).collect::<Result<Vec<_>>>() {
+        Ok(v) => match v.into_iter().map(|s| SampleWire::of(s, true)).collect::<Result<Vec<_>>>() {
             Ok(w) => Msg::Done(w),
             Err(e) => Msg::Failed(e.to_string()),
         },
         Err(e) => Msg::Failed(e.to_string()),
     };
     let ok = matches!(msg, Msg::Done(_));
-    match send(&msg) {
+    match crate::child::send(&msg) {
         Ok(()) if ok => 0,
         _ => 1,
     }

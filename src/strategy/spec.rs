@@ -301,19 +301,13 @@ pub fn fmt_duration_spec(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use crate::error::Error;
-    use crate::spec::{Layout, Params, ResolveEnv, Spec, resolve};
+    use crate::spec::{Layout, Params, Spec, resolve};
     use crate::strategy::Strategy;
 
-    fn env() -> ResolveEnv {
-        ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() }
-    }
+    use crate::spec::testing::env;
 
     fn params(pairs: &[(&str, &str)]) -> Params {
-        let mut p = Params::default();
-        for (k, v) in pairs {
-            p.set(k, v.split(';').map(String::from).collect()).unwrap();
-        }
-        p
+        crate::spec::testing::params(pairs, ';')
     }
 
     fn ok(pairs: &[(&str, &str)]) -> Spec {

@@ -15,22 +15,22 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Buckets, Monitor, PhaseJob, StartGate, WorkerSample};
+use super::{Monitor, PhaseJob, StartGate, WorkerSample};
+use crate::child::SampleWire;
 use crate::error::{Error, Result};
 use crate::spec::{Spec, StartMode};
-use crate::trace::{RECORD_BYTES, TraceSpill, WorkerTrace};
+use crate::trace::{RECORD_BYTES, TraceSpill};
 
 /// The hidden subcommand a child runs.
 pub const SUBCOMMAND: &str = "__worker";
-/// Environment variable naming the executable to start as a worker (default: this one).
-pub const EXE_VAR: &str = "IOLAB_WORKER_EXE";
+pub use crate::child::EXE_VAR;
 
 /// What a child needs to run one worker of one phase.
 #[derive(Debug, Serialize, Deserialize)]
@@ -54,78 +54,14 @@ enum ChildMsg {
     Trace {
         ops: u64,
     },
-    Done(SampleWire),
+    Done(Box<SampleWire>),
     Failed(String),
 }
 
-/// A [`WorkerSample`] as it crosses the pipe.
-#[derive(Debug, Serialize, Deserialize)]
-struct SampleWire {
-    worker: u32,
-    bytes: u64,
-    ops: u64,
-    start_ns: u64,
-    end_ns: u64,
-    sync_ns: u64,
-    sync_calls: u64,
-    open_ns: u64,
-    close_ns: u64,
-    hist: Buckets,
-    /// Traced: (ops, ns the loop waited for its trace writer); the ops came as batches.
-    traced: Option<(u64, u64)>,
-    calls: crate::engine::CallCounts,
-    max_inflight: u64,
-}
-
-impl SampleWire {
-    fn from_sample(s: WorkerSample) -> SampleWire {
-        SampleWire {
-            worker: s.worker,
-            bytes: s.bytes,
-            ops: s.ops,
-            start_ns: s.start_ns,
-            end_ns: s.end_ns,
-            sync_ns: s.sync_ns,
-            sync_calls: s.sync_calls,
-            open_ns: s.open_ns,
-            close_ns: s.close_ns,
-            hist: Buckets::from_hist(&s.hist),
-            traced: s.trace.map(|t| (t.ops, t.waited_ns)),
-            calls: s.calls,
-            max_inflight: s.max_inflight,
-        }
-    }
-
-    /// The sample, with the traced ops the parent spilled as they came.
-    fn into_sample(self, spill: Option<TraceSpill>) -> WorkerSample {
-        WorkerSample {
-            worker: self.worker,
-            bytes: self.bytes,
-            ops: self.ops,
-            start_ns: self.start_ns,
-            end_ns: self.end_ns,
-            sync_ns: self.sync_ns,
-            sync_calls: self.sync_calls,
-            open_ns: self.open_ns,
-            close_ns: self.close_ns,
-            hist: self.hist.to_hist(),
-            trace: self.traced.map(|(ops, waited_ns)| WorkerTrace {
-                spill: spill.map(Arc::new),
-                ops,
-                waited_ns,
-            }),
-            calls: self.calls,
-            max_inflight: self.max_inflight,
-            role: None,
-        }
-    }
-}
-
-/// What a reader thread reports about one child's stdout.
 enum Event {
     Msg(ChildMsg),
     /// The child's results, with its traced ops if it sent any.
-    Done(SampleWire, Option<TraceSpill>),
+    Done(Box<SampleWire>, Option<TraceSpill>),
     Garbage(String),
     /// Its traced ops could not be kept.
     TraceFailed(String),
@@ -138,42 +74,6 @@ struct Kid {
     reader: Option<std::thread::JoinHandle<()>>,
     sample: Option<WorkerSample>,
     status: Option<ExitStatus>,
-}
-
-fn worker_exe() -> Result<PathBuf> {
-    match std::env::var_os(EXE_VAR).filter(|v| !v.is_empty()) {
-        Some(p) => Ok(PathBuf::from(p)),
-        None => std::env::current_exe()
-            .map_err(|e| Error::Run(format!("cannot find the iolab executable to start workers: {e}"))),
-    }
-}
-
-/// How a child ended, in words: "exited with status 3", "was killed by signal 9 (SIGKILL)".
-pub fn describe(status: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(c), _) => format!("exited with status {c}"),
-        (None, Some(sig)) => format!("was killed by signal {sig} ({})", signal_name(sig)),
-        _ => format!("ended ({status})"),
-    }
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGXFSZ => "SIGXFSZ",
-        _ => "signal",
-    }
 }
 
 fn spawn(exe: &PathBuf, job: &PhaseJob<'_>, i: usize, tx: mpsc::Sender<(usize, Event)>) -> Result<Kid> {
@@ -202,8 +102,7 @@ fn spawn(exe: &PathBuf, job: &PhaseJob<'_>, i: usize, tx: mpsc::Sender<(usize, E
         parent_pid: std::process::id(),
     };
     let mut stdin = kid.child.stdin.take().expect("piped stdin");
-    let mut line = serde_json::to_vec(&cj).map_err(|e| Error::Run(format!("worker job: {e}")))?;
-    line.push(b'\n');
+    let line = crate::child::line(&cj)?;
     if let Err(e) = stdin.write_all(&line).and_then(|_| stdin.flush()) {
         stop(std::slice::from_mut(&mut kid));
         return Err(Error::Run(format!("cannot send worker process {i} its job: {e}")));
@@ -246,7 +145,7 @@ fn read_child(mut out: BufReader<std::process::ChildStdout>, i: usize, tx: &mpsc
                 }
             }
             Ok(ChildMsg::Done(s)) => {
-                let spill = match (s.traced, spill.take()) {
+                let spill = match (s.traced(), spill.take()) {
                     (Some(_), None) => match TraceSpill::new() {
                         Ok(empty) => Some(empty),
                         Err(e) => {
@@ -289,7 +188,7 @@ fn stop(kids: &mut [Kid]) {
 /// Runs a phase's workers as child processes.
 pub fn run_phase_processes(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
     let n = job.phase.workers.len();
-    let exe = worker_exe()?;
+    let exe = crate::child::exe()?;
     let (tx, rx) = mpsc::channel::<(usize, Event)>();
     let mut kids: Vec<Kid> = Vec::with_capacity(n);
     for i in 0..n {
@@ -318,8 +217,11 @@ pub fn run_phase_processes(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<
                 }
             }
             Ok((i, Event::Done(s, spill))) => {
-                bytes_done += s.bytes;
-                kids[i].sample = Some(s.into_sample(spill));
+                bytes_done += s.bytes();
+                match s.into_sample(spill) {
+                    Ok(s) => kids[i].sample = Some(s),
+                    Err(e) => failure = Some(e),
+                }
             }
             Ok((i, Event::TraceFailed(msg))) => {
                 failure = Some(Error::Run(format!(
@@ -344,7 +246,7 @@ pub fn run_phase_processes(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<
                 kids[i].status = status.as_ref().ok().copied();
                 if kids[i].sample.is_none() && failure.is_none() {
                     let how = match status {
-                        Ok(st) => describe(st),
+                        Ok(st) => crate::child::describe(st),
                         Err(e) => format!("could not be waited for ({e})"),
                     };
                     failure = Some(Error::Run(format!(
@@ -390,7 +292,7 @@ impl StartGate for PipeGate<'_> {
             // Opening failed: no readiness to announce; the error follows.
             return;
         }
-        if send(&ChildMsg::Ready).is_err() {
+        if crate::child::send(&ChildMsg::Ready).is_err() {
             self.abort.store(true, Relaxed);
             return;
         }
@@ -402,13 +304,6 @@ impl StartGate for PipeGate<'_> {
             }
         }
     }
-}
-
-fn send(msg: &ChildMsg) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer(&mut out, msg)?;
-    out.write_all(b"\n")?;
-    out.flush()
 }
 
 /// Sends one batch of traced ops to the parent (from the worker's trace writer thread): the
@@ -423,35 +318,27 @@ fn send_trace_batch(bytes: &[u8], ops: u64) -> std::io::Result<()> {
 
 /// The body of `iolab __worker`: runs one worker as the parent asks; returns the exit code.
 pub fn child_main() -> i32 {
-    // SAFETY: resetting two signal dispositions to their defaults and asking the kernel to
-    // kill us if the parent dies are plain system calls with no memory-safety preconditions.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-        libc::signal(libc::SIGTERM, libc::SIG_DFL);
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-    }
     crate::trace::send_batches_with(send_trace_batch);
     let mut input = BufReader::new(std::io::stdin());
-    let mut line = String::new();
-    let job: ChildJob = match input.read_line(&mut line).map_err(|e| e.to_string()).and_then(|_| {
-        serde_json::from_str(&line).map_err(|e| format!("this is iolab's internal worker command: {e}"))
-    }) {
+    let job: ChildJob = match crate::child::start(&mut input, "worker") {
         Ok(j) => j,
         Err(e) => {
-            let _ = send(&ChildMsg::Failed(e));
+            let _ = crate::child::send(&ChildMsg::Failed(e));
             return 2;
         }
     };
-    // SAFETY: getppid has no preconditions.
-    if unsafe { libc::getppid() } as u32 != job.parent_pid {
+    if !crate::child::parent_alive(job.parent_pid) {
         return 1; // the parent is already gone
     }
     let msg = match run_child(&job, input) {
-        Ok(s) => ChildMsg::Done(SampleWire::from_sample(s)),
+        Ok(s) => match SampleWire::of(s, false) {
+            Ok(w) => ChildMsg::Done(Box::new(w)),
+            Err(e) => ChildMsg::Failed(e.to_string()),
+        },
         Err(e) => ChildMsg::Failed(e.to_string()),
     };
     let ok = matches!(msg, ChildMsg::Done(_));
-    match send(&msg) {
+    match crate::child::send(&msg) {
         Ok(()) if ok => 0,
         _ => 1,
     }
@@ -473,17 +360,4 @@ fn run_child(job: &ChildJob, input: BufReader<std::io::Stdin>) -> Result<WorkerS
     let pj = PhaseJob { spec: &job.spec, phase, paths: &job.paths, sizes: &sizes, engine, tag: job.tag };
     let ctx = pj.ctx(job.worker, &gate, &abort, &progress);
     (engine.run)(&ctx)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::process::ExitStatusExt;
-
-    #[test]
-    fn statuses_in_words() {
-        assert_eq!(describe(ExitStatus::from_raw(3 << 8)), "exited with status 3");
-        assert_eq!(describe(ExitStatus::from_raw(9)), "was killed by signal 9 (SIGKILL)");
-        assert_eq!(describe(ExitStatus::from_raw(15)), "was killed by signal 15 (SIGTERM)");
-    }
 }

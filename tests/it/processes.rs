@@ -6,24 +6,6 @@ use std::time::{Duration, Instant};
 
 use crate::util::*;
 
-/// Pids of the live children of `parent` (from /proc/*/stat).
-fn children_of(parent: u32) -> Vec<u32> {
-    let mut out = vec![];
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let mut f = rest.split(' ');
-        let state = f.next().unwrap();
-        let ppid: u32 = f.next().unwrap().parse().unwrap();
-        if ppid == parent && state != "Z" {
-            out.push(pid);
-        }
-    }
-    out
-}
-
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
 }

@@ -422,29 +422,7 @@ fn nonsense_is_refused_before_anything_is_written() {
 fn a_signal_stops_a_strategy_run() {
     for launcher in ["thread", "process"] {
         let s = Scratch::new();
-        let mut child = std::process::Command::new(bin())
-            .args([
-                "run",
-                "-q",
-                "--dir",
-                s.path().to_str().unwrap(),
-                "--launcher",
-                launcher,
-                "--strategy",
-                "S2",
-                "--iters",
-                "100",
-                "--bs",
-                "4KiB",
-                "--comptime",
-                "60s",
-                "--reps",
-                "1",
-            ])
-            .env("IOLAB_DB", s.db())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = long_strategy_run(&s, launcher, "S2");
         std::thread::sleep(std::time::Duration::from_millis(1500));
         let t = std::time::Instant::now();
         // SAFETY: sending a signal to our own child.
@@ -575,51 +553,12 @@ fn the_study_table_comes_from_the_store() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// Pids of the live children of `parent` (from /proc/*/stat), in pid order.
-fn children_of(parent: u32) -> Vec<u32> {
-    let mut out = vec![];
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let mut f = rest.split(' ');
-        let state = f.next().unwrap();
-        if f.next().unwrap().parse::<u32>().unwrap() == parent && state != "Z" {
-            out.push(pid);
-        }
-    }
-    out.sort();
-    out
-}
-
 /// A worker process that dies fails the run cleanly: the other worker stops, the error names
 /// the dead worker and how it ended, exit 1, and nothing is left behind.
 #[test]
 fn a_dying_worker_process_fails_the_run() {
     let s = Scratch::new();
-    let child = std::process::Command::new(bin())
-        .args([
-            "run",
-            "-q",
-            "--dir",
-            s.path().to_str().unwrap(),
-            "--launcher",
-            "process",
-            "--strategy",
-            "S3",
-            "--iters",
-            "100",
-            "--bs",
-            "4KiB",
-            "--comptime",
-            "60s",
-            "--reps",
-            "1",
-        ])
-        .env("IOLAB_DB", s.db())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = long_strategy_run(&s, "process", "S3");
     let t = std::time::Instant::now();
     let kids = loop {
         let k = children_of(child.id());
@@ -643,4 +582,24 @@ fn a_dying_worker_process_fails_the_run() {
     };
     assert!(gone(kids[0]), "the other worker process still runs");
     assert!(s.leftovers().iter().all(|f| !f.starts_with(".iolab-")), "{:?}", s.leftovers());
+}
+
+/// Starts a strategy run that would compute for a minute: 100 iterations of 4 KiB, one rep.
+fn long_strategy_run(s: &Scratch, launcher: &str, strategy: &str) -> std::process::Child {
+    std::process::Command::new(bin())
+        .args([
+            "run",
+            "-q",
+            "--dir",
+            s.path().to_str().unwrap(),
+            "--launcher",
+            launcher,
+            "--strategy",
+            strategy,
+        ])
+        .args(["--iters", "100", "--bs", "4KiB", "--comptime", "60s", "--reps", "1"])
+        .env("IOLAB_DB", s.db())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
 }

@@ -83,3 +83,22 @@ pub fn expected_file(seed: u64, gid: u32, size: u64, bs: u64) -> Vec<u8> {
 pub fn work_dir(target: &Path, run_id: &str) -> PathBuf {
     target.join(format!(".iolab-{run_id}"))
 }
+
+/// Pids of the live children of `parent` (from /proc/*/stat), in pid order.
+pub fn children_of(parent: u32) -> Vec<u32> {
+    let mut out = vec![];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let mut f = rest.split(' ');
+        let state = f.next().unwrap();
+        let ppid: u32 = f.next().unwrap().parse().unwrap();
+        if ppid == parent && state != "Z" {
+            out.push(pid);
+        }
+    }
+    out.sort();
+    out
+}

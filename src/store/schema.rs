@@ -1,0 +1,121 @@
+//! The store's SQLite schema, one migration per version.
+
+/// The schema version this build writes. Older stores are migrated; newer ones refused.
+pub const STORE_VERSION: i64 = 5;
+
+pub(super) const SCHEMA_V1: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE hosts (
+    host_id TEXT PRIMARY KEY,
+    hostname TEXT NOT NULL,
+    facts_json TEXT NOT NULL
+);
+CREATE TABLE experiments (
+    id TEXT PRIMARY KEY,
+    created_unix_s REAL NOT NULL,
+    name TEXT NOT NULL,
+    host_id TEXT NOT NULL REFERENCES hosts(host_id),
+    iolab_version TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    host_json TEXT NOT NULL,
+    points_json TEXT NOT NULL
+);
+CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY,
+    experiment_id TEXT NOT NULL REFERENCES experiments(id),
+    point INTEGER NOT NULL,
+    rep INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    finished_unix_s REAL NOT NULL
+);
+CREATE INDEX runs_by_experiment ON runs(experiment_id, point, rep);
+CREATE TABLE phase_results (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    phase INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    total_bytes INTEGER NOT NULL,
+    ops INTEGER NOT NULL,
+    time_ns INTEGER NOT NULL,
+    max_sar_bytes_per_s REAL NOT NULL,
+    min_sar_bytes_per_s REAL NOT NULL,
+    avg_individual_bytes_per_s REAL NOT NULL,
+    resident_fraction REAL NOT NULL,
+    prealloc_ns INTEGER NOT NULL,
+    flags_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, phase)
+);
+CREATE TABLE worker_results (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    phase INTEGER NOT NULL,
+    worker INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    ops INTEGER NOT NULL,
+    time_ns INTEGER NOT NULL,
+    sync_ns INTEGER NOT NULL,
+    sync_calls INTEGER NOT NULL,
+    open_ns INTEGER NOT NULL,
+    close_ns INTEGER NOT NULL,
+    bytes_per_s REAL NOT NULL,
+    latency_json TEXT NOT NULL,
+    histogram_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, phase, worker)
+);
+";
+
+/// Version 2: how each experiment was built (sweep axes, headline, preset), warm-up runs, and
+/// the machine's state around each run (settle, priming, load, device I/O).
+const SCHEMA_V2_EXPERIMENTS: &str = "
+ALTER TABLE experiments ADD COLUMN design_json TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE runs ADD COLUMN warmup INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE phase_results ADD COLUMN env_json TEXT NOT NULL DEFAULT '{}';
+";
+
+/// Version 3: per-op traces, the periods found in them, and the file layout after write phases.
+const SCHEMA_V3_TRACES: &str = "
+CREATE TABLE trace_ops (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    phase INTEGER NOT NULL,
+    worker INTEGER NOT NULL,
+    op INTEGER NOT NULL,
+    file INTEGER NOT NULL,
+    offset_bytes INTEGER NOT NULL,
+    start_ns INTEGER NOT NULL,
+    duration_ns INTEGER NOT NULL,
+    PRIMARY KEY (run_id, phase, worker, op)
+) WITHOUT ROWID;
+CREATE TABLE worker_periods (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    phase INTEGER NOT NULL,
+    worker INTEGER NOT NULL,
+    periods_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, phase, worker)
+);
+CREATE TABLE phase_layouts (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    phase INTEGER NOT NULL,
+    layout_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, phase)
+);
+";
+
+/// Version 4: per-worker system call counts (JSON object) and the most ops in flight at once.
+const SCHEMA_V4_CALLS: &str = "
+ALTER TABLE worker_results ADD COLUMN calls_json TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE worker_results ADD COLUMN max_inflight INTEGER NOT NULL DEFAULT 0;
+";
+
+/// Version 5: compute/I-O overlap strategies: each worker's role, where its time went, its
+/// thread and the threads of its commits; per run, the most commits in flight at once.
+const SCHEMA_V5_STRATEGIES: &str = "
+ALTER TABLE worker_results ADD COLUMN role TEXT;
+ALTER TABLE worker_results ADD COLUMN times_json TEXT;
+ALTER TABLE worker_results ADD COLUMN tid INTEGER;
+ALTER TABLE worker_results ADD COLUMN commit_tids_json TEXT;
+ALTER TABLE phase_results ADD COLUMN syncs_in_flight_max INTEGER;
+";
+
+/// Migrations: entry i brings a store from version i to i + 1.
+pub(super) const MIGRATIONS: &[&str] =
+    &[SCHEMA_V1, SCHEMA_V2_EXPERIMENTS, SCHEMA_V3_TRACES, SCHEMA_V4_CALLS, SCHEMA_V5_STRATEGIES];
