@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
 # 1 GiB sequential write (1 MiB blocks, commit at end with fdatasync), then a cold read of the
 # same file, iolab and fio run alternately N times each (default 3), on the file system of DIR.
-# Prints each run's MB/s (10^6 B/s) and min/median/max per tool and phase.
+# Prints each run's MB/s (10^6 B/s) and min/median/max per tool and phase. Before each write,
+# 3 GiB of memory is touched and freed (bench/limit.c's `prime`): on a virtual machine, writes
+# into the page cache run several times slower into memory freed a while ago than into memory
+# just touched, whichever tool writes.
 #
 #   bench/seq-vs-fio.sh [DIR] [N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(realpath "${1:-.}")
 n=${2:-3}
+command -v gcc >/dev/null || apt-get install -y -q gcc >/dev/null 2>&1
 command -v fio >/dev/null || { apt-get install -y -q fio >/dev/null 2>&1 || { echo "fio is needed" >&2; exit 1; }; }
 cargo build --release -q
 iolab=target/release/iolab
 work=$(mktemp -d "$dir/.seq-vs-fio.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 results=$work/results.txt
+gcc -O2 -o "$work/limit" bench/limit.c -lpthread
+prime() { "$work/limit" prime $((3 << 30)) >/dev/null; }
 
 for i in $(seq 1 "$n"); do
+    prime
     # iolab: write with commit at end, then a read verified cold (fadvise DONTNEED + mincore).
     $iolab run --op write,read:cold --size 1GiB --bs 1MiB --sync end --sync-call fdatasync \
         --reps 1 --no-store --quiet --json --dir "$work" |
@@ -29,6 +36,7 @@ for ph in d["points"][0]["phases"]:
     # fio: the same write (end_fsync counts in its runtime), then a read after fio's own
     # invalidation (posix_fadvise DONTNEED), then remove the file.
     f=$work/fio.dat
+    prime
     fio --name=w --filename="$f" --rw=write --bs=1M --size=1G --ioengine=psync --end_fsync=1 \
         --output-format=json | python3 -c '
 import json, sys
