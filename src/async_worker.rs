@@ -127,19 +127,8 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
         prev = t;
         ctx.progress.store(bytes, Relaxed);
     }
-    if !R::CLOCKED {
-        prev = now_ns();
-    }
-    if matches!(sync_policy, SyncPolicy::End | SyncPolicy::Every(_)) {
-        commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
-    }
-    let done = LoopDone {
-        start_ns,
-        open_ns,
-        end_ns: prev,
-        bytes,
-        ops: ops.n_ops,
-        max_inflight: max_inflight as u64,
-    };
+    let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
+    let done =
+        LoopDone { start_ns, open_ns, end_ns, bytes, ops: ops.n_ops, max_inflight: max_inflight as u64 };
     done.sample(ctx, &commits, rec, || engine.close())
 }

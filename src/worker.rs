@@ -264,20 +264,9 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
             }
         }
     }
-    if !R::CLOCKED {
-        prev = now_ns();
-    }
-    if matches!(sync_policy, SyncPolicy::End | SyncPolicy::Every(_)) {
-        commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
-    }
-    let done = LoopDone {
-        start_ns,
-        open_ns,
-        end_ns: prev,
-        bytes,
-        ops: ops.n_ops,
-        max_inflight: u64::from(ops.n_ops > 0),
-    };
+    let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
+    let done =
+        LoopDone { start_ns, open_ns, end_ns, bytes, ops: ops.n_ops, max_inflight: u64::from(ops.n_ops > 0) };
     done.sample(ctx, &commits, rec, || engine.close())
 }
 
@@ -496,6 +485,25 @@ impl Commits {
         self.calls += 1;
         self.dirty[file as usize] = false;
         Ok(())
+    }
+
+    /// The end of a timed loop: the clock read a loop without per-op clocks did not take, then
+    /// the final commit of what `end` and `every` left. Returns the loop's end time.
+    pub fn at_end(
+        &mut self,
+        clocked: bool,
+        policy: SyncPolicy,
+        sync: &mut SyncFn<'_>,
+        mut prev: u64,
+        paths: &[PathBuf],
+    ) -> Result<u64> {
+        if !clocked {
+            prev = now_ns();
+        }
+        if matches!(policy, SyncPolicy::End | SyncPolicy::Every(_)) {
+            self.all_dirty(sync, &mut prev, paths)?;
+        }
+        Ok(prev)
     }
 
     /// Commits every file written since its last commit.
