@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::{Exporter, write_err};
 use crate::error::Result;
-use crate::results::{ExperimentResult, Status};
+use crate::results::{ExperimentResult, PhaseResult, Status};
 use crate::stats;
 use crate::units::{fmt_ns, fmt_rate, fmt_size};
 
@@ -194,31 +194,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
             row.push(ph.name.clone());
             row.push(format!("{} {:.1}%", ph.cache.policy.name(), ph.cache.resident_fraction * 100.0));
             row.push(format!("{done}/{}", ph.repetitions.len()));
-            match &ph.summary {
-                Some(sm) => {
-                    // No latency recorded (`latency = off`): a dash, not "0 ns".
-                    let lat = |v: u64| if ph.latency_ns.max == 0 { "-".to_string() } else { fmt_ns(v) };
-                    let min_sar: Vec<f64> = ph
-                        .repetitions
-                        .iter()
-                        .filter(|r| r.status == Status::Complete)
-                        .map(|r| r.min_sar_bytes_per_s)
-                        .collect();
-                    row.extend([
-                        fmt_rate(sm.mean),
-                        sm.sd.map(fmt_rate).unwrap_or_else(|| "-".into()),
-                        fmt_rate(sm.two_sigma_mean),
-                        fmt_rate(sm.trimmed_mean_10),
-                        fmt_rate(sm.min),
-                        fmt_rate(sm.median),
-                        fmt_rate(sm.max),
-                        fmt_rate(stats::mean(&min_sar)),
-                        lat(ph.latency_ns.p50),
-                        lat(ph.latency_ns.p99),
-                    ]);
-                }
-                None => row.extend(std::iter::repeat_n("-".to_string(), 10)),
-            }
+            row.extend(summary_cells(ph));
             if any_warmup {
                 let w: Vec<String> = ph
                     .warmups
@@ -260,6 +236,35 @@ fn failures(exp: &ExperimentResult) -> String {
         }
     }
     out
+}
+
+/// A phase's summary cells as the text table and the HTML report show them: mean, sd, 2-sigma
+/// mean, 10% trimmed mean, min, median, max (MB/s of max_SAR), the mean min_SAR, latency p50
+/// and p99; dashes without a complete repetition, and for latency when none was recorded
+/// (`latency = off`).
+pub fn summary_cells(ph: &PhaseResult) -> Vec<String> {
+    let Some(sm) = &ph.summary else {
+        return vec!["-".to_string(); 10];
+    };
+    let lat = |v: u64| if ph.latency_ns.max == 0 { "-".to_string() } else { fmt_ns(v) };
+    let min_sar: Vec<f64> = ph
+        .repetitions
+        .iter()
+        .filter(|r| r.status == Status::Complete)
+        .map(|r| r.min_sar_bytes_per_s)
+        .collect();
+    vec![
+        fmt_rate(sm.mean),
+        sm.sd.map(fmt_rate).unwrap_or_else(|| "-".into()),
+        fmt_rate(sm.two_sigma_mean),
+        fmt_rate(sm.trimmed_mean_10),
+        fmt_rate(sm.min),
+        fmt_rate(sm.median),
+        fmt_rate(sm.max),
+        fmt_rate(stats::mean(&min_sar)),
+        lat(ph.latency_ns.p50),
+        lat(ph.latency_ns.p99),
+    ]
 }
 
 #[cfg(test)]

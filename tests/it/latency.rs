@@ -75,6 +75,16 @@ fn latency_off_keeps_rates_and_no_latency() {
     let table = String::from_utf8_lossy(&out.stdout);
     let row = table.lines().find(|l| l.starts_with("write")).unwrap();
     assert!(row.split_whitespace().rev().take(2).all(|c| c == "-"), "latency columns of {row}");
+    // The HTML report's summary row says the same.
+    let html = s.path().join("r.html");
+    let out = s.iolab(&["report", "--last", "-o", html.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = std::fs::read_to_string(&html).unwrap();
+    let summary = page.split("<section id=\"summary\">").nth(1).expect("a summary section");
+    let row = summary.split("<tr>").find(|r| r.contains("<td>write</td>")).expect("the write phase's row");
+    let cells: Vec<&str> =
+        row.split("<td").skip(1).map(|c| c.split('>').nth(1).unwrap().split('<').next().unwrap()).collect();
+    assert_eq!(cells[cells.len() - 3..cells.len() - 1], ["-", "-"], "latency cells of {cells:?}");
 }
 
 /// With `histogram` every op lands in the histogram once, with both loops.

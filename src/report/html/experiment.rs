@@ -8,7 +8,7 @@ use crate::report::plot::{self, Figure, Kind, Options};
 use crate::report::{self, Format};
 use crate::results::{ExperimentResult, Status};
 use crate::store::Store;
-use crate::units::{fmt_ns, fmt_rate, fmt_size};
+use crate::units::{fmt_rate, fmt_size};
 
 /// Traces larger than this (as CSV) are not embedded; the page names the command instead.
 const MAX_EMBEDDED_TRACE_BYTES: usize = 16 << 20;
@@ -302,24 +302,7 @@ fn summary_section(exp: &ExperimentResult) -> String {
                 esc(&format!("{} {:.1}%", ph.cache.policy.name(), ph.cache.resident_fraction * 100.0)),
                 format!("{}/{}", done.len(), ph.repetitions.len()),
             ];
-            match &ph.summary {
-                Some(sm) => {
-                    let min_sar: Vec<f64> = done.iter().map(|r| r.min_sar_bytes_per_s).collect();
-                    row.extend([
-                        fmt_rate(sm.mean),
-                        sm.sd.map(fmt_rate).unwrap_or_else(|| "-".into()),
-                        fmt_rate(sm.two_sigma_mean),
-                        fmt_rate(sm.trimmed_mean_10),
-                        fmt_rate(sm.min),
-                        fmt_rate(sm.median),
-                        fmt_rate(sm.max),
-                        fmt_rate(crate::stats::mean(&min_sar)),
-                        esc(&fmt_ns(ph.latency_ns.p50)),
-                        esc(&fmt_ns(ph.latency_ns.p99)),
-                    ]);
-                }
-                None => row.extend(std::iter::repeat_n("-".to_string(), 10)),
-            }
+            row.extend(report::table::summary_cells(ph).iter().map(|c| esc(c)));
             row.push(flags_html(&ph.flags));
             rows.push(row);
         }
