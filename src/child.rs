@@ -1,12 +1,13 @@
 //! What both kinds of worker processes share (`iolab __worker` and `iolab __strategy-worker`):
-//! finding the executable, the job and message lines on the pipes, the child's start, and an
-//! ended child's status in words.
+//! finding the executable, starting, stopping and reaping children, the job and message lines
+//! on the pipes, the sample on the wire, the child's start, and an ended child's status in
+//! words.
 
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
-use std::process::ExitStatus;
-
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -28,6 +29,118 @@ pub fn exe() -> Result<PathBuf> {
         None => std::env::current_exe()
             .map_err(|e| Error::Run(format!("cannot find the iolab executable to start workers: {e}"))),
     }
+}
+
+/// One worker process, seen from the parent: its stdin (kept open while it waits at a start
+/// barrier), the thread reading its stdout, and whether it has been reaped.
+pub struct Kid {
+    child: Child,
+    pub stdin: Option<ChildStdin>,
+    reader: Option<JoinHandle<()>>,
+    reaped: bool,
+}
+
+impl Kid {
+    /// Starts `exe subcommand` as worker process `i`, in its own process group (a Ctrl-C
+    /// reaches the parent, which stops the children), with `prepare` applied to the command
+    /// first; hands its stdout to `read` on a thread of its own and sends it `job` as one JSON
+    /// line.
+    pub fn spawn<J: Serialize>(
+        exe: &Path,
+        subcommand: &str,
+        i: usize,
+        job: &J,
+        prepare: impl FnOnce(&mut Command),
+        read: impl FnOnce(ChildStdout) + Send + 'static,
+    ) -> Result<Kid> {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(exe);
+        cmd.arg(subcommand)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .process_group(0);
+        prepare(&mut cmd);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| Error::Run(format!("cannot start worker process {i} ({}): {e}", exe.display())))?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let reader = std::thread::Builder::new()
+            .name(format!("iolab-p{i}"))
+            .spawn(move || read(stdout))
+            .expect("spawn reader thread");
+        let stdin = child.stdin.take();
+        let mut kid = Kid { child, stdin, reader: Some(reader), reaped: false };
+        let line = line(job)?;
+        let sent = kid.stdin.as_mut().expect("piped stdin").write_all(&line);
+        if let Err(e) = sent.and_then(|_| kid.stdin.as_mut().expect("piped stdin").flush()) {
+            stop_all(std::slice::from_mut(&mut kid));
+            return Err(Error::Run(format!("cannot send worker process {i} its job: {e}")));
+        }
+        Ok(kid)
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Reaps it once its stdout has ended; unless it `reported` its results, the error that
+    /// says how it ended.
+    pub fn ended(&mut self, i: usize, reported: bool) -> Result<()> {
+        let status = self.child.wait();
+        self.reaped = true;
+        if reported {
+            return Ok(());
+        }
+        let how = match status {
+            Ok(st) => describe(st),
+            Err(e) => format!("could not be waited for ({e})"),
+        };
+        Err(Error::Run(format!("worker {i} (process {}) {how} before reporting its results", self.pid())))
+    }
+
+    /// A failure worker `i` reported.
+    pub fn failed(&self, i: usize, msg: &str) -> Error {
+        Error::Run(format!("worker {i} (process {}): {msg}", self.pid()))
+    }
+
+    /// Worker `i` wrote a line that is not one of its messages.
+    pub fn garbage(&self, i: usize, line: &str) -> Error {
+        let line: String = line.chars().take(200).collect();
+        Error::Run(format!(
+            "worker {i} (process {}) sent something that is not a worker message: {line}",
+            self.pid()
+        ))
+    }
+}
+
+/// Kills every child still running, reaps them all and joins their readers.
+pub fn stop_all(kids: &mut [Kid]) {
+    for k in kids.iter_mut() {
+        k.stdin = None;
+        if !k.reaped {
+            let _ = k.child.kill();
+        }
+    }
+    for k in kids.iter_mut() {
+        if !k.reaped {
+            let _ = k.child.wait();
+            k.reaped = true;
+        }
+        if let Some(r) = k.reader.take() {
+            let _ = r.join();
+        }
+    }
+}
+
+/// Every worker's results, in worker order; an error naming the first that reported none.
+pub fn reported<T>(results: Vec<Option<T>>) -> Result<Vec<T>> {
+    results
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| r.ok_or_else(|| Error::Run(format!("worker {i} reported no results"))))
+        .collect()
 }
 
 /// `msg` as one JSON line.

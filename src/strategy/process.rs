@@ -6,9 +6,8 @@
 //! its samples as one JSON line on stdout. A child that fails stops the run (through the
 //! region); one that dies is reported with its exit status, and the others are killed.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -18,7 +17,7 @@ use super::Plan;
 use super::coord::{CommitOrder, Group};
 use super::role::{self, RoleCtx};
 use super::shm::{Layout, Shm};
-use crate::child::SampleWire;
+use crate::child::{Kid, SampleWire, stop_all};
 use crate::error::{Error, Result};
 use crate::spec::Spec;
 use crate::worker::{Monitor, PhaseJob, WorkerSample};
@@ -51,76 +50,39 @@ enum Event {
     Eof,
 }
 
-struct Kid {
-    child: Child,
-    reader: Option<std::thread::JoinHandle<()>>,
-    samples: Option<Vec<WorkerSample>>,
-    ended: bool,
-}
-
-fn spawn(exe: &PathBuf, job: &Job, tx: mpsc::Sender<(usize, Event)>, i: usize) -> Result<Kid> {
+/// Starts worker process `i` and sends it its job; the shared region's descriptor survives
+/// the exec.
+fn spawn(exe: &Path, job: &Job, tx: mpsc::Sender<(usize, Event)>, i: usize) -> Result<Kid> {
     use std::os::unix::process::CommandExt;
     let fd = job.shm_fd;
-    let mut cmd = Command::new(exe);
-    cmd.arg(SUBCOMMAND)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .process_group(0);
-    // SAFETY: runs in the child between fork and exec; fcntl is async-signal-safe and the
-    // closure allocates nothing. It lets the region's descriptor survive the exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Error::Run(format!("cannot start worker process {i} ({}): {e}", exe.display())))?;
-    let stdout = child.stdout.take().expect("piped stdout");
-    let reader = std::thread::Builder::new()
-        .name(format!("iolab-sp{i}"))
-        .spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let ev = match serde_json::from_str::<Msg>(&line) {
-                    Ok(m) => Event::Msg(m),
-                    Err(_) => Event::Garbage(line),
-                };
-                if tx.send((i, ev)).is_err() {
-                    return;
+    let keep_region = |cmd: &mut std::process::Command| {
+        // SAFETY: runs in the child between fork and exec; fcntl is async-signal-safe and the
+        // closure allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
                 }
+                Ok(())
+            });
+        }
+    };
+    let read = move |stdout| {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let ev = match serde_json::from_str::<Msg>(&line) {
+                Ok(m) => Event::Msg(m),
+                Err(_) => Event::Garbage(line),
+            };
+            if tx.send((i, ev)).is_err() {
+                return;
             }
-            let _ = tx.send((i, Event::Eof));
-        })
-        .expect("spawn reader thread");
-    let mut kid = Kid { child, reader: Some(reader), samples: None, ended: false };
-    let line = crate::child::line(job)?;
-    let mut stdin = kid.child.stdin.take().expect("piped stdin");
-    if let Err(e) = stdin.write_all(&line).and_then(|_| stdin.flush()) {
-        stop(std::slice::from_mut(&mut kid));
-        return Err(Error::Run(format!("cannot send worker process {i} its job: {e}")));
-    }
+        }
+        let _ = tx.send((i, Event::Eof));
+    };
+    let mut kid = Kid::spawn(exe, SUBCOMMAND, i, job, keep_region, read)?;
+    kid.stdin = None; // the job is all a strategy worker reads
     Ok(kid)
-}
-
-/// Kills every child still running and reaps them all.
-fn stop(kids: &mut [Kid]) {
-    for k in kids.iter_mut().filter(|k| !k.ended) {
-        let _ = k.child.kill();
-    }
-    for k in kids.iter_mut() {
-        if !k.ended {
-            let _ = k.child.wait();
-            k.ended = true;
-        }
-        if let Some(r) = k.reader.take() {
-            let _ = r.join();
-        }
-    }
 }
 
 /// Runs the phase's roles as child processes.
@@ -145,13 +107,14 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
             Ok(k) => kids.push(k),
             Err(e) => {
                 shm.stop();
-                stop(&mut kids);
+                stop_all(&mut kids);
                 return Err(e);
             }
         }
     }
     drop(tx);
     let n = kids.len();
+    let mut samples: Vec<Option<Vec<WorkerSample>>> = (0..n).map(|_| None).collect();
     let (mut ended, mut failure, mut signal): (usize, Option<Error>, Option<i32>) = (0, None, None);
     let mut give_up: Option<Instant> = None;
     let fail = |e: Error, failure: &mut Option<Error>, give_up: &mut Option<Instant>| {
@@ -166,39 +129,18 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok((i, Event::Msg(Msg::Done(v)))) => {
                 match v.into_iter().map(|w| w.into_sample(None)).collect::<Result<Vec<_>>>() {
-                    Ok(samples) => kids[i].samples = Some(samples),
+                    Ok(v) => samples[i] = Some(v),
                     Err(e) => fail(e, &mut failure, &mut give_up),
                 }
             }
             Ok((i, Event::Msg(Msg::Failed(m)))) => {
-                let e = if m.starts_with("aborted") {
-                    Error::Run(m)
-                } else {
-                    Error::Run(format!("worker {i} (process {}): {m}", kids[i].child.id()))
-                };
+                let e = if m.starts_with("aborted") { Error::Run(m) } else { kids[i].failed(i, &m) };
                 fail(e, &mut failure, &mut give_up);
             }
-            Ok((i, Event::Garbage(line))) => {
-                let line: String = line.chars().take(200).collect();
-                let e = Error::Run(format!(
-                    "worker {i} (process {}) sent something that is not a worker message: {line}",
-                    kids[i].child.id()
-                ));
-                fail(e, &mut failure, &mut give_up);
-            }
+            Ok((i, Event::Garbage(line))) => fail(kids[i].garbage(i, &line), &mut failure, &mut give_up),
             Ok((i, Event::Eof)) => {
                 ended += 1;
-                let status = kids[i].child.wait();
-                kids[i].ended = true;
-                if kids[i].samples.is_none() {
-                    let how = match status {
-                        Ok(st) => crate::child::describe(st),
-                        Err(e) => format!("could not be waited for ({e})"),
-                    };
-                    let e = Error::Run(format!(
-                        "worker {i} (process {}) {how} before reporting its results",
-                        kids[i].child.id()
-                    ));
+                if let Err(e) = kids[i].ended(i, samples[i].is_some()) {
                     fail(e, &mut failure, &mut give_up);
                 }
             }
@@ -213,19 +155,15 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
             break;
         }
     }
-    stop(&mut kids);
+    stop_all(&mut kids);
     if let Some(sig) = signal {
         return Err(Error::Interrupted(sig));
     }
     if let Some(e) = failure {
         return Err(e);
     }
-    let results = kids
-        .into_iter()
-        .enumerate()
-        .map(|(i, k)| k.samples.ok_or_else(|| Error::Run(format!("worker {i} reported no results"))))
-        .collect();
-    super::threads::finish(results, shm.max_in_flight())
+    let samples = crate::child::reported(samples)?;
+    super::threads::finish(samples.into_iter().map(Ok).collect(), shm.max_in_flight())
 }
 
 /// The body of `iolab __strategy-worker`: runs one role as the parent asks; returns the exit

@@ -13,8 +13,7 @@
 //! are killed, the error names the worker, its pid and its exit status or signal.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc;
@@ -23,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::{Monitor, PhaseJob, StartGate, WorkerSample};
-use crate::child::SampleWire;
+use crate::child::{Kid, SampleWire, stop_all};
 use crate::error::{Error, Result};
 use crate::spec::{Spec, StartMode};
 use crate::trace::{RECORD_BYTES, TraceSpill};
@@ -68,31 +67,8 @@ enum Event {
     Eof,
 }
 
-struct Kid {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    reader: Option<std::thread::JoinHandle<()>>,
-    sample: Option<WorkerSample>,
-    status: Option<ExitStatus>,
-}
-
-fn spawn(exe: &PathBuf, job: &PhaseJob<'_>, i: usize, tx: mpsc::Sender<(usize, Event)>) -> Result<Kid> {
-    use std::os::unix::process::CommandExt;
-    let mut child = Command::new(exe)
-        .arg(SUBCOMMAND)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        // Its own process group: a Ctrl-C reaches the parent, which stops the children.
-        .process_group(0)
-        .spawn()
-        .map_err(|e| Error::Run(format!("cannot start worker process {i} ({}): {e}", exe.display())))?;
-    let stdout = child.stdout.take().expect("piped stdout");
-    let reader = std::thread::Builder::new()
-        .name(format!("iolab-p{i}"))
-        .spawn(move || read_child(BufReader::new(stdout), i, &tx))
-        .expect("spawn reader thread");
-    let mut kid = Kid { child, stdin: None, reader: Some(reader), sample: None, status: None };
+/// Starts worker process `i` of the phase and sends it its job.
+fn spawn(exe: &Path, job: &PhaseJob<'_>, i: usize, tx: mpsc::Sender<(usize, Event)>) -> Result<Kid> {
     let cj = ChildJob {
         spec: job.spec.clone(),
         phase: job.phase.index,
@@ -101,15 +77,11 @@ fn spawn(exe: &PathBuf, job: &PhaseJob<'_>, i: usize, tx: mpsc::Sender<(usize, E
         tag: job.tag,
         parent_pid: std::process::id(),
     };
-    let mut stdin = kid.child.stdin.take().expect("piped stdin");
-    let line = crate::child::line(&cj)?;
-    if let Err(e) = stdin.write_all(&line).and_then(|_| stdin.flush()) {
-        stop(std::slice::from_mut(&mut kid));
-        return Err(Error::Run(format!("cannot send worker process {i} its job: {e}")));
-    }
+    let mut kid =
+        Kid::spawn(exe, SUBCOMMAND, i, &cj, |_| {}, move |out| read_child(BufReader::new(out), i, &tx))?;
     // Free start: nothing more to say. Barrier: closing stdin is the start signal.
-    if job.spec.start == StartMode::Barrier {
-        kid.stdin = Some(stdin);
+    if job.spec.start != StartMode::Barrier {
+        kid.stdin = None;
     }
     Ok(kid)
 }
@@ -167,24 +139,6 @@ fn read_child(mut out: BufReader<std::process::ChildStdout>, i: usize, tx: &mpsc
     let _ = tx.send((i, Event::Eof));
 }
 
-/// Kills every child still running and reaps them all.
-fn stop(kids: &mut [Kid]) {
-    for k in kids.iter_mut() {
-        k.stdin = None;
-        if k.status.is_none() {
-            let _ = k.child.kill();
-        }
-    }
-    for k in kids.iter_mut() {
-        if k.status.is_none() {
-            k.status = k.child.wait().ok();
-        }
-        if let Some(r) = k.reader.take() {
-            let _ = r.join();
-        }
-    }
-}
-
 /// Runs a phase's workers as child processes.
 pub fn run_phase_processes(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
     let n = job.phase.workers.len();
@@ -195,12 +149,13 @@ pub fn run_phase_processes(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<
         match spawn(&exe, job, i, tx.clone()) {
             Ok(k) => kids.push(k),
             Err(e) => {
-                stop(&mut kids);
+                stop_all(&mut kids);
                 return Err(e);
             }
         }
     }
     drop(tx);
+    let mut samples: Vec<Option<WorkerSample>> = (0..n).map(|_| None).collect();
     let mut failure: Option<Error> = None;
     let mut signal = None;
     let (mut ready, mut ended, mut bytes_done) = (0usize, 0usize, 0u64);
@@ -219,40 +174,24 @@ pub fn run_phase_processes(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<
             Ok((i, Event::Done(s, spill))) => {
                 bytes_done += s.bytes();
                 match s.into_sample(spill) {
-                    Ok(s) => kids[i].sample = Some(s),
+                    Ok(s) => samples[i] = Some(s),
                     Err(e) => failure = Some(e),
                 }
             }
             Ok((i, Event::TraceFailed(msg))) => {
-                failure = Some(Error::Run(format!(
-                    "worker {i} (process {}): keeping its trace: {msg}",
-                    kids[i].child.id()
-                )));
+                failure = Some(kids[i].failed(i, &format!("keeping its trace: {msg}")));
             }
             Ok((_, Event::Msg(ChildMsg::Done(_) | ChildMsg::Trace { .. }))) => {}
             Ok((i, Event::Msg(ChildMsg::Failed(msg)))) => {
-                failure = Some(Error::Run(format!("worker {i} (process {}): {msg}", kids[i].child.id())));
+                failure = Some(kids[i].failed(i, &msg));
             }
-            Ok((i, Event::Garbage(line))) => {
-                let line: String = line.chars().take(200).collect();
-                failure = Some(Error::Run(format!(
-                    "worker {i} (process {}) sent something that is not a worker message: {line}",
-                    kids[i].child.id()
-                )));
-            }
+            Ok((i, Event::Garbage(line))) => failure = Some(kids[i].garbage(i, &line)),
             Ok((i, Event::Eof)) => {
                 ended += 1;
-                let status = kids[i].child.wait();
-                kids[i].status = status.as_ref().ok().copied();
-                if kids[i].sample.is_none() && failure.is_none() {
-                    let how = match status {
-                        Ok(st) => crate::child::describe(st),
-                        Err(e) => format!("could not be waited for ({e})"),
-                    };
-                    failure = Some(Error::Run(format!(
-                        "worker {i} (process {}) {how} before reporting its results",
-                        kids[i].child.id()
-                    )));
+                if let Err(e) = kids[i].ended(i, samples[i].is_some())
+                    && failure.is_none()
+                {
+                    failure = Some(e);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -266,17 +205,14 @@ pub fn run_phase_processes(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<
             }
         }
     }
-    stop(&mut kids);
+    stop_all(&mut kids);
     if let Some(sig) = signal {
         return Err(Error::Interrupted(sig));
     }
     if let Some(e) = failure {
         return Err(e);
     }
-    kids.into_iter()
-        .enumerate()
-        .map(|(i, k)| k.sample.ok_or_else(|| Error::Run(format!("worker {i} reported no results"))))
-        .collect()
+    crate::child::reported(samples)
 }
 
 /// The start gate of a child: pipes to the parent.
