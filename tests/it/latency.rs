@@ -19,24 +19,7 @@ fn engines() -> Vec<&'static str> {
 fn latency_off_keeps_rates_and_no_latency() {
     let s = Scratch::new();
     for engine in engines() {
-        let doc = s.run_json(&[
-            "--engine",
-            engine,
-            "--latency",
-            "off",
-            "--size",
-            "1MiB",
-            "--bs",
-            "4KiB",
-            "--order",
-            "random",
-            "--op",
-            "write,read",
-            "--sync",
-            "end",
-            "--reps",
-            "1",
-        ]);
+        let doc = random_4k(&s, engine, "off");
         assert_eq!(doc["spec"]["latency"], "off");
         for ph in phases(&doc) {
             let r = &ph["repetitions"][0];
@@ -92,20 +75,7 @@ fn latency_off_keeps_rates_and_no_latency() {
 fn histograms_count_every_op_once() {
     let s = Scratch::new();
     for engine in engines() {
-        let doc = s.run_json(&[
-            "--engine",
-            engine,
-            "--size",
-            "1MiB",
-            "--bs",
-            "4KiB",
-            "--order",
-            "random",
-            "--op",
-            "write,read",
-            "--reps",
-            "1",
-        ]);
+        let doc = random_4k(&s, engine, "histogram");
         for ph in phases(&doc) {
             let w = &ph["repetitions"][0]["workers"][0];
             let counted: u64 =
@@ -116,4 +86,26 @@ fn histograms_count_every_op_once() {
             assert!(p50 > 0 && p50 <= max, "{engine}: {w}");
         }
     }
+}
+
+/// 256 random 4 KiB writes of 1 MiB, committed at the end, then 256 random reads; one rep.
+fn random_4k(s: &Scratch, engine: &str, latency: &str) -> serde_json::Value {
+    s.run_json(&[
+        "--engine",
+        engine,
+        "--latency",
+        latency,
+        "--size",
+        "1MiB",
+        "--bs",
+        "4KiB",
+        "--order",
+        "random",
+        "--op",
+        "write,read",
+        "--sync",
+        "end",
+        "--reps",
+        "1",
+    ])
 }
