@@ -134,8 +134,22 @@ pub fn stop_all(kids: &mut [Kid]) {
     }
 }
 
-/// Every worker's results, in worker order; an error naming the first that reported none.
-pub fn reported<T>(results: Vec<Option<T>>) -> Result<Vec<T>> {
+/// The end of a launch: stops and reaps every child, then the interruption (a signal), the
+/// failure, or every worker's results in worker order (an error naming the first that
+/// reported none).
+pub fn finish<T>(
+    kids: &mut [Kid],
+    signal: Option<i32>,
+    failure: Option<Error>,
+    results: Vec<Option<T>>,
+) -> Result<Vec<T>> {
+    stop_all(kids);
+    if let Some(sig) = signal {
+        return Err(Error::Interrupted(sig));
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
     results
         .into_iter()
         .enumerate()

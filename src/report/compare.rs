@@ -148,18 +148,8 @@ fn cells(r: &Row) -> Vec<String> {
     c
 }
 
-const HEADERS: [&str; 10] = [
-    "host",
-    "OS",
-    "CPUs*MHz",
-    "file system",
-    "first read",
-    "second read",
-    "write plain",
-    "commit each write",
-    "commit at end",
-    "commit at end (large file)",
-];
+/// The host columns that come before the figures.
+const HOST_HEADERS: [&str; 4] = ["host", "OS", "CPUs*MHz", "file system"];
 
 fn footer(rows: &[Row]) -> String {
     let stat = rows.first().map(|r| r.statistic.about()).unwrap_or("the mean");
@@ -173,6 +163,8 @@ fn footer(rows: &[Row]) -> String {
 /// Renders the rows as `text`, `csv` or `markdown`.
 pub fn render(rows: &[Row], format: &str) -> Result<String> {
     let table: Vec<Vec<String>> = rows.iter().map(cells).collect();
+    let headers: Vec<&str> = HOST_HEADERS.iter().chain(&FIGURES).copied().collect();
+    let figure_cols: Vec<usize> = (HOST_HEADERS.len()..headers.len()).collect();
     Ok(match format {
         "csv" => {
             let mut w = ::csv::Writer::from_writer(vec![]);
@@ -207,12 +199,12 @@ pub fn render(rows: &[Row], format: &str) -> Result<String> {
             String::from_utf8(w.into_inner().map_err(super::write_err)?).map_err(super::write_err)?
         }
         "markdown" => {
-            let mut s = format!("| {} |\n|{}\n", HEADERS.join(" | "), "---|".repeat(HEADERS.len()));
+            let mut s = format!("| {} |\n|{}\n", headers.join(" | "), "---|".repeat(headers.len()));
             for c in &table {
                 s += &format!("| {} |\n", c.join(" | "));
             }
             s + "\n" + &footer(rows)
         }
-        _ => super::text_table(&HEADERS, &table, &[4, 5, 6, 7, 8, 9]) + "\n" + &footer(rows),
+        _ => super::text_table(&headers, &table, &figure_cols) + "\n" + &footer(rows),
     })
 }

@@ -155,14 +155,7 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
             break;
         }
     }
-    stop_all(&mut kids);
-    if let Some(sig) = signal {
-        return Err(Error::Interrupted(sig));
-    }
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    let samples = crate::child::reported(samples)?;
+    let samples = crate::child::finish(&mut kids, signal, failure, samples)?;
     super::threads::finish(samples.into_iter().map(Ok).collect(), shm.max_in_flight())
 }
 

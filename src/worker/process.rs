@@ -205,14 +205,7 @@ pub fn run_phase_processes(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<
             }
         }
     }
-    stop_all(&mut kids);
-    if let Some(sig) = signal {
-        return Err(Error::Interrupted(sig));
-    }
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    crate::child::reported(samples)
+    crate::child::finish(&mut kids, signal, failure, samples)
 }
 
 /// The start gate of a child: pipes to the parent.
