@@ -10,13 +10,13 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use iolab::fill;
+use iolab::env::sys::now_ns;
+use iolab::experiment::{Params, ResolveEnv, resolve};
+use iolab::latency::trace::{TraceOp, TraceRecorder};
 use iolab::latency::{Hist, Off, Recorder};
 use iolab::plan::Op;
+use iolab::plan::fill;
 use iolab::plan::{self, OpSeq};
-use iolab::spec::{Params, ResolveEnv, resolve};
-use iolab::sys::now_ns;
-use iolab::trace::{TraceOp, TraceRecorder};
 use iolab::worker::new_hist;
 
 /// Runs `f(iters)` for growing `iters` until a round takes ~20 ms, then best of 7: ns per

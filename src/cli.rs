@@ -1,12 +1,12 @@
 //! Command-line syntax (clap derive). Spec flags are plain strings here: they become spec
-//! parameters and are parsed and checked in one place, [`crate::spec::resolve`].
+//! parameters and are parsed and checked in one place, [`crate::experiment::resolve`].
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::error::Result;
-use crate::spec::Params;
+use crate::experiment::Params;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -36,9 +36,9 @@ pub enum Command {
     Reproduce(ReproduceArgs),
     /// Draw a stored experiment as SVG or PNG (rate vs a swept parameter, bars, workers,
     /// latency CDF or histogram, per-op trace)
-    Plot(crate::cmd_report::PlotArgs),
+    Plot(crate::cmd::plot::PlotArgs),
     /// Write a stored experiment as one self-contained HTML page (or, with --compare, every host)
-    Report(crate::cmd_report::ReportArgs),
+    Report(crate::cmd::plot::ReportArgs),
     /// Internal: one worker process of `launcher = process` (reads its job on stdin)
     #[command(name = "__worker", hide = true)]
     Worker,

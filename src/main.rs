@@ -5,8 +5,8 @@ use clap::Parser;
 
 fn main() {
     let cli = iolab::cli::Cli::parse();
-    iolab::signals::install();
-    if let Err(e) = iolab::app::main(cli) {
+    iolab::env::signals::install();
+    if let Err(e) = iolab::cmd::main(cli) {
         eprintln!("error: {e}");
         std::process::exit(e.exit_code());
     }

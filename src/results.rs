@@ -5,16 +5,16 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::envctl::RunEnv;
+use crate::env::envctl::RunEnv;
 use crate::experiment::Design;
 use std::sync::Arc;
 
-use crate::forensics::LayoutFacts;
-use crate::host::HostFacts;
-use crate::period::{self, Period};
+use crate::env::forensics::LayoutFacts;
+use crate::env::host::HostFacts;
+use crate::latency::period::{self, Period};
+use crate::latency::trace::TraceSpill;
 use crate::spec::{CachePolicy, Spec};
 use crate::stats::{self, Summary};
-use crate::trace::TraceSpill;
 use crate::worker::{Buckets, WorkerSample};
 
 /// Version of the JSON layout. Fields may be added; none is renamed or removed.

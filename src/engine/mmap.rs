@@ -17,11 +17,11 @@ use std::io;
 use std::os::unix::io::AsRawFd;
 
 use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, Setup, fd_sync, open_files};
+use crate::env::sys::AlignedBuf;
 use crate::error::{Error, Result};
-use crate::mem::Strided;
 use crate::plan::Op;
+use crate::plan::mem::Strided;
 use crate::spec::{SyncCall, SyncPolicy};
-use crate::sys::AlignedBuf;
 
 pub static DEF: EngineDef = EngineDef {
     name: "mmap",
@@ -107,7 +107,7 @@ impl Mmap {
     fn msync_dirty(&mut self, file: u32) -> CallResult<()> {
         let Some(w) = &mut self.maps[file as usize] else { return Ok(()) };
         let Some((lo, hi)) = w.dirty.take() else { return Ok(()) };
-        let page = crate::sys::page_size();
+        let page = crate::env::sys::page_size();
         let lo = lo / page * page;
         self.calls.add(Call::Msync);
         // SAFETY: [lo, hi) lies within the live mapping; `lo` is page-aligned because the

@@ -2,7 +2,7 @@
 //!
 //! An engine opens a worker's files, owns its buffers, and moves the bytes of one op (or, for
 //! an asynchronous engine, of up to `iodepth` ops at once); the worker loops in
-//! [`crate::worker`] and [`crate::async_worker`] do the timing, ordering, stamping and commit
+//! [`crate::worker`] and [`crate::worker::async_loop`] do the timing, ordering, stamping and commit
 //! policy around it, the same for every engine. Adding an engine is one file here plus one
 //! line in [`ENGINES`].
 
@@ -10,13 +10,12 @@ use std::io;
 use std::path::PathBuf;
 
 use crate::error::Result;
-use crate::mem::Strided;
 use crate::plan::Op;
+use crate::plan::mem::Strided;
 use crate::spec::{OpenSync, SyncCall, SyncPolicy};
 use crate::worker::{WorkerCtx, WorkerSample};
 
 pub mod calls;
-pub mod list;
 mod mmap;
 mod null;
 pub mod opts;

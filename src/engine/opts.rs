@@ -114,7 +114,7 @@ pub fn resolve(
                 return Err(Error::spec("window", &v, format!("only engine mmap maps windows, not {name}")));
             }
             let w = size("window", &v, cx.ram_bytes)?;
-            let page = crate::sys::page_size() as u64;
+            let page = crate::env::sys::page_size() as u64;
             if w % page != 0 {
                 return Err(Error::spec(
                     "window",
@@ -171,7 +171,8 @@ pub fn resolve(
                 ));
             }
             if cx.direct && caps.strided_to_kernel {
-                let align = cx.dirs.iter().map(|d| crate::host::direct_io_alignment(d)).max().unwrap_or(4096);
+                let align =
+                    cx.dirs.iter().map(|d| crate::env::host::direct_io_alignment(d)).max().unwrap_or(4096);
                 if len % align != 0 || stride % align != 0 {
                     return Err(Error::spec(
                         "mem_len",
@@ -192,8 +193,9 @@ pub fn resolve(
 
 #[cfg(test)]
 mod tests {
-    use crate::mem::Strided;
-    use crate::spec::{Params, ResolveEnv, Spec, SyncCall, resolve};
+    use crate::experiment::{Params, ResolveEnv, resolve};
+    use crate::plan::mem::Strided;
+    use crate::spec::{Spec, SyncCall};
 
     fn spec(pairs: &[(&str, &str)]) -> Spec {
         let mut p = Params::default();

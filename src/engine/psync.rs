@@ -8,11 +8,11 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 
 use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, Setup, fd_sync, open_files};
+use crate::env::sys::AlignedBuf;
 use crate::error::Result;
-use crate::mem::Strided;
 use crate::plan::Op;
+use crate::plan::mem::Strided;
 use crate::spec::SyncCall;
-use crate::sys::AlignedBuf;
 
 pub static DEF: EngineDef = EngineDef {
     name: "psync",

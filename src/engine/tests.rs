@@ -9,13 +9,13 @@ use super::psync::Psync;
 use super::uring::{self, Uring};
 use super::vsync::Vsync;
 use super::*;
-use crate::mem::Strided;
 use crate::plan::Permutation;
+use crate::plan::mem::Strided;
 
 /// A file of `size` pseudo-random bytes.
 fn known_file(dir: &std::path::Path, size: usize) -> (PathBuf, Vec<u8>) {
     let mut data = vec![0u8; size];
-    crate::fill::fill(&mut data, 4242);
+    crate::plan::fill::fill(&mut data, 4242);
     let p = dir.join("known.dat");
     std::fs::write(&p, &data).unwrap();
     (p, data)
@@ -223,15 +223,15 @@ fn debug_builds_check_every_block_read() {
         eprintln!("skipped: release builds do not check reads");
         return;
     }
-    let env = crate::spec::ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
+    let env = crate::experiment::ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
     for strided in [false, true] {
-        let mut p = crate::spec::Params::default();
+        let mut p = crate::experiment::Params::default();
         p.set_one("bs", "8KiB").unwrap();
         if strided {
             p.set_one("mem_len", "8").unwrap();
             p.set_one("mem_stride", "32").unwrap();
         }
-        let spec = crate::spec::resolve(&p, &env).unwrap();
+        let spec = crate::experiment::resolve(&p, &env).unwrap();
         let mut data = crate::worker::DataPath::with(&spec, &[3], Default::default());
         let op = Op { file: 0, offset: 16384, len: 8192 };
         let mut mem = vec![0x11u8; spec.mem().map_or(8192, |m| m.mem_bytes(8192))];

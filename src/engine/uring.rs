@@ -18,10 +18,10 @@ use io_uring::{IoUring, opcode, types};
 use super::{
     AsyncEngine, Call, CallCounts, CallError, CallResult, Caps, Done, EngineDef, Setup, fd_sync, open_files,
 };
+use crate::env::sys::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::plan::Op;
 use crate::spec::SyncCall;
-use crate::sys::AlignedBuf;
 
 /// The largest `iodepth` (io_uring rings hold up to 32768 entries; this keeps buffers sane).
 pub const MAX_IODEPTH: u32 = 4096;
@@ -42,7 +42,7 @@ pub static DEF: EngineDef = EngineDef {
         window: false,
         probe,
     },
-    run: crate::async_worker::run_async_worker::<Uring>,
+    run: crate::worker::async_loop::run_async_worker::<Uring>,
 };
 
 /// Whether this kernel lets this process use io_uring with fixed reads and writes (checked

@@ -8,10 +8,10 @@ use std::io;
 use std::os::unix::io::AsRawFd;
 
 use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, Setup, fd_sync, open_files};
+use crate::env::sys::AlignedBuf;
 use crate::error::Result;
 use crate::plan::Op;
 use crate::spec::SyncCall;
-use crate::sys::AlignedBuf;
 
 /// The most iovecs one preadv/pwritev accepts on Linux (UIO_MAXIOV).
 pub const IOV_MAX: usize = 1024;

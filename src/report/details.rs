@@ -111,7 +111,7 @@ fn periods(exp: &ExperimentResult) -> String {
     let mut lines = vec![];
     for (i, p) in exp.points.iter().enumerate() {
         for ph in &p.phases {
-            let series: Vec<&Vec<crate::period::Period>> =
+            let series: Vec<&Vec<crate::latency::period::Period>> =
                 complete(ph).flat_map(|r| r.workers.iter()).filter_map(|w| w.periods.as_ref()).collect();
             if series.is_empty() {
                 continue;
@@ -161,13 +161,13 @@ fn layouts(exp: &ExperimentResult) -> String {
     let mut lines = vec![];
     for (i, p) in exp.points.iter().enumerate() {
         for ph in &p.phases {
-            let facts: Vec<&crate::forensics::LayoutFacts> =
+            let facts: Vec<&crate::env::forensics::LayoutFacts> =
                 complete(ph).filter_map(|r| r.file_layout.as_ref()).collect();
             if facts.is_empty() {
                 continue;
             }
             let n = facts.len() as f64;
-            let mean = |f: fn(&crate::forensics::LayoutFacts) -> u64| {
+            let mean = |f: fn(&crate::env::forensics::LayoutFacts) -> u64| {
                 facts.iter().map(|x| f(x)).sum::<u64>() as f64 / n
             };
             let files = facts[0].files.len();

@@ -169,7 +169,7 @@ pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
         if spec.dirs[..i].contains(d) {
             continue;
         }
-        if let Ok((free, inodes)) = crate::sys::fs_free(d) {
+        if let Ok((free, inodes)) = crate::env::sys::fs_free(d) {
             s += &format!(" (free in {}: {}, {} inodes)", d.display(), fmt_size(free), inodes);
         }
     }
@@ -191,7 +191,7 @@ pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
             ph.layout.name(),
             fmt_size(ph.bytes()),
             ph.cache.name(),
-            crate::cache::method(ph.cache, spec.direct, spec.drop_caches)
+            crate::target::cache::method(ph.cache, spec.direct, spec.drop_caches)
         );
         if let Some(sp) = crate::strategy::Plan::of(spec) {
             s += &strategy_text(&sp, plan);

@@ -4,9 +4,9 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::Store;
+use crate::env::forensics::LayoutFacts;
 use crate::error::Result;
-use crate::forensics::LayoutFacts;
-use crate::period::Period;
+use crate::latency::period::Period;
 
 impl Store {
     pub(super) fn load_layout(&self, run_id: &str, phase: i64) -> Result<Option<LayoutFacts>> {

@@ -1,12 +1,12 @@
 //! The data a strategy's computation produces: each message (the parts of one iteration a
 //! producer computes) is filled from a generator seeded by (seed, producer, iteration), then
 //! tagged at every 4 KiB of its bytes on disk with 16 bytes: the file-offset stamp of
-//! [`crate::fill`] (8 bytes), the iteration (u32 LE) and the producer's worker id (u32 LE).
+//! [`crate::plan::fill`] (8 bytes), the iteration (u32 LE) and the producer's worker id (u32 LE).
 //! So no page repeats, a reader can tell which iteration of which producer every 4 KiB holds,
 //! and a test can rebuild every byte of every file.
 
-use crate::fill::{STAMP_EVERY, stamp_word};
-use crate::mem::Strided;
+use crate::plan::fill::{STAMP_EVERY, stamp_word};
+use crate::plan::mem::Strided;
 use crate::plan::splitmix64;
 
 /// Bytes of the tag at every 4 KiB of a message on disk.
@@ -17,7 +17,7 @@ pub const TAG_BYTES: usize = 16;
 pub struct Message {
     pub producer: u32,
     pub iter: u64,
-    /// The stamp salt of the file it lands in ([`crate::fill::file_salt`]).
+    /// The stamp salt of the file it lands in ([`crate::plan::fill::file_salt`]).
     pub salt: u64,
     /// Its first byte's offset in that file.
     pub offset: u64,
@@ -111,7 +111,7 @@ mod tests {
     use super::*;
 
     fn msg(producer: u32, iter: u64, offset: u64, disk_len: usize) -> Message {
-        Message { producer, iter, salt: crate::fill::file_salt(1, 0), offset, disk_len }
+        Message { producer, iter, salt: crate::plan::fill::file_salt(1, 0), offset, disk_len }
     }
 
     #[test]

@@ -92,7 +92,7 @@ impl Committer {
         if to <= from {
             return Ok(());
         }
-        let page = crate::sys::page_size() as u64;
+        let page = crate::env::sys::page_size() as u64;
         let lo = from / page * page;
         let len = (to - lo) as usize;
         self.calls.add(Call::Mmap);

@@ -22,12 +22,10 @@ use serde::{Deserialize, Serialize};
 pub mod coord;
 pub mod data;
 pub mod mechanism;
-pub mod process;
 pub mod role;
 pub mod roles;
 pub mod shm;
 pub mod spec;
-pub mod threads;
 
 pub use roles::{Plan, Role};
 
@@ -126,8 +124,8 @@ pub fn launch(
     monitor: &dyn crate::worker::Monitor,
 ) -> crate::error::Result<Vec<crate::worker::WorkerSample>> {
     match job.spec.launcher {
-        crate::spec::Launcher::Thread => threads::run(job, monitor),
-        crate::spec::Launcher::Process => process::run(job, monitor),
+        crate::spec::Launcher::Thread => crate::launch::strategy_threads::run(job, monitor),
+        crate::spec::Launcher::Process => crate::launch::strategy_process::run(job, monitor),
     }
 }
 
@@ -177,8 +175,8 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(60));
         let slept = thread_cpu_ns() - t0;
         let t1 = thread_cpu_ns();
-        let end = crate::sys::now_ns() + 60_000_000;
-        while crate::sys::now_ns() < end {
+        let end = crate::env::sys::now_ns() + 60_000_000;
+        while crate::env::sys::now_ns() < end {
             std::hint::spin_loop();
         }
         let spun = thread_cpu_ns() - t1;

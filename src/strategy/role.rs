@@ -16,12 +16,12 @@ use super::roles::{Plan, Receive, Role, RolePlan, Write};
 use super::shm::{self, Shm, ShmReceiver};
 use super::{RoleSample, RoleTimes, Strategy, gettid, thread_cpu_ns, thread_runq_ns};
 use crate::engine::{CallCounts, Setup};
+use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
-use crate::mem::Strided;
+use crate::latency::trace::{TraceOp, TraceRecorder};
 use crate::plan::Op;
+use crate::plan::mem::Strided;
 use crate::spec::{LatencyMode, Spec, SyncPolicy};
-use crate::sys::now_ns;
-use crate::trace::{TraceOp, TraceRecorder};
 use crate::worker::{WorkerSample, new_hist};
 
 /// Bytes each writer writes and commits before the start barrier to warm the disk up (then
@@ -120,7 +120,7 @@ fn warm_up(path: &Path, size: u64, prealloc: bool, seed: u64) -> Result<()> {
     let f =
         std::fs::OpenOptions::new().write(true).open(path).map_err(|e| Error::io("open", path, None, e))?;
     let mut chunk = vec![0u8; 64 << 10];
-    crate::fill::fill(&mut chunk, seed ^ 0x3A7E);
+    crate::plan::fill::fill(&mut chunk, seed ^ 0x3A7E);
     let mut off = 0;
     while off < WARMUP_BYTES {
         f.write_all_at(&chunk, off).map_err(|e| Error::io("pwrite", path, Some(off), e))?;
@@ -129,7 +129,7 @@ fn warm_up(path: &Path, size: u64, prealloc: bool, seed: u64) -> Result<()> {
     f.sync_data().map_err(|e| Error::io("fdatasync", path, None, e))?;
     f.set_len(0).map_err(|e| Error::io("ftruncate", path, Some(0), e))?;
     if prealloc {
-        crate::sys::fallocate(&f, size).map_err(|e| Error::io("fallocate", path, Some(0), e))?;
+        crate::env::sys::fallocate(&f, size).map_err(|e| Error::io("fallocate", path, Some(0), e))?;
     }
     Ok(())
 }
@@ -201,7 +201,7 @@ fn main_loop(
         Some(w) => (w.file, w.parts_per_iter, role.compute.map_or(0, |c| c.parts.first)),
         None => (0, plan.workers, role.compute.map_or(0, |c| c.parts.first)),
     };
-    let salt = crate::fill::file_salt(spec.seed, file);
+    let salt = crate::plan::fill::file_salt(spec.seed, file);
     let mut sender = role.sends.map(|ring| shm.sender(ring));
     let mut hist = new_hist();
     // The writer's ops, file index 0 being the global file `file`.

@@ -60,7 +60,7 @@ impl Layout {
 
     /// The region a strategy plan needs: one ring per producer, buffers the size of its memory
     /// for one message.
-    pub fn of(plan: &super::Plan, mem: Option<crate::mem::Strided>) -> Layout {
+    pub fn of(plan: &super::Plan, mem: Option<crate::plan::mem::Strided>) -> Layout {
         let mut slots = vec![0usize; plan.workers as usize];
         for (ring, parts) in plan.rings() {
             let disk = parts as usize * plan.bs as usize;

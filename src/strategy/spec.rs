@@ -4,7 +4,8 @@
 
 use super::Strategy;
 use crate::error::{Error, Result};
-use crate::spec::{Layout, OpKind, Order, Params, Spec, StartMode, SyncCall, SyncPolicy};
+use crate::experiment::Params;
+use crate::spec::{Layout, OpKind, Order, Spec, StartMode, SyncCall, SyncPolicy};
 use crate::units::{fmt_size, parse_size};
 
 /// Engines a strategy's writers can use: the synchronous engines that really write.
@@ -301,13 +302,14 @@ pub fn fmt_duration_spec(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use crate::error::Error;
-    use crate::spec::{Layout, Params, Spec, resolve};
+    use crate::experiment::{Params, resolve};
+    use crate::spec::{Layout, Spec};
     use crate::strategy::Strategy;
 
-    use crate::spec::testing::env;
+    use crate::experiment::testing::env;
 
     fn params(pairs: &[(&str, &str)]) -> Params {
-        crate::spec::testing::params(pairs, ';')
+        crate::experiment::testing::params(pairs, ';')
     }
 
     fn ok(pairs: &[(&str, &str)]) -> Spec {

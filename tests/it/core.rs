@@ -77,7 +77,7 @@ fn orders_touch_every_block_once() {
         assert_eq!(rep["workers"][0]["ops"], 256);
         let data =
             std::fs::read(work_dir(s.path(), rep["run_id"].as_str().unwrap()).join("w0000.dat")).unwrap();
-        let salt = iolab::fill::file_salt(1, 0);
+        let salt = iolab::plan::fill::file_salt(1, 0);
         let mut seen = vec![false; 256];
         for (i, block) in data.chunks(4096).enumerate() {
             let off = u64::from_le_bytes(block[..8].try_into().unwrap()) ^ salt;
@@ -421,7 +421,7 @@ fn work_directories_are_removed_after_the_run() {
 #[test]
 fn docs_list_every_parameter() {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/spec.md")).unwrap();
-    for p in iolab::spec::PARAMS {
+    for p in iolab::experiment::PARAMS {
         assert!(doc.contains(&format!("| `{}` |", p.key)), "docs/spec.md does not document `{}`", p.key);
     }
 }

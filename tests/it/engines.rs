@@ -106,13 +106,13 @@ fn direct_io_engines_write_the_same_bytes_as_psync() {
 /// is then `len` bytes from every `stride` bytes of the buffer, in order.
 fn expected_strided(seed: u64, gid: u32, size: u64, bs: u64, len: u64, stride: u64) -> Vec<u8> {
     let mut mem = vec![0u8; (bs / len * stride) as usize];
-    iolab::fill::fill(&mut mem, seed);
-    let salt = iolab::fill::file_salt(seed, gid);
+    iolab::plan::fill::fill(&mut mem, seed);
+    let salt = iolab::plan::fill::file_salt(seed, gid);
     let src = |p: u64| (p / len * stride + p % len) as usize;
     let mut out = Vec::with_capacity(size as usize);
     for off in (0..size).step_by(bs as usize) {
         for i in (0..bs).step_by(4096) {
-            let word = iolab::fill::stamp_word(salt, off + i).to_le_bytes();
+            let word = iolab::plan::fill::stamp_word(salt, off + i).to_le_bytes();
             for j in 0..8.min(bs - i) {
                 mem[src(i + j)] = word[j as usize];
             }

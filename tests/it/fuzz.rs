@@ -8,7 +8,7 @@ use clap::Parser;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use iolab::spec::{PARAMS, Params, ResolveEnv, resolve};
+use iolab::experiment::{PARAMS, Params, ResolveEnv, resolve};
 use iolab::units::{fmt_size, fmt_size_spec, parse_duration_ns, parse_size};
 
 const WORDS: &[&str] = &[
@@ -262,7 +262,7 @@ fn markers(cases: u32) {
         0..10,
     );
     let text = (any::<bool>(), lines, any::<bool>()).prop_map(|(magic, lines, nl)| {
-        let mut t = if magic { format!("{}\n", iolab::workdir::MAGIC) } else { String::new() };
+        let mut t = if magic { format!("{}\n", iolab::target::workdir::MAGIC) } else { String::new() };
         t += &lines.join("\n");
         if nl {
             t.push('\n');
@@ -271,11 +271,11 @@ fn markers(cases: u32) {
     });
     runner(cases)
         .run(&text, |t| {
-            if let Ok(m) = iolab::workdir::Marker::parse(&t) {
+            if let Ok(m) = iolab::target::workdir::Marker::parse(&t) {
                 for (name, _) in &m.files {
-                    prop_assert!(iolab::workdir::plain_name(name), "accepted {name:?}");
+                    prop_assert!(iolab::target::workdir::plain_name(name), "accepted {name:?}");
                 }
-                prop_assert!(iolab::workdir::valid_run_id(&m.run_id));
+                prop_assert!(iolab::target::workdir::valid_run_id(&m.run_id));
             }
             Ok(())
         })

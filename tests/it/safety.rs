@@ -28,7 +28,7 @@ fn plant_user_files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
 fn assert_untouched(files: &[(std::path::PathBuf, Vec<u8>)]) {
     for (p, c) in files {
         let (h, n) = content_hash(p);
-        assert_eq!((h, n), (iolab::verify::xxh64(c, 0), c.len()), "{} was modified", p.display());
+        assert_eq!((h, n), (iolab::worker::verify::xxh64(c, 0), c.len()), "{} was modified", p.display());
     }
 }
 
@@ -258,7 +258,7 @@ fn devices_and_paths_under_dev_are_refused() {
     std::fs::write(&toml, "dirs = [\"/dev/shm\"]\nallow_device = [\"/dev/shm\"]\n").unwrap();
     refuse(&[toml.to_str().unwrap()], "allow_device = `[\"/dev/shm\"]`: only on the command line");
     // Allowed exactly, a directory under /dev is a target like any other.
-    if Path::new("/dev/shm").is_dir() && iolab::sys::writable(Path::new("/dev/shm")).is_ok() {
+    if Path::new("/dev/shm").is_dir() && iolab::env::sys::writable(Path::new("/dev/shm")).is_ok() {
         let out = s.iolab(&[
             "run",
             "-q",

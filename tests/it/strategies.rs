@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use iolab::mem::Strided;
+use iolab::plan::mem::Strided;
 use iolab::spec::Spec;
 use iolab::strategy::data::{self, Message};
 
@@ -18,7 +18,7 @@ use crate::util::*;
 /// in S3 worker 1 produces all W parts of an iteration, at `i x W x bs`.
 fn expected_messages(spec: &Spec) -> BTreeMap<String, Vec<Message>> {
     let (w, bs, iters) = (spec.workers as u64, spec.bs_bytes, spec.iters.unwrap());
-    let salt = |gid: u32| iolab::fill::file_salt(spec.seed, gid);
+    let salt = |gid: u32| iolab::plan::fill::file_salt(spec.seed, gid);
     let mut out: BTreeMap<String, Vec<Message>> = BTreeMap::new();
     let strategy = spec.strategy.unwrap().name();
     for i in 0..iters {

@@ -27,7 +27,7 @@ fn traced_experiment_in_a_subprocess() {
     let Ok(args) = std::env::var(CHILD_ARGS) else { return };
     let args: Vec<String> = serde_json::from_str(&args).unwrap();
     let cli = <iolab::cli::Cli as clap::Parser>::parse_from(args);
-    iolab::app::main(cli).unwrap();
+    iolab::cmd::main(cli).unwrap();
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let hwm = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
     println!("peak {}", hwm.split_whitespace().nth(1).unwrap());

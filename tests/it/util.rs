@@ -64,15 +64,15 @@ pub fn phases(doc: &Value) -> &Vec<Value> {
 }
 
 /// The bytes a write phase must leave in file `gid`: each block is the seeded fill with the
-/// offset stamps of iolab::fill.
+/// offset stamps of iolab::plan::fill.
 pub fn expected_file(seed: u64, gid: u32, size: u64, bs: u64) -> Vec<u8> {
     let mut block = vec![0u8; bs as usize];
-    iolab::fill::fill(&mut block, seed);
-    let salt = iolab::fill::file_salt(seed, gid);
+    iolab::plan::fill::fill(&mut block, seed);
+    let salt = iolab::plan::fill::file_salt(seed, gid);
     let mut out = Vec::with_capacity(size as usize);
     let mut off = 0;
     while off < size {
-        iolab::fill::stamp(&mut block, salt, off);
+        iolab::plan::fill::stamp(&mut block, salt, off);
         out.extend_from_slice(&block);
         off += bs;
     }

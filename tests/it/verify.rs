@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::rig::*;
 use crate::util::*;
-use iolab::verify::{BlockTag, run_tag};
+use iolab::worker::verify::{BlockTag, run_tag};
 
 /// Decodes the header of the block at `off` of `data`: (file, offset, run, sequence, length).
 fn header(data: &[u8], off: usize) -> (u32, u64, u64, u32, u32) {
@@ -272,7 +272,7 @@ fn checksum_throughput() {
     let t = std::time::Instant::now();
     let mut x = 0;
     for i in 0..n {
-        x ^= iolab::verify::xxh64(&block, i);
+        x ^= iolab::worker::verify::xxh64(&block, i);
     }
     let hash = n as f64 * block.len() as f64 / t.elapsed().as_secs_f64() / 1e9;
     let t = std::time::Instant::now();
@@ -288,8 +288,8 @@ fn checksum_throughput() {
 /// A plain spec with seed 1 (file-per-worker, no stripes): what the data path needs to build
 /// the blocks a default run writes.
 fn seed_1_spec() -> iolab::spec::Spec {
-    let env = iolab::spec::ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
-    iolab::spec::resolve(&iolab::spec::Params::default(), &env).unwrap()
+    let env = iolab::experiment::ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
+    iolab::experiment::resolve(&iolab::experiment::Params::default(), &env).unwrap()
 }
 
 /// Stripe components carry the logical file's stamps but are verified at their own (file,

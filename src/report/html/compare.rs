@@ -52,13 +52,13 @@ pub fn graph(rows: &[Row]) -> Figure {
 
 /// The whole page.
 pub fn page(store: &Store) -> Result<String> {
-    let exps = crate::cmd_experiments::compare_experiments(store)?;
+    let exps = crate::cmd::experiments::compare_experiments(store)?;
     let rows = compare::rows(&exps);
     let mut body = format!(
         "<header>\n<h1>Disk throughput per host</h1>\n<p>{} host(s) and file system(s) from {}; made {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul><li><a href=\"#hosts\">Table</a></li><li><a href=\"#plots\">Graph</a></li><li><a href=\"#data\">Raw data</a></li></ul></nav>\n</header>\n<main>\n",
         rows.len(),
         esc(&store.path().display().to_string()),
-        esc(&utc(crate::sys::unix_time_s()))
+        esc(&utc(crate::env::sys::unix_time_s()))
     );
     body += "<section id=\"hosts\">\n<h2>Hosts</h2>\n";
     let mut heads = vec!["host", "OS", "CPUs × MHz", "file system"];

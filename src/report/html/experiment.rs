@@ -158,7 +158,7 @@ fn spec_section(exp: &ExperimentResult) -> String {
     ];
     if let Some(p) = &exp.design.preset {
         rows.push(("preset", esc(&format!("{} ({}), scale {}: {}", p.id, p.study, p.scale, p.title))));
-        if let Ok(pr) = crate::preset::find(&p.id)
+        if let Ok(pr) = crate::experiment::preset::find(&p.id)
             && !pr.meta.notes.is_empty()
         {
             rows.push(("preset notes", esc(&pr.meta.notes)));

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::experiment::Headline;
-use crate::preset;
+use crate::experiment::preset;
 use crate::results::ExperimentResult;
 use crate::store::Store;
 

@@ -3,9 +3,9 @@
 //! preset runs as a file.
 
 use iolab::error::Error;
-use iolab::preset::{self, Preset, Scale};
-use iolab::spec::ResolveEnv;
-use iolab::sweep;
+use iolab::experiment::ResolveEnv;
+use iolab::experiment::preset::{self, Preset, Scale};
+use iolab::experiment::sweep;
 
 use crate::util::*;
 

@@ -1,7 +1,7 @@
 //! Sweeps, run order, warm-ups and environment control, on real files through the binary.
 
-use iolab::schedule::Interleave;
-use iolab::schedule::{Slot, schedule};
+use iolab::experiment::schedule::Interleave;
+use iolab::experiment::schedule::{Slot, schedule};
 
 use crate::util::*;
 

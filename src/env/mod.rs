@@ -1,0 +1,8 @@
+//! The machine under the run: host facts, environment control around runs, layout forensics,
+//! signals, and the syscall wrappers std does not offer.
+
+pub mod envctl;
+pub mod forensics;
+pub mod host;
+pub mod signals;
+pub mod sys;

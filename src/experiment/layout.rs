@@ -1,0 +1,380 @@
+//! Resolves the parameters of layouts and launching (files, round-robin, striping, launcher,
+//! start, latency) and checks every phase's workers and round-robin width against the file
+//! set, so that a plan can always be built from a resolved spec.
+
+use crate::error::{Error, Result};
+use crate::experiment::{Params, ResolveEnv};
+use crate::spec::{LatencyMode, Launcher, Layout, Spec, StartMode};
+use crate::units::{fmt_size, parse_size};
+
+/// The resolved layout and launch parameters.
+pub(super) struct Access {
+    pub files: u32,
+    pub round_robin: u32,
+    pub stripe_unit_bytes: Option<u64>,
+    pub stripe_count: Option<u32>,
+    pub launcher: Launcher,
+    pub start: StartMode,
+    pub latency: LatencyMode,
+}
+
+/// Default stripe unit of the striped layouts (Lustre's default stripe size).
+pub const DEFAULT_STRIPE_UNIT: u64 = 1 << 20;
+/// Stripe units are multiples of this, so every piece can be stamped and sent with O_DIRECT.
+pub const STRIPE_UNIT_ALIGN: u64 = 512;
+
+fn count(key: &str, v: &str, max: u64) -> Result<u32> {
+    let n: u64 = v.trim().parse().map_err(|_| Error::spec(key, v, "expected a whole number"))?;
+    if n == 0 || n > max {
+        return Err(Error::spec(key, v, format!("must be between 1 and {max}")));
+    }
+    Ok(n as u32)
+}
+
+/// A `key=N` phase modifier (`workers=4`), between 1 and `max`.
+pub(super) fn phase_count(item: &str, key: &str, v: &str, max: u64) -> Result<u32> {
+    match v.trim().parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n as u32),
+        _ => Err(Error::spec("ops", item, format!("{key} must be a whole number between 1 and {max}"))),
+    }
+}
+
+pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndirs: usize) -> Result<Access> {
+    let get = |k: &str| params.one(k);
+    let files_given = get("files").map(|v| count("files", v, 1_000_000)).transpose()?;
+    let per_worker = get("files_per_worker").map(|v| count("files_per_worker", v, 1_000_000)).transpose()?;
+    if !layout.per_worker_files() {
+        for (key, given) in [("files", files_given), ("files_per_worker", per_worker)] {
+            if let Some(n) = given {
+                return Err(Error::spec(
+                    key,
+                    n,
+                    format!(
+                        "layout {} has one shared file; a file set is for file-per-worker and striped-per-worker",
+                        layout.name()
+                    ),
+                ));
+            }
+        }
+    }
+    let (files, rr_default) = match (files_given, per_worker) {
+        (Some(_), Some(k)) => {
+            return Err(Error::spec("files_per_worker", k, "give files or files_per_worker, not both"));
+        }
+        (Some(n), None) => (n, 1),
+        (None, Some(k)) => {
+            let n = k as u64 * workers as u64;
+            if n > 1_000_000 {
+                return Err(Error::spec("files_per_worker", k, "more than 1000000 files in all"));
+            }
+            (n as u32, k)
+        }
+        (None, None) => (if layout.per_worker_files() { workers } else { 1 }, 1),
+    };
+    let round_robin = match get("round_robin") {
+        Some(v) => count("round_robin", v, 1_000_000)?,
+        None => rr_default,
+    };
+
+    let (stripe_unit_bytes, stripe_count) = if layout.striped() {
+        let unit = match get("stripe_unit") {
+            Some(v) => {
+                let u = parse_size(v, 0).map_err(|e| Error::spec("stripe_unit", v, e.0))?;
+                if u == 0 || u % STRIPE_UNIT_ALIGN != 0 {
+                    return Err(Error::spec(
+                        "stripe_unit",
+                        v,
+                        format!("must be a positive multiple of {STRIPE_UNIT_ALIGN} bytes"),
+                    ));
+                }
+                u
+            }
+            None => DEFAULT_STRIPE_UNIT,
+        };
+        let n = match get("stripe_count") {
+            Some(v) => {
+                let n = count("stripe_count", v, 4096)?;
+                if n as usize > ndirs {
+                    return Err(Error::spec(
+                        "stripe_count",
+                        v,
+                        format!("only {ndirs} target dir(s) given (dirs / targets; a dir may repeat)"),
+                    ));
+                }
+                n
+            }
+            None => ndirs as u32,
+        };
+        (Some(unit), Some(n))
+    } else {
+        // Ignored by the other layouts, so that a sweep over `layout` can keep them.
+        (None, None)
+    };
+
+    let launcher = match get("launcher").unwrap_or("thread") {
+        "thread" | "threads" => Launcher::Thread,
+        "process" | "processes" => Launcher::Process,
+        other => return Err(Error::spec("launcher", other, "expected thread or process")),
+    };
+    let start = match get("start").unwrap_or("barrier") {
+        "barrier" => StartMode::Barrier,
+        "free" => StartMode::Free,
+        other => return Err(Error::spec("start", other, "expected barrier or free")),
+    };
+    let latency = match get("latency").unwrap_or("histogram") {
+        "histogram" => LatencyMode::Histogram,
+        "trace" => LatencyMode::Trace,
+        "off" => LatencyMode::Off,
+        other => return Err(Error::spec("latency", other, "expected off, histogram or trace")),
+    };
+    Ok(Access { files, round_robin, stripe_unit_bytes, stripe_count, launcher, start, latency })
+}
+
+/// Checks what needs the whole spec: stripe geometry against bs, and each phase's workers,
+/// round-robin width and layout against the file set.
+pub(super) fn check(spec: &Spec, _env: &ResolveEnv) -> Result<()> {
+    let bs = spec.bs_bytes;
+    if let Some(unit) = spec.stripe_unit_bytes {
+        if bs % unit != 0 && unit % bs != 0 {
+            return Err(Error::spec(
+                "stripe_unit",
+                fmt_size(unit),
+                format!(
+                    "bs ({}) must be a multiple or a divisor of the stripe unit, so each op is whole stripe units or lies in one",
+                    fmt_size(bs)
+                ),
+            ));
+        }
+        if spec.direct {
+            let piece = bs.min(unit);
+            let align =
+                spec.dirs.iter().map(|d| crate::env::host::direct_io_alignment(d)).max().unwrap_or(4096);
+            if piece % align != 0 {
+                return Err(Error::spec(
+                    "stripe_unit",
+                    fmt_size(unit),
+                    format!("O_DIRECT needs every piece ({piece} bytes) to be a multiple of {align} bytes"),
+                ));
+            }
+        }
+    }
+    let files = spec.file_count() as u64;
+    let shared_blocks = spec.size_bytes * spec.workers as u64 / bs;
+    for ph in &spec.phases {
+        let w = spec.phase_workers(ph) as u64;
+        let rr = spec.phase_round_robin(ph) as u64;
+        let layout = spec.phase_layout(ph);
+        // The field to blame: the phase if it set the value itself, else the run's key.
+        let field =
+            |own: bool, key: &'static str| if own { ("ops", ph.name.clone()) } else { (key, String::new()) };
+        if layout != spec.layout {
+            let same_file = |l: Layout| matches!(l, Layout::Shared | Layout::SharedStrided);
+            if !(same_file(layout) && same_file(spec.layout)) {
+                return Err(Error::spec(
+                    "ops",
+                    &ph.name,
+                    format!(
+                        "a phase may only switch between shared and shared-strided (the same file); this run's files are {}",
+                        spec.layout.name()
+                    ),
+                ));
+            }
+        }
+        if layout.per_worker_files() {
+            if w > files {
+                let (f, v) = field(ph.workers.is_some(), "files");
+                let v = if v.is_empty() { files.to_string() } else { v };
+                return Err(Error::spec(
+                    f,
+                    v,
+                    format!(
+                        "phase `{}` has {w} workers but the file set has {files} file(s); under {} every worker needs its own file (raise files or files_per_worker)",
+                        ph.name,
+                        layout.name()
+                    ),
+                ));
+            }
+            let most = files.div_ceil(w);
+            if rr > most {
+                let (f, v) = field(ph.round_robin.is_some(), "round_robin");
+                let v = if v.is_empty() { rr.to_string() } else { v };
+                return Err(Error::spec(
+                    f,
+                    v,
+                    format!(
+                        "round_robin {rr} in phase `{}`: its {w} worker(s) have at most {most} file(s) each ({files} files)",
+                        ph.name
+                    ),
+                ));
+            }
+        } else {
+            if rr > 1 {
+                let (f, v) = field(ph.round_robin.is_some(), "round_robin");
+                let v = if v.is_empty() { rr.to_string() } else { v };
+                return Err(Error::spec(
+                    f,
+                    v,
+                    format!("round-robin visits several files; layout {} has one file", layout.name()),
+                ));
+            }
+            if w > shared_blocks {
+                let (f, v) = field(ph.workers.is_some(), "workers");
+                let v = if v.is_empty() { w.to_string() } else { v };
+                return Err(Error::spec(
+                    f,
+                    v,
+                    format!(
+                        "phase `{}`: {w} workers but the shared file has only {shared_blocks} blocks",
+                        ph.name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::resolve;
+    use super::*;
+    use crate::spec::OpKind;
+
+    use crate::experiment::testing::env;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        crate::experiment::testing::params(pairs, ',')
+    }
+
+    fn err(pairs: &[(&str, &str)]) -> (String, String, String) {
+        match resolve(&params(pairs), &env()) {
+            Err(Error::Spec { field, value, reason }) => (field, value, reason),
+            other => panic!("expected a spec error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn phase_modifiers_set_workers_round_robin_and_layout() {
+        let s = resolve(
+            &params(&[
+                ("files", "8"),
+                ("ops", "write:workers=4:round_robin=2:cold,read:workers=2:reverse,read:rr=4:order=random"),
+            ]),
+            &env(),
+        )
+        .unwrap();
+        assert_eq!(s.files, 8);
+        assert_eq!((s.phases[0].workers, s.phases[0].round_robin), (Some(4), Some(2)));
+        assert_eq!(s.phase_workers(&s.phases[2]), 1);
+        assert_eq!(s.phase_round_robin(&s.phases[2]), 4);
+        assert_eq!(s.phases[2].order, crate::spec::Order::Random);
+        assert_eq!(s.phases[1].op, OpKind::Read);
+        let s =
+            resolve(&params(&[("layout", "shared"), ("ops", "write,read:layout=shared-strided")]), &env())
+                .unwrap();
+        assert_eq!(s.phase_layout(&s.phases[1]), Layout::SharedStrided);
+    }
+
+    #[test]
+    fn toml_phase_tables_take_the_same_keys() {
+        let p = Params::from_toml(
+            r#"
+            files = 8
+            [[phases]]
+            op = "write"
+            workers = 4
+            [[phases]]
+            cache = "cold"
+            round_robin = 2
+            op = "read"
+            workers = 2
+            "#,
+        )
+        .unwrap();
+        let s = resolve(&p, &env()).unwrap();
+        assert_eq!(s.phases[0].name, "write:workers=4");
+        assert_eq!(s.phases[1].name, "read:workers=2:round_robin=2:cold");
+        assert_eq!(s.phases[1].round_robin, Some(2));
+        assert!(Params::from_toml("[[phases]]\nop = \"read\"\nthreads = 2\n").is_err());
+    }
+
+    #[test]
+    fn files_per_worker_is_files_and_round_robin() {
+        let s = resolve(&params(&[("workers", "3"), ("files_per_worker", "2")]), &env()).unwrap();
+        assert_eq!((s.files, s.round_robin), (6, 2));
+        let s =
+            resolve(&params(&[("workers", "3"), ("files_per_worker", "2"), ("round_robin", "1")]), &env())
+                .unwrap();
+        assert_eq!(s.round_robin, 1);
+    }
+
+    #[test]
+    fn impossible_combinations_are_refused_by_name() {
+        let e = err(&[("files", "2"), ("ops", "write:workers=3")]);
+        assert_eq!((e.0.as_str(), e.1.as_str()), ("ops", "write:workers=3"));
+        assert!(e.2.contains("3 workers but the file set has 2 file(s)"), "{}", e.2);
+        assert_eq!(err(&[("files", "2"), ("workers", "3")]).0, "files");
+        assert_eq!(err(&[("layout", "shared"), ("files", "3")]).0, "files");
+        assert_eq!(err(&[("files", "3"), ("files_per_worker", "1")]).0, "files_per_worker");
+        assert_eq!(err(&[("files", "4"), ("round_robin", "5")]).0, "round_robin");
+        assert_eq!(err(&[("files", "4"), ("ops", "read:workers=2:round_robin=3")]).0, "ops");
+        assert_eq!(err(&[("layout", "shared"), ("round_robin", "2")]).0, "round_robin");
+        assert_eq!(err(&[("layout", "file-per-worker"), ("ops", "write,read:layout=shared")]).0, "ops");
+        assert_eq!(err(&[("ops", "read:workers=0")]).0, "ops");
+        assert_eq!(err(&[("ops", "read:threads=2")]).0, "ops");
+        // Stripe keys are ignored by layouts that do not stripe (a sweep over layouts keeps them).
+        let s = resolve(&params(&[("stripe_unit", "4KiB"), ("stripe_count", "9")]), &env()).unwrap();
+        assert_eq!((s.stripe_unit_bytes, s.stripe_count), (None, None));
+        let e = err(&[("layout", "striped"), ("stripe_unit", "12KiB"), ("bs", "16KiB"), ("size", "64KiB")]);
+        assert_eq!(e.0, "stripe_unit");
+        assert!(e.2.contains("multiple or a divisor"), "{}", e.2);
+        assert_eq!(err(&[("layout", "striped"), ("stripe_unit", "1000")]).0, "stripe_unit");
+        assert_eq!(err(&[("layout", "striped"), ("stripe_count", "2")]).0, "stripe_count");
+        assert_eq!(err(&[("launcher", "fork")]).0, "launcher");
+        assert_eq!(err(&[("start", "later")]).0, "start");
+        assert_eq!(err(&[("latency", "all")]).0, "latency");
+        // Traces stream to the store, so no trace is too long for memory.
+        let s = resolve(
+            &params(&[("latency", "trace"), ("size", "4GiB"), ("bs", "512"), ("workers", "4")]),
+            &env(),
+        );
+        assert_eq!(s.unwrap().latency, LatencyMode::Trace);
+        assert_eq!(resolve(&params(&[("latency", "off")]), &env()).unwrap().latency, LatencyMode::Off);
+        assert_eq!(
+            err(&[("layout", "shared"), ("size", "8KiB"), ("bs", "4KiB"), ("ops", "read:workers=3")]).0,
+            "ops"
+        );
+    }
+
+    #[test]
+    fn targets_is_an_alias_of_dirs_and_may_repeat() {
+        let d = std::env::temp_dir().display().to_string();
+        let s = resolve(&params(&[("targets", &format!("{d},{d}")), ("layout", "striped")]), &env()).unwrap();
+        assert_eq!(s.dirs.len(), 2);
+        assert_eq!(s.stripe_count, Some(2));
+        assert_eq!(s.stripe_unit_bytes, Some(DEFAULT_STRIPE_UNIT));
+    }
+
+    #[test]
+    fn new_keys_round_trip_through_params() {
+        let d = std::env::temp_dir().display().to_string();
+        let s = resolve(
+            &params(&[
+                ("dirs", &format!("{d},{d},{d}")),
+                ("layout", "striped-per-worker"),
+                ("workers", "2"),
+                ("files", "4"),
+                ("round_robin", "2"),
+                ("stripe_unit", "64KiB"),
+                ("stripe_count", "2"),
+                ("launcher", "process"),
+                ("start", "free"),
+                ("latency", "trace"),
+                ("ops", "write:workers=4:round_robin=1,read"),
+            ]),
+            &env(),
+        )
+        .unwrap();
+        assert_eq!(resolve(&s.to_params(), &env()).unwrap(), s);
+    }
+}

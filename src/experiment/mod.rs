@@ -1,0 +1,360 @@
+//! An experiment: base parameters, sweep axes and preset metadata become the list of points to
+//! run. Each point is the base parameters overlaid with its axis values (variables substituted)
+//! and resolved by [`crate::experiment::resolve`], so every point is validated before any I/O and an
+//! error names the point's axis values.
+
+use serde::{Deserialize, Serialize};
+
+mod layout;
+mod params;
+pub mod preset;
+pub mod progress;
+mod resolve;
+pub mod run;
+pub mod schedule;
+pub mod sweep;
+
+pub use params::{PARAMS, ParamDef, Params};
+pub use resolve::{ResolveEnv, resolve};
+
+use crate::cli::SpecArgs;
+use crate::error::{Error, Result};
+use crate::experiment::run::Point;
+use crate::spec::Spec;
+use crate::stats::Summary;
+use sweep::{Assignment, Axis, Sweep};
+
+/// The statistic a point's result is summarised by (`headline` in a preset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Headline {
+    #[default]
+    Mean,
+    Median,
+    /// Russell 1998: the mean over samples within mean +/- 2 sd.
+    TwoSigmaMean,
+    /// Benson, Long and Pacheco 2003: the mean without the lowest and highest 10%.
+    #[serde(rename = "trimmed_mean_10")]
+    TrimmedMean10,
+}
+
+impl Headline {
+    pub const NAMES: &'static [&'static str] = &["mean", "median", "two_sigma_mean", "trimmed_mean_10"];
+
+    pub fn parse(s: &str) -> Option<Headline> {
+        Some(match s {
+            "mean" => Headline::Mean,
+            "median" => Headline::Median,
+            "two_sigma_mean" => Headline::TwoSigmaMean,
+            "trimmed_mean_10" => Headline::TrimmedMean10,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        Headline::NAMES[self as usize]
+    }
+
+    /// The column it heads in the table.
+    pub fn column(self) -> &'static str {
+        ["mean", "median", "2σ-mean", "trim-mean"][self as usize]
+    }
+
+    /// What it is, for the footnote under a table.
+    pub fn about(self) -> &'static str {
+        [
+            "the mean",
+            "the median",
+            "the 2-sigma mean: mean over the runs within mean ± 2 sd (Russell 1998)",
+            "the 10% trimmed mean (Benson, Long and Pacheco 2003)",
+        ][self as usize]
+    }
+
+    pub fn value(self, s: &Summary) -> f64 {
+        match self {
+            Headline::Mean => s.mean,
+            Headline::Median => s.median,
+            Headline::TwoSigmaMean => s.two_sigma_mean,
+            Headline::TrimmedMean10 => s.trimmed_mean_10,
+        }
+    }
+}
+
+/// The preset an experiment reproduces.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PresetRef {
+    pub id: String,
+    pub study: String,
+    pub title: String,
+    /// `quick`, `default` or `paper`; empty when run from an edited file.
+    pub scale: String,
+}
+
+/// How an experiment was built; stored with it (`design` in the JSON).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Design {
+    /// Sweep axes in the order given (the first turns slowest).
+    pub axes: Vec<Axis>,
+    pub zip: Vec<Vec<String>>,
+    pub headline: Headline,
+    pub preset: Option<PresetRef>,
+}
+
+/// An experiment before resolution.
+#[derive(Debug, Clone, Default)]
+pub struct Experiment {
+    pub params: Params,
+    pub sweep: Sweep,
+    pub headline: Headline,
+    pub preset: Option<PresetRef>,
+}
+
+/// An experiment ready to run: every point resolved.
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// The first point's spec (the experiment's `spec` in the JSON).
+    pub base: Spec,
+    pub points: Vec<Point>,
+    pub design: Design,
+}
+
+/// `[preset]` keys an experiment file may carry (the rest is preset-only metadata).
+#[derive(Debug, Default, Deserialize)]
+struct FileMeta {
+    id: Option<String>,
+    study: Option<String>,
+    title: Option<String>,
+    headline: Option<String>,
+}
+
+/// Reads the `[sweep]` and `[preset]` tables of an experiment file.
+pub fn file_tables(text: &str, ram_bytes: u64) -> Result<(Sweep, Headline, Option<PresetRef>)> {
+    let doc: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| Error::spec("spec file", "TOML", e.message().to_string()))?;
+    let sweep = match doc.get("sweep") {
+        Some(toml::Value::Table(t)) => {
+            sweep::from_toml(t, &sweep::toml_key_order(text, &["sweep"]), ram_bytes)?
+        }
+        Some(other) => return Err(Error::spec("sweep", other, "expected a table ([sweep])")),
+        None => Sweep::default(),
+    };
+    let (headline, preset) = match doc.get("preset") {
+        Some(v) => {
+            let meta: FileMeta = v
+                .clone()
+                .try_into()
+                .map_err(|e: toml::de::Error| Error::spec("preset", "", e.message().to_string()))?;
+            let headline = match meta.headline.as_deref() {
+                None => Headline::Mean,
+                Some(h) => Headline::parse(h).ok_or_else(|| {
+                    Error::spec("preset.headline", h, format!("one of: {}", Headline::NAMES.join(", ")))
+                })?,
+            };
+            let preset = meta.id.map(|id| PresetRef {
+                id,
+                study: meta.study.unwrap_or_default(),
+                title: meta.title.unwrap_or_default(),
+                scale: String::new(),
+            });
+            (headline, preset)
+        }
+        None => (Headline::Mean, None),
+    };
+    Ok((sweep, headline, preset))
+}
+
+impl Experiment {
+    /// The experiment the command-line flags describe: the TOML file (its parameters,
+    /// `[sweep]` and `[preset]`), then flags, `--sweep` axes (replacing the file's axes of the
+    /// same key) and `--zip` groups.
+    pub fn from_args(args: &SpecArgs, ram_bytes: u64) -> Result<Experiment> {
+        let params = args.params()?;
+        let (mut sweep, headline, preset) = match &args.spec {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| Error::spec("spec file", path.display(), e.to_string()))?;
+                file_tables(&text, ram_bytes)?
+            }
+            None => Default::default(),
+        };
+        for arg in &args.sweep {
+            sweep.push(sweep::parse_arg(arg, ram_bytes)?);
+        }
+        for z in &args.zip {
+            sweep.zip.push(sweep::parse_zip(z));
+        }
+        Ok(Experiment { params, sweep, headline, preset })
+    }
+
+    /// Expands the sweep and resolves every point.
+    pub fn build(&self, env: &ResolveEnv) -> Result<Built> {
+        let assignments = self.sweep.points()?;
+        for axis in self.sweep.axes.iter().filter(|a| !sweep::is_param(&a.key)) {
+            let mark = format!("{{{}}}", axis.key);
+            let in_params = self.params.0.values().flatten().any(|v| v.contains(&mark));
+            let in_axes = self.sweep.axes.iter().flat_map(|a| &a.values).any(|v| v.contains(&mark));
+            if !in_params && !in_axes {
+                return Err(Error::spec(
+                    format!("sweep {}", axis.key),
+                    &axis.text,
+                    format!(
+                        "`{}` is not a parameter of this build, and no value uses it as {mark}",
+                        axis.key
+                    ),
+                ));
+            }
+        }
+        let mut points = Vec::with_capacity(assignments.len());
+        for a in &assignments {
+            let spec = self.resolve_point(a, env).map_err(|e| at_point(e, a))?;
+            points.push(Point { params: a.iter().cloned().collect(), spec });
+        }
+        let base = points[0].spec.clone();
+        let design = Design {
+            axes: self.sweep.axes.clone(),
+            zip: self.sweep.zip.clone(),
+            headline: self.headline,
+            preset: self.preset.clone(),
+        };
+        Ok(Built { base, points, design })
+    }
+
+    fn resolve_point(&self, a: &Assignment, env: &ResolveEnv) -> Result<Spec> {
+        let vars: Vec<(String, String)> = a.iter().filter(|(k, _)| !sweep::is_param(k)).cloned().collect();
+        let mut p = self.params.clone();
+        for values in p.0.values_mut() {
+            for v in values.iter_mut() {
+                *v = sweep::substitute(v, &vars);
+            }
+        }
+        for (k, v) in a.iter().filter(|(k, _)| sweep::is_param(k)) {
+            let v = sweep::substitute(v, &vars);
+            let list = PARAMS.iter().any(|d| d.key == k && d.list);
+            p.set(k, if list { v.split(',').map(|s| s.trim().to_string()).collect() } else { vec![v] })?;
+        }
+        for (k, values) in &p.0 {
+            for v in values {
+                if let Some(name) = sweep::placeholder(v) {
+                    return Err(Error::spec(k, v, format!("`{{{name}}}` names no sweep axis")));
+                }
+            }
+        }
+        resolve(&p, env)
+    }
+}
+
+/// Adds the point's axis values to a spec error, so it names the axis.
+fn at_point(e: Error, a: &Assignment) -> Error {
+    if a.is_empty() {
+        return e;
+    }
+    let desc: Vec<String> = a.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    match e {
+        Error::Spec { field, value, reason } => {
+            Error::Spec { field: format!("{field} (at sweep point {})", desc.join(" ")), value, reason }
+        }
+        other => other,
+    }
+}
+
+/// Helpers for tests that resolve specs.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Params, ResolveEnv};
+
+    /// A machine with 1 GiB of RAM whose current directory is the temporary directory.
+    pub fn env() -> ResolveEnv {
+        ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() }
+    }
+
+    /// Parameters from `(key, values)` pairs, the values split at `sep`.
+    pub fn params(pairs: &[(&str, &str)], sep: char) -> Params {
+        let mut p = Params::default();
+        for (k, v) in pairs {
+            p.set(k, v.split(sep).map(String::from).collect()).unwrap();
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> ResolveEnv {
+        ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() }
+    }
+
+    fn exp(params: &[(&str, &str)], axes: &[&str], zip: &[&str]) -> Experiment {
+        let mut e = Experiment::default();
+        for (k, v) in params {
+            e.params.set(k, v.split(';').map(String::from).collect()).unwrap();
+        }
+        for a in axes {
+            e.sweep.push(sweep::parse_arg(a, 1 << 30).unwrap());
+        }
+        e.sweep.zip = zip.iter().map(|z| sweep::parse_zip(z)).collect();
+        e
+    }
+
+    #[test]
+    fn points_overlay_the_base_and_resolve() {
+        let b = exp(&[("size", "64KiB"), ("reps", "2")], &["bs=4KiB,16KiB", "workers=1..2"], &[])
+            .build(&env())
+            .unwrap();
+        assert_eq!(b.points.len(), 4);
+        let got: Vec<(u64, u32, u64)> =
+            b.points.iter().map(|p| (p.spec.bs_bytes, p.spec.workers, p.spec.size_bytes)).collect();
+        assert_eq!(got, [(4096, 1, 65536), (4096, 2, 65536), (16384, 1, 65536), (16384, 2, 65536)]);
+        assert_eq!(b.points[3].params["bs"], "16KiB");
+        assert_eq!(b.base, b.points[0].spec);
+        assert_eq!(b.design.axes.len(), 2);
+    }
+
+    #[test]
+    fn variables_fill_placeholders() {
+        let b =
+            exp(&[("ops", "write,read:{mode}"), ("size", "64KiB"), ("bs", "4KiB")], &["mode=cold,warm"], &[])
+                .build(&env())
+                .unwrap();
+        assert_eq!(b.points[0].spec.phases[1].name, "read:cold");
+        assert_eq!(b.points[1].spec.phases[1].name, "read:warm");
+        assert_eq!(b.points[1].params["mode"], "warm");
+    }
+
+    #[test]
+    fn errors_name_the_point() {
+        let e = exp(&[("size", "16KiB")], &["bs=4KiB,3KiB"], &[]).build(&env()).unwrap_err();
+        match e {
+            Error::Spec { field, .. } => assert_eq!(field, "size (at sweep point bs=3KiB)"),
+            other => panic!("{other:?}"),
+        }
+        let e = exp(&[], &["k=1,2"], &[]).build(&env()).unwrap_err();
+        assert!(matches!(e, Error::Spec { ref field, .. } if field == "sweep k"), "{e:?}");
+        let e = exp(&[("ops", "write:{k}")], &[], &[]).build(&env()).unwrap_err();
+        assert!(
+            matches!(e, Error::Spec { ref field, ref reason, .. } if field == "ops" && reason.contains("{k}")),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn list_axes_take_whole_lists() {
+        let b = exp(&[("size", "64KiB"), ("bs", "4KiB")], &["ops=write;write,read:cold"], &[])
+            .build(&env())
+            .unwrap();
+        assert_eq!(b.points[0].spec.phases.len(), 1);
+        assert_eq!(b.points[1].spec.phases.len(), 2);
+    }
+
+    #[test]
+    fn experiment_files_carry_sweep_and_preset_tables() {
+        let text = "size = \"64KiB\"\n[sweep]\nbs = [\"4KiB\", \"8KiB\"]\n[preset]\nid = \"X1\"\nheadline = \"two_sigma_mean\"\n[preset.quick]\nreps = 1\n";
+        let (sweep, headline, preset) = file_tables(text, 0).unwrap();
+        assert_eq!(sweep.axes[0].values, ["4KiB", "8KiB"]);
+        assert_eq!(headline, Headline::TwoSigmaMean);
+        assert_eq!(preset.unwrap().id, "X1");
+        assert!(file_tables("[preset]\nheadline = \"mode\"\n", 0).is_err());
+    }
+}

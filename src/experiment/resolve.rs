@@ -1,0 +1,510 @@
+//! Parses and checks raw [`Params`] into a typed, validated [`Spec`]; every error names the
+//! parameter and the value at fault.
+
+use std::path::{Path, PathBuf};
+
+use super::{PARAMS, Params, layout};
+use crate::error::{Error, Result};
+use crate::experiment::schedule::Interleave;
+use crate::spec::*;
+use crate::units::parse_size;
+
+/// Facts about the machine that resolution needs (so tests can fix them).
+#[derive(Debug, Clone)]
+pub struct ResolveEnv {
+    pub ram_bytes: u64,
+    pub cwd: PathBuf,
+}
+
+impl ResolveEnv {
+    pub fn current() -> ResolveEnv {
+        ResolveEnv {
+            ram_bytes: crate::env::host::mem_total_bytes().unwrap_or(0),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        }
+    }
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool> {
+    match v {
+        "true" | "yes" | "1" | "on" => Ok(true),
+        "false" | "no" | "0" | "off" => Ok(false),
+        _ => Err(Error::spec(key, v, "expected true or false")),
+    }
+}
+
+fn parse_u64(key: &str, v: &str) -> Result<u64> {
+    v.trim().parse().map_err(|_| Error::spec(key, v, "expected a non-negative whole number"))
+}
+
+fn parse_phases(values: &[String], default_cache: CachePolicy, default_order: Order) -> Result<Vec<Phase>> {
+    let mut phases: Vec<Phase> = Vec::new();
+    for item in values.iter().flat_map(|v| v.split(',')).map(str::trim) {
+        if item.is_empty() {
+            continue;
+        }
+        let mut parts = item.split(':');
+        let op = match parts.next().unwrap_or("") {
+            "write" => OpKind::Write,
+            "rewrite" => OpKind::Rewrite,
+            "read" => OpKind::Read,
+            other => {
+                return Err(Error::spec(
+                    "ops",
+                    item,
+                    format!("unknown operation `{other}` (write, rewrite, read)"),
+                ));
+            }
+        };
+        let (mut order, mut cache) = (default_order, default_cache);
+        let (mut workers, mut round_robin, mut layout) = (None, None, None);
+        for m in parts {
+            if let Some((k, v)) = m.split_once('=') {
+                let k = k.replace('-', "_");
+                match k.as_str() {
+                    "workers" => workers = Some(layout::phase_count(item, &k, v, 4096)?),
+                    "round_robin" | "rr" => round_robin = Some(layout::phase_count(item, &k, v, 1 << 20)?),
+                    "layout" => {
+                        layout = Some(Layout::parse(v).ok_or_else(|| {
+                            Error::spec(
+                                "ops",
+                                item,
+                                format!("unknown layout `{v}` ({})", Layout::NAMES.join(", ")),
+                            )
+                        })?)
+                    }
+                    "order" => {
+                        order = Order::parse(v)
+                            .ok_or_else(|| Error::spec("ops", item, format!("unknown order `{v}`")))?
+                    }
+                    "cache" => {
+                        cache = CachePolicy::parse(v)
+                            .ok_or_else(|| Error::spec("ops", item, format!("unknown cache policy `{v}`")))?
+                    }
+                    _ => {
+                        return Err(Error::spec(
+                            "ops",
+                            item,
+                            format!("unknown phase key `{k}` (workers, round_robin, layout, order, cache)"),
+                        ));
+                    }
+                }
+            } else if let Some(o) = Order::parse(m) {
+                order = o;
+            } else if let Some(c) = CachePolicy::parse(m) {
+                cache = c;
+            } else {
+                return Err(Error::spec(
+                    "ops",
+                    item,
+                    format!(
+                        "unknown modifier `{m}` (seq, reverse, random, cold, warm, asis, workers=N, round_robin=R, layout=L)"
+                    ),
+                ));
+            }
+        }
+        let base = item.to_string();
+        let repeats =
+            phases.iter().filter(|p| p.name == base || p.name.starts_with(&format!("{base}#"))).count();
+        let name = if repeats == 0 { base } else { format!("{base}#{}", repeats + 1) };
+        phases.push(Phase { name, op, order, cache, workers, round_robin, layout });
+    }
+    if phases.is_empty() {
+        return Err(Error::spec("ops", values.join(","), "at least one phase is needed"));
+    }
+    Ok(phases)
+}
+
+/// Resolves parameters into a validated spec. Touches the file system only to check that the
+/// target directories exist and are writable.
+pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
+    for key in params.0.keys() {
+        if !PARAMS.iter().any(|d| d.key == key) {
+            return Err(Error::spec(key, "", "unknown parameter"));
+        }
+    }
+    // A strategy sets defaults of its own (workers, ops, layout, size from iters).
+    let with_strategy = crate::strategy::spec::with_defaults(params, env.ram_bytes)?;
+    let params = with_strategy.as_ref().unwrap_or(params);
+    let get = |k: &str| params.one(k);
+    let size_of = |k: &str, default: &str| -> Result<u64> {
+        let v = get(k).unwrap_or(default);
+        let n = parse_size(v, env.ram_bytes).map_err(|e| Error::spec(k, v, e.0))?;
+        if n == 0 {
+            return Err(Error::spec(k, v, "must be positive"));
+        }
+        Ok(n)
+    };
+
+    let workers = parse_u64("workers", get("workers").unwrap_or("1"))?;
+    if workers == 0 || workers > 4096 {
+        return Err(Error::spec("workers", workers, "must be between 1 and 4096"));
+    }
+    let size_bytes = size_of("size", DEFAULT_SIZE)?;
+    let bs_bytes = size_of("bs", "1MiB")?;
+    if bs_bytes > size_bytes {
+        return Err(Error::spec(
+            "bs",
+            get("bs").unwrap_or(""),
+            format!("larger than size ({size_bytes} bytes)"),
+        ));
+    }
+    if size_bytes % bs_bytes != 0 {
+        return Err(Error::spec(
+            "size",
+            get("size").unwrap_or(""),
+            format!("not a multiple of bs ({bs_bytes} bytes)"),
+        ));
+    }
+    if bs_bytes > u32::MAX as u64 {
+        return Err(Error::spec("bs", get("bs").unwrap_or(""), "must be below 4 GiB"));
+    }
+
+    let layout_s = get("layout").unwrap_or("file-per-worker");
+    let layout = Layout::parse(layout_s).ok_or_else(|| {
+        Error::spec("layout", layout_s, format!("unknown layout (one of: {})", Layout::NAMES.join(", ")))
+    })?;
+    let order_s = get("order").unwrap_or("seq");
+    let order = Order::parse(order_s)
+        .ok_or_else(|| Error::spec("order", order_s, "unknown order (seq, reverse, random)"))?;
+    let cache_s = get("cache").unwrap_or("cold");
+    let cache = CachePolicy::parse(cache_s)
+        .ok_or_else(|| Error::spec("cache", cache_s, "unknown cache policy (cold, warm, asis)"))?;
+    let default_ops: Vec<String> = DEFAULT_OPS.iter().map(|s| s.to_string()).collect();
+    let phases = parse_phases(params.0.get("ops").unwrap_or(&default_ops), cache, order)?;
+
+    let engine = get("engine").unwrap_or("psync").to_string();
+    let engine_def = crate::engine::find(&engine).ok_or_else(|| {
+        Error::spec(
+            "engine",
+            &engine,
+            format!("unknown engine (one of: {})", crate::engine::names().join(", ")),
+        )
+    })?;
+
+    let sync_s = get("sync").unwrap_or("end");
+    let sync = SyncPolicy::parse(sync_s).map_err(|e| Error::spec("sync", sync_s, e))?;
+    let open_sync = match get("open_sync").unwrap_or("none") {
+        "none" => OpenSync::None,
+        "sync" | "o_sync" => OpenSync::Sync,
+        "dsync" | "o_dsync" => OpenSync::Dsync,
+        other => return Err(Error::spec("open_sync", other, "expected none, sync or dsync")),
+    };
+    let direct = parse_bool("direct", get("direct").unwrap_or("false"))?;
+    let prealloc = parse_bool("prealloc", get("prealloc").unwrap_or("false"))?;
+    let drop_caches = parse_bool("drop_caches", get("drop_caches").unwrap_or("false"))?;
+    let keep = parse_bool("keep", get("keep").unwrap_or("false"))?;
+    let verify = parse_bool("verify", get("verify").unwrap_or("false"))?;
+    let reps = parse_u64("reps", get("reps").unwrap_or("5"))?;
+    if reps == 0 || reps > 100_000 {
+        return Err(Error::spec("reps", reps, "must be between 1 and 100000"));
+    }
+    let seed = parse_u64("seed", get("seed").unwrap_or("1"))?;
+    let warmup = parse_u64("warmup", get("warmup").unwrap_or("0"))?;
+    if warmup > 1000 {
+        return Err(Error::spec("warmup", warmup, "must be between 0 and 1000"));
+    }
+    let settle_s = get("settle").unwrap_or("0");
+    let settle_ns =
+        crate::units::parse_duration_ns(settle_s).map_err(|e| Error::spec("settle", settle_s, e.0))?;
+    let prime_s = get("prime_memory").unwrap_or("0");
+    let prime_memory_bytes =
+        parse_size(prime_s, env.ram_bytes).map_err(|e| Error::spec("prime_memory", prime_s, e.0))?;
+    if env.ram_bytes > 0 && prime_memory_bytes > env.ram_bytes / 10 * 9 {
+        return Err(Error::spec("prime_memory", prime_s, "must stay below 90% of the machine's memory"));
+    }
+    let interleave_s = get("interleave").unwrap_or("round-robin");
+    let interleave =
+        Interleave::parse(interleave_s, seed).map_err(|e| Error::spec("interleave", interleave_s, e))?;
+
+    // Directories: exist, are directories, are writable. Relative paths are taken from cwd.
+    let dir_values = params.0.get("dirs").cloned().unwrap_or_else(|| vec![".".to_string()]);
+    if dir_values.is_empty() {
+        return Err(Error::spec("dirs", "", "at least one directory is needed"));
+    }
+    let allow_device = crate::target::device::resolve_allowed(
+        params.0.get("allow_device").map_or(&[][..], |v| v),
+        &env.cwd,
+    )?;
+    let mut dirs = Vec::new();
+    for d in &dir_values {
+        dirs.push(check_dir(d, &env.cwd, &allow_device)?);
+    }
+    if verify {
+        if !engine_def.caps.real_io {
+            return Err(Error::spec("verify", "true", format!("engine {engine} moves no data to verify")));
+        }
+        if bs_bytes < crate::worker::verify::MIN_BLOCK {
+            return Err(Error::spec(
+                "bs",
+                get("bs").unwrap_or(""),
+                format!(
+                    "verify needs blocks of at least {} bytes (for the header)",
+                    crate::worker::verify::MIN_BLOCK
+                ),
+            ));
+        }
+    }
+    let reuse = match get("reuse").map(str::trim).filter(|v| !v.is_empty()) {
+        None => None,
+        Some(v) => {
+            let id = v.strip_prefix(crate::target::workdir::PREFIX).unwrap_or(v);
+            if !crate::target::workdir::valid_run_id(id) {
+                return Err(Error::spec(
+                    "reuse",
+                    v,
+                    "not a run id (the RUNID of a kept .iolab-RUNID directory)",
+                ));
+            }
+            if let Some(p) = phases.iter().find(|p| p.op != OpKind::Read) {
+                return Err(Error::spec(
+                    "ops",
+                    &p.name,
+                    "reuse reads the files of a kept run; write and rewrite phases would change them",
+                ));
+            }
+            if !engine_def.caps.real_io {
+                return Err(Error::spec("reuse", v, format!("engine {engine} reads no files")));
+            }
+            Some(id.to_string())
+        }
+    };
+
+    let get_owned = |k: &str| get(k).map(str::to_string);
+    let cx = crate::engine::opts::Context {
+        bs: bs_bytes,
+        direct,
+        sync,
+        open_sync,
+        dirs: &dirs,
+        ram_bytes: env.ram_bytes,
+    };
+    let eo = crate::engine::opts::resolve(&get_owned, engine_def, &cx)?;
+    if direct {
+        let align = dirs.iter().map(|d| crate::env::host::direct_io_alignment(d)).max().unwrap_or(4096);
+        if bs_bytes % align != 0 {
+            return Err(Error::spec(
+                "bs",
+                get("bs").unwrap_or(""),
+                format!("O_DIRECT needs bs to be a multiple of {align} bytes on this file system"),
+            ));
+        }
+        if phases.iter().any(|p| p.cache == CachePolicy::Warm) {
+            return Err(Error::spec(
+                "cache",
+                "warm",
+                "O_DIRECT bypasses the page cache; warm makes no sense",
+            ));
+        }
+    }
+    let access = layout::resolve_access(params, layout, workers as u32, dirs.len())?;
+    if drop_caches && !phases.iter().any(|p| p.cache == CachePolicy::Cold) {
+        return Err(Error::spec("drop_caches", "true", "only applies to cold phases"));
+    }
+    for p in &phases {
+        if p.op == OpKind::Write && p.cache == CachePolicy::Warm {
+            return Err(Error::spec(
+                "ops",
+                &p.name,
+                "a write phase starts from new empty files, which cannot be warm (use rewrite)",
+            ));
+        }
+    }
+
+    let spec = Spec {
+        name: get("name").unwrap_or("experiment").to_string(),
+        dirs,
+        phases,
+        workers: workers as u32,
+        size_bytes,
+        bs_bytes,
+        layout,
+        order,
+        cache,
+        seed,
+        engine,
+        direct,
+        sync,
+        sync_call: eo.sync_call,
+        open_sync,
+        prealloc,
+        drop_caches,
+        reps: reps as u32,
+        keep,
+        warmup: warmup as u32,
+        settle_ns,
+        prime_memory_bytes,
+        interleave,
+        files: access.files,
+        round_robin: access.round_robin,
+        stripe_unit_bytes: access.stripe_unit_bytes,
+        stripe_count: access.stripe_count,
+        launcher: access.launcher,
+        start: access.start,
+        latency: access.latency,
+        verify,
+        allow_device,
+        reuse,
+        iodepth: eo.iodepth,
+        window_bytes: eo.window_bytes,
+        mem_len_bytes: eo.mem_len_bytes,
+        mem_stride_bytes: eo.mem_stride_bytes,
+        strategy: None,
+        iters: None,
+        comptime_ns: None,
+    };
+    if spec.verify && spec.mem_len_bytes.is_some() {
+        return Err(Error::spec(
+            "verify",
+            "true",
+            "verification headers are not built for strided memory (mem_len/mem_stride); use contiguous memory",
+        ));
+    }
+    layout::check(&spec, env)?;
+    let mut spec = spec;
+    crate::strategy::spec::resolve_into(params, &mut spec)?;
+    if let Some(len) = spec.mem_len_bytes {
+        let piece = crate::plan::piece_len(&spec);
+        if piece % len != 0 {
+            return Err(Error::spec(
+                "mem_len",
+                len,
+                format!(
+                    "each op moves {piece} bytes (a block split at the stripe unit), not a multiple of mem_len"
+                ),
+            ));
+        }
+    }
+    Ok(spec)
+}
+
+fn check_dir(d: &str, cwd: &Path, allow_device: &[PathBuf]) -> Result<PathBuf> {
+    let p = if Path::new(d).is_absolute() { PathBuf::from(d) } else { cwd.join(d) };
+    let meta = std::fs::metadata(&p).map_err(|e| Error::spec("dirs", d, format!("cannot use: {e}")))?;
+    let canon = p.canonicalize().map_err(|e| Error::spec("dirs", d, format!("cannot resolve: {e}")))?;
+    crate::target::device::check_target(d, &canon, &meta, allow_device)?;
+    if !meta.is_dir() {
+        return Err(Error::spec("dirs", d, "not a directory"));
+    }
+    if let Err(e) = crate::env::sys::writable(&p) {
+        return Err(Error::spec("dirs", d, format!("not writable: {e}")));
+    }
+    Ok(canon)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::spec::*;
+
+    use crate::experiment::testing::env;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        crate::experiment::testing::params(pairs, ',')
+    }
+
+    fn err(pairs: &[(&str, &str)]) -> (String, String) {
+        match resolve(&params(pairs), &env()) {
+            Err(Error::Spec { field, value, .. }) => (field, value),
+            other => panic!("expected a spec error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_resolve() {
+        let s = resolve(&Params::default(), &env()).unwrap();
+        assert_eq!(s.workers, 1);
+        assert_eq!(s.bs_bytes, 1 << 20);
+        assert_eq!(s.phases.len(), 3);
+        assert_eq!(s.phases[0].op, OpKind::Write);
+        assert_eq!(s.phases[1].cache, CachePolicy::Cold);
+        assert_eq!(s.phases[2].cache, CachePolicy::Warm);
+        assert_eq!(s.sync, SyncPolicy::End);
+    }
+
+    #[test]
+    fn phases_with_modifiers_and_unique_names() {
+        let s = resolve(&params(&[("ops", "write,read:reverse:cold,read,read")]), &env()).unwrap();
+        let names: Vec<_> = s.phases.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["write", "read:reverse:cold", "read", "read#2"]);
+        assert_eq!(s.phases[1].order, Order::Reverse);
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        assert_eq!(err(&[("size", "0")]).0, "size");
+        assert_eq!(err(&[("size", "-4k")]).0, "size");
+        assert_eq!(err(&[("bs", "2MiB"), ("size", "1MiB")]).0, "bs");
+        assert_eq!(err(&[("bs", "3KiB"), ("size", "10KiB")]).0, "size");
+        assert_eq!(err(&[("engine", "warp")]), ("engine".into(), "warp".into()));
+        assert_eq!(err(&[("layout", "zigzag")]).0, "layout");
+        assert_eq!(err(&[("order", "sideways")]).0, "order");
+        assert_eq!(err(&[("workers", "0")]).0, "workers");
+        assert_eq!(err(&[("sync", "every:0")]).0, "sync");
+        assert_eq!(err(&[("dirs", "/definitely/not/here")]).0, "dirs");
+        assert_eq!(err(&[("direct", "true"), ("bs", "1000"), ("size", "1MB")]).0, "bs");
+        assert_eq!(err(&[("ops", "write,scribble")]).0, "ops");
+        assert_eq!(err(&[("ops", "write:warm")]).0, "ops");
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let mut p = Params::default();
+        assert!(p.set("blocksize", vec!["4k".into()]).is_err());
+        assert!(Params::from_toml("blocksize = \"4k\"").is_err());
+    }
+
+    #[test]
+    fn toml_with_phase_tables() {
+        let p = Params::from_toml(
+            r#"
+            name = "t"
+            workers = 2
+            size = "1MiB"
+            bs = "4KiB"
+            direct = false
+            [[phases]]
+            op = "write"
+            [[phases]]
+            op = "read"
+            order = "random"
+            cache = "warm"
+            "#,
+        )
+        .unwrap();
+        let s = resolve(&p, &env()).unwrap();
+        assert_eq!(s.workers, 2);
+        assert_eq!(s.phases[1].order, Order::Random);
+        assert_eq!(s.phases[1].cache, CachePolicy::Warm);
+    }
+
+    #[test]
+    fn spec_round_trips_through_params() {
+        let s =
+            resolve(&params(&[("ops", "write,read:random:warm"), ("sync", "every:4MiB")]), &env()).unwrap();
+        assert_eq!(resolve(&s.to_params(), &env()).unwrap(), s);
+        let s = resolve(
+            &params(&[
+                ("warmup", "2"),
+                ("settle", "1.5s"),
+                ("prime_memory", "0.25xRAM"),
+                ("interleave", "shuffle"),
+            ]),
+            &env(),
+        )
+        .unwrap();
+        assert_eq!((s.warmup, s.settle_ns, s.prime_memory_bytes), (2, 1_500_000_000, 1 << 28));
+        assert_eq!(s.interleave, Interleave::Shuffle(1));
+        assert_eq!(resolve(&s.to_params(), &env()).unwrap(), s);
+    }
+
+    #[test]
+    fn experiment_controls_are_checked() {
+        assert_eq!(err(&[("settle", "soon")]).0, "settle");
+        assert_eq!(err(&[("prime_memory", "2xRAM")]).0, "prime_memory");
+        assert_eq!(err(&[("interleave", "zigzag")]).0, "interleave");
+        assert_eq!(err(&[("interleave", "shuffle:x")]).0, "interleave");
+        assert_eq!(err(&[("warmup", "-1")]).0, "warmup");
+    }
+}

@@ -1,0 +1,429 @@
+//! Runs an experiment: for every point and repetition, create the work directories and files,
+//! set the cache state before each phase, launch the workers, and hand each finished run to a
+//! [`Sink`] (the store) at once, so an interruption loses nothing already measured.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+use crate::engine::{self, EngineDef};
+use crate::env::envctl::{self, PhaseProbe};
+use crate::env::host::HostFacts;
+use crate::env::sys;
+use crate::error::{Error, Result};
+use crate::experiment::Design;
+use crate::experiment::schedule::schedule;
+use crate::plan::{self, Op, RunPlan};
+use crate::results::{
+    CacheCheck, ExperimentResult, PhaseResult, PointResult, Repetition, SCHEMA_VERSION, Status,
+};
+use crate::spec::{OpKind, Spec};
+use crate::target::cache;
+use crate::target::workdir::WorkDirs;
+use crate::worker::verify::BlockTag;
+use crate::worker::{DataPath, Monitor, PhaseJob, launch};
+
+/// One point of an experiment: its own parameters (empty without a sweep) and resolved spec.
+#[derive(Debug, Clone)]
+pub struct Point {
+    pub params: BTreeMap<String, String>,
+    pub spec: Spec,
+}
+
+/// Receives results as they are measured.
+pub trait Sink {
+    /// Before the first run: the experiment's identity, host and spec (no results yet).
+    fn begin(&mut self, exp: &ExperimentResult) -> Result<()>;
+    /// After each run (one repetition of one point), complete or not, with its phases.
+    fn run_done(
+        &mut self,
+        exp: &ExperimentResult,
+        point: usize,
+        run_id: &str,
+        reps: &[(usize, Repetition)],
+    ) -> Result<()>;
+}
+
+/// A sink that keeps nothing (`--no-store`).
+pub struct NoSink;
+
+impl Sink for NoSink {
+    fn begin(&mut self, _: &ExperimentResult) -> Result<()> {
+        Ok(())
+    }
+    fn run_done(&mut self, _: &ExperimentResult, _: usize, _: &str, _: &[(usize, Repetition)]) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// What an experiment produced: everything measured, and the error that stopped it, if any.
+pub struct Outcome {
+    pub result: ExperimentResult,
+    pub error: Option<Error>,
+}
+
+/// A new experiment id: UTC date and time plus random hex, e.g. `20261121-103600-4f2a9c`.
+pub fn new_experiment_id() -> String {
+    let secs = sys::unix_time_s() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{:06x}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        sys::random_u64() & 0xff_ffff
+    )
+}
+
+/// A new run id: 128 random bits in hex; stable across stores, so imports never duplicate.
+pub fn new_run_id() -> String {
+    format!("{:016x}{:016x}", sys::random_u64(), sys::random_u64())
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
+/// (H. Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Runs every point `reps` times (plus its warm-ups), in the order `base.interleave` asks for
+/// (round-robin over points by default) so a slow drift of the machine does not bias one
+/// point; before each run, settles and primes memory as the point's spec asks.
+pub fn run_experiment(
+    base: &Spec,
+    points: &[Point],
+    design: Design,
+    host: HostFacts,
+    sink: &mut dyn Sink,
+    monitor: &dyn Monitor,
+) -> Result<Outcome> {
+    let mut result = ExperimentResult {
+        schema_version: SCHEMA_VERSION,
+        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+        experiment_id: new_experiment_id(),
+        created_unix_s: sys::unix_time_s(),
+        host,
+        spec: base.clone(),
+        points: points
+            .iter()
+            .map(|p| PointResult {
+                params: p.params.clone(),
+                spec: Some(p.spec.clone()),
+                phases: p
+                    .spec
+                    .phases
+                    .iter()
+                    .map(|ph| {
+                        let method = cache::method(ph.cache, p.spec.direct, p.spec.drop_caches);
+                        PhaseResult::new(&ph.name, ph.op, ph.cache, method)
+                    })
+                    .collect(),
+            })
+            .collect(),
+        design,
+    };
+    sink.begin(&result)?;
+    let plans: Vec<RunPlan> = points.iter().map(|p| plan::plan(&p.spec)).collect();
+    let reps: Vec<u32> = points.iter().map(|p| p.spec.reps).collect();
+    let warmups: Vec<u32> = points.iter().map(|p| p.spec.warmup).collect();
+    let mut error = None;
+    for slot in schedule(&reps, &warmups, base.interleave) {
+        // A stop asked for between runs ends the experiment before the next one starts.
+        if let Err(e) = crate::env::signals::check() {
+            error = Some(e);
+            break;
+        }
+        let (pi, spec) = (slot.point, &points[slot.point].spec);
+        let run_id = new_run_id();
+        let (reps, err) = match before_run(spec, monitor) {
+            Ok(pre) => {
+                let (mut reps, err) = run_once(spec, &plans[pi], slot.rep, &run_id, monitor);
+                for (_, r) in &mut reps {
+                    (r.env.settle_ns, r.env.prime_memory_bytes, r.env.prime_ns) = pre;
+                }
+                (reps, err)
+            }
+            Err(e) => (vec![], Some(e)),
+        };
+        for (phase, r) in &reps {
+            let ph = &mut result.points[pi].phases[*phase];
+            if slot.warmup {
+                ph.warmups.push(r.without_traces())
+            } else {
+                ph.repetitions.push(r.without_traces())
+            }
+        }
+        for ph in &mut result.points[pi].phases {
+            ph.refresh();
+        }
+        // A store that fails now must not lose what is in hand: the caller still prints it.
+        if !reps.is_empty()
+            && let Err(e) = sink.run_done(&result, pi, &run_id, &reps)
+        {
+            error = Some(match err {
+                Some(run_err) => {
+                    monitor.note(&format!("the store failed too: {e}"));
+                    run_err
+                }
+                None => e,
+            });
+            break;
+        }
+        if let Some(e) = err {
+            error = Some(e);
+            break;
+        }
+    }
+    Ok(Outcome { result, error })
+}
+
+/// Settles and primes memory before a run: (slept ns, primed bytes, priming ns).
+fn before_run(spec: &Spec, monitor: &dyn Monitor) -> Result<(u64, u64, u64)> {
+    let slept = if spec.settle_ns > 0 { envctl::settle(spec.settle_ns, monitor)? } else { 0 };
+    let primed = envctl::prime_memory(spec.prime_memory_bytes)?;
+    Ok((slept, spec.prime_memory_bytes, primed.ns))
+}
+
+/// One repetition of one point: the repetitions of the phases that ran, and the error that
+/// stopped it, if any. A failure outside a phase (creating, laying out or preparing files) is
+/// recorded as a failed repetition of the phase it kept from running, so the stored run is
+/// never complete when it was not. The work directory is always removed (unless kept); if
+/// that fails, the monitor is told what was left.
+pub fn run_once(
+    spec: &Spec,
+    plan: &RunPlan,
+    rep: u32,
+    run_id: &str,
+    monitor: &dyn Monitor,
+) -> (Vec<(usize, Repetition)>, Option<Error>) {
+    let engine = engine::find(&spec.engine).expect("engine checked at resolve");
+    let mut out = vec![];
+    let mut wd = None;
+    let mut at_phase = 0;
+    let err = run_phases(spec, plan, engine, rep, run_id, monitor, &mut wd, &mut out, &mut at_phase).err();
+    if let Some(e) = &err
+        && !out.iter().any(|(i, _)| *i == at_phase)
+        && at_phase < plan.phases.len()
+    {
+        out.push((
+            at_phase,
+            Repetition::failed(rep, run_id, status_of(e), e.to_string(), &CacheCheck::default()),
+        ));
+    }
+    let cleanup_err = wd.as_mut().and_then(|w: &mut WorkDirs| w.cleanup().err());
+    match (err, cleanup_err) {
+        (Some(e), Some(c)) => {
+            monitor.note(&format!("{c}; remove what is left with `iolab clean`"));
+            (out, Some(e))
+        }
+        (e, c) => (out, e.or(c)),
+    }
+}
+
+fn status_of(e: &Error) -> Status {
+    if matches!(e, Error::Interrupted(_)) { Status::Interrupted } else { Status::Failed }
+}
+
+/// The write generation of the data during phase `index`: layout-first writes generation 1,
+/// and every write or rewrite phase adds one.
+pub fn generation(plan: &RunPlan, index: usize) -> u32 {
+    let before =
+        plan.layout_first as u32 + plan.phases[..index].iter().filter(|p| p.op.is_write()).count() as u32;
+    before + plan.phases[index].op.is_write() as u32
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_phases(
+    spec: &Spec,
+    plan: &RunPlan,
+    engine: &'static EngineDef,
+    rep: u32,
+    run_id: &str,
+    monitor: &dyn Monitor,
+    wd_slot: &mut Option<WorkDirs>,
+    out: &mut Vec<(usize, Repetition)>,
+    at_phase: &mut usize,
+) -> Result<()> {
+    let real = engine.caps.real_io;
+    crate::env::signals::check()?;
+    let devices = if real { envctl::devices_of(&spec.dirs) } else { vec![] };
+    let mut base_tag = BlockTag {
+        verify: spec.verify,
+        run: crate::worker::verify::run_tag(run_id),
+        generation: 0,
+        written_bs: spec.bs_bytes,
+    };
+    let kept = spec.reuse.is_some() && real;
+    let paths: Vec<PathBuf> = if kept {
+        let k = crate::target::reuse::open(spec, plan)?;
+        base_tag = k.tag;
+        k.paths
+    } else if real {
+        let wd = wd_slot.insert(WorkDirs::create(spec, run_id)?);
+        let paths: Vec<PathBuf> = plan.files.iter().map(|f| wd.dir(f.target).join(&f.name)).collect();
+        for p in &paths {
+            wd.create_file(p)?;
+        }
+        wd.sync_markers()?;
+        if plan.layout_first {
+            lay_out(spec, plan, &paths, BlockTag { generation: 1, ..base_tag })?;
+            wd.record_written(1)?;
+        }
+        paths
+    } else {
+        plan.files.iter().map(|f| PathBuf::from(&f.name)).collect()
+    };
+
+    let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
+    for phase in &plan.phases {
+        *at_phase = phase.index;
+        crate::env::signals::check()?;
+        let tag =
+            if kept { base_tag } else { BlockTag { generation: generation(plan, phase.index), ..base_tag } };
+        let mut prealloc_ns = 0;
+        if real && phase.op == OpKind::Write {
+            prealloc_ns = recreate(spec, plan, &paths)?;
+        }
+        let fraction = if real { cache::prepare(phase.cache, &paths, spec.drop_caches)? } else { 0.0 };
+        let check = CacheCheck::judge(phase.cache, fraction, real);
+        let job = PhaseJob { spec, phase, paths: &paths, sizes: &sizes, engine, tag };
+        monitor.begin(&format!("rep {} {}", rep + 1, phase.name), phase.bytes());
+        let probe = PhaseProbe::start(&devices);
+        let outcome = launch(&job, monitor);
+        let env = probe.finish();
+        monitor.end();
+        match outcome {
+            Ok(samples) => {
+                let mut r = Repetition::from_samples(rep, run_id, &samples, &check);
+                r.prealloc_ns = prealloc_ns;
+                let commits = r.workers.iter().map(|w| w.sync_calls).sum();
+                r.flags.extend(envctl::judge_noise(
+                    phase.op.is_write(),
+                    r.total_bytes,
+                    commits,
+                    &env.devices,
+                ));
+                r.env = env;
+                if real && phase.op.is_write() {
+                    // Where the data landed; a file system without FIEMAP just has no facts.
+                    let names: Vec<String> = plan.files.iter().map(|f| f.name.clone()).collect();
+                    r.file_layout = crate::env::forensics::probe(&paths, &names).ok().map(|(facts, _)| facts);
+                }
+                out.push((phase.index, r));
+                if let (Some(wd), true) = (wd_slot.as_mut(), phase.op.is_write()) {
+                    wd.record_written(tag.generation)?;
+                }
+            }
+            Err(e) => {
+                let mut r = Repetition::failed(rep, run_id, status_of(&e), e.to_string(), &check);
+                r.env = env;
+                out.push((phase.index, r));
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Before a write phase: empty every file, then preallocate if asked. Returns the time
+/// preallocation took (reported separately, not part of any worker's t_i).
+fn recreate(spec: &Spec, plan: &RunPlan, paths: &[PathBuf]) -> Result<u64> {
+    let mut ns = 0;
+    for (f, p) in plan.files.iter().zip(paths) {
+        crate::env::signals::check()?;
+        let file =
+            std::fs::OpenOptions::new().write(true).open(p).map_err(|e| Error::io("open", p, None, e))?;
+        file.set_len(0).map_err(|e| Error::io("ftruncate", p, None, e))?;
+        if spec.prealloc {
+            let t = sys::now_ns();
+            sys::fallocate(&file, f.size_bytes).map_err(|e| Error::io("fallocate", p, Some(0), e))?;
+            ns += sys::now_ns() - t;
+        }
+    }
+    Ok(ns)
+}
+
+/// Writes every file in full (untimed) when the first phase reads or rewrites: the same
+/// bytes a write phase would produce, through the same data path, committed. A short write is
+/// an error naming the offset, as in the timed loop.
+fn lay_out(spec: &Spec, plan: &RunPlan, paths: &[PathBuf], tag: BlockTag) -> Result<()> {
+    let len = plan::piece_len(spec);
+    let mut buf = vec![0u8; spec.bs_bytes as usize];
+    for (gid, (f, p)) in plan.files.iter().zip(paths).enumerate() {
+        let mut data = DataPath::with(spec, &[gid as u32], tag);
+        data.init_write_buf(&mut buf);
+        let file = File::options().write(true).open(p).map_err(|e| Error::io("open", p, None, e))?;
+        let mut off = 0;
+        while off < f.size_bytes {
+            crate::env::signals::check()?;
+            let n = len.min(f.size_bytes - off) as usize;
+            data.before_write(&mut buf[..n], Op { file: 0, offset: off, len: n as u64 });
+            let w = file.write_at(&buf[..n], off).map_err(|e| Error::io("pwrite", p, Some(off), e))?;
+            if w != n {
+                let short = std::io::Error::other(crate::worker::short_write(
+                    p,
+                    &buf[w..n],
+                    off + w as u64,
+                    w as u64,
+                    n as u64,
+                ));
+                return Err(Error::io("pwrite", p, Some(off), short));
+            }
+            off += n as u64;
+        }
+        file.sync_data().map_err(|e| Error::io("fdatasync", p, None, e))?;
+    }
+    Ok(())
+}
+
+/// A monitor that shows nothing and never stops a run (library use and tests).
+pub struct Silent;
+
+impl Monitor for Silent {
+    fn tick(&self, _bytes_done: u64) -> Option<i32> {
+        None
+    }
+    fn wants_ticks(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_413), (2025, 11, 21));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn write_generations_count_layout_and_write_phases() {
+        let mut p = crate::experiment::Params::default();
+        p.set("ops", vec!["read".into(), "write".into(), "read".into(), "rewrite".into(), "read".into()])
+            .unwrap();
+        let env = crate::experiment::ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
+        let plan = plan::plan(&crate::experiment::resolve(&p, &env).unwrap());
+        let g: Vec<u32> = (0..5).map(|i| generation(&plan, i)).collect();
+        assert_eq!(g, [1, 2, 2, 3, 3]);
+    }
+
+    #[test]
+    fn ids_look_right() {
+        let id = new_experiment_id();
+        assert_eq!(id.len(), 22, "{id}");
+        assert_ne!(new_run_id(), new_run_id());
+    }
+}

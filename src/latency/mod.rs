@@ -1,0 +1,223 @@
+//! What the timed loops keep of each op's time (`latency = off | histogram | trace`). The
+//! loops are generic over a [`Recorder`], so the choice costs no branch per op: with `off`
+//! the loop does not even read the clock between ops (t_i needs only its start and end, and
+//! commit times a read around each commit).
+
+use hdrhistogram::Histogram;
+
+pub mod period;
+pub mod trace;
+
+use crate::latency::trace::{TraceOp, TraceRecorder, WorkerTrace};
+use crate::plan::Op;
+use crate::worker::new_hist;
+
+/// Keeps each op's latency, or not.
+pub trait Recorder: Sized {
+    /// Whether the loop reads the clock at the end of every op.
+    const CLOCKED: bool;
+    /// Op `op` started `start_ns` after the worker's start and took `duration_ns`.
+    fn record(&mut self, op: Op, start_ns: u64, duration_ns: u64);
+    /// The histogram (empty with `off`) and the trace (with `trace`).
+    fn finish(self) -> std::io::Result<(Histogram<u64>, Option<WorkerTrace>)>;
+}
+
+/// `latency = off`: nothing per op.
+pub struct Off;
+
+impl Recorder for Off {
+    const CLOCKED: bool = false;
+    #[inline(always)]
+    fn record(&mut self, _: Op, _: u64, _: u64) {}
+    fn finish(self) -> std::io::Result<(Histogram<u64>, Option<WorkerTrace>)> {
+        Ok((new_hist(), None))
+    }
+}
+
+/// `latency = histogram`: an HDR histogram per worker. The loop records into [`FastHist`],
+/// which has exactly the layout of [`new_hist`]'s histogram (the same buckets) but records with
+/// a handful of instructions and no branch that misses; the HDR histogram is built from its
+/// counts once the loop is over, identical to one the values were recorded into directly.
+pub struct Hist(pub FastHist);
+
+impl Hist {
+    pub fn new() -> Hist {
+        Hist(FastHist::new())
+    }
+}
+
+impl Default for Hist {
+    fn default() -> Hist {
+        Hist::new()
+    }
+}
+
+impl Recorder for Hist {
+    const CLOCKED: bool = true;
+    #[inline(always)]
+    fn record(&mut self, _: Op, _: u64, duration_ns: u64) {
+        self.0.record(duration_ns);
+    }
+    fn finish(self) -> std::io::Result<(Histogram<u64>, Option<WorkerTrace>)> {
+        Ok((self.0.to_hdr(), None))
+    }
+}
+
+/// Significant bits of a bucket: 2048 sub-buckets, as HDR's 3 significant digits need.
+const SUB_BUCKET_BITS: u32 = 11;
+const SUB_HALF_BITS: u32 = SUB_BUCKET_BITS - 1;
+const SUB_HALF: u64 = 1 << SUB_HALF_BITS;
+/// The largest value kept apart (as [`new_hist`]): larger ones count as this.
+pub const HIGHEST_NS: u64 = 1 << 40;
+/// Buckets needed to reach [`HIGHEST_NS`] (HDR's count for these bounds), plus one.
+const COUNTS: usize = 32 << SUB_HALF_BITS;
+
+/// A latency histogram with the bucket layout of HDR histograms of 1 ns .. 2^40 ns at 3
+/// significant digits (unit magnitude 0, 2048 sub-buckets): value v goes to bucket
+/// b = 53 - lzcnt(v | 2047), sub-bucket v >> b, index (b + 1) x 1024 + (v >> b) - 1024.
+pub struct FastHist {
+    counts: Box<[u64]>,
+}
+
+impl FastHist {
+    /// An empty histogram, its memory written now so no page fault lands in a timed loop.
+    pub fn new() -> FastHist {
+        let mut counts = vec![0u64; COUNTS].into_boxed_slice();
+        // Freshly allocated zero pages are only mapped when first written: write one word per
+        // page (volatile, so the write is not dropped as storing a zero into zeroed memory).
+        for i in (0..COUNTS).step_by(512) {
+            // SAFETY: `i < COUNTS`, so the pointer is inside the slice and aligned.
+            unsafe { std::ptr::write_volatile(counts.as_mut_ptr().add(i), 0) };
+        }
+        FastHist { counts }
+    }
+
+    /// The counts index of `v` (values above [`HIGHEST_NS`] count as it).
+    #[inline(always)]
+    pub fn index(v: u64) -> usize {
+        let v = v.min(HIGHEST_NS);
+        let bucket = (64 - SUB_BUCKET_BITS) - (v | ((1 << SUB_BUCKET_BITS) - 1)).leading_zeros();
+        (((bucket as u64 + 1) << SUB_HALF_BITS) + (v >> bucket) - SUB_HALF) as usize
+    }
+
+    /// The lowest value of the bucket at counts index `i`.
+    pub fn value_at(i: usize) -> u64 {
+        let i = i as u64;
+        let (bucket, sub) = match (i >> SUB_HALF_BITS).checked_sub(1) {
+            Some(b) => (b, (i & (SUB_HALF - 1)) + SUB_HALF),
+            None => (0, i & (SUB_HALF - 1)),
+        };
+        sub << bucket
+    }
+
+    #[inline(always)]
+    pub fn record(&mut self, v: u64) {
+        let i = Self::index(v);
+        // The index is below COUNTS for every v <= HIGHEST_NS; the bound check never fails.
+        self.counts[i] += 1;
+    }
+
+    /// Ops recorded.
+    pub fn len(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The same histogram as an HDR histogram ([`new_hist`]).
+    pub fn to_hdr(&self) -> Histogram<u64> {
+        let mut h = new_hist();
+        for (i, &c) in self.counts.iter().enumerate() {
+            if c > 0 {
+                h.saturating_record_n(Self::value_at(i), c);
+            }
+        }
+        h
+    }
+}
+
+impl Default for FastHist {
+    fn default() -> FastHist {
+        FastHist::new()
+    }
+}
+
+/// `latency = trace`: the histogram, and every op streamed out in batches.
+pub struct Traced {
+    hist: Hist,
+    trace: TraceRecorder,
+}
+
+impl Traced {
+    /// Starts the trace writer for ops on the files `gids` (global ids by local index).
+    pub fn start(gids: &[u32]) -> std::io::Result<Traced> {
+        Ok(Traced { hist: Hist::new(), trace: TraceRecorder::start(gids)? })
+    }
+}
+
+impl Recorder for Traced {
+    const CLOCKED: bool = true;
+    #[inline(always)]
+    fn record(&mut self, op: Op, start_ns: u64, duration_ns: u64) {
+        self.hist.record(op, start_ns, duration_ns);
+        self.trace.record(TraceOp { file: op.file, offset: op.offset, start_ns, duration_ns });
+    }
+    fn finish(self) -> std::io::Result<(Histogram<u64>, Option<WorkerTrace>)> {
+        let trace = self.trace.finish()?;
+        Ok((self.hist.0.to_hdr(), Some(trace)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::worker::Buckets;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_layout_is_hdrs() {
+        let h = new_hist();
+        // Every bucket boundary region, and the clamp at the top.
+        let mut values: Vec<u64> = (0..5000).collect();
+        for shift in 10..41 {
+            for d in [0u64, 1, 2, 3] {
+                values.push((1u64 << shift) - d);
+                values.push((1u64 << shift) + d);
+            }
+        }
+        values.push(u64::MAX);
+        for v in values {
+            let i = FastHist::index(v);
+            assert!(i < COUNTS, "{v}");
+            let v = v.min(HIGHEST_NS);
+            assert_eq!(FastHist::value_at(i), h.lowest_equivalent(v), "value {v}, index {i}");
+        }
+    }
+
+    proptest! {
+        /// Recording through the fast histogram gives the HDR histogram that direct recording
+        /// gives: the same buckets, percentiles, max and mean.
+        #[test]
+        fn it_converts_to_the_directly_recorded_histogram(
+            values in prop::collection::vec(prop_oneof![0u64..5000, 0u64..10_000_000, any::<u64>()], 1..400)
+        ) {
+            let mut fast = FastHist::new();
+            let mut hdr = new_hist();
+            for &v in &values {
+                fast.record(v);
+                hdr.saturating_record(v);
+            }
+            let conv = fast.to_hdr();
+            prop_assert_eq!(Buckets::from_hist(&conv), Buckets::from_hist(&hdr));
+            prop_assert_eq!(fast.len(), values.len() as u64);
+            for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
+                prop_assert_eq!(conv.value_at_quantile(q), hdr.value_at_quantile(q));
+            }
+            prop_assert_eq!(conv.max(), hdr.max());
+            prop_assert_eq!(conv.min(), hdr.min());
+            prop_assert!((conv.mean() - hdr.mean()).abs() <= 1e-9 * hdr.mean().max(1.0));
+        }
+    }
+}

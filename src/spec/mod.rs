@@ -1,0 +1,456 @@
+//! Turns TOML files and CLI flags into one validated experiment [`Spec`].
+//!
+//! Every parameter is declared once, in [`PARAMS`]. TOML keys, CLI flags and sweep axes all
+//! become the same `key = value` strings in a [`Params`] map, and [`resolve`] parses and checks
+//! them into a typed [`Spec`]. Every error names the parameter and the value at fault.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{fmt_size_spec, parse_size};
+
+/// What a phase does to the data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpKind {
+    /// Files are created empty (or truncated) before the phase, then written.
+    Write,
+    /// Existing data is overwritten in place.
+    Rewrite,
+    /// Existing data is read.
+    Read,
+}
+
+impl OpKind {
+    pub fn is_write(self) -> bool {
+        !matches!(self, OpKind::Read)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Write => "write",
+            OpKind::Rewrite => "rewrite",
+            OpKind::Read => "read",
+        }
+    }
+}
+
+/// Where each worker's bytes go (docs/layouts.md draws each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// A set of `files` files; worker w of W owns files w, w+W, ... (file w by default).
+    FilePerWorker,
+    /// One file; worker w owns a contiguous segment (w x size .. (w+1) x size by default).
+    Shared,
+    /// One file; worker w of W owns blocks w, w+W, w+2W, ... (IOR's strided pattern).
+    SharedStrided,
+    /// One logical file striped over the targets; worker w owns a contiguous segment.
+    Striped,
+    /// As file-per-worker, but each file is striped over the targets.
+    StripedPerWorker,
+}
+
+impl Layout {
+    pub const NAMES: &'static [&'static str] =
+        &["file-per-worker", "shared", "shared-strided", "striped", "striped-per-worker"];
+    pub fn parse(s: &str) -> Option<Layout> {
+        Some(match s {
+            "file-per-worker" | "fpp" => Layout::FilePerWorker,
+            "shared" => Layout::Shared,
+            "shared-strided" | "strided" => Layout::SharedStrided,
+            "striped" => Layout::Striped,
+            "striped-per-worker" => Layout::StripedPerWorker,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::FilePerWorker => "file-per-worker",
+            Layout::Shared => "shared",
+            Layout::SharedStrided => "shared-strided",
+            Layout::Striped => "striped",
+            Layout::StripedPerWorker => "striped-per-worker",
+        }
+    }
+    /// Workers own whole files (a file set of `files` files), rather than parts of one file.
+    pub fn per_worker_files(self) -> bool {
+        matches!(self, Layout::FilePerWorker | Layout::StripedPerWorker)
+    }
+    /// Each logical file is striped over several component files.
+    pub fn striped(self) -> bool {
+        matches!(self, Layout::Striped | Layout::StripedPerWorker)
+    }
+}
+
+/// The order in which a worker visits its blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    Seq,
+    Reverse,
+    Random,
+}
+
+impl Order {
+    pub fn parse(s: &str) -> Option<Order> {
+        Some(match s {
+            "seq" | "sequential" => Order::Seq,
+            "reverse" | "rev" => Order::Reverse,
+            "random" | "rand" => Order::Random,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Seq => "seq",
+            Order::Reverse => "reverse",
+            Order::Random => "random",
+        }
+    }
+}
+
+/// When written data is committed to stable storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncPolicy {
+    None,
+    /// Once per file, after the last op (included in the worker's time).
+    End,
+    /// After every op.
+    Each,
+    /// Whenever the worker has written this many bytes since its last commit, and at the end.
+    Every(u64),
+}
+
+impl SyncPolicy {
+    pub fn parse(s: &str) -> std::result::Result<SyncPolicy, String> {
+        Ok(match s {
+            "none" | "never" => SyncPolicy::None,
+            "end" => SyncPolicy::End,
+            "each" => SyncPolicy::Each,
+            _ => {
+                let size = s.strip_prefix("every:").ok_or("expected none, end, each or every:SIZE")?;
+                let n = parse_size(size, 0).map_err(|e| e.0)?;
+                if n == 0 {
+                    return Err("the sync size must be positive".into());
+                }
+                SyncPolicy::Every(n)
+            }
+        })
+    }
+    pub fn label(self) -> String {
+        match self {
+            SyncPolicy::None => "none".into(),
+            SyncPolicy::End => "end".into(),
+            SyncPolicy::Each => "each".into(),
+            SyncPolicy::Every(n) => format!("every:{}", fmt_size_spec(n)),
+        }
+    }
+}
+
+impl Serialize for SyncPolicy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.label())
+    }
+}
+
+impl<'de> Deserialize<'de> for SyncPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        SyncPolicy::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The system call that commits data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncCall {
+    Fsync,
+    Fdatasync,
+    /// msync(MS_SYNC) over mapped memory (engine mmap).
+    Msync,
+}
+
+/// Synchronous-write open flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpenSync {
+    None,
+    /// O_SYNC
+    Sync,
+    /// O_DSYNC
+    Dsync,
+}
+
+/// The cache state a phase starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CachePolicy {
+    /// Data committed, evicted, and residency checked with mincore.
+    Cold,
+    /// Data read once first, residency checked.
+    Warm,
+    /// Not controlled; results are labelled so.
+    Asis,
+}
+
+impl CachePolicy {
+    pub fn parse(s: &str) -> Option<CachePolicy> {
+        Some(match s {
+            "cold" => CachePolicy::Cold,
+            "warm" => CachePolicy::Warm,
+            "asis" | "as-is" => CachePolicy::Asis,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            CachePolicy::Cold => "cold",
+            CachePolicy::Warm => "warm",
+            CachePolicy::Asis => "asis",
+        }
+    }
+}
+
+/// One phase of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Phase {
+    /// Unique within the run: the text the user wrote, with a `#N` suffix if repeated.
+    pub name: String,
+    pub op: OpKind,
+    pub order: Order,
+    pub cache: CachePolicy,
+    /// This phase's own worker count (else the run's `workers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u32>,
+    /// This phase's own round-robin width (else the run's `round_robin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_robin: Option<u32>,
+    /// This phase's own access layout (only `shared` <-> `shared-strided`: same file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<Layout>,
+}
+
+impl Phase {
+    /// The phase as the user wrote it (its name without a `#N` suffix).
+    pub fn written(&self) -> &str {
+        self.name.split('#').next().unwrap_or(&self.name)
+    }
+}
+
+/// The order in which the runs of an experiment's points are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Interleave {
+    /// Repetition 1 of every point, then repetition 2 of every point, ...
+    #[default]
+    RoundRobin,
+    /// All runs in a random order drawn from this seed.
+    Shuffle(u64),
+}
+
+impl Interleave {
+    /// `round-robin`, `shuffle` (seeded by `seed`) or `shuffle:SEED`.
+    pub fn parse(s: &str, seed: u64) -> std::result::Result<Interleave, String> {
+        match s {
+            "round-robin" | "roundrobin" | "rr" => Ok(Interleave::RoundRobin),
+            "shuffle" => Ok(Interleave::Shuffle(seed)),
+            _ => {
+                let n = s.strip_prefix("shuffle:").ok_or("expected round-robin, shuffle or shuffle:SEED")?;
+                n.parse().map(Interleave::Shuffle).map_err(|_| format!("`{n}` is not a whole number"))
+            }
+        }
+    }
+    pub fn label(self) -> String {
+        match self {
+            Interleave::RoundRobin => "round-robin".into(),
+            Interleave::Shuffle(seed) => format!("shuffle:{seed}"),
+        }
+    }
+}
+
+impl Serialize for Interleave {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.label())
+    }
+}
+
+impl<'de> Deserialize<'de> for Interleave {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Interleave::parse(&s, 1).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A fully resolved and validated experiment. Field names carry units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spec {
+    pub name: String,
+    pub dirs: Vec<PathBuf>,
+    pub phases: Vec<Phase>,
+    pub workers: u32,
+    pub size_bytes: u64,
+    pub bs_bytes: u64,
+    pub layout: Layout,
+    /// The order of phases that name none.
+    pub order: Order,
+    /// The cache policy of phases that name none.
+    pub cache: CachePolicy,
+    pub seed: u64,
+    pub engine: String,
+    pub direct: bool,
+    pub sync: SyncPolicy,
+    pub sync_call: SyncCall,
+    pub open_sync: OpenSync,
+    pub prealloc: bool,
+    pub drop_caches: bool,
+    pub reps: u32,
+    pub keep: bool,
+    /// Warm-up runs of each point before its first measured run.
+    #[serde(default)]
+    pub warmup: u32,
+    /// Sleep before each run.
+    #[serde(default)]
+    pub settle_ns: u64,
+    /// Bytes touched and freed just before each run (0: none).
+    #[serde(default)]
+    pub prime_memory_bytes: u64,
+    /// Order of the runs of an experiment's points.
+    #[serde(default)]
+    pub interleave: Interleave,
+    /// Files in the set of the per-worker layouts; 1 for the shared ones. (0 only in documents
+    /// written before the field existed, meaning one per worker.)
+    #[serde(default)]
+    pub files: u32,
+    /// Default round-robin width of phases.
+    #[serde(default = "one")]
+    pub round_robin: u32,
+    /// Stripe unit of the striped layouts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe_unit_bytes: Option<u64>,
+    /// Components per striped file: the first `stripe_count` dirs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe_count: Option<u32>,
+    #[serde(default)]
+    pub launcher: Launcher,
+    #[serde(default)]
+    pub start: StartMode,
+    #[serde(default)]
+    pub latency: LatencyMode,
+    /// Blocks carry a verification header, checked on every read.
+    #[serde(default)]
+    pub verify: bool,
+    /// Paths under /dev that may be targets (given on the command line only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_device: Vec<PathBuf>,
+    /// Read the files kept by this run instead of writing new ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse: Option<String>,
+    /// Ops in flight per worker (1 for synchronous engines).
+    #[serde(default = "one")]
+    pub iodepth: u32,
+    /// mmap window; `None` maps whole files.
+    #[serde(default)]
+    pub window_bytes: Option<u64>,
+    /// Strided memory: `mem_len_bytes` of every `mem_stride_bytes` (both or neither).
+    #[serde(default)]
+    pub mem_len_bytes: Option<u64>,
+    #[serde(default)]
+    pub mem_stride_bytes: Option<u64>,
+    /// Compute/I-O overlap strategy (docs/strategies.md); None: plain I/O workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<crate::strategy::Strategy>,
+    /// Iterations of a strategy's loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iters: Option<u64>,
+    /// A strategy's compute time (the program spins `workers` x this in all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comptime_ns: Option<u64>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// How workers are started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Launcher {
+    /// Threads of the iolab process.
+    #[default]
+    Thread,
+    /// Child processes: the binary re-executes itself once per worker.
+    Process,
+}
+
+/// When a worker's clock starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StartMode {
+    /// All workers open their files, then start together.
+    #[default]
+    Barrier,
+    /// Each worker starts as soon as its files are open (Russell's uncoordinated children).
+    Free,
+}
+
+/// What is kept of each op's latency.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LatencyMode {
+    /// Nothing per op: the loop reads the clock only at the start, around commits and at the
+    /// end (the least overhead).
+    Off,
+    /// An HDR histogram per worker.
+    #[default]
+    Histogram,
+    /// The histogram plus every op's file, offset, start and duration.
+    Trace,
+}
+
+/// Defaults, chosen so that `iolab run` with no arguments is the default experiment: a short,
+/// honest characterisation of the current directory's file system (write with commit at end,
+/// a read verified cold, a read verified warm, five repetitions).
+pub const DEFAULT_OPS: &[&str] = &["write", "read:cold", "read:warm"];
+/// Default bytes per worker.
+pub const DEFAULT_SIZE: &str = "512MiB";
+
+impl Spec {
+    /// The strided memory layout, if memory is strided.
+    pub fn mem(&self) -> Option<crate::plan::mem::Strided> {
+        match (self.mem_len_bytes, self.mem_stride_bytes) {
+            (Some(len), Some(stride)) => {
+                Some(crate::plan::mem::Strided { len: len as usize, stride: stride as usize })
+            }
+            _ => None,
+        }
+    }
+
+    /// Bytes of data one repetition keeps on disk at most (what preflight checks).
+    pub fn data_bytes(&self) -> u64 {
+        if self.layout.per_worker_files() {
+            self.size_bytes * self.file_count() as u64
+        } else {
+            self.size_bytes * self.workers as u64
+        }
+    }
+
+    /// Files in the set of the per-worker layouts (one per worker unless `files` says).
+    pub fn file_count(&self) -> u32 {
+        if self.files == 0 { self.workers } else { self.files }
+    }
+
+    /// A phase's worker count.
+    pub fn phase_workers(&self, ph: &Phase) -> u32 {
+        ph.workers.unwrap_or(self.workers)
+    }
+
+    /// A phase's round-robin width.
+    pub fn phase_round_robin(&self, ph: &Phase) -> u32 {
+        ph.round_robin.unwrap_or(self.round_robin)
+    }
+
+    /// A phase's access layout.
+    pub fn phase_layout(&self, ph: &Phase) -> Layout {
+        ph.layout.unwrap_or(self.layout)
+    }
+}

@@ -1,0 +1,271 @@
+//! Work directories left behind (by a crash, kill -9, a file system that turned read-only, or
+//! `--keep`): finding them under a target, so `iolab run` can warn about them, and removing
+//! them with `iolab clean`, by the one rule of [`crate::target::workdir::remove_owned`].
+//!
+//! `iolab clean DIR` looks only at entries of DIR named `.iolab-*` (or at DIR itself if it is
+//! one). It touches one only if it is a real directory holding a valid marker for its own run
+//! id, and only if the process that made it is gone: a directory whose owner still runs on this
+//! machine is in use, and one made on another host is left alone unless `--force` says no iolab
+//! runs there. Anything else is reported and left untouched.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::target::workdir::{Marker, Owner, OwnerState, PREFIX, remove_owned};
+use crate::units::fmt_size;
+
+/// A work directory found under a target.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub path: PathBuf,
+    pub marker: Marker,
+    pub state: OwnerState,
+}
+
+impl Found {
+    /// Bytes of the files its marker names that are still there.
+    pub fn bytes(&self) -> u64 {
+        self.marker
+            .files
+            .iter()
+            .filter_map(|(n, _)| fs::symlink_metadata(self.path.join(n)).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+
+    /// Who left it, in words.
+    pub fn origin(&self) -> String {
+        let who = format!(
+            "run {} (pid {} on {})",
+            self.marker.run_id, self.marker.owner.pid, self.marker.owner.host
+        );
+        match &self.state {
+            OwnerState::Running => format!("in use by running {who}"),
+            OwnerState::Gone if self.marker.keep => format!("kept by {who} with --keep"),
+            OwnerState::Gone => format!("left by {who}, which is gone"),
+            OwnerState::OtherHost(h) => format!("made on host {h} by {who}"),
+        }
+    }
+}
+
+/// An `.iolab-*` entry: a work directory, or something else with the reason it is not one.
+#[derive(Debug)]
+pub enum Entry {
+    Work(Found),
+    NotWork { path: PathBuf, reason: String },
+}
+
+fn classify(path: PathBuf, me: &Owner) -> Entry {
+    match Marker::read(&path) {
+        Ok(marker) => {
+            let state = marker.owner.state(me);
+            Entry::Work(Found { path, marker, state })
+        }
+        Err(reason) => Entry::NotWork { path, reason },
+    }
+}
+
+/// The `.iolab-*` entries directly under `target`, by name.
+pub fn scan(target: &Path) -> std::io::Result<Vec<Entry>> {
+    let me = Owner::current();
+    let mut names: Vec<PathBuf> = fs::read_dir(target)?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(PREFIX))
+        .map(|e| e.path())
+        .collect();
+    names.sort();
+    Ok(names.into_iter().map(|p| classify(p, &me)).collect())
+}
+
+/// Work directories under `targets` whose owner is not running here (crashed, killed, kept,
+/// or from another host), excluding run `except`; each target is scanned once.
+pub fn leftovers(targets: &[PathBuf], except: Option<&str>) -> Vec<Found> {
+    let mut seen: Vec<&PathBuf> = vec![];
+    let mut out = vec![];
+    for t in targets {
+        if seen.contains(&t) {
+            continue;
+        }
+        seen.push(t);
+        for e in scan(t).unwrap_or_default() {
+            if let Entry::Work(f) = e
+                && f.state != OwnerState::Running
+                && Some(f.marker.run_id.as_str()) != except
+            {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// The warning `iolab run` prints when its targets hold work directories of earlier runs.
+pub fn leftovers_warning(targets: &[PathBuf], except: Option<&str>) -> Option<String> {
+    let found = leftovers(targets, except);
+    if found.is_empty() {
+        return None;
+    }
+    let mut s = format!(
+        "warning: {} work director{} of earlier iolab runs found:\n",
+        found.len(),
+        if found.len() == 1 { "y" } else { "ies" }
+    );
+    let mut dirs: Vec<String> = vec![];
+    for f in &found {
+        s += &format!("  {} ({}, {})\n", f.path.display(), fmt_size(f.bytes()), f.origin());
+        let parent = f.path.parent().unwrap_or(Path::new(".")).display().to_string();
+        if !dirs.contains(&parent) {
+            dirs.push(parent);
+        }
+    }
+    s += &format!("  remove them with `iolab clean {}`", dirs.join(" "));
+    Some(s)
+}
+
+/// Options of `iolab clean`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CleanOpts {
+    /// Report what would be removed, remove nothing.
+    pub dry_run: bool,
+    /// Also remove directories made on another host.
+    pub force: bool,
+}
+
+/// Cleans the work directories under (or at) `target`, appending one report line per entry
+/// to `report`. Returns the calls that failed.
+pub fn clean(target: &Path, opts: CleanOpts, report: &mut String) -> Result<Vec<Error>> {
+    let meta =
+        fs::metadata(target).map_err(|e| Error::spec("dir", target.display(), format!("cannot use: {e}")))?;
+    if !meta.is_dir() {
+        return Err(Error::spec("dir", target.display(), "not a directory"));
+    }
+    let is_work = target.file_name().is_some_and(|n| n.to_string_lossy().starts_with(PREFIX))
+        && Marker::read(target).is_ok();
+    let entries = if is_work {
+        vec![classify(target.to_path_buf(), &Owner::current())]
+    } else {
+        scan(target).map_err(|e| Error::io("readdir", target, None, e))?
+    };
+    let mut errors = vec![];
+    if entries.is_empty() {
+        *report += &format!("{}: no iolab work directories\n", target.display());
+    }
+    for e in entries {
+        let f = match e {
+            Entry::NotWork { path, reason } => {
+                *report +=
+                    &format!("{}: not touched: not an iolab work directory ({reason})\n", path.display());
+                continue;
+            }
+            Entry::Work(f) => f,
+        };
+        let p = f.path.display();
+        match &f.state {
+            OwnerState::Running => {
+                *report += &format!("{p}: not touched: {}\n", f.origin());
+                continue;
+            }
+            OwnerState::OtherHost(_) if !opts.force => {
+                *report += &format!(
+                    "{p}: not touched: {}; iolab cannot tell whether it still runs there (--force removes it)\n",
+                    f.origin()
+                );
+                continue;
+            }
+            _ => {}
+        }
+        let mut r = remove_owned(&f.path, &f.marker.files, opts.dry_run);
+        let verb = if opts.dry_run { "would remove" } else { "removed" };
+        let files = format!(
+            "{} file{}, {}",
+            r.removed.len(),
+            if r.removed.len() == 1 { "" } else { "s" },
+            fmt_size(r.bytes())
+        );
+        if r.dir_removed {
+            *report += &format!("{p}: {verb} ({files}; {})\n", f.origin());
+        } else {
+            let left: Vec<String> = r.left.iter().map(|(n, why)| format!("{n} ({why})")).collect();
+            let why = if left.is_empty() { "an error".to_string() } else { left.join(", ") };
+            *report += &format!("{p}: {verb} {files}; kept the directory because of {why}\n");
+        }
+        errors.append(&mut r.errors);
+    }
+    Ok(errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::workdir::{MAGIC, MARKER};
+    use std::os::unix::fs::MetadataExt;
+
+    fn marker(dir: &Path, id: &str, owner: &Owner, files: &[&str]) {
+        fs::create_dir(dir).unwrap();
+        let mut m = Marker { run_id: id.into(), owner: owner.clone(), ..Default::default() };
+        for f in files {
+            fs::write(dir.join(f), b"data").unwrap();
+            m.files.push((f.to_string(), fs::metadata(dir.join(f)).unwrap().ino()));
+        }
+        let mut text = m.header();
+        for (n, i) in &m.files {
+            text += &format!("file = {i} {n}\n");
+        }
+        fs::write(dir.join(MARKER), text).unwrap();
+    }
+
+    #[test]
+    fn removes_only_dead_owners_marked_files() {
+        let t = tempfile::tempdir().unwrap();
+        let me = Owner::current();
+        let dead = Owner { pid: 999_999_999, ..me.clone() };
+        marker(&t.path().join(".iolab-dead"), "dead", &dead, &["w0000.dat"]);
+        marker(&t.path().join(".iolab-live"), "live", &me, &["w0000.dat"]);
+        let other = Owner { host: "elsewhere".into(), ..dead.clone() };
+        marker(&t.path().join(".iolab-far"), "far", &other, &["a.dat"]);
+        fs::create_dir(t.path().join(".iolab-mine")).unwrap();
+        fs::write(t.path().join(".iolab-mine/notes"), b"x").unwrap();
+        fs::create_dir(t.path().join(".iolab-liar")).unwrap();
+        fs::write(t.path().join(".iolab-liar").join(MARKER), format!("{MAGIC}\nrun_id = other\n")).unwrap();
+        marker(&t.path().join(".iolab-mixed"), "mixed", &dead, &["w0000.dat"]);
+        fs::write(t.path().join(".iolab-mixed/user.txt"), b"keep me").unwrap();
+
+        let mut dry = String::new();
+        assert!(clean(t.path(), CleanOpts { dry_run: true, force: false }, &mut dry).unwrap().is_empty());
+        assert!(t.path().join(".iolab-dead/w0000.dat").exists(), "a dry run removes nothing");
+        assert!(dry.contains(".iolab-dead: would remove (1 file, 4 B;"), "{dry}");
+
+        let mut report = String::new();
+        assert!(clean(t.path(), CleanOpts::default(), &mut report).unwrap().is_empty());
+        assert!(!t.path().join(".iolab-dead").exists(), "{report}");
+        assert!(t.path().join(".iolab-live/w0000.dat").exists(), "a running owner's files stay");
+        assert!(report.contains(".iolab-live: not touched: in use by running run live"), "{report}");
+        assert!(t.path().join(".iolab-far/a.dat").exists());
+        assert_eq!(fs::read(t.path().join(".iolab-mine/notes")).unwrap(), b"x");
+        assert!(
+            report.contains(".iolab-mine: not touched: not an iolab work directory (no .iolab-owner file)")
+        );
+        assert!(report.contains(".iolab-liar: not touched"), "{report}");
+        assert!(!t.path().join(".iolab-mixed/w0000.dat").exists());
+        assert_eq!(fs::read(t.path().join(".iolab-mixed/user.txt")).unwrap(), b"keep me");
+        assert!(report.contains("user.txt (not created by iolab)"), "{report}");
+
+        let mut forced = String::new();
+        clean(t.path(), CleanOpts { dry_run: false, force: true }, &mut forced).unwrap();
+        assert!(!t.path().join(".iolab-far").exists(), "{forced}");
+    }
+
+    #[test]
+    fn a_symlinked_work_directory_is_not_followed() {
+        let t = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let dead = Owner { pid: 999_999_999, ..Owner::current() };
+        marker(&elsewhere.path().join(".iolab-x"), "x", &dead, &["w0000.dat"]);
+        std::os::unix::fs::symlink(elsewhere.path().join(".iolab-x"), t.path().join(".iolab-x")).unwrap();
+        let mut report = String::new();
+        clean(t.path(), CleanOpts::default(), &mut report).unwrap();
+        assert!(elsewhere.path().join(".iolab-x/w0000.dat").exists(), "{report}");
+        assert!(report.contains("not a directory"), "{report}");
+    }
+}

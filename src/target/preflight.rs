@@ -1,0 +1,157 @@
+//! Preflight: before anything is written, each file system holding a target must have the
+//! space and the inodes the plan puts there, plus a margin (5% + 64 MiB) so the run never
+//! fills a disk to the last block. Targets on one file system (a directory named twice, or two
+//! directories of one disk) are counted together, once, with the sum of their needs.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+use crate::env::sys;
+use crate::error::{Error, Result};
+use crate::plan::RunPlan;
+use crate::spec::Spec;
+use crate::units::fmt_size;
+
+/// Fixed part of the space margin.
+pub const MARGIN_FIXED_BYTES: u64 = 64 << 20;
+
+/// Space and inodes a plan needs on one file system, and what it has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FsNeed {
+    /// The targets on this file system.
+    pub dirs: Vec<PathBuf>,
+    /// Bytes of data the experiment keeps there at its peak.
+    pub need_bytes: u64,
+    /// `need_bytes` plus the margin.
+    pub want_bytes: u64,
+    pub free_bytes: u64,
+    pub need_inodes: u64,
+    /// u64::MAX where the file system makes inodes as needed.
+    pub free_inodes: u64,
+}
+
+impl FsNeed {
+    pub fn ok(&self) -> bool {
+        (self.need_bytes == 0 || self.free_bytes >= self.want_bytes) && self.free_inodes >= self.need_inodes
+    }
+}
+
+/// The margin added to `need` bytes.
+pub fn margin(need: u64) -> u64 {
+    need / 20 + MARGIN_FIXED_BYTES
+}
+
+/// What the experiment needs on each file system holding its targets (empty when it writes
+/// nothing: the null engine, or reading kept files).
+pub fn needs(spec: &Spec, plan: &RunPlan) -> Result<Vec<FsNeed>> {
+    if !crate::engine::find(&spec.engine).is_some_and(|e| e.caps.real_io) || spec.reuse.is_some() {
+        return Ok(vec![]);
+    }
+    let copies = if spec.keep { spec.reps as u64 } else { 1 };
+    // (device, [(target index, dir inode)]) per file system.
+    let mut groups: Vec<(u64, Vec<usize>, Vec<u64>)> = vec![];
+    for (i, dir) in spec.dirs.iter().enumerate() {
+        let m = std::fs::metadata(dir).map_err(|e| Error::io("stat", dir, None, e))?;
+        match groups.iter_mut().find(|g| g.0 == m.dev()) {
+            Some(g) => {
+                g.1.push(i);
+                if !g.2.contains(&m.ino()) {
+                    g.2.push(m.ino());
+                }
+            }
+            None => groups.push((m.dev(), vec![i], vec![m.ino()])),
+        }
+    }
+    let mut out = vec![];
+    for (_, targets, dir_inodes) in groups {
+        let files: Vec<_> = plan.files.iter().filter(|f| targets.contains(&f.target)).collect();
+        let need_bytes = files.iter().map(|f| f.size_bytes).sum::<u64>() * copies;
+        // Each work directory takes two inodes (itself and its marker) besides its files.
+        let need_inodes = (files.len() as u64 + 2 * dir_inodes.len() as u64) * copies;
+        let first = &spec.dirs[targets[0]];
+        let (free_bytes, free_inodes, total_inodes) =
+            sys::fs_space(first).map_err(|e| Error::io("statvfs", first, None, e))?;
+        // A file system that makes inodes as needed (btrfs) reports none: nothing to check.
+        let free_inodes = if total_inodes == 0 { u64::MAX } else { free_inodes };
+        let mut dirs: Vec<PathBuf> = vec![];
+        for &t in &targets {
+            if !dirs.contains(&spec.dirs[t]) {
+                dirs.push(spec.dirs[t].clone());
+            }
+        }
+        out.push(FsNeed {
+            dirs,
+            need_bytes,
+            want_bytes: need_bytes + margin(need_bytes),
+            free_bytes,
+            need_inodes,
+            free_inodes,
+        });
+    }
+    Ok(out)
+}
+
+/// Refuses (exit 2, with the numbers) when a file system lacks the space or inodes the plan
+/// needs there.
+pub fn check(spec: &Spec, plan: &RunPlan) -> Result<()> {
+    let kept = if spec.keep && spec.reps > 1 {
+        format!(", all {} repetitions kept", spec.reps)
+    } else {
+        String::new()
+    };
+    for n in needs(spec, plan)? {
+        let names: Vec<String> = n.dirs.iter().map(|d| d.display().to_string()).collect();
+        let names = names.join(", ");
+        if n.need_bytes > 0 && n.free_bytes < n.want_bytes {
+            return Err(Error::spec(
+                "dirs",
+                &names,
+                format!(
+                    "not enough free space on the file system holding {names}: the plan writes {} there{kept}; \
+                     with the margin of 5% + 64 MiB that is {}, but {} is free",
+                    fmt_size(n.need_bytes),
+                    fmt_size(n.want_bytes),
+                    fmt_size(n.free_bytes)
+                ),
+            ));
+        }
+        if n.free_inodes < n.need_inodes {
+            return Err(Error::spec(
+                "dirs",
+                &names,
+                format!(
+                    "not enough free inodes on the file system holding {names}: the plan needs {}{kept}, {} are free",
+                    n.need_inodes, n.free_inodes
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::{Params, ResolveEnv, resolve};
+
+    #[test]
+    fn one_file_system_named_twice_is_counted_once_with_the_sum() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("a")).unwrap();
+        let d = t.path().display().to_string();
+        let a = t.path().join("a").display().to_string();
+        let mut p = Params::default();
+        p.set("dirs", vec![d.clone(), d, a]).unwrap();
+        p.set_one("workers", 3).unwrap();
+        p.set_one("size", "1MiB").unwrap();
+        p.set_one("keep", true).unwrap();
+        p.set_one("reps", 2).unwrap();
+        let spec = resolve(&p, &ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() }).unwrap();
+        let n = needs(&spec, &crate::plan::plan(&spec)).unwrap();
+        assert_eq!(n.len(), 1, "{n:?}");
+        assert_eq!(n[0].dirs.len(), 2);
+        assert_eq!(n[0].need_bytes, 6 << 20);
+        assert_eq!(n[0].want_bytes, (6 << 20) + (6 << 20) / 20 + (64 << 20));
+        assert_eq!(n[0].need_inodes, (3 + 2 * 2) * 2);
+    }
+}
