@@ -12,12 +12,12 @@ use std::time::Instant;
 
 use iolab::env::sys::now_ns;
 use iolab::experiment::{Params, ResolveEnv, resolve};
+use iolab::latency::new_hist;
 use iolab::latency::trace::{TraceOp, TraceRecorder};
 use iolab::latency::{Hist, Off, Recorder};
 use iolab::plan::Op;
 use iolab::plan::fill;
 use iolab::plan::{self, OpSeq};
-use iolab::worker::new_hist;
 
 /// Runs `f(iters)` for growing `iters` until a round takes ~20 ms, then best of 7: ns per
 /// iteration. A quick run (under `cargo test`) does one short round.

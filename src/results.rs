@@ -11,11 +11,12 @@ use std::sync::Arc;
 
 use crate::env::forensics::LayoutFacts;
 use crate::env::host::HostFacts;
+use crate::latency::Buckets;
 use crate::latency::period::{self, Period};
 use crate::latency::trace::TraceSpill;
 use crate::spec::{CachePolicy, Spec};
 use crate::stats::{self, Summary};
-use crate::worker::{Buckets, WorkerSample};
+use crate::worker::WorkerSample;
 
 /// Version of the JSON layout. Fields may be added; none is renamed or removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -358,7 +359,7 @@ impl PhaseResult {
             .into_iter()
             .map(|(_, f, n)| if n < total { format!("{f} ({n} of {total} runs)") } else { f })
             .collect();
-        let mut merged = crate::worker::new_hist();
+        let mut merged = crate::latency::new_hist();
         for r in &complete {
             for w in &r.workers {
                 for &(v, c) in &w.latency_histogram_ns.0 {

@@ -1,14 +1,15 @@
 //! `iolab engines` (and `iolab run --engine list`): every engine with what it can do.
 
-use crate::engine::ENGINES;
+use crate::worker::registry::ENGINES;
 
 /// The engines as a text table, then a line for each engine this machine cannot run.
 pub fn table() -> String {
     let rows: Vec<Vec<String>> = ENGINES
         .iter()
-        .map(|e| {
+        .map(|r| {
+            let e = r.def;
             let c = &e.caps;
-            let calls: Vec<&str> = c.sync_calls.iter().map(|s| crate::engine::sync_call_name(*s)).collect();
+            let calls: Vec<&str> = c.sync_calls.iter().map(|s| s.name()).collect();
             vec![
                 e.name.to_string(),
                 if c.direct { "yes" } else { "no" }.into(),
@@ -26,7 +27,7 @@ pub fn table() -> String {
         &[],
     );
     out.push_str("commit calls: the first is the default\n");
-    for e in ENGINES {
+    for e in ENGINES.iter().map(|r| r.def) {
         if let Err(reason) = (e.caps.probe)() {
             out.push_str(&format!("{} is unavailable here: {reason}\n", e.name));
         }

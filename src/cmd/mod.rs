@@ -14,13 +14,13 @@ use crate::experiment::ResolveEnv;
 use crate::experiment::progress::CliMonitor;
 use crate::experiment::run::{NoSink, Sink, run_experiment};
 use crate::experiment::{Built, Experiment};
+use crate::plan;
 use crate::plan::RunPlan;
 use crate::report::{self, Format};
 use crate::results::ExperimentResult;
 use crate::spec::Spec;
 use crate::store::{self, Store};
 use crate::units::fmt_size;
-use crate::{engine, plan};
 
 /// Runs one command line.
 pub fn main(cli: Cli) -> Result<()> {
@@ -72,7 +72,7 @@ fn build_args(args: &RunArgs) -> Result<Built> {
 /// Refuses to start when a file system holding targets lacks the space or inodes the plan
 /// needs there (with a margin of 5% plus 64 MiB), before anything is written.
 pub fn preflight(spec: &Spec, plan: &RunPlan) -> Result<()> {
-    crate::target::preflight::check(spec, plan)
+    crate::target::preflight::check(spec, plan, crate::worker::registry::real_io(&spec.engine))
 }
 
 pub fn open_store(db: &Option<std::path::PathBuf>) -> Result<Store> {
@@ -93,7 +93,7 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     for p in &built.points {
         let plan = plan::plan(&p.spec);
         preflight(&p.spec, &plan)?;
-        if p.spec.reuse.is_some() && engine::find(&p.spec.engine).is_some_and(|e| e.caps.real_io) {
+        if p.spec.reuse.is_some() && crate::worker::registry::real_io(&p.spec.engine) {
             crate::target::reuse::open(&p.spec, &plan)?;
         }
     }

@@ -37,7 +37,6 @@ pub static DEF: EngineDef = EngineDef {
         window: true,
         probe: super::always_available,
     },
-    run: crate::worker::run_worker::<Mmap>,
 };
 
 /// A mapped window: `len` bytes of one file from file offset `start`.

@@ -3,8 +3,9 @@
 //! An engine opens a worker's files, owns its buffers, and moves the bytes of one op (or, for
 //! an asynchronous engine, of up to `iodepth` ops at once); the worker loops in
 //! [`crate::worker`] and [`crate::worker::async_loop`] do the timing, ordering, stamping and commit
-//! policy around it, the same for every engine. Adding an engine is one file here plus one
-//! line in [`ENGINES`].
+//! policy around it, the same for every engine. Engines import only what this file offers.
+//! Adding an engine is one file here (with its `mod` line) plus one line in the registry,
+//! [`crate::worker::registry::ENGINES`], which binds each engine to its timed loop.
 
 use std::io;
 use std::path::PathBuf;
@@ -13,15 +14,14 @@ use crate::error::Result;
 use crate::plan::Op;
 use crate::plan::mem::Strided;
 use crate::spec::{OpenSync, SyncCall, SyncPolicy};
-use crate::worker::{WorkerCtx, WorkerSample};
 
 pub mod calls;
-mod mmap;
-mod null;
+pub mod mmap;
+pub mod null;
 pub mod opts;
-mod psync;
-mod uring;
-mod vsync;
+pub mod psync;
+pub mod uring;
+pub mod vsync;
 
 #[cfg(test)]
 mod tests;
@@ -174,30 +174,6 @@ pub struct EngineDef {
     pub name: &'static str,
     pub about: &'static str,
     pub caps: Caps,
-    /// Runs one worker of one phase with this engine.
-    pub run: fn(&WorkerCtx<'_>) -> Result<WorkerSample>,
-}
-
-/// Every engine, in the order `iolab engines` lists them.
-pub static ENGINES: &[&EngineDef] = &[&psync::DEF, &vsync::DEF, &mmap::DEF, &uring::DEF, &null::DEF];
-
-/// Looks an engine up by name.
-pub fn find(name: &str) -> Option<&'static EngineDef> {
-    ENGINES.iter().copied().find(|e| e.name == name)
-}
-
-/// The names of all engines.
-pub fn names() -> Vec<&'static str> {
-    ENGINES.iter().map(|e| e.name).collect()
-}
-
-/// The name of a commit call.
-pub fn sync_call_name(call: SyncCall) -> &'static str {
-    match call {
-        SyncCall::Fsync => "fsync",
-        SyncCall::Fdatasync => "fdatasync",
-        SyncCall::Msync => "msync",
-    }
 }
 
 /// Open flags shared by the file-descriptor engines.

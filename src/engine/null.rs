@@ -22,7 +22,6 @@ pub static DEF: EngineDef = EngineDef {
         window: false,
         probe: super::always_available,
     },
-    run: crate::worker::run_worker::<Null>,
 };
 
 pub struct Null {

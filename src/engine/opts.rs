@@ -70,17 +70,15 @@ pub fn resolve(
 
     let sync_call = match get("sync_call").as_deref() {
         None => caps.sync_calls[0],
-        Some("fsync") => SyncCall::Fsync,
-        Some("fdatasync") => SyncCall::Fdatasync,
-        Some("msync") => SyncCall::Msync,
-        Some(other) => return Err(Error::spec("sync_call", other, "expected fsync, fdatasync or msync")),
+        Some(v) => SyncCall::parse(v)
+            .ok_or_else(|| Error::spec("sync_call", v, "expected fsync, fdatasync or msync"))?,
     };
     if !caps.sync_calls.contains(&sync_call) {
-        let v = super::sync_call_name(sync_call);
+        let v = sync_call.name();
         let reason = if sync_call == SyncCall::Msync {
             "msync commits mapped memory: only with engine mmap".to_string()
         } else {
-            let ok: Vec<&str> = caps.sync_calls.iter().map(|c| super::sync_call_name(*c)).collect();
+            let ok: Vec<&str> = caps.sync_calls.iter().map(|c| c.name()).collect();
             format!("engine {name} commits with {}", ok.join(" or "))
         };
         return Err(Error::spec("sync_call", v, reason));

@@ -28,7 +28,6 @@ pub static DEF: EngineDef = EngineDef {
         window: false,
         probe: super::always_available,
     },
-    run: crate::worker::run_worker::<Psync>,
 };
 
 pub struct Psync {

@@ -232,7 +232,7 @@ fn debug_builds_check_every_block_read() {
             p.set_one("mem_stride", "32").unwrap();
         }
         let spec = crate::experiment::resolve(&p, &env).unwrap();
-        let mut data = crate::worker::DataPath::with(&spec, &[3], Default::default());
+        let mut data = crate::worker::data::DataPath::with(&spec, &[3], Default::default());
         let op = Op { file: 0, offset: 16384, len: 8192 };
         let mut mem = vec![0x11u8; spec.mem().map_or(8192, |m| m.mem_bytes(8192))];
         data.before_write(&mut mem, op);

@@ -42,7 +42,6 @@ pub static DEF: EngineDef = EngineDef {
         window: false,
         probe,
     },
-    run: crate::worker::async_loop::run_async_worker::<Uring>,
 };
 
 /// Whether this kernel lets this process use io_uring with fixed reads and writes (checked

@@ -30,7 +30,6 @@ pub static DEF: EngineDef = EngineDef {
         window: false,
         probe: super::always_available,
     },
-    run: crate::worker::run_worker::<Vsync>,
 };
 
 /// iovecs pointing into the engine's own buffer.

@@ -174,11 +174,11 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
     let phases = parse_phases(params.0.get("ops").unwrap_or(&default_ops), cache, order)?;
 
     let engine = get("engine").unwrap_or("psync").to_string();
-    let engine_def = crate::engine::find(&engine).ok_or_else(|| {
+    let engine_def = crate::worker::registry::find(&engine).map(|r| r.def).ok_or_else(|| {
         Error::spec(
             "engine",
             &engine,
-            format!("unknown engine (one of: {})", crate::engine::names().join(", ")),
+            format!("unknown engine (one of: {})", crate::worker::registry::names().join(", ")),
         )
     })?;
 

@@ -7,13 +7,13 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use crate::engine::{self, EngineDef};
 use crate::env::envctl::{self, PhaseProbe};
 use crate::env::host::HostFacts;
 use crate::env::sys;
 use crate::error::{Error, Result};
 use crate::experiment::Design;
 use crate::experiment::schedule::schedule;
+use crate::launch::launch;
 use crate::plan::{self, Op, RunPlan};
 use crate::results::{
     CacheCheck, ExperimentResult, PhaseResult, PointResult, Repetition, SCHEMA_VERSION, Status,
@@ -21,8 +21,10 @@ use crate::results::{
 use crate::spec::{OpKind, Spec};
 use crate::target::cache;
 use crate::target::workdir::WorkDirs;
+use crate::worker::data::DataPath;
+use crate::worker::registry::Registered;
 use crate::worker::verify::BlockTag;
-use crate::worker::{DataPath, Monitor, PhaseJob, launch};
+use crate::worker::{Monitor, PhaseJob};
 
 /// One point of an experiment: its own parameters (empty without a sweep) and resolved spec.
 #[derive(Debug, Clone)]
@@ -206,7 +208,7 @@ pub fn run_once(
     run_id: &str,
     monitor: &dyn Monitor,
 ) -> (Vec<(usize, Repetition)>, Option<Error>) {
-    let engine = engine::find(&spec.engine).expect("engine checked at resolve");
+    let engine = crate::worker::registry::find(&spec.engine).expect("engine checked at resolve");
     let mut out = vec![];
     let mut wd = None;
     let mut at_phase = 0;
@@ -246,7 +248,7 @@ pub fn generation(plan: &RunPlan, index: usize) -> u32 {
 fn run_phases(
     spec: &Spec,
     plan: &RunPlan,
-    engine: &'static EngineDef,
+    engine: &'static Registered,
     rep: u32,
     run_id: &str,
     monitor: &dyn Monitor,
@@ -254,7 +256,7 @@ fn run_phases(
     out: &mut Vec<(usize, Repetition)>,
     at_phase: &mut usize,
 ) -> Result<()> {
-    let real = engine.caps.real_io;
+    let real = engine.def.caps.real_io;
     crate::env::signals::check()?;
     let devices = if real { envctl::devices_of(&spec.dirs) } else { vec![] };
     let mut base_tag = BlockTag {
@@ -370,7 +372,7 @@ fn lay_out(spec: &Spec, plan: &RunPlan, paths: &[PathBuf], tag: BlockTag) -> Res
             data.before_write(&mut buf[..n], Op { file: 0, offset: off, len: n as u64 });
             let w = file.write_at(&buf[..n], off).map_err(|e| Error::io("pwrite", p, Some(off), e))?;
             if w != n {
-                let short = std::io::Error::other(crate::worker::short_write(
+                let short = std::io::Error::other(crate::worker::data::short_write(
                     p,
                     &buf[w..n],
                     off + w as u64,

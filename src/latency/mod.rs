@@ -4,13 +4,13 @@
 //! commit times a read around each commit).
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 pub mod period;
 pub mod trace;
 
 use crate::latency::trace::{TraceOp, TraceRecorder, WorkerTrace};
 use crate::plan::Op;
-use crate::worker::new_hist;
 
 /// Keeps each op's latency, or not.
 pub trait Recorder: Sized {
@@ -170,10 +170,31 @@ impl Recorder for Traced {
     }
 }
 
+/// A latency histogram as (value_ns, count) pairs: what crosses a pipe and goes in the store.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Buckets(pub Vec<(u64, u64)>);
+
+/// A new histogram covering 1 ns to about 18 minutes at 3 significant digits.
+pub fn new_hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 1 << 40, 3).expect("valid histogram bounds")
+}
+
+impl Buckets {
+    pub fn from_hist(h: &Histogram<u64>) -> Buckets {
+        Buckets(h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect())
+    }
+    pub fn to_hist(&self) -> Histogram<u64> {
+        let mut h = new_hist();
+        for &(v, c) in &self.0 {
+            h.saturating_record_n(v, c);
+        }
+        h
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::Buckets;
     use proptest::prelude::*;
 
     #[test]

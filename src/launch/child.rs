@@ -14,9 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::CallCounts;
 use crate::error::{Error, Result};
+use crate::latency::Buckets;
 use crate::latency::trace::{RECORD_BYTES, TraceOp, TraceSpill, WorkerTrace};
 use crate::strategy::RoleSample;
-use crate::worker::{Buckets, WorkerSample};
+use crate::worker::WorkerSample;
 
 /// Environment variable naming the executable to start workers with (tests set it; default:
 /// this executable).

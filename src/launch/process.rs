@@ -280,7 +280,7 @@ fn run_child(job: &ChildJob, input: BufReader<std::io::Stdin>) -> Result<WorkerS
         .get(job.phase)
         .filter(|p| job.worker < p.workers.len())
         .ok_or_else(|| Error::Run(format!("no worker {} in phase {}", job.worker, job.phase)))?;
-    let engine = crate::engine::find(&job.spec.engine)
+    let engine = crate::worker::registry::find(&job.spec.engine)
         .ok_or_else(|| Error::Run(format!("no engine {}", job.spec.engine)))?;
     let abort = AtomicBool::new(false);
     let progress = AtomicU64::new(0);

@@ -233,7 +233,7 @@ pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
     }
     let sync = match spec.sync {
         crate::spec::SyncPolicy::None => "never (data may stay in the page cache)".to_string(),
-        p => format!("{} by {}", p.label(), crate::worker::call_name(spec.sync_call)),
+        p => format!("{} by {}", p.label(), spec.sync_call.name()),
     };
     s += &format!("commit: {sync}\n");
     s

@@ -89,7 +89,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     }
     let sync = match s.sync {
         crate::spec::SyncPolicy::None => "no commit".to_string(),
-        other => format!("commit {} by {}", other.label(), crate::worker::call_name(s.sync_call)),
+        other => format!("commit {} by {}", other.label(), s.sync_call.name()),
     };
     let mut flags = vec![];
     if s.direct {

@@ -8,6 +8,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub mod strategy;
+pub use strategy::Strategy;
+
 use crate::units::{fmt_size_spec, parse_size};
 
 /// What a phase does to the data.
@@ -169,6 +172,24 @@ pub enum SyncCall {
     Fdatasync,
     /// msync(MS_SYNC) over mapped memory (engine mmap).
     Msync,
+}
+
+impl SyncCall {
+    pub const ALL: [SyncCall; 3] = [SyncCall::Fsync, SyncCall::Fdatasync, SyncCall::Msync];
+
+    /// The call's name, as in the spec, the JSON and error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncCall::Fsync => "fsync",
+            SyncCall::Fdatasync => "fdatasync",
+            SyncCall::Msync => "msync",
+        }
+    }
+
+    /// The call named `s`.
+    pub fn parse(s: &str) -> Option<SyncCall> {
+        SyncCall::ALL.into_iter().find(|c| c.name() == s)
+    }
 }
 
 /// Synchronous-write open flags.
@@ -358,7 +379,7 @@ pub struct Spec {
     pub mem_stride_bytes: Option<u64>,
     /// Compute/I-O overlap strategy (docs/strategies.md); None: plain I/O workers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strategy: Option<crate::strategy::Strategy>,
+    pub strategy: Option<Strategy>,
     /// Iterations of a strategy's loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iters: Option<u64>,

@@ -9,20 +9,22 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 
+use super::Role;
 use super::coord::{self, CommitOrder, Group, Receiver, Sender};
 use super::data::{self, Message};
 use super::mechanism::{self, Committer, Mechanism};
-use super::roles::{Plan, Receive, Role, RolePlan, Write};
+use super::roles::{Plan, Receive, RolePlan, Write};
 use super::shm::{self, Shm, ShmReceiver};
 use super::{RoleSample, RoleTimes, Strategy, gettid, thread_cpu_ns, thread_runq_ns};
 use crate::engine::{CallCounts, Setup};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
+use crate::latency::new_hist;
 use crate::latency::trace::{TraceOp, TraceRecorder};
 use crate::plan::Op;
 use crate::plan::mem::Strided;
 use crate::spec::{LatencyMode, Spec, SyncPolicy};
-use crate::worker::{WorkerSample, new_hist};
+use crate::worker::WorkerSample;
 
 /// Bytes each writer writes and commits before the start barrier to warm the disk up (then
 /// truncates away, so the timed loop starts from the file the phase prepared).
@@ -290,7 +292,7 @@ fn main_loop(
         }
         if done != op.len {
             let rest = &w.mech.buf()[done as usize..op.len as usize];
-            let msg = crate::worker::short_write(w.path, rest, op.offset + done, done, op.len);
+            let msg = crate::worker::data::short_write(w.path, rest, op.offset + done, done, op.len);
             return Err(Error::io(w.mech.call_name(), w.path, Some(op.offset), std::io::Error::other(msg)));
         }
         bytes += done;

@@ -7,36 +7,8 @@
 //! S5) part p of iteration i lies at `(i x W + p) x bs`, so an iteration is one contiguous run
 //! of `W x bs` bytes and the single writer writes it with one op.
 
-use serde::{Deserialize, Serialize};
-
-use super::Strategy;
+use super::{Role, Strategy};
 use crate::spec::Spec;
-
-/// What a worker (or the S5 sync thread) does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Role {
-    /// Computes its part and writes it (S1A, S1B; worker 0 of S2 and S5, which also receives
-    /// the other parts).
-    ComputeWrite,
-    /// Computes and hands its output to the writer.
-    Compute,
-    /// Only writes what it receives (worker 0 of S3).
-    Write,
-    /// The S5 sync thread inside the writer: commits when woken.
-    Sync,
-}
-
-impl Role {
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::ComputeWrite => "compute-write",
-            Role::Compute => "compute",
-            Role::Write => "write",
-            Role::Sync => "sync",
-        }
-    }
-}
 
 /// One message of a producer: `parts` consecutive parts of an iteration, starting at `first`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -42,9 +42,9 @@ pub fn margin(need: u64) -> u64 {
 }
 
 /// What the experiment needs on each file system holding its targets (empty when it writes
-/// nothing: the null engine, or reading kept files).
-pub fn needs(spec: &Spec, plan: &RunPlan) -> Result<Vec<FsNeed>> {
-    if !crate::engine::find(&spec.engine).is_some_and(|e| e.caps.real_io) || spec.reuse.is_some() {
+/// nothing: an engine that does no real I/O (`real_io` false), or reading kept files).
+pub fn needs(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<Vec<FsNeed>> {
+    if !real_io || spec.reuse.is_some() {
         return Ok(vec![]);
     }
     let copies = if spec.keep { spec.reps as u64 } else { 1 };
@@ -93,13 +93,13 @@ pub fn needs(spec: &Spec, plan: &RunPlan) -> Result<Vec<FsNeed>> {
 
 /// Refuses (exit 2, with the numbers) when a file system lacks the space or inodes the plan
 /// needs there.
-pub fn check(spec: &Spec, plan: &RunPlan) -> Result<()> {
+pub fn check(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<()> {
     let kept = if spec.keep && spec.reps > 1 {
         format!(", all {} repetitions kept", spec.reps)
     } else {
         String::new()
     };
-    for n in needs(spec, plan)? {
+    for n in needs(spec, plan, real_io)? {
         let names: Vec<String> = n.dirs.iter().map(|d| d.display().to_string()).collect();
         let names = names.join(", ");
         if n.need_bytes > 0 && n.free_bytes < n.want_bytes {
@@ -147,7 +147,7 @@ mod tests {
         p.set_one("keep", true).unwrap();
         p.set_one("reps", 2).unwrap();
         let spec = resolve(&p, &ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() }).unwrap();
-        let n = needs(&spec, &crate::plan::plan(&spec)).unwrap();
+        let n = needs(&spec, &crate::plan::plan(&spec), true).unwrap();
         assert_eq!(n.len(), 1, "{n:?}");
         assert_eq!(n[0].dirs.len(), 2);
         assert_eq!(n[0].need_bytes, 6 << 20);

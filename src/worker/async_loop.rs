@@ -15,7 +15,10 @@ use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::latency::{Hist, Off, Recorder, Traced};
 use crate::spec::{LatencyMode, SyncPolicy};
-use crate::worker::{Commits, DataPath, LoopDone, WorkerCtx, WorkerSample, trace_err};
+use crate::worker::commits::Commits;
+use crate::worker::data::DataPath;
+use crate::worker::sync_loop::LoopDone;
+use crate::worker::{WorkerCtx, WorkerSample, trace_err};
 
 /// The loop for one worker of an asynchronous engine; monomorphised per engine and per
 /// latency mode.

@@ -16,7 +16,7 @@ fn engine_variants() -> Vec<&'static str> {
 
 /// Whether this kernel lets us use io_uring; says why not when it does not.
 fn uring_available() -> bool {
-    match iolab::engine::find("uring").map(|e| (e.caps.probe)()) {
+    match iolab::worker::registry::find("uring").map(|e| (e.def.caps.probe)()) {
         Some(Ok(())) => true,
         Some(Err(reason)) => {
             eprintln!("skipping uring cases: {reason}");

@@ -4,7 +4,7 @@ use crate::util::*;
 
 /// The engines of both loops; uring only where the kernel allows it (else says why).
 fn engines() -> Vec<&'static str> {
-    match iolab::engine::find("uring").map(|e| (e.caps.probe)()) {
+    match iolab::worker::registry::find("uring").map(|e| (e.def.caps.probe)()) {
         Some(Ok(())) => vec!["psync", "uring"],
         other => {
             eprintln!("skipping uring: {other:?}");

@@ -174,7 +174,7 @@ fn a_stale_block_from_an_earlier_write_is_caught() {
     // Block 7 as the first write left it (generation 1), as if the rewrite of it were lost.
     let tag = BlockTag { verify: true, run: run_tag(&id), generation: 1, written_bs: 65536 };
     let mut block = vec![0u8; 65536];
-    let mut data = iolab::worker::DataPath::with(&seed_1_spec(), &[0], tag);
+    let mut data = iolab::worker::data::DataPath::with(&seed_1_spec(), &[0], tag);
     data.init_write_buf(&mut block);
     data.before_write(&mut block, iolab::plan::Op { file: 0, offset: 7 * 65536, len: 65536 });
     patch(&p, 7 * 65536, &block);
@@ -266,7 +266,7 @@ fn verify_refuses_what_it_cannot_check() {
 fn checksum_throughput() {
     let mut block = vec![0u8; 1 << 20];
     let tag = BlockTag { verify: true, run: 1, generation: 1, written_bs: 1 << 20 };
-    let mut data = iolab::worker::DataPath::with(&seed_1_spec(), &[0], tag);
+    let mut data = iolab::worker::data::DataPath::with(&seed_1_spec(), &[0], tag);
     data.init_write_buf(&mut block);
     let n = 4096u64;
     let t = std::time::Instant::now();

@@ -1,0 +1,113 @@
+//! The thread launcher: a phase's workers as threads of this process (one worker with nothing
+//! to show runs on the calling thread).
+
+use std::sync::Barrier;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+
+use crate::error::{Error, Result};
+use crate::spec::StartMode;
+use crate::worker::{FreeStart, Monitor, Padded, PhaseJob, StartGate, WorkerSample};
+
+use super::collect;
+
+/// Runs workers as threads of this process (one worker, with nothing to show while it runs:
+/// on this thread).
+pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
+    let n = job.phase.workers.len();
+    if n == 1 && !monitor.wants_ticks() {
+        return run_inline(job);
+    }
+    let (barrier, free) = (Barrier::new(n), FreeStart);
+    let gate: &dyn StartGate = if job.spec.start == StartMode::Free { &free } else { &barrier };
+    let abort = AtomicBool::new(false);
+    let progress: Vec<Padded<AtomicU64>> = (0..n).map(|_| Padded::default()).collect();
+    let finished = AtomicUsize::new(0);
+    // Workers wake this thread as they finish, so a phase ends as soon as its last worker
+    // does, not at the next 50 ms tick.
+    let coordinator = std::thread::current();
+    let mut signal = None;
+    let results: Vec<Result<WorkerSample>> = std::thread::scope(|s| {
+        // Workers start with SIGINT/SIGTERM blocked, so the signals reach this thread (which
+        // stops the phase) and never interrupt a worker's system call.
+        let masked = crate::env::signals::Blocked::new();
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let ctx = job.ctx(i, gate, &abort, &progress[i].0);
+                let (abort, finished, coordinator) = (&abort, &finished, &coordinator);
+                std::thread::Builder::new()
+                    .name(format!("iolab-w{i}"))
+                    .spawn_scoped(s, move || {
+                        // Counts the worker as finished even if it panics, so the loop below
+                        // always ends (the panic is reported by join).
+                        let _done = Finished { finished, abort, coordinator };
+                        let r = (job.engine.run)(&ctx);
+                        if r.is_err() {
+                            abort.store(true, Relaxed);
+                        }
+                        r
+                    })
+                    .expect("spawn worker thread")
+            })
+            .collect();
+        drop(masked);
+        let tick = std::time::Duration::from_millis(50);
+        let mut last_tick = std::time::Instant::now();
+        while finished.load(Acquire) < n {
+            std::thread::park_timeout(tick.saturating_sub(last_tick.elapsed()));
+            if finished.load(Acquire) == n {
+                break;
+            }
+            if last_tick.elapsed() < tick {
+                continue;
+            }
+            last_tick = std::time::Instant::now();
+            let done = progress.iter().map(|p| p.0.load(Relaxed)).sum();
+            if let Some(sig) = monitor.tick(done) {
+                signal = Some(sig);
+                abort.store(true, Relaxed);
+            }
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Run("a worker thread panicked".into()))))
+            .collect()
+    });
+    if let Some(sig) = signal {
+        return Err(Error::Interrupted(sig));
+    }
+    collect(results)
+}
+
+/// Runs the one worker of a phase on this thread. A stop signal reaches it through
+/// [`crate::env::signals::stop_requested`], which the loop reads before each op; a panic is
+/// reported as an error, as from a thread.
+fn run_inline(job: &PhaseJob<'_>) -> Result<Vec<WorkerSample>> {
+    let (abort, progress) = (AtomicBool::new(false), AtomicU64::new(0));
+    let ctx = job.ctx(0, &FreeStart, &abort, &progress);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.engine.run)(&ctx)))
+        .unwrap_or_else(|_| Err(Error::Run("a worker panicked".into())));
+    if let Some(sig) = crate::env::signals::pending() {
+        return Err(Error::Interrupted(sig));
+    }
+    collect(vec![r])
+}
+
+/// Marks a worker finished when dropped (at return or during a panic); a panic also stops the
+/// other workers.
+struct Finished<'a> {
+    finished: &'a AtomicUsize,
+    abort: &'a AtomicBool,
+    coordinator: &'a std::thread::Thread,
+}
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.abort.store(true, Relaxed);
+        }
+        self.finished.fetch_add(1, Release);
+        self.coordinator.unpark();
+    }
+}

@@ -1,0 +1,147 @@
+//! The timed loop of synchronous engines (one op per call), the same for every such engine;
+//! monomorphised per engine and per latency mode, so the mode costs no branch per op.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::engine::{CallCounts, CallError, Engine};
+use crate::env::sys::now_ns;
+use crate::error::{Error, Result};
+use crate::latency::{Hist, Off, Recorder, Traced};
+use crate::spec::{LatencyMode, SyncPolicy};
+
+use super::commits::Commits;
+use super::data::{DataPath, short_write};
+use super::{WorkerCtx, WorkerSample, trace_err};
+
+/// The timed loop, the same for every synchronous engine; monomorphised per engine and per
+/// latency mode (so the mode costs no branch per op).
+pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
+    match ctx.spec.latency {
+        LatencyMode::Off => timed_loop::<E, Off>(ctx, Ok(Off)),
+        LatencyMode::Histogram => timed_loop::<E, Hist>(ctx, Ok(Hist::new())),
+        LatencyMode::Trace => timed_loop::<E, Traced>(ctx, Traced::start(&ctx.gids).map_err(trace_err)),
+    }
+}
+
+fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSample> {
+    let ops = ctx.plan.ops;
+    let (mut engine, open_ns) = ctx.open_engine(E::open)?;
+    let mut rec = ctx.before_gate(rec)?;
+    let mut data = DataPath::new(ctx);
+    if ctx.write {
+        data.init_write_buf(engine.buf());
+    }
+    let mut commits = Commits::new(ctx.spec.sync_call, ctx.paths.len());
+    let sync_policy = ctx.sync_policy();
+    let io_err = |k: u64, e: CallError| ctx.op_error(k, e.call.name(), e.err);
+
+    ctx.gate.wait();
+    if ctx.abort.load(Relaxed) {
+        return Err(Error::Run("aborted before start".into()));
+    }
+    let start_ns = now_ns();
+    // The end of the last op (with `latency = off`, read only where it is needed).
+    let mut prev = start_ns;
+    let (mut bytes, mut since_sync) = (0u64, 0u64);
+    for k in 0..ops.n_ops {
+        if ctx.abort.load(Relaxed) || crate::env::signals::stop_requested() {
+            return Err(Error::Run("aborted".into()));
+        }
+        let op = ops.op(k);
+        if ctx.write {
+            data.before_write(engine.buf(), op);
+        }
+        let done = engine.io(op, ctx.write).map_err(|e| io_err(k, e))?;
+        if R::CLOCKED {
+            let t = now_ns();
+            rec.record(op, prev - start_ns, t - prev);
+            prev = t;
+        }
+        if done != op.len {
+            ctx.abort.store(true, Relaxed);
+            let msg = if ctx.write && done < op.len {
+                let rest = &engine.buf()[done as usize..op.len as usize];
+                short_write(&ctx.paths[op.file as usize], rest, op.offset + done, done, op.len)
+            } else {
+                format!("short {}: {done} of {} bytes", if ctx.write { "write" } else { "read" }, op.len)
+            };
+            return Err(ctx.op_error(k, E::call_name(ctx.write), std::io::Error::other(msg)));
+        }
+        if !ctx.write {
+            data.after_read(engine.buf(), op).map_err(|e| {
+                ctx.abort.store(true, Relaxed);
+                Error::Run(format!("{}: {e}", ctx.paths[op.file as usize].display()))
+            })?;
+        }
+        bytes += done;
+        ctx.progress.store(bytes, Relaxed);
+        match sync_policy {
+            // Reads commit nothing (their policy is None): no bookkeeping.
+            SyncPolicy::None if !ctx.write => {}
+            SyncPolicy::None | SyncPolicy::End => commits.dirty[op.file as usize] = true,
+            SyncPolicy::Each => {
+                if !R::CLOCKED {
+                    prev = now_ns();
+                }
+                commits.one(&mut |f, c| engine.sync(f, c), op.file, &mut prev, &ctx.paths)?
+            }
+            SyncPolicy::Every(n) => {
+                commits.dirty[op.file as usize] = true;
+                since_sync += done;
+                if since_sync >= n {
+                    if !R::CLOCKED {
+                        prev = now_ns();
+                    }
+                    commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
+                    since_sync = 0;
+                }
+            }
+        }
+    }
+    let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
+    let done =
+        LoopDone { start_ns, open_ns, end_ns, bytes, ops: ops.n_ops, max_inflight: u64::from(ops.n_ops > 0) };
+    done.sample(ctx, &commits, rec, || engine.close())
+}
+
+/// Where a timed loop ended, after its final commit.
+pub(crate) struct LoopDone {
+    pub start_ns: u64,
+    pub open_ns: u64,
+    pub end_ns: u64,
+    pub bytes: u64,
+    pub ops: u64,
+    pub max_inflight: u64,
+}
+
+impl LoopDone {
+    /// Closes the engine (timed as close_ns, outside the worker's time) and makes the sample.
+    pub fn sample<R: Recorder>(
+        self,
+        ctx: &WorkerCtx<'_>,
+        commits: &Commits,
+        rec: R,
+        close: impl FnOnce() -> std::io::Result<CallCounts>,
+    ) -> Result<WorkerSample> {
+        let t_close = now_ns();
+        let calls = close().map_err(|e| Error::io("close", &ctx.paths[0], None, e))?;
+        let close_ns = now_ns() - t_close;
+        let (hist, trace) = rec.finish().map_err(trace_err)?;
+        Ok(WorkerSample {
+            worker: ctx.plan.worker,
+            bytes: self.bytes,
+            ops: self.ops,
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+            sync_ns: commits.sync_ns,
+            sync_calls: commits.calls,
+            open_ns: self.open_ns,
+            close_ns,
+            hist,
+            trace,
+            calls,
+            max_inflight: self.max_inflight,
+            role: None,
+        })
+    }
+}
