@@ -20,6 +20,7 @@ pub mod stats;
 pub mod store;
 pub mod strategy;
 pub mod target;
+pub mod text;
 pub mod units;
 pub mod worker;
 

@@ -396,6 +396,20 @@ pub struct ExperimentResult {
     pub design: Design,
 }
 
+/// Receives results as they are measured.
+pub trait Sink {
+    /// Before the first run: the experiment's identity, host and spec (no results yet).
+    fn begin(&mut self, exp: &ExperimentResult) -> crate::Result<()>;
+    /// After each run (one repetition of one point), complete or not, with its phases.
+    fn run_done(
+        &mut self,
+        exp: &ExperimentResult,
+        point: usize,
+        run_id: &str,
+        reps: &[(usize, Repetition)],
+    ) -> crate::Result<()>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

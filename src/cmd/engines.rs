@@ -21,7 +21,7 @@ pub fn table() -> String {
             ]
         })
         .collect();
-    let mut out = crate::report::text_table(
+    let mut out = crate::text::text_table(
         &["engine", "O_DIRECT", "iodepth", "strided memory", "window", "commit calls", "what it does"],
         &rows,
         &[],

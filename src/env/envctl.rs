@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::env::monitor::Monitor;
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::units::fmt_size;
-use crate::worker::Monitor;
 
 /// What the machine was doing around one repetition of one phase. Settle and priming happen
 /// once per run and are repeated on each of its phases.

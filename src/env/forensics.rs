@@ -263,7 +263,7 @@ pub fn render(paths: &[PathBuf]) -> io::Result<String> {
                 ]
             })
             .collect();
-        let t = crate::report::text_table(
+        let t = crate::text::text_table(
             &["  extent", "file offset", "device offset", "length", "flags"],
             &rows,
             &[1, 2, 3],

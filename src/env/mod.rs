@@ -4,5 +4,6 @@
 pub mod envctl;
 pub mod forensics;
 pub mod host;
+pub mod monitor;
 pub mod signals;
 pub mod sys;

@@ -234,13 +234,13 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         if !engine_def.caps.real_io {
             return Err(Error::spec("verify", "true", format!("engine {engine} moves no data to verify")));
         }
-        if bs_bytes < crate::worker::verify::MIN_BLOCK {
+        if bs_bytes < crate::plan::verify::MIN_BLOCK {
             return Err(Error::spec(
                 "bs",
                 get("bs").unwrap_or(""),
                 format!(
                     "verify needs blocks of at least {} bytes (for the header)",
-                    crate::worker::verify::MIN_BLOCK
+                    crate::plan::verify::MIN_BLOCK
                 ),
             ));
         }

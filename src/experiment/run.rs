@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::experiment::Design;
 use crate::experiment::schedule::schedule;
 use crate::launch::launch;
+use crate::plan::verify::BlockTag;
 use crate::plan::{self, Op, RunPlan};
 use crate::results::{
     CacheCheck, ExperimentResult, PhaseResult, PointResult, Repetition, SCHEMA_VERSION, Status,
@@ -23,7 +24,6 @@ use crate::target::cache;
 use crate::target::workdir::WorkDirs;
 use crate::worker::data::DataPath;
 use crate::worker::registry::Registered;
-use crate::worker::verify::BlockTag;
 use crate::worker::{Monitor, PhaseJob};
 
 /// One point of an experiment: its own parameters (empty without a sweep) and resolved spec.
@@ -33,19 +33,7 @@ pub struct Point {
     pub spec: Spec,
 }
 
-/// Receives results as they are measured.
-pub trait Sink {
-    /// Before the first run: the experiment's identity, host and spec (no results yet).
-    fn begin(&mut self, exp: &ExperimentResult) -> Result<()>;
-    /// After each run (one repetition of one point), complete or not, with its phases.
-    fn run_done(
-        &mut self,
-        exp: &ExperimentResult,
-        point: usize,
-        run_id: &str,
-        reps: &[(usize, Repetition)],
-    ) -> Result<()>;
-}
+pub use crate::results::Sink;
 
 /// A sink that keeps nothing (`--no-store`).
 pub struct NoSink;
@@ -77,11 +65,6 @@ pub fn new_experiment_id() -> String {
         rem % 60,
         sys::random_u64() & 0xff_ffff
     )
-}
-
-/// A new run id: 128 random bits in hex; stable across stores, so imports never duplicate.
-pub fn new_run_id() -> String {
-    format!("{:016x}{:016x}", sys::random_u64(), sys::random_u64())
 }
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
@@ -146,7 +129,7 @@ pub fn run_experiment(
             break;
         }
         let (pi, spec) = (slot.point, &points[slot.point].spec);
-        let run_id = new_run_id();
+        let run_id = crate::target::workdir::new_run_id();
         let (reps, err) = match before_run(spec, monitor) {
             Ok(pre) => {
                 let (mut reps, err) = run_once(spec, &plans[pi], slot.rep, &run_id, monitor);
@@ -261,7 +244,7 @@ fn run_phases(
     let devices = if real { envctl::devices_of(&spec.dirs) } else { vec![] };
     let mut base_tag = BlockTag {
         verify: spec.verify,
-        run: crate::worker::verify::run_tag(run_id),
+        run: crate::plan::verify::run_tag(run_id),
         generation: 0,
         written_bs: spec.bs_bytes,
     };
@@ -426,6 +409,6 @@ mod tests {
     fn ids_look_right() {
         let id = new_experiment_id();
         assert_eq!(id.len(), 22, "{id}");
-        assert_ne!(new_run_id(), new_run_id());
+        assert_ne!(crate::target::workdir::new_run_id(), crate::target::workdir::new_run_id());
     }
 }

@@ -40,7 +40,7 @@ struct ChildJob {
     /// Paths of all files of the run, by global file id.
     paths: Vec<PathBuf>,
     /// What the blocks carry or must carry (verification).
-    tag: crate::worker::verify::BlockTag,
+    tag: crate::plan::verify::BlockTag,
     parent_pid: u32,
 }
 

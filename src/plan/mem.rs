@@ -125,6 +125,16 @@ impl Strided {
     }
 }
 
+impl crate::spec::Spec {
+    /// The strided memory layout, if memory is strided.
+    pub fn mem(&self) -> Option<Strided> {
+        match (self.mem_len_bytes, self.mem_stride_bytes) {
+            (Some(len), Some(stride)) => Some(Strided { len: len as usize, stride: stride as usize }),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,7 @@ mod layout;
 pub mod mem;
 mod order;
 mod stripe;
+pub mod verify;
 
 pub use layout::BlockMap;
 pub use order::{OrderMap, Permutation, splitmix64};

@@ -18,7 +18,8 @@ pub mod strategies;
 mod table;
 pub mod trace;
 
-pub use table::{render_table, text_table};
+pub use crate::text::text_table;
+pub use table::render_table;
 
 /// One output format.
 pub trait Exporter {

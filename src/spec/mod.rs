@@ -436,16 +436,6 @@ pub const DEFAULT_OPS: &[&str] = &["write", "read:cold", "read:warm"];
 pub const DEFAULT_SIZE: &str = "512MiB";
 
 impl Spec {
-    /// The strided memory layout, if memory is strided.
-    pub fn mem(&self) -> Option<crate::plan::mem::Strided> {
-        match (self.mem_len_bytes, self.mem_stride_bytes) {
-            (Some(len), Some(stride)) => {
-                Some(crate::plan::mem::Strided { len: len as usize, stride: stride as usize })
-            }
-            _ => None,
-        }
-    }
-
     /// Bytes of data one repetition keeps on disk at most (what preflight checks).
     pub fn data_bytes(&self) -> u64 {
         if self.layout.per_worker_files() {

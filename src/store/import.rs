@@ -52,7 +52,7 @@ pub fn import_path(store: &Store, path: &Path) -> Result<Imported> {
 /// (`VACUUM INTO`) and the copy brought to this build's schema.
 pub fn import_store(store: &Store, path: &Path) -> Result<Imported> {
     let copy =
-        store.path().with_file_name(format!(".iolab-import-{}.db", crate::experiment::run::new_run_id()));
+        store.path().with_file_name(format!(".iolab-import-{}.db", crate::target::workdir::new_run_id()));
     let result = (|| {
         let src = Connection::open_with_flags(
             path,

@@ -8,8 +8,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::env::host::HostFacts;
 use crate::error::{Error, Result};
-use crate::experiment::run::Sink;
 use crate::latency::Buckets;
+use crate::results::Sink;
 use crate::results::{ExperimentResult, LatencyNs, PointResult, Repetition, Status, WorkerResult};
 use crate::spec::Spec;
 

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::plan::RunPlan;
+use crate::plan::verify::{BlockTag, run_tag};
 use crate::spec::Spec;
 use crate::target::workdir::{Marker, Owner, OwnerState, PREFIX};
-use crate::worker::verify::{BlockTag, run_tag};
 
 /// The kept files a run reads, and what their blocks carry.
 #[derive(Debug, Clone)]

@@ -454,6 +454,11 @@ impl Drop for WorkDirs {
     }
 }
 
+/// A new run id: 128 random bits in hex; stable across stores, so imports never duplicate.
+pub fn new_run_id() -> String {
+    format!("{:016x}{:016x}", crate::env::sys::random_u64(), crate::env::sys::random_u64())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

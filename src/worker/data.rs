@@ -6,7 +6,7 @@ use crate::plan::fill;
 use crate::spec::Spec;
 
 use super::WorkerCtx;
-use super::verify::{self, BlockTag};
+use crate::plan::verify::{self, BlockTag};
 
 /// The data path of one worker: which bytes written blocks carry, and what read blocks are
 /// checked against. Engines move bytes; this decides which bytes. Every engine's loop calls
@@ -20,7 +20,7 @@ use super::verify::{self, BlockTag};
 /// bytes stamped are those that land on the on-disk stamp positions, so files carry the same
 /// stamps whatever the memory layout.
 ///
-/// Verification (`verify`): written blocks get a header ([`crate::worker::verify`]) keyed on the op's
+/// Verification (`verify`): written blocks get a header ([`crate::plan::verify`]) keyed on the op's
 /// (global file id, offset), and every read block is checked, whatever the engine or layout
 /// (strided memory is refused with verification). Without it, debug builds (so the whole test
 /// suite) still check every block read: each stamp must name the file and offset the op read,

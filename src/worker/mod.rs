@@ -20,13 +20,15 @@ use crate::latency::trace::WorkerTrace;
 use crate::plan::{PhasePlan, WorkerPlan};
 use crate::spec::{Spec, SyncPolicy};
 
+pub use crate::env::monitor::Monitor;
+
 pub mod async_loop;
 pub mod commits;
 pub mod data;
 pub mod registry;
 pub mod sync_loop;
-pub mod verify;
-use verify::BlockTag;
+
+use crate::plan::verify::BlockTag;
 
 /// Where workers wait so that they start together.
 pub trait StartGate: Sync {
@@ -227,25 +229,6 @@ impl PhaseJob<'_> {
             tag: self.tag,
         }
     }
-}
-
-/// Watches a running phase: progress display and stop requests (signals).
-pub trait Monitor: Sync {
-    /// A phase starts: a label and the bytes it will move.
-    fn begin(&self, _label: &str, _total_bytes: u64) {}
-    /// Called about every 50 ms with the bytes done so far; returns a signal number to stop.
-    fn tick(&self, bytes_done: u64) -> Option<i32>;
-    /// Whether ticks show anything (a progress bar). When not, a phase of one thread worker
-    /// runs on the calling thread: no thread to start, and a process with one thread makes
-    /// cheaper system calls (Linux skips the file reference count of each call when no other
-    /// thread shares the descriptor table).
-    fn wants_ticks(&self) -> bool {
-        true
-    }
-    /// The phase ended.
-    fn end(&self) {}
-    /// A warning for the user (e.g. a work directory that could not be removed).
-    fn note(&self, _msg: &str) {}
 }
 
 /// A trace that could not be written.

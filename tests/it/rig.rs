@@ -181,7 +181,7 @@ pub fn data_files(dir: &Path) -> Vec<PathBuf> {
 /// Content hash of a file (XXH64 over all its bytes) and its length.
 pub fn content_hash(p: &Path) -> (u64, usize) {
     let b = std::fs::read(p).unwrap();
-    (iolab::worker::verify::xxh64(&b, 0), b.len())
+    (iolab::plan::verify::xxh64(&b, 0), b.len())
 }
 
 /// Sends `sig` to a child.

@@ -28,7 +28,7 @@ fn plant_user_files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
 fn assert_untouched(files: &[(std::path::PathBuf, Vec<u8>)]) {
     for (p, c) in files {
         let (h, n) = content_hash(p);
-        assert_eq!((h, n), (iolab::worker::verify::xxh64(c, 0), c.len()), "{} was modified", p.display());
+        assert_eq!((h, n), (iolab::plan::verify::xxh64(c, 0), c.len()), "{} was modified", p.display());
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::rig::*;
 use crate::util::*;
-use iolab::worker::verify::{BlockTag, run_tag};
+use iolab::plan::verify::{BlockTag, run_tag};
 
 /// Decodes the header of the block at `off` of `data`: (file, offset, run, sequence, length).
 fn header(data: &[u8], off: usize) -> (u32, u64, u64, u32, u32) {
@@ -272,7 +272,7 @@ fn checksum_throughput() {
     let t = std::time::Instant::now();
     let mut x = 0;
     for i in 0..n {
-        x ^= iolab::worker::verify::xxh64(&block, i);
+        x ^= iolab::plan::verify::xxh64(&block, i);
     }
     let hash = n as f64 * block.len() as f64 / t.elapsed().as_secs_f64() / 1e9;
     let t = std::time::Instant::now();
