@@ -38,6 +38,19 @@ pub enum Error {
 }
 
 impl Error {
+    /// An error that only says the work was stopped by someone else (another worker failed,
+    /// or a signal arrived): an echo of the real cause.
+    pub fn is_echo(&self) -> bool {
+        matches!(self, Error::Run(m) if m.starts_with("aborted"))
+    }
+
+    /// Keeps in `kept` the most telling of two errors: the first real failure, before any
+    /// echo of it.
+    pub fn keep_telling(kept: &mut Option<Error>, e: Error) {
+        if kept.as_ref().is_none_or(Error::is_echo) && !(kept.is_some() && e.is_echo()) {
+            *kept = Some(e);
+        }
+    }
     /// Shorthand for a spec error.
     pub fn spec(field: impl Into<String>, value: impl ToString, reason: impl Into<String>) -> Self {
         Error::Spec { field: field.into(), value: value.to_string(), reason: reason.into() }

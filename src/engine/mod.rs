@@ -204,6 +204,30 @@ pub fn open_files(setup: &Setup<'_>) -> Result<Vec<std::fs::File>> {
         .collect()
 }
 
+/// The descriptors of a worker's files and the system calls made on them: what the engines
+/// that move data with one call per op on a descriptor (psync, vsync) share.
+pub struct FdFiles {
+    pub files: Vec<std::fs::File>,
+    pub calls: CallCounts,
+}
+
+impl FdFiles {
+    pub fn open(setup: &Setup<'_>) -> Result<FdFiles> {
+        Ok(FdFiles { files: open_files(setup)?, calls: CallCounts::default() })
+    }
+
+    /// Commits one file.
+    pub fn sync(&mut self, file: u32, call: SyncCall) -> CallResult<()> {
+        fd_sync(&self.files[file as usize], call, &mut self.calls)
+    }
+
+    /// Closes every file; the calls made since open.
+    pub fn close(self) -> io::Result<CallCounts> {
+        drop(self.files);
+        Ok(self.calls)
+    }
+}
+
 /// fsync or fdatasync on a descriptor, counted.
 pub fn fd_sync(f: &std::fs::File, call: SyncCall, calls: &mut CallCounts) -> CallResult<()> {
     match call {

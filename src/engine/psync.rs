@@ -7,7 +7,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 
-use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, Setup, fd_sync, open_files};
+use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, FdFiles, Setup};
 use crate::env::sys::AlignedBuf;
 use crate::error::Result;
 use crate::plan::Op;
@@ -31,23 +31,21 @@ pub static DEF: EngineDef = EngineDef {
 };
 
 pub struct Psync {
-    files: Vec<File>,
+    fds: FdFiles,
     /// The worker's memory: contiguous data, or the strided source/destination.
     buf: AlignedBuf,
     /// With strided memory: the contiguous buffer the system calls use.
     packed: Option<(Strided, AlignedBuf)>,
-    calls: CallCounts,
 }
 
 impl Engine for Psync {
     fn open(setup: &Setup<'_>) -> Result<Self> {
-        let files = open_files(setup)?;
+        let fds = FdFiles::open(setup)?;
         Ok(Psync {
-            files,
+            fds,
             // Page-aligned so the same buffer serves O_DIRECT.
             buf: AlignedBuf::new(setup.mem_bytes(), 4096),
             packed: setup.mem.map(|m| (m, AlignedBuf::new(setup.bs, 4096))),
-            calls: CallCounts::default(),
         })
     }
 
@@ -58,16 +56,16 @@ impl Engine for Psync {
 
     #[inline(always)]
     fn io(&mut self, op: Op, write: bool) -> CallResult<u64> {
-        let f = &self.files[op.file as usize];
+        let f = &self.fds.files[op.file as usize];
         let len = op.len as usize;
         let n = match &mut self.packed {
             None => {
                 let buf = &mut self.buf[..len];
                 if write {
-                    self.calls.add(Call::Pwrite);
+                    self.fds.calls.add(Call::Pwrite);
                     pwrite(f, buf, op.offset).map_err(|e| CallError::new(Call::Pwrite, e))?
                 } else {
-                    self.calls.add(Call::Pread);
+                    self.fds.calls.add(Call::Pread);
                     pread(f, buf, op.offset).map_err(|e| CallError::new(Call::Pread, e))?
                 }
             }
@@ -75,10 +73,10 @@ impl Engine for Psync {
                 let packed = &mut packed[..len];
                 if write {
                     m.gather(&self.buf, packed);
-                    self.calls.add(Call::Pwrite);
+                    self.fds.calls.add(Call::Pwrite);
                     f.write_at(packed, op.offset).map_err(|e| CallError::new(Call::Pwrite, e))?
                 } else {
-                    self.calls.add(Call::Pread);
+                    self.fds.calls.add(Call::Pread);
                     let n = f.read_at(packed, op.offset).map_err(|e| CallError::new(Call::Pread, e))?;
                     m.scatter(packed, &mut self.buf);
                     n
@@ -89,12 +87,11 @@ impl Engine for Psync {
     }
 
     fn sync(&mut self, file: u32, call: SyncCall) -> CallResult<()> {
-        fd_sync(&self.files[file as usize], call, &mut self.calls)
+        self.fds.sync(file, call)
     }
 
     fn close(self) -> io::Result<CallCounts> {
-        drop(self.files);
-        Ok(self.calls)
+        self.fds.close()
     }
 
     fn call_name(write: bool) -> &'static str {
@@ -147,7 +144,7 @@ mod tests {
             setup.direct = direct;
             setup.open_sync = open_sync;
             let e = Psync::open(&setup).unwrap();
-            let flags = fd_flags(&e.files[0]);
+            let flags = fd_flags(&e.fds.files[0]);
             assert_eq!(flags & want as u32, want as u32, "direct={direct} {open_sync:?}: flags {flags:o}");
             if want == 0 {
                 assert_eq!(flags & (libc::O_DIRECT | libc::O_SYNC) as u32, 0);

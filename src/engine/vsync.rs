@@ -3,11 +3,10 @@
 //! kernel gathers and scatters it. The iovec list is built once per worker, at open. An op
 //! with more than 1024 pieces (the kernel's UIO_MAXIOV) takes one call per 1024 pieces.
 
-use std::fs::File;
 use std::io;
 use std::os::unix::io::AsRawFd;
 
-use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, Setup, fd_sync, open_files};
+use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, FdFiles, Setup};
 use crate::env::sys::AlignedBuf;
 use crate::error::Result;
 use crate::plan::Op;
@@ -40,19 +39,18 @@ struct IoVecs(Vec<libc::iovec>);
 unsafe impl Send for IoVecs {}
 
 pub struct Vsync {
-    files: Vec<File>,
+    fds: FdFiles,
     iov: IoVecs,
     /// Bytes on disk per iovec (`bs` when contiguous, `mem_len` when strided).
     piece: usize,
     /// Strided memory: one iovec per piece; otherwise one iovec over the op's bytes.
     strided: bool,
     buf: AlignedBuf,
-    calls: CallCounts,
 }
 
 impl Engine for Vsync {
     fn open(setup: &Setup<'_>) -> Result<Self> {
-        let files = open_files(setup)?;
+        let fds = FdFiles::open(setup)?;
         // Page-aligned so the same buffer serves O_DIRECT.
         let mut buf = AlignedBuf::new(setup.mem_bytes(), 4096);
         let base = buf.as_mut_ptr();
@@ -71,7 +69,7 @@ impl Engine for Vsync {
             }
         };
         let strided = setup.mem.is_some();
-        Ok(Vsync { files, iov: IoVecs(iov), piece, strided, buf, calls: CallCounts::default() })
+        Ok(Vsync { fds, iov: IoVecs(iov), piece, strided, buf })
     }
 
     #[inline(always)]
@@ -81,7 +79,7 @@ impl Engine for Vsync {
 
     #[inline(always)]
     fn io(&mut self, op: Op, write: bool) -> CallResult<u64> {
-        let fd = self.files[op.file as usize].as_raw_fd();
+        let fd = self.fds.files[op.file as usize].as_raw_fd();
         let n_iov = if self.strided {
             (op.len as usize / self.piece).min(self.iov.0.len())
         } else {
@@ -93,7 +91,7 @@ impl Engine for Vsync {
         let mut done = 0u64;
         for chunk in self.iov.0[..n_iov].chunks(IOV_MAX) {
             let want = if self.strided { (chunk.len() * self.piece) as u64 } else { op.len };
-            self.calls.add(call);
+            self.fds.calls.add(call);
             let off = (op.offset + done) as libc::off_t;
             // SAFETY: every iovec points into `self.buf`, which `&mut self` holds exclusively
             // for the call; the kernel reads (pwritev) or fills (preadv) exactly those ranges.
@@ -116,12 +114,11 @@ impl Engine for Vsync {
     }
 
     fn sync(&mut self, file: u32, call: SyncCall) -> CallResult<()> {
-        fd_sync(&self.files[file as usize], call, &mut self.calls)
+        self.fds.sync(file, call)
     }
 
     fn close(self) -> io::Result<CallCounts> {
-        drop(self.files);
-        Ok(self.calls)
+        self.fds.close()
     }
 
     fn call_name(write: bool) -> &'static str {

@@ -189,6 +189,37 @@ pub fn start<T: DeserializeOwned>(input: &mut impl BufRead, what: &str) -> std::
     serde_json::from_str(&line).map_err(|e| format!("this is iolab's internal {what} command: {e}"))
 }
 
+/// The body of a worker process: the job from `input` ([`start`]), a check that the parent
+/// still lives, then `run`, and its outcome sent to the parent: `run`'s message, or
+/// `failed` with the error. The exit code: 0 when the message sent is `run`'s, 2 when the job
+/// could not be read, else 1.
+pub fn serve<J: DeserializeOwned, R: BufRead, M: Serialize>(
+    mut input: R,
+    what: &str,
+    parent_pid: impl Fn(&J) -> u32,
+    failed: impl Fn(String) -> M,
+    run: impl FnOnce(&J, R) -> Result<M>,
+) -> i32 {
+    let job: J = match start(&mut input, what) {
+        Ok(j) => j,
+        Err(e) => {
+            let _ = send(&failed(e));
+            return 2;
+        }
+    };
+    if !parent_alive(parent_pid(&job)) {
+        return 1; // the parent is already gone
+    }
+    let (msg, ok) = match run(&job, input) {
+        Ok(m) => (m, true),
+        Err(e) => (failed(e.to_string()), false),
+    };
+    match send(&msg) {
+        Ok(()) if ok => 0,
+        _ => 1,
+    }
+}
+
 /// Whether the process that sent the job (`parent_pid`) is still this process's parent.
 pub fn parent_alive(parent_pid: u32) -> bool {
     // SAFETY: getppid has no preconditions.

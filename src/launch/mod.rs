@@ -21,23 +21,27 @@ pub fn launch(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSam
     }
 }
 
-/// All samples, or the most telling error: a real failure before the "aborted" echoes of it.
-pub fn collect(results: Vec<Result<WorkerSample>>) -> Result<Vec<WorkerSample>> {
-    let mut first_err = None;
-    let mut samples = Vec::with_capacity(results.len());
+/// Every worker's result, or the most telling error: a real failure before the "aborted"
+/// echoes of it.
+pub fn collect<T>(results: Vec<Result<T>>) -> Result<Vec<T>> {
+    let mut err = None;
+    let mut all = Vec::with_capacity(results.len());
     for r in results {
         match r {
-            Ok(s) => samples.push(s),
-            Err(e) => {
-                let echo = matches!(&e, Error::Run(m) if m.starts_with("aborted"));
-                if first_err.is_none() || (!echo && matches!(first_err, Some((true, _)))) {
-                    first_err = Some((echo, e));
-                }
-            }
+            Ok(s) => all.push(s),
+            Err(e) => Error::keep_telling(&mut err, e),
         }
     }
-    match first_err {
-        Some((_, e)) => Err(e),
-        None => Ok(samples),
+    match err {
+        Some(e) => Err(e),
+        None => Ok(all),
     }
+}
+
+/// Joins scoped worker threads in order; a thread that panicked is an error naming `what`.
+pub fn join_all<T>(handles: Vec<std::thread::ScopedJoinHandle<'_, Result<T>>>, what: &str) -> Vec<Result<T>> {
+    handles
+        .into_iter()
+        .map(|h| h.join().unwrap_or_else(|_| Err(Error::Run(format!("{what} panicked")))))
+        .collect()
 }

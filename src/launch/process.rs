@@ -248,29 +248,13 @@ fn send_trace_batch(bytes: &[u8], ops: u64) -> std::io::Result<()> {
 /// The body of `iolab __worker`: runs one worker as the parent asks; returns the exit code.
 pub fn child_main() -> i32 {
     crate::latency::trace::send_batches_with(send_trace_batch);
-    let mut input = BufReader::new(std::io::stdin());
-    let job: ChildJob = match crate::launch::child::start(&mut input, "worker") {
-        Ok(j) => j,
-        Err(e) => {
-            let _ = crate::launch::child::send(&ChildMsg::Failed(e));
-            return 2;
-        }
-    };
-    if !crate::launch::child::parent_alive(job.parent_pid) {
-        return 1; // the parent is already gone
-    }
-    let msg = match run_child(&job, input) {
-        Ok(s) => match SampleWire::of(s, false) {
-            Ok(w) => ChildMsg::Done(Box::new(w)),
-            Err(e) => ChildMsg::Failed(e.to_string()),
-        },
-        Err(e) => ChildMsg::Failed(e.to_string()),
-    };
-    let ok = matches!(msg, ChildMsg::Done(_));
-    match crate::launch::child::send(&msg) {
-        Ok(()) if ok => 0,
-        _ => 1,
-    }
+    crate::launch::child::serve(
+        BufReader::new(std::io::stdin()),
+        "worker",
+        |job: &ChildJob| job.parent_pid,
+        ChildMsg::Failed,
+        |job, input| Ok(ChildMsg::Done(Box::new(SampleWire::of(run_child(job, input)?, false)?))),
+    )
 }
 
 fn run_child(job: &ChildJob, input: BufReader<std::io::Stdin>) -> Result<WorkerSample> {

@@ -118,9 +118,7 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
     let (mut ended, mut failure, mut signal): (usize, Option<Error>, Option<i32>) = (0, None, None);
     let mut give_up: Option<Instant> = None;
     let fail = |e: Error, failure: &mut Option<Error>, give_up: &mut Option<Instant>| {
-        if failure.as_ref().is_none_or(role::is_echo) && !(failure.is_some() && role::is_echo(&e)) {
-            *failure = Some(e);
-        }
+        Error::keep_telling(failure, e);
         shm.stop();
         // Let the others report (a real cause may come after an echo), then kill them.
         give_up.get_or_insert(Instant::now() + Duration::from_secs(2));
@@ -162,28 +160,17 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
 /// The body of `iolab __strategy-worker`: runs one role as the parent asks; returns the exit
 /// code.
 pub fn child_main() -> i32 {
-    let job: Job = match crate::launch::child::start(&mut std::io::stdin().lock(), "strategy worker") {
-        Ok(j) => j,
-        Err(e) => {
-            let _ = crate::launch::child::send(&Msg::Failed(e));
-            return 2;
-        }
-    };
-    if !crate::launch::child::parent_alive(job.parent_pid) {
-        return 1; // the parent is already gone
-    }
-    let msg = match run_child(&job) {
-        Ok(v) => match v.into_iter().map(|s| SampleWire::of(s, true)).collect::<Result<Vec<_>>>() {
-            Ok(w) => Msg::Done(w),
-            Err(e) => Msg::Failed(e.to_string()),
+    crate::launch::child::serve(
+        std::io::stdin().lock(),
+        "strategy worker",
+        |job: &Job| job.parent_pid,
+        Msg::Failed,
+        |job, _| {
+            Ok(Msg::Done(
+                run_child(job)?.into_iter().map(|s| SampleWire::of(s, true)).collect::<Result<_>>()?,
+            ))
         },
-        Err(e) => Msg::Failed(e.to_string()),
-    };
-    let ok = matches!(msg, Msg::Done(_));
-    match crate::launch::child::send(&msg) {
-        Ok(()) if ok => 0,
-        _ => 1,
-    }
+    )
 }
 
 fn run_child(job: &Job) -> Result<Vec<WorkerSample>> {

@@ -46,10 +46,7 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
                 shm.stop();
             }
         }
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Run("a strategy worker thread panicked".into()))))
-            .collect()
+        super::join_all(handles, "a strategy worker thread")
     });
     if let Some(sig) = signal {
         return Err(Error::Interrupted(sig));
@@ -75,21 +72,7 @@ impl Drop for Finished<'_> {
 /// Every role's samples in worker order, each told the run's most commits in flight; or the
 /// error that stopped the run (a real failure before the "aborted" echoes of it).
 pub fn finish(results: Vec<Result<Vec<WorkerSample>>>, in_flight_max: u64) -> Result<Vec<WorkerSample>> {
-    let mut err: Option<Error> = None;
-    let mut samples = vec![];
-    for r in results {
-        match r {
-            Ok(v) => samples.extend(v),
-            Err(e) => {
-                if err.as_ref().is_none_or(role::is_echo) && !(err.is_some() && role::is_echo(&e)) {
-                    err = Some(e);
-                }
-            }
-        }
-    }
-    if let Some(e) = err {
-        return Err(e);
-    }
+    let mut samples: Vec<WorkerSample> = super::collect(results)?.into_iter().flatten().collect();
     samples.sort_by_key(|s| s.worker);
     for s in &mut samples {
         if let Some(r) = s.role.as_mut() {

@@ -69,10 +69,7 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
                 abort.store(true, Relaxed);
             }
         }
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Run("a worker thread panicked".into()))))
-            .collect()
+        super::join_all(handles, "a worker thread")
     });
     if let Some(sig) = signal {
         return Err(Error::Interrupted(sig));

@@ -105,14 +105,9 @@ fn run_role(ctx: &RoleCtx<'_>) -> Result<Vec<WorkerSample>> {
         match (main, sync) {
             (Ok(a), Ok(b)) => Ok(vec![a, b]),
             (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
-            (Err(a), Err(b)) => Err(if is_echo(&a) { b } else { a }),
+            (Err(a), Err(b)) => Err(if a.is_echo() { b } else { a }),
         }
     })
-}
-
-/// An error that only says the run was stopped by someone else.
-pub fn is_echo(e: &Error) -> bool {
-    matches!(e, Error::Run(m) if m.starts_with("aborted"))
 }
 
 /// (2): writes and commits `WARMUP_BYTES`, then empties the file again (and preallocates it
