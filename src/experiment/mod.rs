@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 
 mod layout;
 mod params;
+mod phases;
 pub mod preset;
 pub mod progress;
+mod range;
 mod resolve;
 pub mod run;
 pub mod schedule;

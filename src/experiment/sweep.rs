@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::experiment::PARAMS;
-use crate::units::{fmt_size_spec, parse_size};
+
+use super::range::expand_range;
 
 /// Most values one axis may have, and most points one experiment may have.
 pub const MAX_VALUES: usize = 10_000;
@@ -43,7 +44,7 @@ pub struct Sweep {
 /// One point: (axis key, value) in axis order.
 pub type Assignment = Vec<(String, String)>;
 
-fn err(key: &str, value: impl ToString, reason: impl Into<String>) -> Error {
+pub(super) fn err(key: &str, value: impl ToString, reason: impl Into<String>) -> Error {
     Error::spec(format!("sweep {key}"), value, reason)
 }
 
@@ -119,58 +120,6 @@ pub fn axis_from_items(key: &str, text: &str, items: &[String], ram_bytes: u64) 
         return Err(err(key, text, "an axis needs at least one value"));
     }
     Ok(Axis { key: key.to_string(), text: text.to_string(), values })
-}
-
-/// Expands `A..B`, `A..B:STEP` or `A..B:xF`; `None` if `item` is not a range.
-pub fn expand_range(key: &str, item: &str, ram_bytes: u64) -> Result<Option<Vec<String>>> {
-    let Some((a, rest)) = item.split_once("..") else { return Ok(None) };
-    let (b, step) = match rest.split_once(':') {
-        Some((b, s)) => (b.trim(), Some(s.trim())),
-        None => (rest.trim(), None),
-    };
-    let a = a.trim();
-    let plain = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
-    let integers = plain(a) && plain(b) && step.is_none_or(|s| plain(s.trim_start_matches('x')));
-    let num = |s: &str, what: &str| -> Result<u64> {
-        let v = if integers { s.parse().ok() } else { parse_size(s, ram_bytes).ok() };
-        v.ok_or_else(|| err(key, item, format!("the range {what} `{s}` is not a number or size")))
-    };
-    let (lo, hi) = (num(a, "start")?, num(b, "end")?);
-    if lo > hi {
-        return Err(err(key, item, "the range starts above its end"));
-    }
-    let next: Box<dyn Fn(u64) -> Option<u64>> = match step {
-        None => Box::new(|v: u64| v.checked_add(1)),
-        Some(s) if s.starts_with('x') => {
-            let f: u64 = s[1..]
-                .parse()
-                .map_err(|_| err(key, item, format!("`{s}`: the factor must be a whole number")))?;
-            if f < 2 {
-                return Err(err(key, item, "a geometric step needs a factor of at least 2"));
-            }
-            if lo == 0 {
-                return Err(err(key, item, "a geometric range cannot start at 0"));
-            }
-            Box::new(move |v: u64| v.checked_mul(f))
-        }
-        Some(s) => {
-            let d = num(s, "step")?;
-            if d == 0 {
-                return Err(err(key, item, "the step must be positive"));
-            }
-            Box::new(move |v: u64| v.checked_add(d))
-        }
-    };
-    let mut out = vec![];
-    let mut v = Some(lo);
-    while let Some(x) = v.filter(|x| *x <= hi) {
-        if out.len() == MAX_VALUES {
-            return Err(err(key, item, format!("more than {MAX_VALUES} values")));
-        }
-        out.push(if integers { x.to_string() } else { fmt_size_spec(x) });
-        v = next(x);
-    }
-    Ok(Some(out))
 }
 
 /// Parses `--zip A,B` into a group.
