@@ -6,21 +6,21 @@
 
 pub mod cli;
 pub mod cmd;
-pub mod engine;
+pub(crate) mod engine;
 pub mod env;
 pub mod error;
 pub mod experiment;
 pub mod latency;
-pub mod launch;
+pub(crate) mod launch;
 pub mod plan;
 pub mod report;
 pub mod results;
 pub mod spec;
-pub mod stats;
+pub(crate) mod stats;
 pub mod store;
 pub mod strategy;
 pub mod target;
-pub mod text;
+pub(crate) mod text;
 pub mod units;
 pub mod worker;
 

@@ -76,7 +76,7 @@ impl CallCounts {
     }
 
     /// The non-zero counts by call name.
-    pub fn to_map(&self) -> BTreeMap<String, u64> {
+    pub fn to_map(self) -> BTreeMap<String, u64> {
         Call::ALL.iter().filter(|c| self.get(**c) > 0).map(|c| (c.name().to_string(), self.get(*c))).collect()
     }
 }

@@ -29,7 +29,6 @@ use crate::worker::{Monitor, PhaseJob, StartGate, WorkerSample};
 
 /// The hidden subcommand a child runs.
 pub const SUBCOMMAND: &str = "__worker";
-pub use crate::launch::child::EXE_VAR;
 
 /// What a child needs to run one worker of one phase.
 #[derive(Debug, Serialize, Deserialize)]

@@ -18,7 +18,7 @@ use crate::launch::child::{Kid, SampleWire, stop_all};
 use crate::spec::Spec;
 use crate::strategy::Plan;
 use crate::strategy::coord::{CommitOrder, Group};
-use crate::strategy::role::{self, RoleCtx};
+use crate::strategy::loops::{self, RoleCtx};
 use crate::strategy::shm::{Layout, Shm};
 use crate::worker::{Monitor, PhaseJob, WorkerSample};
 
@@ -189,5 +189,5 @@ fn run_child(job: &Job) -> Result<Vec<WorkerSample>> {
         .find(|r| r.worker == job.worker)
         .ok_or_else(|| Error::Run(format!("no worker {} in the plan", job.worker)))?;
     let ctx = RoleCtx { spec: &job.spec, plan: &plan, role, paths: &job.paths, sizes: &job.sizes, shm: &shm };
-    role::run(&ctx)
+    loops::run(&ctx)
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use crate::error::{Error, Result};
 use crate::strategy::Plan;
 use crate::strategy::coord::{CommitOrder, Group};
-use crate::strategy::role::{self, RoleCtx};
+use crate::strategy::loops::{self, RoleCtx};
 use crate::strategy::shm::{Layout, Shm};
 use crate::worker::{Monitor, PhaseJob, WorkerSample};
 
@@ -33,7 +33,7 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
                     .name(format!("iolab-s{}", r.worker))
                     .spawn_scoped(s, move || {
                         let _done = Finished { finished, shm };
-                        role::run(&ctx)
+                        loops::run(&ctx)
                     })
                     .expect("spawn strategy worker thread")
             })

@@ -3,13 +3,13 @@
 //! of the study's strategies S1A, S1B, S2, S3, S5, with threads or processes.
 //!
 //! The pieces, each behind an interface so that MPI ranks can plug in later:
-//! - [`roles`]: which worker computes what, who writes, who hands data to whom (pure);
+//! - [`plan`]: which worker computes what, who writes, who hands data to whom (pure);
 //! - [`coord`]: the interfaces between roles: a group barrier, the S1B commit token, the
 //!   hand-off sender and receiver; [`shm`] implements them in shared memory for threads and
 //!   processes alike;
 //! - [`mechanism`]: the write mechanism of a writer is an [`crate::engine::Engine`]; the S5
 //!   sync thread commits through its own descriptor or mapping;
-//! - [`role`]: the timed loops of the compute, writer and sync roles;
+//! - [`loops`]: the timed loops of the compute, writer and sync roles;
 //! - [`crate::launch::strategy_threads`] and [`crate::launch::strategy_process`]: the launchers.
 //!
 //! Definitions (docs/strategies.md): with W workers, each iteration the program produces
@@ -19,15 +19,15 @@
 
 pub mod coord;
 pub mod data;
+pub mod loops;
 pub mod mechanism;
-pub mod role;
-pub mod roles;
+pub mod plan;
 pub mod shm;
 pub mod spec;
 
 pub use crate::spec::strategy::{Role, Strategy};
 pub use crate::worker::{RoleSample, RoleTimes};
-pub use roles::Plan;
+pub use plan::Plan;
 
 /// The calling thread's id (gettid).
 pub fn gettid() -> u32 {

@@ -13,7 +13,7 @@ use super::Role;
 use super::coord::{self, CommitOrder, Group, Receiver, Sender};
 use super::data::{self, Message};
 use super::mechanism::{self, Committer, Mechanism};
-use super::roles::{Plan, Receive, RolePlan, Write};
+use super::plan::{Plan, Receive, RolePlan, Write};
 use super::shm::{self, Shm, ShmReceiver};
 use super::{RoleSample, RoleTimes, Strategy, gettid, thread_cpu_ns, thread_runq_ns};
 use crate::engine::{CallCounts, Setup};
