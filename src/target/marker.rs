@@ -1,0 +1,195 @@
+//! The ownership marker of a work directory (`.iolab-owner`): which process made it, how its
+//! data was written, and every file iolab created there; and the run ids that name work
+//! directories.
+
+use std::fs;
+use std::path::Path;
+
+/// Name of the marker file inside every work directory.
+pub const MARKER: &str = ".iolab-owner";
+/// Prefix of work directory names.
+pub const PREFIX: &str = ".iolab-";
+/// The first line of every marker.
+pub const MAGIC: &str = "iolab work directory";
+
+/// A process, identified well enough to tell later whether it still runs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Owner {
+    pub host: String,
+    /// /proc/sys/kernel/random/boot_id: a pid from another boot is certainly gone.
+    pub boot_id: String,
+    pub pid: u32,
+    /// Start time of the pid in clock ticks after boot (/proc/PID/stat field 22), so a reused
+    /// pid is not mistaken for the owner.
+    pub pid_start: u64,
+}
+
+/// Whether the process that made a work directory may still be using it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OwnerState {
+    /// The same process is running on this host: the directory is in use.
+    Running,
+    /// The process is gone (it ended, crashed, or the machine rebooted).
+    Gone,
+    /// Made on another host (a shared file system): iolab cannot tell.
+    OtherHost(String),
+}
+
+fn read_trim(p: &str) -> String {
+    fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// Start time (field 22 of /proc/PID/stat) of a running pid.
+fn pid_start_time(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: split after the last `)`.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+impl Owner {
+    /// This process.
+    pub fn current() -> Owner {
+        let pid = std::process::id();
+        Owner {
+            host: read_trim("/proc/sys/kernel/hostname"),
+            boot_id: read_trim("/proc/sys/kernel/random/boot_id"),
+            pid,
+            pid_start: pid_start_time(pid).unwrap_or(0),
+        }
+    }
+
+    /// Whether this owner may still be running, judged from `me` (this process).
+    pub fn state(&self, me: &Owner) -> OwnerState {
+        if self.host != me.host {
+            return OwnerState::OtherHost(self.host.clone());
+        }
+        if !self.boot_id.is_empty() && self.boot_id != me.boot_id {
+            return OwnerState::Gone;
+        }
+        match pid_start_time(self.pid) {
+            Some(t) if t == self.pid_start => OwnerState::Running,
+            _ => OwnerState::Gone,
+        }
+    }
+}
+
+/// The contents of a marker.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Marker {
+    pub run_id: String,
+    pub owner: Owner,
+    pub created_unix_s: f64,
+    /// Made with `--keep`: the data was meant to stay.
+    pub keep: bool,
+    pub seed: u64,
+    pub bs: u64,
+    /// Blocks carry verification headers.
+    pub verify: bool,
+    /// Files iolab created here, in creation order: (name, inode number).
+    pub files: Vec<(String, u64)>,
+    /// Write generation of the data after the last write phase that completed, if any did.
+    pub written: Option<u32>,
+}
+
+/// Whether `name` is a plain file name iolab may have created (no path, not `.`/`..`).
+pub fn plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && name != MARKER && !name.contains(['/', '\0', '\n'])
+}
+
+/// Whether `id` can be a run id (what follows [`PREFIX`] in a work directory name).
+pub fn valid_run_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+impl Marker {
+    /// The marker's first lines, written when the directory is created.
+    pub fn header(&self) -> String {
+        format!(
+            "{MAGIC}\nversion = 1\nrun_id = {}\nhost = {}\nboot_id = {}\npid = {}\npid_start = {}\n\
+             created_unix_s = {:.0}\nkeep = {}\nseed = {}\nbs = {}\nverify = {}\n",
+            self.run_id,
+            self.owner.host,
+            self.owner.boot_id,
+            self.owner.pid,
+            self.owner.pid_start,
+            self.created_unix_s,
+            self.keep,
+            self.seed,
+            self.bs,
+            self.verify
+        )
+    }
+
+    /// Parses a marker; any doubt (a wrong first line, a bad file entry) makes it invalid.
+    pub fn parse(text: &str) -> std::result::Result<Marker, String> {
+        // A crash during an append can leave a partial last line: only whole lines count.
+        let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+        let mut lines = whole.lines();
+        if lines.next() != Some(MAGIC) {
+            return Err(format!("its first line is not `{MAGIC}`"));
+        }
+        let mut m = Marker::default();
+        let num = |k: &str, v: &str| v.parse::<u64>().map_err(|_| format!("`{k} = {v}` is not a number"));
+        for line in lines {
+            let Some((k, v)) = line.split_once(" = ") else { continue };
+            match k {
+                "run_id" => m.run_id = v.to_string(),
+                "host" => m.owner.host = v.to_string(),
+                "boot_id" => m.owner.boot_id = v.to_string(),
+                "pid" => m.owner.pid = num(k, v)? as u32,
+                "pid_start" => m.owner.pid_start = num(k, v)?,
+                "created_unix_s" => m.created_unix_s = v.parse().unwrap_or(0.0),
+                "keep" => m.keep = v == "true",
+                "seed" => m.seed = num(k, v)?,
+                "bs" => m.bs = num(k, v)?,
+                "verify" => m.verify = v == "true",
+                "written" => m.written = Some(num(k, v)? as u32),
+                "file" => {
+                    let (ino, name) = v.split_once(' ').ok_or_else(|| format!("bad file entry `{v}`"))?;
+                    if !plain_name(name) {
+                        return Err(format!("file entry `{name}` is not a plain file name"));
+                    }
+                    m.files.push((name.to_string(), num(k, ino)?));
+                }
+                _ => {}
+            }
+        }
+        if !valid_run_id(&m.run_id) {
+            return Err("it names no valid run id".into());
+        }
+        Ok(m)
+    }
+
+    /// Reads and parses the marker of work directory `dir`, which must be a real directory
+    /// (not a symlink) named `.iolab-RUNID` holding a regular-file marker for that run id.
+    pub fn read(dir: &Path) -> std::result::Result<Marker, String> {
+        let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let id = name.strip_prefix(PREFIX).ok_or("not named .iolab-RUNID")?;
+        let meta = fs::symlink_metadata(dir).map_err(|e| e.to_string())?;
+        if !meta.is_dir() {
+            return Err("not a directory".into());
+        }
+        let path = dir.join(MARKER);
+        let meta = fs::symlink_metadata(&path).map_err(|_| format!("no {MARKER} file"))?;
+        if !meta.is_file() {
+            return Err(format!("{MARKER} is not a regular file"));
+        }
+        if meta.len() > 64 << 20 {
+            return Err(format!("{MARKER} is too large to be iolab's"));
+        }
+        let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {MARKER}: {e}"))?;
+        let m = Marker::parse(&text)?;
+        if m.run_id != id {
+            return Err(format!("its marker names run {} but the directory is named {name}", m.run_id));
+        }
+        Ok(m)
+    }
+}
+
+/// A new run id: 128 random bits in hex; stable across stores, so imports never duplicate.
+pub fn new_run_id() -> String {
+    format!("{:016x}{:016x}", crate::env::sys::random_u64(), crate::env::sys::random_u64())
+}
