@@ -1,4 +1,4 @@
-//! The engine interfaces (how bytes move) and the registry of engines.
+//! The engine interfaces (how bytes move), capability flags, and what engines share.
 //!
 //! An engine opens a worker's files, owns its buffers, and moves the bytes of one op (or, for
 //! an asynchronous engine, of up to `iodepth` ops at once); the worker loops in

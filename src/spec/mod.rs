@@ -1,8 +1,11 @@
-//! Turns TOML files and CLI flags into one validated experiment [`Spec`].
+//! The words of an experiment: a validated [`Spec`] (what to run) and the enums it is made of
+//! (ops, layouts, orders, sync and cache policies, launchers, strategies). Plain data that
+//! every layer reads; nothing here parses user input or touches the machine.
 //!
-//! Every parameter is declared once, in [`PARAMS`]. TOML keys, CLI flags and sweep axes all
-//! become the same `key = value` strings in a [`Params`] map, and [`resolve`] parses and checks
-//! them into a typed [`Spec`]. Every error names the parameter and the value at fault.
+//! Every parameter is declared once, in [`crate::experiment::PARAMS`]. TOML keys, CLI flags
+//! and sweep axes all become the same `key = value` strings in a
+//! [`crate::experiment::Params`] map, and [`crate::experiment::resolve`] parses and checks them
+//! into a typed [`Spec`]. Every error names the parameter and the value at fault.
 
 use std::path::PathBuf;
 

@@ -1,6 +1,6 @@
 //! The timed loop of asynchronous engines: up to `iodepth` ops in flight per worker.
 //!
-//! It does around each op exactly what [`crate::worker::run_worker`] does: stamps written
+//! It does around each op exactly what [`crate::worker::sync_loop::run_worker`] does: stamps written
 //! data ([`DataPath::before_write`]), checks read data ([`DataPath::after_read`]), commits
 //! through [`Commits`] by the same policy (draining every op in flight first, so the commit
 //! points are the same op boundaries as with a synchronous engine), records each op's latency

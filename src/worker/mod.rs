@@ -1,4 +1,7 @@
-//! Workers: the timed I/O loop every engine runs in, and the launchers that start workers.
+//! Workers: what one worker of one phase is given ([`WorkerCtx`], built from a [`PhaseJob`]),
+//! what it measures ([`WorkerSample`]), and the pieces of its timed loops: [`sync_loop`] and
+//! [`async_loop`], [`data`] stamping, [`commits`], and the [`registry`] binding each engine to
+//! its loop. Launchers ([`crate::launch`]) start workers; this layer runs them.
 //!
 //! A worker opens its files, waits at the start gate, then runs its ops. Its time t_i runs
 //! from the gate to the end of its own last op including its final commit. The loop reads the
