@@ -111,11 +111,11 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
         (None, None)
     };
 
-    let launcher = match get("launcher").unwrap_or("thread") {
-        "thread" | "threads" => Launcher::Thread,
-        "process" | "processes" => Launcher::Process,
-        other => return Err(Error::spec("launcher", other, "expected thread or process")),
-    };
+    let launcher_s = get("launcher").unwrap_or("thread");
+    let launcher = Launcher::parse(launcher_s).ok_or_else(|| {
+        let names: Vec<&str> = Launcher::ALL.iter().map(|l| l.name()).collect();
+        Error::spec("launcher", launcher_s, format!("expected {}", names.join(" or ")))
+    })?;
     let start = match get("start").unwrap_or("barrier") {
         "barrier" => StartMode::Barrier,
         "free" => StartMode::Free,

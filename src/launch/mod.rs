@@ -13,13 +13,39 @@ use crate::worker::{Monitor, PhaseJob, WorkerSample};
 
 /// Runs a phase's workers with the spec's launcher (threads or processes).
 pub fn launch(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
-    match (job.spec.strategy.is_some(), job.spec.launcher) {
-        (false, Launcher::Thread) => threads::run_phase_threads(job, monitor),
-        (false, Launcher::Process) => process::run_phase_processes(job, monitor),
-        (true, Launcher::Thread) => strategy_threads::run(job, monitor),
-        (true, Launcher::Process) => strategy_process::run(job, monitor),
-    }
+    let def = LAUNCHERS
+        .iter()
+        .find(|d| d.launcher == job.spec.launcher)
+        .ok_or_else(|| Error::spec("launcher", job.spec.launcher.name(), "not available in this build"))?;
+    if job.spec.strategy.is_some() { (def.strategy)(job, monitor) } else { (def.workers)(job, monitor) }
 }
+
+/// Runs one phase's workers; returns their samples in worker order.
+pub type PhaseFn = fn(&PhaseJob<'_>, &dyn Monitor) -> Result<Vec<WorkerSample>>;
+
+/// A launcher: how the workers of a phase come to exist, for plain workers and for the roles
+/// of a strategy.
+pub struct LauncherDef {
+    /// The word a spec uses for it (`launcher = ...`).
+    pub launcher: Launcher,
+    pub workers: PhaseFn,
+    pub strategy: PhaseFn,
+}
+
+/// Every launcher of this build. Adding one is its file(s) here, one line in this table and
+/// its word in [`Launcher`].
+pub static LAUNCHERS: &[LauncherDef] = &[
+    LauncherDef {
+        launcher: Launcher::Thread,
+        workers: threads::run_phase_threads,
+        strategy: strategy_threads::run,
+    },
+    LauncherDef {
+        launcher: Launcher::Process,
+        workers: process::run_phase_processes,
+        strategy: strategy_process::run,
+    },
+];
 
 /// Every worker's result, or the most telling error: a real failure before the "aborted"
 /// echoes of it.

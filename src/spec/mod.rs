@@ -406,6 +406,27 @@ pub enum Launcher {
     Process,
 }
 
+impl Launcher {
+    pub const ALL: [Launcher; 2] = [Launcher::Thread, Launcher::Process];
+
+    /// The word a spec uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Launcher::Thread => "thread",
+            Launcher::Process => "process",
+        }
+    }
+
+    /// The launcher named `s` (or its plural).
+    pub fn parse(s: &str) -> Option<Launcher> {
+        let plural = |l: Launcher| match l {
+            Launcher::Thread => "threads",
+            Launcher::Process => "processes",
+        };
+        Launcher::ALL.into_iter().find(|&l| s == l.name() || s == plural(l))
+    }
+}
+
 /// When a worker's clock starts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
