@@ -190,6 +190,16 @@ pub fn fs_space(dir: &Path) -> io::Result<(u64, u64, u64)> {
     Ok((st.f_bavail as u64 * st.f_frsize as u64, st.f_favail as u64, st.f_files as u64))
 }
 
+/// Writes back the dirty data and metadata of the file system holding `dir` (syncfs(2)).
+pub fn syncfs(dir: &Path) -> io::Result<()> {
+    let d = File::open(dir)?;
+    // SAFETY: `d` is an open descriptor for the whole call.
+    if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Writes "3" to /proc/sys/vm/drop_caches after a global sync (root only).
 pub fn drop_caches() -> io::Result<()> {
     // SAFETY: sync has no preconditions.
@@ -207,6 +217,14 @@ mod tests {
         assert_eq!(b.as_ptr() as usize % 4096, 0);
         assert_eq!(b.len(), 1 << 20);
         assert!(b.iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn syncfs_writes_back_a_directory_s_file_system() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("f"), b"dirty").unwrap();
+        syncfs(d.path()).unwrap();
+        assert_eq!(syncfs(&d.path().join("missing")).unwrap_err().kind(), io::ErrorKind::NotFound);
     }
 
     #[test]

@@ -53,6 +53,22 @@ pub struct Outcome {
     pub error: Option<Error>,
 }
 
+/// Writes back what earlier phases (and the store) left dirty on the targets' file systems
+/// (data, and metadata such as allocation bitmaps that ext4 writes back some 30 s later), so
+/// the device I/O seen during a phase is the phase's own or another process's, and the noise
+/// judgement (`env::envctl::judge_noise`) does not blame a phase for its predecessors. Before
+/// the phase's clock; a failure only weakens that judgement.
+fn settle_writeback(dirs: &[PathBuf]) {
+    let mut seen = vec![];
+    for d in dirs {
+        let dev = std::fs::metadata(d).map(|m| std::os::unix::fs::MetadataExt::dev(&m)).ok();
+        if !seen.contains(&dev) {
+            seen.push(dev);
+            let _ = sys::syncfs(d);
+        }
+    }
+}
+
 /// A new experiment id: UTC date and time plus random hex, e.g. `20261121-103600-4f2a9c`.
 pub fn new_experiment_id() -> String {
     let secs = sys::unix_time_s() as i64;
@@ -283,6 +299,9 @@ fn run_phases(
         let check = CacheCheck::judge(phase.cache, fraction, real);
         let job = PhaseJob { spec, phase, paths: &paths, sizes: &sizes, engine, tag };
         monitor.begin(&format!("rep {} {}", rep + 1, phase.name), phase.bytes());
+        if real {
+            settle_writeback(&spec.dirs);
+        }
         let probe = PhaseProbe::start(&devices);
         let outcome = launch(&job, monitor);
         let env = probe.finish();

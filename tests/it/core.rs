@@ -442,3 +442,45 @@ fn example_specs_resolve() {
     }
     assert!(n >= 4);
 }
+
+/// On a file system no one else uses (an ext4 image on its own loop device), a run's phases
+/// carry no `noisy` flag: the device I/O the flag judges is the run's own, including the
+/// metadata writeback of its earlier phases, which is settled before each phase.
+#[test]
+fn a_run_alone_on_its_device_is_not_noisy() {
+    use crate::rig::*;
+    if !is_root() {
+        crate::skip!("loop devices need root");
+    }
+    let s = Scratch::new();
+    // Inode tables and journal initialised now, not by a kernel thread during the run.
+    let mkfs = ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"];
+    let fs = match image_fs(s.path(), 1024, &mkfs, "") {
+        Ok(f) => f,
+        Err(e) => crate::skip!("cannot make a loop-mounted ext4: {e}"),
+    };
+    let dir = fs.mount.path.to_str().unwrap();
+    // The store on the same file system, as with the default run (`--db` in the current
+    // directory's file system): its commits are the run's own I/O too.
+    let db = fs.mount.path.join("store.db");
+    let args = ["run", "--json", "--quiet", "--dir", dir, "--db", db.to_str().unwrap(), "--size", "512MiB"];
+    let out = s.iolab(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut checked = 0;
+    for ph in phases(&doc) {
+        for r in ph["repetitions"].as_array().unwrap() {
+            let devices = r["env"]["devices"].as_array().unwrap();
+            let names: Vec<&str> = devices.iter().map(|d| d["device"].as_str().unwrap()).collect();
+            assert!(
+                names.len() == 1 && names[0].starts_with("loop"),
+                "the run watches its own device: {names:?}"
+            );
+            let flags: Vec<&str> =
+                r["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+            assert!(!flags.iter().any(|f| f.starts_with("noisy")), "{}: {flags:?} ({devices:?})", ph["name"]);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 15);
+}
