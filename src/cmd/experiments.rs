@@ -99,27 +99,12 @@ pub fn list(dirs: &[String], env: &ResolveEnv) -> Result<String> {
     Ok(out)
 }
 
-/// The L1/L4 experiments of a store, newest first; an error when there are none.
-pub fn compare_experiments(store: &Store) -> Result<Vec<crate::results::ExperimentResult>> {
-    let mut exps = vec![];
-    for id in store.ids_by_preset(&["L1", "L4"])? {
-        exps.push(store.load(&id)?);
-    }
-    if exps.is_empty() {
-        return Err(Error::NotFound(format!(
-            "the store {} holds no L1 or L4 experiment: run `iolab reproduce L1` on each host, then `iolab results import` their stores",
-            store.path().display()
-        )));
-    }
-    Ok(exps)
-}
-
 /// `iolab results compare --by host`.
 pub fn compare(store: &Store, format: &str, stdout: &mut dyn Write) -> Result<()> {
     let text = if format == "html" {
         report::html::compare::page(store)?
     } else {
-        compare::render(&compare::rows(&compare_experiments(store)?), format)?
+        compare::render(&compare::rows(&compare::experiments(store)?), format)?
     };
     stdout.write_all(text.as_bytes()).map_err(out_err)
 }
