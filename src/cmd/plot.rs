@@ -1,6 +1,5 @@
-//! The commands that draw the store: `iolab plot` (one figure, SVG or PNG) and `iolab report`
-//! (one self-contained HTML page of an experiment, or of every host). Both read only the
-//! store; neither reruns anything.
+//! `iolab plot`: one figure of a stored experiment, SVG or PNG. It reads only the store;
+//! nothing is rerun.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -8,9 +7,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::cmd::open_store;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::report::plot::{self, Bars, Kind, Options};
-use crate::report::{html, write_err};
 
 #[derive(Args, Debug)]
 pub struct PlotArgs {
@@ -116,24 +114,4 @@ pub fn cmd_plot(args: PlotArgs, stdout: &mut dyn Write) -> Result<()> {
         eprintln!("wrote {}", p.display());
     }
     Ok(())
-}
-
-/// `iolab report`.
-pub fn cmd_report(args: ReportArgs, stdout: &mut dyn Write) -> Result<()> {
-    let store = open_store(&args.db)?;
-    let page = if args.compare {
-        html::compare::page(&store)?
-    } else {
-        let id = if args.last { "last".to_string() } else { args.id.clone().unwrap_or_default() };
-        let exp = store.load(&store.resolve_id(&id)?)?;
-        html::experiment::page(&store, &exp)?
-    };
-    match &args.output {
-        Some(p) => {
-            std::fs::write(p, page).map_err(|e| Error::io("write", p, None, e))?;
-            eprintln!("wrote {}", p.display());
-            Ok(())
-        }
-        None => stdout.write_all(page.as_bytes()).map_err(write_err),
-    }
 }
