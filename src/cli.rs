@@ -36,9 +36,9 @@ pub enum Command {
     Reproduce(ReproduceArgs),
     /// Draw a stored experiment as SVG or PNG (rate vs a swept parameter, bars, workers,
     /// latency CDF or histogram, per-op trace)
-    Plot(crate::cmd::plot::PlotArgs),
+    Plot(PlotArgs),
     /// Write a stored experiment as one self-contained HTML page (or, with --compare, every host)
-    Report(crate::cmd::plot::ReportArgs),
+    Report(ReportArgs),
     /// Internal: one worker process of `launcher = process` (reads its job on stdin)
     #[command(name = "__worker", hide = true)]
     Worker,
@@ -448,4 +448,75 @@ pub struct InfoArgs {
     /// Print JSON
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// Experiment id, a unique prefix of one, or `last`
+    pub id: String,
+    /// rate | bars | workers | cdf | histogram | trace (default: the preset's plot, else rate
+    /// when something is swept, else bars)
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// The x axis: a sweep axis (or `phase`); default: the preset's, else the first axis
+    #[arg(long)]
+    pub x: Option<String>,
+    /// One line per value of these axes (comma-separated, or `none`)
+    #[arg(long)]
+    pub series: Option<String>,
+    /// One panel per value of these axes (comma-separated, or `none`)
+    #[arg(long)]
+    pub panel: Option<String>,
+    /// Statistic (mean, median, 2sigma, trimmed) and/or figures (max_sar, min_sar,
+    /// individual), comma-separated; default: the experiment's headline of the preset's figures
+    #[arg(long, value_name = "STAT|FIGURE")]
+    pub y: Vec<String>,
+    /// The phase to show (its name as tables show it, e.g. read:cold); default: the last
+    #[arg(long)]
+    pub phase: Option<String>,
+    /// Error bars: 2sd (the point +/- 2 standard deviations of its runs), ci95 (the 95%
+    /// confidence interval of the mean) or none
+    #[arg(long, default_value = "2sd")]
+    pub bars: String,
+    /// Sweep point (index, as `iolab results show` lists them) for workers, cdf, histogram, trace
+    #[arg(long)]
+    pub point: Option<usize>,
+    /// Repetition of a trace (default: the first traced)
+    #[arg(long)]
+    pub rep: Option<u32>,
+    /// Worker of a trace (default 0)
+    #[arg(long)]
+    pub worker: Option<u32>,
+    /// Op range of a trace, FROM..TO (TO excluded)
+    #[arg(long, value_name = "FROM..TO")]
+    pub ops: Option<String>,
+    /// Pixel size, WIDTHxHEIGHT (default: from the number of panels)
+    #[arg(long, value_name = "WxH")]
+    pub size: Option<String>,
+    /// Output file, .svg or .png (default: SVG on stdout)
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Results store (default: $IOLAB_DB or ~/.local/share/iolab/iolab.db)
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Experiment id, a unique prefix of one, or `last`
+    #[arg(required_unless_present_any = ["last", "compare"], conflicts_with_all = ["last", "compare"])]
+    pub id: Option<String>,
+    /// The newest experiment
+    #[arg(long, conflicts_with = "compare")]
+    pub last: bool,
+    /// Instead, the per-host comparison of every L1/L4 experiment in the store (the SLAC
+    /// table and its graph)
+    #[arg(long)]
+    pub compare: bool,
+    /// Output file (default: stdout)
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Results store (default: $IOLAB_DB or ~/.local/share/iolab/iolab.db)
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
 }

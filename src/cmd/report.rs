@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use super::plot::ReportArgs;
+use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
 use crate::report::html;
 
