@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+mod file;
 mod layout;
 mod params;
 pub mod preset;
