@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::error::Result;
-use crate::experiment::Params;
+use crate::experiment::{Experiment, Params};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -197,22 +197,10 @@ pub struct SpecArgs {
 }
 
 impl SpecArgs {
-    /// The parameters these flags set (TOML file first, then flags over it).
+    /// The parameters the flags set, then `--set` over them (the experiment file is not read
+    /// here; see [`SpecArgs::experiment`]).
     pub fn params(&self) -> Result<Params> {
-        let mut p = match &self.spec {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| crate::error::Error::spec("spec file", path.display(), e.to_string()))?;
-                let mut p = Params::from_toml(&text)?;
-                if !p.0.contains_key("name")
-                    && let Some(stem) = path.file_stem()
-                {
-                    p.set_one("name", stem.to_string_lossy())?;
-                }
-                p
-            }
-            None => Params::default(),
-        };
+        let mut p = Params::default();
         let flags: [(&str, &Option<String>); 26] = [
             ("ops", &self.op),
             ("size", &self.size),
@@ -285,17 +273,20 @@ impl SpecArgs {
             p.set("allow_device", self.allow_device.clone())?;
         }
         for kv in &self.set {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| crate::error::Error::spec("set", kv, "expected KEY=VALUE"))?;
-            let values = if matches!(k, "dirs" | "dir" | "ops" | "op" | "targets") {
-                v.split(',').map(String::from).collect()
-            } else {
-                vec![v.to_string()]
-            };
-            p.set(k, values)?;
+            p.set_kv(kv)?;
         }
         Ok(p)
+    }
+
+    /// The experiment the flags describe: the file, the parameters over it, the sweep.
+    pub fn experiment(&self, ram_bytes: u64) -> Result<Experiment> {
+        Experiment::from_command_line(
+            self.spec.as_deref(),
+            &self.params()?,
+            &self.sweep,
+            &self.zip,
+            ram_bytes,
+        )
     }
 }
 

@@ -17,7 +17,7 @@ pub mod run;
 
 use crate::cli::{Cli, Command, RunArgs};
 use crate::error::{Error, Result};
-use crate::experiment::{Built, Experiment, ResolveEnv};
+use crate::experiment::{Built, ResolveEnv};
 use crate::report::Format;
 use crate::store::{self, Store};
 
@@ -70,7 +70,7 @@ pub fn open_store(db: &Option<PathBuf>) -> Result<Store> {
 /// parameters at all: the default experiment, named `default`).
 fn build(args: &RunArgs) -> Result<Built> {
     let env = ResolveEnv::current();
-    let mut exp = Experiment::from_args(&args.spec, env.ram_bytes)?;
+    let mut exp = args.spec.experiment(env.ram_bytes)?;
     if exp.params.0.is_empty() {
         exp.params.set_one("name", "default")?;
     }

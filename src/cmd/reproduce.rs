@@ -43,13 +43,7 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
     };
     let mut exp = p.experiment(scale, &args.dirs, env.ram_bytes).map_err(unavailable)?;
     for kv in &args.set {
-        let (k, v) = kv.split_once('=').ok_or_else(|| Error::spec("set", kv, "expected KEY=VALUE"))?;
-        let values = if matches!(k, "dirs" | "dir" | "ops" | "op") {
-            v.split(',').map(String::from).collect()
-        } else {
-            vec![v.to_string()]
-        };
-        exp.params.set(k, values)?;
+        exp.params.set_kv(kv)?;
     }
     let built = exp.build(&env).map_err(unavailable)?;
     run::run_points(built, &args.out, stdout)?;

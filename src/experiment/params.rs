@@ -92,6 +92,17 @@ impl Params {
         self.set(key, vec![value.to_string()])
     }
 
+    /// Sets `KEY=VALUE` (`--set`): the directories and phases are comma-separated lists.
+    pub fn set_kv(&mut self, kv: &str) -> Result<()> {
+        let (k, v) = kv.split_once('=').ok_or_else(|| Error::spec("set", kv, "expected KEY=VALUE"))?;
+        let values = if matches!(k, "dirs" | "dir" | "ops" | "op" | "targets") {
+            v.split(',').map(String::from).collect()
+        } else {
+            vec![v.to_string()]
+        };
+        self.set(k, values)
+    }
+
     /// Overlays `other` on `self` (keys in `other` win).
     pub fn overlay(&mut self, other: &Params) {
         for (k, v) in &other.0 {
@@ -99,7 +110,28 @@ impl Params {
         }
     }
 
-    pub(super) fn one(&self, key: &str) -> Option<&str> {
+    /// The (first) value of a key, if set.
+    pub fn one(&self, key: &str) -> Option<&str> {
         self.0.get(key).and_then(|v| v.first()).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_kv_splits_lists_and_refuses_what_is_not_key_value() {
+        let mut p = Params::default();
+        p.set_kv("targets=a,b").unwrap();
+        p.set_kv("op=write,read").unwrap();
+        p.set_kv("name=a,b").unwrap();
+        assert_eq!(p.0["dirs"], ["a", "b"]);
+        assert_eq!(p.0["ops"], ["write", "read"]);
+        assert_eq!(p.one("name"), Some("a,b"));
+        let e = p.set_kv("size").unwrap_err();
+        assert!(matches!(e, Error::Spec { ref field, .. } if field == "set"), "{e:?}");
+        let e = p.set_kv("blocksize=4k").unwrap_err();
+        assert!(matches!(e, Error::Spec { ref field, .. } if field == "blocksize"), "{e:?}");
     }
 }
