@@ -16,7 +16,7 @@ use super::{engines, format_of, open_store};
 
 /// `iolab run` (with `--engine list`: the engines table instead).
 pub fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
-    if args.spec.engine.as_deref() == Some("list") {
+    if args.spec.flags.one("engine") == Some("list") {
         return engines::cmd_engines(stdout);
     }
     let built = super::build(&args)?;

@@ -17,7 +17,7 @@ pub mod run;
 pub mod schedule;
 pub mod sweep;
 
-pub use params::{PARAMS, ParamDef, Params};
+pub use params::{Flag, FlagKind, PARAMS, ParamDef, Params, markdown_table};
 pub use resolve::{ResolveEnv, resolve};
 
 use crate::error::{Error, Result};
