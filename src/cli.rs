@@ -1,12 +1,13 @@
-//! Command-line syntax (clap derive). Spec flags are plain strings here: they become spec
-//! parameters and are parsed and checked in one place, [`crate::experiment::resolve`].
+//! Command-line syntax: every clap type. The spec flags are made from the parameter table
+//! ([`PARAMS`]) and stay plain strings here: they become spec parameters, parsed and checked
+//! in one place, [`crate::experiment::resolve`].
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Parser, Subcommand, value_parser};
 
 use crate::error::Result;
-use crate::experiment::Params;
+use crate::experiment::{Experiment, Flag, FlagKind, PARAMS, ParamDef, Params};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -36,9 +37,9 @@ pub enum Command {
     Reproduce(ReproduceArgs),
     /// Draw a stored experiment as SVG or PNG (rate vs a swept parameter, bars, workers,
     /// latency CDF or histogram, per-op trace)
-    Plot(crate::cmd::plot::PlotArgs),
+    Plot(PlotArgs),
     /// Write a stored experiment as one self-contained HTML page (or, with --compare, every host)
-    Report(crate::cmd::plot::ReportArgs),
+    Report(ReportArgs),
     /// Internal: one worker process of `launcher = process` (reads its job on stdin)
     #[command(name = "__worker", hide = true)]
     Worker,
@@ -49,253 +50,145 @@ pub enum Command {
     Clean(CleanArgs),
 }
 
-/// Flags that set spec parameters; each maps to the parameter of the same name.
-#[derive(Args, Debug, Default, Clone)]
+/// The flags that describe an experiment: the experiment file, a flag for each spec parameter
+/// (made from [`PARAMS`]: its flags, their value names and its help line), `--set`, `--sweep`
+/// and `--zip`.
+#[derive(Debug, Default, Clone)]
 pub struct SpecArgs {
-    /// Experiment file (TOML); flags given here override its values
+    /// Experiment file (TOML); flags given here override its values.
     pub spec: Option<PathBuf>,
-    /// Target directory (repeatable); iolab works in its own subdirectory of each
-    #[arg(long = "dir", value_name = "DIR")]
-    pub dirs: Vec<String>,
-    /// Phases in order, e.g. write,read:cold,read:warm (also rewrite; :seq|:reverse|:random)
-    #[arg(long, value_name = "OPS")]
-    pub op: Option<String>,
-    /// Bytes per worker: 4096, 4KiB, 4k, 4kB (=4000), 1MiB, 2GiB, 2xRAM
-    #[arg(long, allow_hyphen_values = true)]
-    pub size: Option<String>,
-    /// Bytes per operation
-    #[arg(long, allow_hyphen_values = true)]
-    pub bs: Option<String>,
-    /// Number of workers
-    #[arg(long, allow_hyphen_values = true)]
-    pub workers: Option<String>,
-    /// file-per-worker | shared
-    #[arg(long)]
-    pub layout: Option<String>,
-    /// seq | reverse | random
-    #[arg(long)]
-    pub order: Option<String>,
-    /// Seed for random order and data
-    #[arg(long, allow_hyphen_values = true)]
-    pub seed: Option<String>,
-    /// I/O engine (`list` to list them)
-    #[arg(long)]
-    pub engine: Option<String>,
-    /// Open with O_DIRECT
-    #[arg(long)]
-    pub direct: bool,
-    /// none | end | each | every:SIZE
-    #[arg(long)]
-    pub sync: Option<String>,
-    /// fsync | fdatasync | msync (msync: engine mmap only)
-    #[arg(long)]
-    pub sync_call: Option<String>,
-    /// none | sync | dsync (O_SYNC / O_DSYNC)
-    #[arg(long)]
-    pub open_sync: Option<String>,
-    /// Preallocate files with fallocate before write phases
-    #[arg(long)]
-    pub prealloc: bool,
-    /// cold | warm | asis
-    #[arg(long)]
-    pub cache: Option<String>,
-    /// With cold phases, also drop all caches (root only)
-    #[arg(long)]
-    pub drop_caches: bool,
-    /// Repetitions
-    #[arg(long, allow_hyphen_values = true)]
-    pub reps: Option<String>,
-    /// Keep the data files after the run
-    #[arg(long)]
-    pub keep: bool,
-    /// Target directories, comma-separated (an alias of --dir; a dir may repeat)
-    #[arg(long, value_name = "DIR,DIR,...")]
-    pub targets: Option<String>,
-    /// Files in the set (file-per-worker, striped-per-worker); default one per worker
-    #[arg(long, allow_hyphen_values = true)]
-    pub files: Option<String>,
-    /// K files per worker, visited round-robin (block 1 of each, then block 2, ...)
-    #[arg(long, allow_hyphen_values = true, value_name = "K")]
-    pub files_per_worker: Option<String>,
-    /// Files a worker visits at a time, block by block
-    #[arg(long, allow_hyphen_values = true, value_name = "R")]
-    pub round_robin: Option<String>,
-    /// Stripe unit of the striped layouts
-    #[arg(long, allow_hyphen_values = true, value_name = "SIZE")]
-    pub stripe_unit: Option<String>,
-    /// Stripe over the first N target dirs (default all)
-    #[arg(long, allow_hyphen_values = true, value_name = "N")]
-    pub stripe_count: Option<String>,
-    /// thread | process
-    #[arg(long)]
-    pub launcher: Option<String>,
-    /// barrier | free
-    #[arg(long)]
-    pub start: Option<String>,
-    /// off | histogram | trace
-    #[arg(long)]
-    pub latency: Option<String>,
-    /// Keep every op's file, offset, start and duration in the store (latency = trace)
-    #[arg(long)]
-    pub trace: bool,
-    /// A label for the experiment
-    #[arg(long)]
-    pub name: Option<String>,
-    /// Write a verify header (run, file, offset, generation, checksum) into every block and
-    /// check every block read
-    #[arg(long)]
-    pub verify: bool,
-    /// Allow this exact path under /dev as a target (repeatable); devices in use are always
-    /// refused
-    #[arg(long = "allow-device", value_name = "PATH")]
-    pub allow_device: Vec<String>,
-    /// Read the files a kept run (--keep) left, instead of writing new ones (read phases only)
-    #[arg(long, value_name = "RUNID")]
-    pub reuse: Option<String>,
-    /// Ops in flight per worker (asynchronous engines: uring)
-    #[arg(long, allow_hyphen_values = true)]
-    pub iodepth: Option<String>,
-    /// mmap window size (engine mmap; default: the whole file)
-    #[arg(long, allow_hyphen_values = true)]
-    pub window: Option<String>,
-    /// Strided memory: bytes taken from every --mem-stride bytes
-    #[arg(long, allow_hyphen_values = true)]
-    pub mem_len: Option<String>,
-    /// Strided memory: distance between successive --mem-len pieces
-    #[arg(long, allow_hyphen_values = true)]
-    pub mem_stride: Option<String>,
-    /// Compute/I-O overlap strategy: S1A | S1B | S2 | S3 | S5 (Benson et al. 2003)
-    #[arg(long)]
-    pub strategy: Option<String>,
-    /// Strategies: iterations of the compute/write loop
-    #[arg(long, allow_hyphen_values = true)]
-    pub iters: Option<String>,
-    /// Strategies: simulated compute time, e.g. 2s (see docs/strategies.md)
-    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
-    pub comptime: Option<String>,
-    /// Set any spec parameter: --set key=value (repeatable)
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    /// The parameters their own flags set (before `--set`).
+    pub flags: Params,
+    /// `--set KEY=VALUE`, in the order given.
     pub set: Vec<String>,
-    /// Sweep axis: KEY=V1,V2,... or KEY=A..B[:STEP|:xFACTOR] (repeatable; the product of all)
-    #[arg(long, value_name = "KEY=VALUES")]
+    /// `--sweep KEY=VALUES`: sweep axes.
     pub sweep: Vec<String>,
-    /// Axes that advance together instead of multiplying: --zip A,B (repeatable)
-    #[arg(long, value_name = "AXES")]
+    /// `--zip A,B`: axes that advance together.
     pub zip: Vec<String>,
-    /// Warm-up runs of each point, stored but not in the statistics
-    #[arg(long, allow_hyphen_values = true)]
-    pub warmup: Option<String>,
-    /// Sleep before each run, e.g. 2s
-    #[arg(long, value_name = "DURATION")]
-    pub settle: Option<String>,
-    /// Touch and free this much memory just before each run, e.g. 4GiB
-    #[arg(long, value_name = "SIZE")]
-    pub prime_memory: Option<String>,
-    /// Run order: round-robin | shuffle | shuffle:SEED
-    #[arg(long)]
-    pub interleave: Option<String>,
+}
+
+/// The flags not made from [`PARAMS`]: (id, value name, help). All are repeatable.
+const EXPERIMENT_FLAGS: [(&str, &str, &str); 3] = [
+    ("set", "KEY=VALUE", "Set any spec parameter: --set key=value (repeatable)"),
+    (
+        "sweep",
+        "KEY=VALUES",
+        "Sweep axis: KEY=V1,V2,... or KEY=A..B[:STEP|:xFACTOR] (repeatable; the product of all)",
+    ),
+    ("zip", "AXES", "Axes that advance together instead of multiplying: --zip A,B (repeatable)"),
+];
+
+/// The clap argument of one parameter flag.
+fn param_arg(def: &ParamDef, flag: &Flag) -> Arg {
+    let help = flag.help.unwrap_or(def.help);
+    let arg = Arg::new(flag.name).long(flag.name);
+    match flag.kind {
+        FlagKind::Switch(_) => arg.action(ArgAction::SetTrue).help(help),
+        FlagKind::Value | FlagKind::Commas => arg
+            .action(ArgAction::Set)
+            .value_name(flag.value_name)
+            .value_parser(value_parser!(String))
+            .allow_hyphen_values(flag.hyphen_values)
+            .help(help),
+        FlagKind::Repeated => arg
+            .action(ArgAction::Append)
+            .value_name(flag.value_name)
+            .value_parser(value_parser!(String))
+            .allow_hyphen_values(flag.hyphen_values)
+            .help(format!("{help} (repeatable)")),
+    }
+}
+
+impl Args for SpecArgs {
+    fn augment_args(mut cmd: clap::Command) -> clap::Command {
+        cmd = cmd.arg(
+            Arg::new("spec")
+                .value_name("SPEC")
+                .value_parser(value_parser!(PathBuf))
+                .help("Experiment file (TOML); flags given here override its values"),
+        );
+        for def in PARAMS {
+            for flag in def.flags {
+                cmd = cmd.arg(param_arg(def, flag));
+            }
+        }
+        for (id, value_name, help) in EXPERIMENT_FLAGS {
+            cmd = cmd.arg(
+                Arg::new(id)
+                    .long(id)
+                    .value_name(value_name)
+                    .action(ArgAction::Append)
+                    .value_parser(value_parser!(String))
+                    .help(help),
+            );
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for SpecArgs {
+    fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
+        let many =
+            |id: &str| -> Vec<String> { m.get_many::<String>(id).into_iter().flatten().cloned().collect() };
+        let mut flags = Params::default();
+        // A parameter's later flags win over its earlier ones (--targets over --dir, --trace
+        // over --latency).
+        for def in PARAMS {
+            for flag in def.flags {
+                let values = match flag.kind {
+                    FlagKind::Switch(v) => m.get_flag(flag.name).then(|| vec![v.to_string()]),
+                    FlagKind::Value => m.get_one::<String>(flag.name).map(|v| vec![v.clone()]),
+                    FlagKind::Commas => {
+                        m.get_one::<String>(flag.name).map(|v| v.split(',').map(String::from).collect())
+                    }
+                    FlagKind::Repeated => Some(many(flag.name)).filter(|v| !v.is_empty()),
+                };
+                if let Some(values) = values {
+                    flags.set(def.key, values).map_err(|e| {
+                        clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{e}\n"))
+                    })?;
+                }
+            }
+        }
+        Ok(SpecArgs {
+            spec: m.get_one::<PathBuf>("spec").cloned(),
+            flags,
+            set: many("set"),
+            sweep: many("sweep"),
+            zip: many("zip"),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> std::result::Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
 }
 
 impl SpecArgs {
-    /// The parameters these flags set (TOML file first, then flags over it).
+    /// The parameters the flags set: each parameter's flags, then `--set` over them (the
+    /// experiment file is not read here; see [`SpecArgs::experiment`]).
     pub fn params(&self) -> Result<Params> {
-        let mut p = match &self.spec {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| crate::error::Error::spec("spec file", path.display(), e.to_string()))?;
-                let mut p = Params::from_toml(&text)?;
-                if !p.0.contains_key("name")
-                    && let Some(stem) = path.file_stem()
-                {
-                    p.set_one("name", stem.to_string_lossy())?;
-                }
-                p
-            }
-            None => Params::default(),
-        };
-        let flags: [(&str, &Option<String>); 26] = [
-            ("ops", &self.op),
-            ("size", &self.size),
-            ("bs", &self.bs),
-            ("workers", &self.workers),
-            ("layout", &self.layout),
-            ("order", &self.order),
-            ("seed", &self.seed),
-            ("engine", &self.engine),
-            ("sync", &self.sync),
-            ("sync_call", &self.sync_call),
-            ("open_sync", &self.open_sync),
-            ("cache", &self.cache),
-            ("reps", &self.reps),
-            ("name", &self.name),
-            ("warmup", &self.warmup),
-            ("settle", &self.settle),
-            ("prime_memory", &self.prime_memory),
-            ("interleave", &self.interleave),
-            ("reuse", &self.reuse),
-            ("iodepth", &self.iodepth),
-            ("window", &self.window),
-            ("mem_len", &self.mem_len),
-            ("mem_stride", &self.mem_stride),
-            ("strategy", &self.strategy),
-            ("iters", &self.iters),
-            ("comptime", &self.comptime),
-        ];
-        for (k, v) in flags {
-            if let Some(v) = v {
-                p.set_one(k, v)?;
-            }
-        }
-        for (k, on) in [
-            ("direct", self.direct),
-            ("prealloc", self.prealloc),
-            ("drop_caches", self.drop_caches),
-            ("keep", self.keep),
-            ("verify", self.verify),
-        ] {
-            if on {
-                p.set_one(k, "true")?;
-            }
-        }
-        if !self.dirs.is_empty() {
-            p.set("dirs", self.dirs.clone())?;
-        }
-        let access: [(&str, &Option<String>); 9] = [
-            ("files", &self.files),
-            ("files_per_worker", &self.files_per_worker),
-            ("round_robin", &self.round_robin),
-            ("stripe_unit", &self.stripe_unit),
-            ("stripe_count", &self.stripe_count),
-            ("launcher", &self.launcher),
-            ("start", &self.start),
-            ("latency", &self.latency),
-            ("targets", &self.targets),
-        ];
-        for (k, v) in access {
-            if let Some(v) = v {
-                let values =
-                    if k == "targets" { v.split(',').map(String::from).collect() } else { vec![v.clone()] };
-                p.set(k, values)?;
-            }
-        }
-        if self.trace {
-            p.set_one("latency", "trace")?;
-        }
-        if !self.allow_device.is_empty() {
-            p.set("allow_device", self.allow_device.clone())?;
-        }
+        let mut p = self.flags.clone();
         for kv in &self.set {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| crate::error::Error::spec("set", kv, "expected KEY=VALUE"))?;
-            let values = if matches!(k, "dirs" | "dir" | "ops" | "op" | "targets") {
-                v.split(',').map(String::from).collect()
-            } else {
-                vec![v.to_string()]
-            };
-            p.set(k, values)?;
+            p.set_kv(kv)?;
         }
         Ok(p)
+    }
+
+    /// The experiment the flags describe: the file, the parameters over it, the sweep.
+    pub fn experiment(&self, ram_bytes: u64) -> Result<Experiment> {
+        Experiment::from_command_line(
+            self.spec.as_deref(),
+            &self.params()?,
+            &self.sweep,
+            &self.zip,
+            ram_bytes,
+        )
     }
 }
 
@@ -448,4 +341,75 @@ pub struct InfoArgs {
     /// Print JSON
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// Experiment id, a unique prefix of one, or `last`
+    pub id: String,
+    /// rate | bars | workers | cdf | histogram | trace (default: the preset's plot, else rate
+    /// when something is swept, else bars)
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// The x axis: a sweep axis (or `phase`); default: the preset's, else the first axis
+    #[arg(long)]
+    pub x: Option<String>,
+    /// One line per value of these axes (comma-separated, or `none`)
+    #[arg(long)]
+    pub series: Option<String>,
+    /// One panel per value of these axes (comma-separated, or `none`)
+    #[arg(long)]
+    pub panel: Option<String>,
+    /// Statistic (mean, median, 2sigma, trimmed) and/or figures (max_sar, min_sar,
+    /// individual), comma-separated; default: the experiment's headline of the preset's figures
+    #[arg(long, value_name = "STAT|FIGURE")]
+    pub y: Vec<String>,
+    /// The phase to show (its name as tables show it, e.g. read:cold); default: the last
+    #[arg(long)]
+    pub phase: Option<String>,
+    /// Error bars: 2sd (the point +/- 2 standard deviations of its runs), ci95 (the 95%
+    /// confidence interval of the mean) or none
+    #[arg(long, default_value = "2sd")]
+    pub bars: String,
+    /// Sweep point (index, as `iolab results show` lists them) for workers, cdf, histogram, trace
+    #[arg(long)]
+    pub point: Option<usize>,
+    /// Repetition of a trace (default: the first traced)
+    #[arg(long)]
+    pub rep: Option<u32>,
+    /// Worker of a trace (default 0)
+    #[arg(long)]
+    pub worker: Option<u32>,
+    /// Op range of a trace, FROM..TO (TO excluded)
+    #[arg(long, value_name = "FROM..TO")]
+    pub ops: Option<String>,
+    /// Pixel size, WIDTHxHEIGHT (default: from the number of panels)
+    #[arg(long, value_name = "WxH")]
+    pub size: Option<String>,
+    /// Output file, .svg or .png (default: SVG on stdout)
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Results store (default: $IOLAB_DB or ~/.local/share/iolab/iolab.db)
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Experiment id, a unique prefix of one, or `last`
+    #[arg(required_unless_present_any = ["last", "compare"], conflicts_with_all = ["last", "compare"])]
+    pub id: Option<String>,
+    /// The newest experiment
+    #[arg(long, conflicts_with = "compare")]
+    pub last: bool,
+    /// Instead, the per-host comparison of every L1/L4 experiment in the store (the SLAC
+    /// table and its graph)
+    #[arg(long)]
+    pub compare: bool,
+    /// Output file (default: stdout)
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Results store (default: $IOLAB_DB or ~/.local/share/iolab/iolab.db)
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
 }

@@ -1,6 +1,16 @@
 //! `iolab engines` (and `iolab run --engine list`): every engine with what it can do.
 
+use std::io::Write;
+
 use crate::worker::registry::ENGINES;
+use crate::error::Result;
+
+use super::put;
+
+/// `iolab engines`.
+pub fn cmd_engines(stdout: &mut dyn Write) -> Result<()> {
+    put(stdout, &table())
+}
 
 /// The engines as a text table, then a line for each engine this machine cannot run.
 pub fn table() -> String {

@@ -3,8 +3,11 @@
 //! and resolved by [`crate::experiment::resolve`], so every point is validated before any I/O and an
 //! error names the point's axis values.
 
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
 
+mod file;
 mod layout;
 mod params;
 mod phases;
@@ -16,10 +19,9 @@ pub mod run;
 pub mod schedule;
 pub mod sweep;
 
-pub use params::{PARAMS, ParamDef, Params};
+pub use params::{Flag, FlagKind, PARAMS, ParamDef, Params, markdown_table};
 pub use resolve::{ResolveEnv, resolve};
 
-use crate::cli::SpecArgs;
 use crate::error::{Error, Result};
 use crate::experiment::run::Point;
 use crate::spec::Spec;
@@ -167,23 +169,36 @@ pub fn file_tables(text: &str, ram_bytes: u64) -> Result<(Sweep, Headline, Optio
 }
 
 impl Experiment {
-    /// The experiment the command-line flags describe: the TOML file (its parameters,
-    /// `[sweep]` and `[preset]`), then flags, `--sweep` axes (replacing the file's axes of the
-    /// same key) and `--zip` groups.
-    pub fn from_args(args: &SpecArgs, ram_bytes: u64) -> Result<Experiment> {
-        let params = args.params()?;
-        let (mut sweep, headline, preset) = match &args.spec {
+    /// The experiment a command line describes: the experiment file (its parameters,
+    /// `[sweep]` and `[preset]`; its stem names it unless it has a `name`), then the
+    /// parameters the flags set over it, the `--sweep` axes (replacing the file's axes of the
+    /// same key) and the `--zip` groups.
+    pub fn from_command_line(
+        file: Option<&Path>,
+        flags: &Params,
+        sweeps: &[String],
+        zips: &[String],
+        ram_bytes: u64,
+    ) -> Result<Experiment> {
+        let (mut params, (mut sweep, headline, preset)) = match file {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| Error::spec("spec file", path.display(), e.to_string()))?;
-                file_tables(&text, ram_bytes)?
+                let mut params = Params::from_toml(&text)?;
+                if !params.0.contains_key("name")
+                    && let Some(stem) = path.file_stem()
+                {
+                    params.set_one("name", stem.to_string_lossy())?;
+                }
+                (params, file_tables(&text, ram_bytes)?)
             }
             None => Default::default(),
         };
-        for arg in &args.sweep {
+        params.overlay(flags);
+        for arg in sweeps {
             sweep.push(sweep::parse_arg(arg, ram_bytes)?);
         }
-        for z in &args.zip {
+        for z in zips {
             sweep.zip.push(sweep::parse_zip(z));
         }
         Ok(Experiment { params, sweep, headline, preset })
@@ -348,6 +363,40 @@ mod tests {
             .unwrap();
         assert_eq!(b.points[0].spec.phases.len(), 1);
         assert_eq!(b.points[1].spec.phases.len(), 2);
+    }
+
+    #[test]
+    fn a_command_line_is_the_file_then_the_flags_then_the_sweep() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mine.toml");
+        let text = "size = \"64KiB\"\nbs = \"4KiB\"\n[sweep]\nbs = [\"4KiB\", \"8KiB\"]\nworkers = [1, 2]\n";
+        std::fs::write(&path, text).unwrap();
+        let mut flags = Params::default();
+        flags.set_one("size", "128KiB").unwrap();
+        let e = Experiment::from_command_line(
+            Some(&path),
+            &flags,
+            &["bs=16KiB".into()],
+            &["bs,workers".into()],
+            0,
+        )
+        .unwrap();
+        assert_eq!(e.params.one("name"), Some("mine"), "the file's stem names it");
+        assert_eq!(e.params.one("size"), Some("128KiB"), "flags win over the file");
+        assert_eq!(e.params.one("bs"), Some("4KiB"));
+        let axes: Vec<(&str, &[String])> =
+            e.sweep.axes.iter().map(|a| (a.key.as_str(), &a.values[..])).collect();
+        assert_eq!(axes, [("bs", &["16KiB".to_string()][..]), ("workers", &["1".into(), "2".into()][..])]);
+        assert_eq!(e.sweep.zip, [["bs", "workers"]]);
+        flags.set_one("name", "other").unwrap();
+        let e = Experiment::from_command_line(Some(&path), &flags, &[], &[], 0).unwrap();
+        assert_eq!(e.params.one("name"), Some("other"));
+        assert_eq!(e.sweep.axes[0].values, ["4KiB", "8KiB"]);
+        let e = Experiment::from_command_line(None, &flags, &[], &[], 0).unwrap();
+        assert_eq!(e.params, flags);
+        let missing = dir.path().join("none.toml");
+        let err = Experiment::from_command_line(Some(&missing), &flags, &[], &[], 0).unwrap_err();
+        assert!(matches!(err, Error::Spec { ref field, .. } if field == "spec file"), "{err:?}");
     }
 
     #[test]

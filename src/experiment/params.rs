@@ -1,70 +1,387 @@
-//! Every spec parameter declared once ([`PARAMS`]), and the raw `key = value` map ([`Params`])
-//! that TOML files, CLI flags and sweep axes all become.
+//! Every spec parameter declared once ([`PARAMS`]: its key, flags, help line, default), and the
+//! raw `key = value` map ([`Params`]) that TOML files, CLI flags and sweep axes all become. The
+//! command line's spec flags and the parameter table of `docs/spec.md` are both made from
+//! [`PARAMS`].
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::units::fmt_size_spec;
 
-/// One declared parameter: its key (TOML key, sweep axis name, `--flag` with `-` for `_`).
+/// One declared parameter.
+#[derive(Debug)]
 pub struct ParamDef {
+    /// The TOML key, sweep axis and `--set` key.
     pub key: &'static str,
+    /// The command-line flags that set it; the first is its own.
+    pub flags: &'static [Flag],
+    /// The default, as `docs/spec.md` states it (Markdown).
+    pub default: &'static str,
+    /// One line: the `--help` of its flags and the start of its `docs/spec.md` row.
     pub help: &'static str,
-    /// Takes several values (`dirs`, `ops`); others take exactly one.
+    /// What `docs/spec.md` says after the help line (Markdown); empty when nothing.
+    pub more: &'static str,
+    /// Takes several values (`dirs`, `ops`, `allow_device`); others take exactly one.
     pub list: bool,
 }
 
-macro_rules! params {
-    ($( $key:literal $(list=$list:literal)? : $help:literal ),* $(,)?) => {
-        /// Every spec parameter, with the one-line help shown in `docs/spec.md`.
-        pub const PARAMS: &[ParamDef] = &[ $( ParamDef { key: $key, help: $help, list: false $( || $list )? } ),* ];
-    };
+/// One command-line flag of a parameter.
+#[derive(Debug)]
+pub struct Flag {
+    /// The long name, without the dashes.
+    pub name: &'static str,
+    /// The value's placeholder in `--help` (switches take none).
+    pub value_name: &'static str,
+    pub kind: FlagKind,
+    /// A value may start with `-` (numbers, sizes, durations), so `--workers -1` is refused
+    /// by the parameter's own check, naming it, instead of being taken for a flag.
+    pub hyphen_values: bool,
+    /// Its own help line (an alias saying what it stands for); else the parameter's.
+    pub help: Option<&'static str>,
 }
 
-params! {
-    "name": "a label for the experiment",
-    "dirs" list=true: "target directories; iolab works inside its own work directory under each",
-    "ops" list=true: "phases in order: write, rewrite, read; each may add :seq|:reverse|:random, :cold|:warm|:asis, :workers=N, :round_robin=R, :layout=L",
-    "workers": "number of workers (threads or processes); a phase may set its own",
-    "size": "bytes per file of per-worker layouts (= per worker by default); bytes per worker of shared layouts (KiB/MiB/GiB are 1024-based, kB/MB/GB 1000-based, NxRAM)",
-    "bs": "bytes per I/O operation",
-    "layout": "file-per-worker | shared | shared-strided | striped | striped-per-worker (see docs/layouts.md)",
-    "files": "files in the set of file-per-worker and striped-per-worker (default: one per worker); worker w of W gets files w, w+W, ...",
-    "files_per_worker": "K: files = K x workers, and each worker visits its K files round-robin (round_robin = K)",
-    "round_robin": "R: a worker visits R of its files at a time, block by block (default 1)",
-    "stripe_unit": "bytes per stripe unit of the striped layouts",
-    "stripe_count": "striped layouts: stripe over the first N dirs (default: all)",
-    "launcher": "thread | process (the binary re-executes itself once per worker)",
-    "start": "barrier (workers start together) | free (each worker starts as soon as it is ready)",
-    "latency": "off (no clock read per op) | histogram | trace (also every op's file, offset, start and duration, kept in the store)",
-    "order": "seq | reverse | random (a seeded permutation covering every block once)",
-    "seed": "seed for random orders and data",
-    "engine": "I/O engine (see `iolab engines`)",
-    "direct": "open with O_DIRECT (bypass the page cache)",
-    "sync": "none | end | each | every:SIZE (commit after every SIZE bytes per worker)",
-    "sync_call": "fsync | fdatasync | msync (msync: engine mmap only, and its default)",
-    "open_sync": "none | sync | dsync (open with O_SYNC or O_DSYNC)",
-    "prealloc": "preallocate files with fallocate before a write phase (timed separately)",
-    "cache": "cold | warm | asis: cache state before each phase (cold = committed, evicted and checked)",
-    "drop_caches": "with cache=cold, also write 3 to /proc/sys/vm/drop_caches (root only)",
-    "reps": "repetitions of the whole run",
-    "keep": "keep the data files after the run",
-    "warmup": "warm-up runs of each point before its first measured one (stored, not in the statistics)",
-    "settle": "sleep this long before each run (e.g. 2s, 500ms)",
-    "prime_memory": "touch and free this many bytes just before each run (e.g. 4GiB, 0.5xRAM; 0 = off)",
-    "interleave": "order of the runs of a sweep: round-robin over points, shuffle (seeded by seed) or shuffle:SEED",
-    "verify": "blocks carry a header (run, file, offset, generation, checksum) written with the data and checked on every read",
-    "allow_device" list=true: "command line only: a path under /dev that may be a target (exact path); devices in use are always refused",
-    "reuse": "read the data files a kept run (--keep) left, instead of writing new ones: the run id; read phases only",
-    "iodepth": "ops in flight per worker (asynchronous engines: uring)",
-    "window": "mmap window size (engine mmap); default: the whole file",
-    "mem_len": "strided memory: bytes taken from every mem_stride bytes of the buffer",
-    "mem_stride": "strided memory: distance between the starts of successive mem_len pieces",
-    "strategy": "compute/I-O overlap strategy (Benson et al. 2003): S1A | S1B | S2 | S3 | S5 (see docs/strategies.md)",
-    "iters": "strategies: iterations of the compute/write loop (size = iters x bs)",
-    "comptime": "strategies: simulated compute time, e.g. 2s (each of the workers' worth; see docs/strategies.md)",
+/// How a flag gives the parameter its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlagKind {
+    /// `--flag VALUE`: the one value.
+    Value,
+    /// `--flag VALUE`, repeatable: each occurrence adds a value.
+    Repeated,
+    /// `--flag A,B,...`: the values, comma-separated.
+    Commas,
+    /// `--flag` alone: sets the parameter to this value.
+    Switch(&'static str),
+}
+
+const fn value(name: &'static str, value_name: &'static str) -> Flag {
+    Flag { name, value_name, kind: FlagKind::Value, hyphen_values: false, help: None }
+}
+
+/// A value that may start with `-` (a number, size or duration).
+const fn number(name: &'static str, value_name: &'static str) -> Flag {
+    Flag { hyphen_values: true, ..value(name, value_name) }
+}
+
+const fn switch(name: &'static str) -> Flag {
+    Flag { kind: FlagKind::Switch("true"), ..value(name, "") }
+}
+
+const fn param(
+    key: &'static str,
+    flags: &'static [Flag],
+    default: &'static str,
+    help: &'static str,
+    more: &'static str,
+) -> ParamDef {
+    ParamDef { key, flags, default, help, more, list: false }
+}
+
+const fn list(def: ParamDef) -> ParamDef {
+    ParamDef { list: true, ..def }
+}
+
+/// Every spec parameter, in the order experiment files and `docs/spec.md` list them.
+pub const PARAMS: &[ParamDef] = &[
+    param("name", &[value("name", "NAME")], "file stem, or `default`", "A label for the experiment", ""),
+    list(param(
+        "dirs",
+        &[
+            Flag { kind: FlagKind::Repeated, ..value("dir", "DIR") },
+            Flag {
+                kind: FlagKind::Commas,
+                help: Some("Target directories, comma-separated (an alias of --dir; a dir may repeat)"),
+                ..value("targets", "DIR,DIR,...")
+            },
+        ],
+        "`.`",
+        "Target directories; iolab works inside its own work directory (.iolab-RUNID) under each",
+        "`targets` is an alias. A dir may repeat (one disk as several logical targets of a striped file)",
+    )),
+    list(param(
+        "ops",
+        &[value("op", "OPS")],
+        "`write,read:cold,read:warm`",
+        "Phases in order, e.g. write,read:cold,read:warm; each is write, rewrite or read, with optional :ORDER, :CACHE, :workers=N, :round_robin=R, :layout=L",
+        "See [Phases](#phases)",
+    )),
+    param(
+        "workers",
+        &[number("workers", "WORKERS")],
+        "`1`",
+        "Number of workers (threads or processes); a phase may set its own (read:workers=4)",
+        "",
+    ),
+    param(
+        "size",
+        &[number("size", "SIZE")],
+        "`512MiB`",
+        "Bytes per file of the per-worker layouts (per worker when files = workers), per worker of the shared ones: 4096, 4KiB, 4k, 4kB (=4000), 1MiB, 2xRAM",
+        "The shared file is `size` x `workers`. Units: [above](#units)",
+    ),
+    param("bs", &[number("bs", "BS")], "`1MiB`", "Bytes per operation; size must be a multiple", ""),
+    param(
+        "layout",
+        &[value("layout", "LAYOUT")],
+        "`file-per-worker`",
+        "file-per-worker | shared | shared-strided | striped | striped-per-worker",
+        "`shared`: one file, contiguous segments; `shared-strided`: one file, worker w of W owns blocks w, w+W, ...; `striped`: one logical file striped over the targets, contiguous segments; `striped-per-worker`: each worker's file striped. See [layouts.md](layouts.md)",
+    ),
+    param(
+        "files",
+        &[number("files", "FILES")],
+        "`workers`",
+        "Files in the set of file-per-worker and striped-per-worker (default: one per worker)",
+        "Worker w of a phase with W workers gets files w, w+W, w+2W, ...",
+    ),
+    param(
+        "files_per_worker",
+        &[number("files-per-worker", "K")],
+        "-",
+        "K files per worker, visited round-robin: files = K x workers and round_robin = K",
+        "The presets R5 and R6 use it",
+    ),
+    param(
+        "round_robin",
+        &[number("round-robin", "R")],
+        "`1`",
+        "R: files a worker visits at a time, block by block (block 1 of each, then block 2, ...)",
+        "Then the next R; 1 = one file after another. A phase may set its own",
+    ),
+    param(
+        "stripe_unit",
+        &[number("stripe-unit", "SIZE")],
+        "`1MiB`",
+        "Stripe unit of the striped layouts (a multiple of 512 bytes)",
+        "`bs` must be a multiple or a divisor of it. The other layouts ignore `stripe_unit` and `stripe_count`, so a sweep over `layout` may keep them",
+    ),
+    param(
+        "stripe_count",
+        &[number("stripe-count", "N")],
+        "all dirs",
+        "Striped layouts: stripe over the first N target dirs (one component file on each)",
+        "",
+    ),
+    param(
+        "launcher",
+        &[value("launcher", "LAUNCHER")],
+        "`thread`",
+        "thread | process (the binary re-executes itself once per worker)",
+        "A process worker is `iolab __worker`",
+    ),
+    param(
+        "start",
+        &[value("start", "START")],
+        "`barrier`",
+        "barrier (workers open their files, then start together) | free (each starts as soon as its files are open)",
+        "`free` is Russell's uncoordinated children; t_i counts from each worker's own start",
+    ),
+    param(
+        "latency",
+        &[
+            value("latency", "LATENCY"),
+            Flag {
+                kind: FlagKind::Switch("trace"),
+                help: Some("Keep every op's file, offset, start and duration in the store (latency = trace)"),
+                ..value("trace", "")
+            },
+        ],
+        "`histogram`",
+        "off (no clock read per op) | histogram (per worker) | trace (also every op's file, offset, start and duration, kept in the store)",
+        "`off` leaves t_i, commit times and rates: the least overhead, see [performance.md](performance.md). A trace streams to the store in batches (`iolab results trace`); the dominant periods of the latency series are reported",
+    ),
+    param(
+        "order",
+        &[value("order", "ORDER")],
+        "`seq`",
+        "seq | reverse | random (a seeded permutation covering every block once)",
+        "",
+    ),
+    param("seed", &[number("seed", "SEED")], "`1`", "Seed of random orders and of the data", ""),
+    param(
+        "engine",
+        &[value("engine", "ENGINE")],
+        "`psync`",
+        "I/O engine (`list` lists them, as `iolab engines` does)",
+        "See [engines.md](engines.md)",
+    ),
+    param(
+        "direct",
+        &[switch("direct")],
+        "`false`",
+        "Open with O_DIRECT (bypass the page cache)",
+        "`bs` must be a multiple of the device's logical block size",
+    ),
+    param(
+        "sync",
+        &[value("sync", "SYNC")],
+        "`end`",
+        "none | end (once per file, after its last op) | each (after every op) | every:SIZE (each time a worker has written SIZE bytes, and at the end)",
+        "",
+    ),
+    param(
+        "sync_call",
+        &[value("sync-call", "SYNC_CALL")],
+        "the engine's first (`fdatasync`; `msync` for mmap)",
+        "fsync | fdatasync | msync (msync: engine mmap only)",
+        "",
+    ),
+    param(
+        "open_sync",
+        &[value("open-sync", "OPEN_SYNC")],
+        "`none`",
+        "none | sync | dsync (open with O_SYNC or O_DSYNC)",
+        "",
+    ),
+    param(
+        "prealloc",
+        &[switch("prealloc")],
+        "`false`",
+        "Preallocate files with fallocate before a write phase",
+        "The time is reported as `prealloc_ns`, outside t_i",
+    ),
+    param(
+        "cache",
+        &[value("cache", "CACHE")],
+        "`cold`",
+        "cold | warm | asis: the cache state before phases that name none (cold = committed, evicted and checked)",
+        "",
+    ),
+    param(
+        "drop_caches",
+        &[switch("drop-caches")],
+        "`false`",
+        "With cold phases, also write 3 to /proc/sys/vm/drop_caches (root only)",
+        "",
+    ),
+    param("reps", &[number("reps", "REPS")], "`5`", "Repetitions of the whole run", ""),
+    param("keep", &[switch("keep")], "`false`", "Keep the data files (in .iolab-RUNID) after the run", ""),
+    param(
+        "warmup",
+        &[number("warmup", "WARMUP")],
+        "`0`",
+        "Warm-up runs of each point before its first measured one, stored but not in the statistics",
+        "JSON `warmups`",
+    ),
+    param(
+        "settle",
+        &[value("settle", "DURATION")],
+        "`0`",
+        "Sleep this long before each run, e.g. 2s, 500ms",
+        "The time slept is stored with the run",
+    ),
+    param(
+        "prime_memory",
+        &[value("prime-memory", "SIZE")],
+        "`0`",
+        "Touch and free this much memory just before each run, e.g. 4GiB, 0.5xRAM (below 90% of RAM; 0 = off)",
+        "",
+    ),
+    param(
+        "interleave",
+        &[value("interleave", "INTERLEAVE")],
+        "`round-robin`",
+        "Run order of an experiment: round-robin (over its points) | shuffle (seeded by seed) | shuffle:SEED",
+        "",
+    ),
+    param(
+        "verify",
+        &[switch("verify")],
+        "`false`",
+        "Write a verify header (run, file, offset, generation, checksum) into every block and check every block read",
+        "A mismatch fails the run (exit 1). `bs` must be at least 512 bytes. Layout: [safety.md](safety.md#verification)",
+    ),
+    list(param(
+        "allow_device",
+        &[Flag { kind: FlagKind::Repeated, ..value("allow-device", "PATH") }],
+        "none",
+        "Allow this exact path under /dev as a target; devices in use are always refused",
+        "Command line only (refused in a TOML file). Block and character devices are refused in any case (raw device I/O is not built)",
+    )),
+    param(
+        "reuse",
+        &[value("reuse", "RUNID")],
+        "none",
+        "Read the files a kept run (--keep) left, instead of writing new ones (read phases only)",
+        "The spec must plan the same files (names and sizes) and seed. Nothing is created, written or removed",
+    ),
+    param(
+        "iodepth",
+        &[number("iodepth", "IODEPTH")],
+        "`1`",
+        "Ops in flight per worker (above 1: asynchronous engines only, uring up to 4096)",
+        "",
+    ),
+    param(
+        "window",
+        &[number("window", "WINDOW")],
+        "whole file",
+        "mmap window size (engine mmap; default: the whole file)",
+        "A multiple of the page size, and at least the `every:` sync size; `file` = whole file",
+    ),
+    param(
+        "mem_len",
+        &[number("mem-len", "MEM_LEN")],
+        "none",
+        "Strided memory: each op gathers (or scatters) mem_len bytes from every mem_stride bytes of its buffer",
+        "It must divide `bs`; set both or neither",
+    ),
+    param(
+        "mem_stride",
+        &[number("mem-stride", "MEM_STRIDE")],
+        "none",
+        "Strided memory: distance between the starts of successive mem_len pieces",
+        "At least `mem_len`; the buffer is `bs / mem_len x mem_stride` bytes",
+    ),
+    param(
+        "strategy",
+        &[value("strategy", "STRATEGY")],
+        "none",
+        "Compute/I-O overlap strategy: S1A | S1B | S2 | S3 | S5 (Benson et al. 2003)",
+        "See [strategies.md](strategies.md). It changes the defaults of `workers` (2), `ops` (`write`), `layout` (its own) and `size` (`iters` x `bs`)",
+    ),
+    param(
+        "iters",
+        &[number("iters", "ITERS")],
+        "`size` / `bs`",
+        "Strategies: iterations of the compute/write loop (size = iters x bs)",
+        "Each compute worker produces `bs` bytes per iteration (S3's one compute worker `workers` x `bs`)",
+    ),
+    param(
+        "comptime",
+        &[number("comptime", "DURATION")],
+        "`0s`",
+        "Strategies: simulated compute time per worker, e.g. 2s, 500ms",
+        "The program spins `workers` x `comptime` of CPU in all, split over the iterations and its compute workers (so each of S1A's workers spins `comptime`, S3's one compute worker 2 x `comptime`); see [strategies.md](strategies.md#compute-time)",
+    ),
+];
+
+/// The parameter table of `docs/spec.md`: one row per parameter, its key, flags, default and
+/// meaning (the help line, then the rest).
+pub fn markdown_table() -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut out = String::from("| key | flag | default | meaning |\n|---|---|---|---|\n");
+    for def in PARAMS {
+        let flags: Vec<String> = def
+            .flags
+            .iter()
+            .map(|f| match f.kind {
+                FlagKind::Value | FlagKind::Switch(_) => format!("`--{}`", f.name),
+                FlagKind::Repeated => format!("`--{} {}` (repeatable)", f.name, f.value_name),
+                FlagKind::Commas => format!("`--{} {}`", f.name, f.value_name),
+            })
+            .collect();
+        let meaning =
+            if def.more.is_empty() { def.help.to_string() } else { format!("{}. {}", def.help, def.more) };
+        out += &format!(
+            "| `{}` | {} | {} | {} |\n",
+            def.key,
+            cell(&flags.join(", ")),
+            cell(def.default),
+            cell(&meaning)
+        );
+    }
+    out
 }
 
 /// Raw parameters: key -> values, before parsing. Later layers override earlier ones.
@@ -93,6 +410,17 @@ impl Params {
         self.set(key, vec![value.to_string()])
     }
 
+    /// Sets `KEY=VALUE` (`--set`): the directories and phases are comma-separated lists.
+    pub fn set_kv(&mut self, kv: &str) -> Result<()> {
+        let (k, v) = kv.split_once('=').ok_or_else(|| Error::spec("set", kv, "expected KEY=VALUE"))?;
+        let values = if matches!(k, "dirs" | "dir" | "ops" | "op" | "targets") {
+            v.split(',').map(String::from).collect()
+        } else {
+            vec![v.to_string()]
+        };
+        self.set(k, values)
+    }
+
     /// Overlays `other` on `self` (keys in `other` win).
     pub fn overlay(&mut self, other: &Params) {
         for (k, v) in &other.0 {
@@ -100,159 +428,54 @@ impl Params {
         }
     }
 
-    pub(super) fn one(&self, key: &str) -> Option<&str> {
+    /// The (first) value of a key, if set.
+    pub fn one(&self, key: &str) -> Option<&str> {
         self.0.get(key).and_then(|v| v.first()).map(String::as_str)
     }
+}
 
-    /// Parses a TOML experiment file into parameters. Nested `[[phases]]` tables become `ops`.
-    pub fn from_toml(text: &str) -> Result<Params> {
-        let table: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| Error::spec("spec file", "TOML", e.message().to_string()))?;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_parameter_has_its_own_flag_and_a_help_line() {
+        for def in PARAMS {
+            let own = def.flags.first().unwrap_or_else(|| panic!("{} has no flag", def.key));
+            assert!(!matches!(own.kind, FlagKind::Switch(v) if v != "true"), "{}", def.key);
+            // One line, which the docs row follows with ". " and the rest, which ends bare.
+            let sentence_end = |s: &str| s.ends_with('.') && !s.ends_with("...");
+            assert!(!def.help.is_empty() && !def.help.contains('\n'), "{}", def.key);
+            assert!(!sentence_end(def.help) && !sentence_end(def.more), "{}", def.key);
+            // Its own flag names it (`--dir` and `--op` through their aliases).
+            let mut p = Params::default();
+            p.set(own.name, vec!["x".into()]).unwrap();
+            assert!(p.0.contains_key(def.key), "--{} does not name {}", own.name, def.key);
+            for f in def.flags {
+                // What a flag gives must be what the parameter takes.
+                let many = matches!(f.kind, FlagKind::Repeated | FlagKind::Commas);
+                assert!(!many || def.list, "--{} gives {} several values", f.name, def.key);
+            }
+        }
+        let mut names: Vec<&str> = PARAMS.iter().flat_map(|d| d.flags).map(|f| f.name).collect();
+        names.sort();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n, "a flag name is used twice");
+    }
+
+    #[test]
+    fn set_kv_splits_lists_and_refuses_what_is_not_key_value() {
         let mut p = Params::default();
-        for (key, value) in &table {
-            if key == "allow_device" {
-                return Err(Error::spec(
-                    key,
-                    value,
-                    "only on the command line (--allow-device), so a spec file can never point iolab at a device by itself",
-                ));
-            }
-            if key == "phases" {
-                p.set("ops", phases_from_toml(value)?)?;
-                continue;
-            }
-            // Sweep axes and preset metadata are read by `crate::experiment`.
-            if key == "sweep" || key == "preset" {
-                continue;
-            }
-            p.set(key, toml_values(key, value)?)?;
-        }
-        Ok(p)
-    }
-}
-
-fn toml_scalar(key: &str, v: &toml::Value) -> Result<String> {
-    match v {
-        toml::Value::String(s) => Ok(s.clone()),
-        toml::Value::Integer(i) => Ok(i.to_string()),
-        toml::Value::Float(f) => Ok(f.to_string()),
-        toml::Value::Boolean(b) => Ok(b.to_string()),
-        other => Err(Error::spec(key, other, "expected a string, number or boolean")),
-    }
-}
-
-fn toml_values(key: &str, v: &toml::Value) -> Result<Vec<String>> {
-    match v {
-        toml::Value::Array(items) => items.iter().map(|i| toml_scalar(key, i)).collect(),
-        other => Ok(vec![toml_scalar(key, other)?]),
-    }
-}
-
-/// `[[phases]]` tables: `op = "read"`, optional `order`, `cache`, `workers`, `round_robin`,
-/// `layout`. Each becomes the phase string `op:workers=N:round_robin=R:layout=L:order:cache`.
-fn phases_from_toml(v: &toml::Value) -> Result<Vec<String>> {
-    let arr =
-        v.as_array().ok_or_else(|| Error::spec("phases", v, "expected an array of tables ([[phases]])"))?;
-    arr.iter()
-        .map(|t| {
-            let t = t.as_table().ok_or_else(|| Error::spec("phases", t, "expected a table"))?;
-            let mut parts: BTreeMap<usize, String> = BTreeMap::new();
-            for (k, v) in t {
-                let val = toml_scalar(&format!("phases.{k}"), v)?;
-                let (rank, text) = match k.as_str() {
-                    "op" => (0, val),
-                    "workers" | "round_robin" | "layout" => {
-                        (PHASE_KEYS.iter().position(|p| p == k).unwrap_or(0) + 1, format!("{k}={val}"))
-                    }
-                    "order" => (4, val),
-                    "cache" => (5, val),
-                    _ => {
-                        return Err(Error::spec(
-                            format!("phases.{k}"),
-                            val,
-                            "unknown phase key (op, workers, round_robin, layout, order, cache)",
-                        ));
-                    }
-                };
-                parts.insert(rank, text);
-            }
-            if !parts.contains_key(&0) {
-                return Err(Error::spec("phases.op", "", "each phase needs an `op`"));
-            }
-            Ok(parts.into_values().collect::<Vec<_>>().join(":"))
-        })
-        .collect()
-}
-
-/// The `key=value` modifiers a phase may carry, in the order phase names list them.
-const PHASE_KEYS: &[&str] = &["workers", "round_robin", "layout"];
-
-impl crate::spec::Spec {
-    /// The spec as parameters again, so it can be printed as TOML, stored and re-run.
-    pub fn to_params(&self) -> Params {
-        let mut p = Params::default();
-        let mut set = |k: &str, v: Vec<String>| {
-            p.0.insert(k.to_string(), v);
-        };
-        set("name", vec![self.name.clone()]);
-        set("dirs", self.dirs.iter().map(|d| d.display().to_string()).collect());
-        set("ops", self.phases.iter().map(|ph| ph.written().to_string()).collect());
-        set("workers", vec![self.workers.to_string()]);
-        set("size", vec![fmt_size_spec(self.size_bytes)]);
-        set("bs", vec![fmt_size_spec(self.bs_bytes)]);
-        set("layout", vec![self.layout.name().into()]);
-        set("order", vec![self.order.name().into()]);
-        set("cache", vec![self.cache.name().into()]);
-        set("seed", vec![self.seed.to_string()]);
-        set("engine", vec![self.engine.clone()]);
-        set("direct", vec![self.direct.to_string()]);
-        set("sync", vec![self.sync.label()]);
-        set("sync_call", vec![serde_json::to_value(self.sync_call).unwrap().as_str().unwrap().into()]);
-        set("open_sync", vec![serde_json::to_value(self.open_sync).unwrap().as_str().unwrap().into()]);
-        set("prealloc", vec![self.prealloc.to_string()]);
-        set("drop_caches", vec![self.drop_caches.to_string()]);
-        set("reps", vec![self.reps.to_string()]);
-        set("keep", vec![self.keep.to_string()]);
-        set("warmup", vec![self.warmup.to_string()]);
-        set("settle", vec![format!("{}ns", self.settle_ns)]);
-        set("prime_memory", vec![fmt_size_spec(self.prime_memory_bytes)]);
-        set("interleave", vec![self.interleave.label()]);
-        if self.layout.per_worker_files() && self.files != 0 && self.files != self.workers {
-            set("files", vec![self.files.to_string()]);
-        }
-        if self.round_robin != 1 {
-            set("round_robin", vec![self.round_robin.to_string()]);
-        }
-        if let Some(u) = self.stripe_unit_bytes {
-            set("stripe_unit", vec![fmt_size_spec(u)]);
-        }
-        if let Some(c) = self.stripe_count {
-            set("stripe_count", vec![c.to_string()]);
-        }
-        set("launcher", vec![serde_json::to_value(self.launcher).unwrap().as_str().unwrap().into()]);
-        set("start", vec![serde_json::to_value(self.start).unwrap().as_str().unwrap().into()]);
-        set("latency", vec![serde_json::to_value(self.latency).unwrap().as_str().unwrap().into()]);
-        set("verify", vec![self.verify.to_string()]);
-        if !self.allow_device.is_empty() {
-            set("allow_device", self.allow_device.iter().map(|d| d.display().to_string()).collect());
-        }
-        if let Some(r) = &self.reuse {
-            set("reuse", vec![r.clone()]);
-        }
-        set("iodepth", vec![self.iodepth.to_string()]);
-        if let Some(w) = self.window_bytes {
-            set("window", vec![fmt_size_spec(w)]);
-        }
-        if let (Some(l), Some(st)) = (self.mem_len_bytes, self.mem_stride_bytes) {
-            set("mem_len", vec![fmt_size_spec(l)]);
-            set("mem_stride", vec![fmt_size_spec(st)]);
-        }
-        if let Some(s) = self.strategy {
-            set("strategy", vec![s.name().into()]);
-            set("iters", vec![self.iters.unwrap_or(0).to_string()]);
-            set("comptime", vec![crate::strategy::spec::fmt_duration_spec(self.comptime_ns.unwrap_or(0))]);
-        }
-        p
+        p.set_kv("targets=a,b").unwrap();
+        p.set_kv("op=write,read").unwrap();
+        p.set_kv("name=a,b").unwrap();
+        assert_eq!(p.0["dirs"], ["a", "b"]);
+        assert_eq!(p.0["ops"], ["write", "read"]);
+        assert_eq!(p.one("name"), Some("a,b"));
+        let e = p.set_kv("size").unwrap_err();
+        assert!(matches!(e, Error::Spec { ref field, .. } if field == "set"), "{e:?}");
+        let e = p.set_kv("blocksize=4k").unwrap_err();
+        assert!(matches!(e, Error::Spec { ref field, .. } if field == "blocksize"), "{e:?}");
     }
 }

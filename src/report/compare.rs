@@ -3,10 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::experiment::Headline;
 use crate::results::ExperimentResult;
 use crate::spec::{CachePolicy, OpKind, SyncPolicy};
+use crate::store::Store;
 use crate::units::mb_per_s;
 
 /// The six figures of the SLAC table, in its column order.
@@ -102,6 +103,21 @@ pub fn row(exp: &ExperimentResult) -> Row {
         statistic: headline,
         experiment_id: exp.experiment_id.clone(),
     }
+}
+
+/// The L1/L4 experiments of a store, newest first; an error when there are none.
+pub fn experiments(store: &Store) -> Result<Vec<ExperimentResult>> {
+    let mut exps = vec![];
+    for id in store.ids_by_preset(&["L1", "L4"])? {
+        exps.push(store.load(&id)?);
+    }
+    if exps.is_empty() {
+        return Err(Error::NotFound(format!(
+            "the store {} holds no L1 or L4 experiment: run `iolab reproduce L1` on each host, then `iolab results import` their stores",
+            store.path().display()
+        )));
+    }
+    Ok(exps)
 }
 
 /// One row per host and file system: the newest experiment of each (`exps` newest first).

@@ -2,6 +2,7 @@
 
 mod util;
 
+mod cli;
 mod core;
 mod engines;
 mod experiments;

@@ -52,7 +52,7 @@ pub fn graph(rows: &[Row]) -> Figure {
 
 /// The whole page.
 pub fn page(store: &Store) -> Result<String> {
-    let exps = crate::cmd::experiments::compare_experiments(store)?;
+    let exps = compare::experiments(store)?;
     let rows = compare::rows(&exps);
     let mut body = format!(
         "<header>\n<h1>Disk throughput per host</h1>\n<p>{} host(s) and file system(s) from {}; made {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul><li><a href=\"#hosts\">Table</a></li><li><a href=\"#plots\">Graph</a></li><li><a href=\"#data\">Raw data</a></li></ul></nav>\n</header>\n<main>\n",

@@ -1,28 +1,21 @@
-//! The commands around experiments: `iolab reproduce` (the studies' presets), `iolab results
-//! compare` (the per-host table) and `iolab results import` (merging other machines' results).
+//! `iolab reproduce`: the studies' presets: list them, print one as an experiment file, or run
+//! one.
 
 use std::io::Write;
-use std::path::Path;
 
 use crate::cli::ReproduceArgs;
-use crate::cmd::run_points;
 use crate::error::{Error, Result};
 use crate::experiment::ResolveEnv;
 use crate::experiment::preset::{self, Scale};
-use crate::report::{self, compare};
-use crate::store::Store;
-use crate::store::import;
+use crate::report;
 
-fn out_err(e: std::io::Error) -> Error {
-    report::write_err(e)
-}
+use super::{open_store, put, results, run};
 
 /// `iolab reproduce`: list the presets, print one, or run one.
 pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> {
     let env = ResolveEnv::current();
     if args.list {
-        let text = list(&args.dirs, &env)?;
-        return stdout.write_all(text.as_bytes()).map_err(out_err);
+        return put(stdout, &list(&args.dirs, &env)?);
     }
     let id = args.id.clone().unwrap_or_default();
     let p = preset::find(&id)?;
@@ -35,7 +28,7 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
                 p.meta.id, p.text
             ),
         };
-        return stdout.write_all(text.as_bytes()).map_err(out_err);
+        return put(stdout, &text);
     }
     if let Some(reason) = p.unmet_needs().into_iter().next() {
         return Err(Error::spec("preset", &p.meta.id, reason));
@@ -50,20 +43,14 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
     };
     let mut exp = p.experiment(scale, &args.dirs, env.ram_bytes).map_err(unavailable)?;
     for kv in &args.set {
-        let (k, v) = kv.split_once('=').ok_or_else(|| Error::spec("set", kv, "expected KEY=VALUE"))?;
-        let values = if matches!(k, "dirs" | "dir" | "ops" | "op") {
-            v.split(',').map(String::from).collect()
-        } else {
-            vec![v.to_string()]
-        };
-        exp.params.set(k, values)?;
+        exp.params.set_kv(kv)?;
     }
     let built = exp.build(&env).map_err(unavailable)?;
-    run_points(built, &args.out, stdout)?;
+    run::run_points(built, &args.out, stdout)?;
     if p.meta.id == "L4" && !args.out.no_store && !args.out.json && !args.out.csv {
-        let store = crate::cmd::open_store(&args.out.db)?;
-        stdout.write_all(b"\n").map_err(out_err)?;
-        compare(&store, "text", stdout)?;
+        let store = open_store(&args.out.db)?;
+        put(stdout, "\n")?;
+        results::compare(&store, "text", stdout)?;
     }
     Ok(())
 }
@@ -97,43 +84,4 @@ pub fn list(dirs: &[String], env: &ResolveEnv) -> Result<String> {
     }
     out += "\nrun one: iolab reproduce ID [--scale quick|default|paper] [--dir DIR]...; see its file: iolab reproduce ID --print\n";
     Ok(out)
-}
-
-/// The L1/L4 experiments of a store, newest first; an error when there are none.
-pub fn compare_experiments(store: &Store) -> Result<Vec<crate::results::ExperimentResult>> {
-    let mut exps = vec![];
-    for id in store.ids_by_preset(&["L1", "L4"])? {
-        exps.push(store.load(&id)?);
-    }
-    if exps.is_empty() {
-        return Err(Error::NotFound(format!(
-            "the store {} holds no L1 or L4 experiment: run `iolab reproduce L1` on each host, then `iolab results import` their stores",
-            store.path().display()
-        )));
-    }
-    Ok(exps)
-}
-
-/// `iolab results compare --by host`.
-pub fn compare(store: &Store, format: &str, stdout: &mut dyn Write) -> Result<()> {
-    let text = if format == "html" {
-        report::html::compare::page(store)?
-    } else {
-        compare::render(&compare::rows(&compare_experiments(store)?), format)?
-    };
-    stdout.write_all(text.as_bytes()).map_err(out_err)
-}
-
-/// `iolab results import PATH`.
-pub fn import(store: &Store, path: &Path, stdout: &mut dyn Write) -> Result<()> {
-    let r = import::import_path(store, path)?;
-    let text = format!(
-        "imported {}: {} experiment(s), {} new; {} run(s) added, {} already present\n",
-        path.display(),
-        r.experiments_seen,
-        r.experiments_added,
-        r.runs_added,
-        r.runs_skipped
-    );
-    stdout.write_all(text.as_bytes()).map_err(out_err)
 }

@@ -1,0 +1,42 @@
+//! `iolab plan`: what an experiment would do (files, bytes, ops, space, cache policy), and
+//! whether it fits; touches nothing.
+
+use std::io::Write;
+
+use crate::cli::RunArgs;
+use crate::worker::registry::real_io;
+use crate::error::Result;
+use crate::target::preflight;
+use crate::units::fmt_size;
+use crate::{plan, report};
+
+use super::put;
+
+/// `iolab plan`: with a sweep, one line per point, then the plan of point 0.
+pub fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
+    let built = super::build(&args)?;
+    if built.points.len() > 1 && !args.out.json {
+        let mut s = format!("{} points; the plan of point 0 follows\n", built.points.len());
+        for (i, p) in built.points.iter().enumerate() {
+            let kv: Vec<String> = p.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s += &format!(
+                "point {i:>3}  {}  {} per run\n",
+                kv.join(" "),
+                fmt_size(plan::plan(&p.spec).disk_bytes())
+            );
+        }
+        put(stdout, &(s + "\n"))?;
+    }
+    for p in &built.points[1..] {
+        preflight::check(&p.spec, &plan::plan(&p.spec), real_io(&p.spec.engine))?;
+    }
+    let spec = built.points[0].spec.clone();
+    let plan = plan::plan(&spec);
+    let text = if args.out.json {
+        report::plan::plan_json(&spec, &plan)
+    } else {
+        report::plan::plan_text(&spec, &plan)
+    };
+    put(stdout, &text)?;
+    preflight::check(&spec, &plan, real_io(&spec.engine))
+}

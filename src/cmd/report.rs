@@ -1,0 +1,30 @@
+//! `iolab report`: one self-contained HTML page of a stored experiment, or of every host
+//! (`--compare`). It reads only the store; nothing is rerun.
+
+use std::io::Write;
+
+use crate::cli::ReportArgs;
+use crate::error::{Error, Result};
+use crate::report::html;
+
+use super::{open_store, put};
+
+/// `iolab report`.
+pub fn cmd_report(args: ReportArgs, stdout: &mut dyn Write) -> Result<()> {
+    let store = open_store(&args.db)?;
+    let page = if args.compare {
+        html::compare::page(&store)?
+    } else {
+        let id = if args.last { "last".to_string() } else { args.id.clone().unwrap_or_default() };
+        let exp = store.load(&store.resolve_id(&id)?)?;
+        html::experiment::page(&store, &exp)?
+    };
+    match &args.output {
+        Some(p) => {
+            std::fs::write(p, page).map_err(|e| Error::io("write", p, None, e))?;
+            eprintln!("wrote {}", p.display());
+            Ok(())
+        }
+        None => put(stdout, &page),
+    }
+}

@@ -1,0 +1,114 @@
+//! `iolab results`: list, show and export stored experiments, compare hosts, import other
+//! stores, the strategy tables and the per-op traces.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::cli::{ResultsArgs, ResultsCommand};
+use crate::error::{Error, Result};
+use crate::report::{self, compare};
+use crate::store::{Store, import};
+use crate::units::fmt_size;
+
+use super::{create, format_of, open_store, put};
+
+/// `iolab results ...`.
+pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
+    let store = open_store(&args.db)?;
+    match args.command {
+        ResultsCommand::List => list(&store, stdout),
+        ResultsCommand::Show { id, json, csv } => {
+            let exp = store.load(&store.resolve_id(&id)?)?;
+            report::exporter(format_of(json, csv)).export(&exp, stdout)
+        }
+        ResultsCommand::Export { id, json, csv, output } => {
+            let exp = store.load(&store.resolve_id(&id)?)?;
+            let ex = report::exporter(format_of(json, csv));
+            match output {
+                Some(path) => ex.export(&exp, &mut create(&path)?),
+                None => ex.export(&exp, stdout),
+            }
+        }
+        ResultsCommand::Compare { by: _, format } => compare(&store, &format, stdout),
+        ResultsCommand::Import { path } => import(&store, &path, stdout),
+        ResultsCommand::Strategies { ids, format } => strategies(&store, &ids, &format, stdout),
+        ResultsCommand::Trace { id, phase, rep, json, output } => {
+            let id = store.resolve_id(&id)?;
+            let filter = report::trace::TraceFilter { phase, rep };
+            match output {
+                Some(path) => report::trace::export(&store, &id, &filter, json, &mut create(&path)?),
+                None => report::trace::export(&store, &id, &filter, json, stdout),
+            }
+        }
+    }
+}
+
+/// `iolab results list`: every experiment, newest first.
+fn list(store: &Store, stdout: &mut dyn Write) -> Result<()> {
+    let rows: Vec<Vec<String>> = store
+        .list()?
+        .into_iter()
+        .map(|r| {
+            let phases: Vec<String> = r.spec.phases.iter().map(|p| p.name.clone()).collect();
+            vec![
+                r.id,
+                r.name,
+                r.hostname,
+                format!(
+                    "{} x{} {} bs {}",
+                    r.spec.engine,
+                    r.spec.workers,
+                    fmt_size(r.spec.size_bytes),
+                    fmt_size(r.spec.bs_bytes)
+                ),
+                phases.join(","),
+                format!("{}", r.runs_complete),
+                format!("{}", r.runs_failed),
+            ]
+        })
+        .collect();
+    let t =
+        report::text_table(&["id", "name", "host", "spec", "phases", "runs ok", "failed"], &rows, &[5, 6]);
+    put(stdout, &t)
+}
+
+/// `iolab results compare --by host` (also printed after `iolab reproduce L4`).
+pub fn compare(store: &Store, format: &str, stdout: &mut dyn Write) -> Result<()> {
+    let text = if format == "html" {
+        report::html::compare::page(store)?
+    } else {
+        compare::render(&compare::rows(&compare::experiments(store)?), format)?
+    };
+    put(stdout, &text)
+}
+
+/// `iolab results import PATH`.
+fn import(store: &Store, path: &Path, stdout: &mut dyn Write) -> Result<()> {
+    let r = import::import_path(store, path)?;
+    let text = format!(
+        "imported {}: {} experiment(s), {} new; {} run(s) added, {} already present\n",
+        path.display(),
+        r.experiments_seen,
+        r.experiments_added,
+        r.runs_added,
+        r.runs_skipped
+    );
+    put(stdout, &text)
+}
+
+/// `iolab results strategies ID...`: one table of all their points.
+fn strategies(store: &Store, ids: &[String], format: &str, stdout: &mut dyn Write) -> Result<()> {
+    let mut exps = vec![];
+    for id in ids {
+        let exp = store.load(&store.resolve_id(id)?)?;
+        if !report::strategies::any(&exp) {
+            return Err(Error::NotFound(format!(
+                "experiment {} ran no strategy (run one with --strategy S1A|S1B|S2|S3|S5)",
+                exp.experiment_id
+            )));
+        }
+        exps.push(exp);
+    }
+    let exp = report::strategies::merge(exps);
+    put(stdout, &report::strategies::render(&exp, format))
+}

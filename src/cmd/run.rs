@@ -1,0 +1,65 @@
+//! `iolab run`: build the experiment the flags describe, check it fits, run it, print and
+//! store the results.
+
+use std::io::Write;
+
+use crate::cli::{OutputArgs, RunArgs};
+use crate::env::host;
+use crate::worker::registry::real_io;
+use crate::error::Result;
+use crate::experiment::Built;
+use crate::experiment::progress::CliMonitor;
+use crate::experiment::run::{NoSink, Sink, run_experiment};
+use crate::results::ExperimentResult;
+use crate::{plan, report};
+
+use super::{engines, format_of, open_store};
+
+/// `iolab run` (with `--engine list`: the engines table instead).
+pub fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
+    if args.spec.flags.one("engine") == Some("list") {
+        return engines::cmd_engines(stdout);
+    }
+    let built = super::build(&args)?;
+    run_points(built, &args.out, stdout).map(|_| ())
+}
+
+/// Runs a built experiment after checking every point's space (and, with `reuse`, the kept
+/// files it reads): prints it in the asked format, stores it unless told not to, and returns it.
+pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Result<ExperimentResult> {
+    for p in &built.points {
+        let plan = plan::plan(&p.spec);
+        crate::target::preflight::check(&p.spec, &plan, real_io(&p.spec.engine))?;
+        if p.spec.reuse.is_some() && real_io(&p.spec.engine) {
+            crate::target::reuse::open(&p.spec, &plan)?;
+        }
+    }
+    if let Some(w) = crate::target::clean::leftovers_warning(&built.base.dirs, built.base.reuse.as_deref()) {
+        eprintln!("{w}");
+    }
+    let OutputArgs { json, csv, db, no_store, quiet } = out.clone();
+    if no_store && built.points.iter().any(|p| p.spec.latency == crate::spec::LatencyMode::Trace) {
+        eprintln!("note: traces are kept only in the store; with --no-store only their periods are reported");
+    }
+    let mut store = if no_store { None } else { Some(open_store(&db)?) };
+    if let Some(dir) = store.as_ref().and_then(|s| s.path().parent()).filter(|d| !d.as_os_str().is_empty()) {
+        // Traces spill beside the store they are going to.
+        crate::latency::trace::set_spill_dir(dir.to_path_buf());
+    }
+    let host = host::probe(&built.base.dirs);
+    let monitor = CliMonitor::new(quiet);
+    let mut no_sink = NoSink;
+    let sink: &mut dyn Sink = match store.as_mut() {
+        Some(s) => s,
+        None => &mut no_sink,
+    };
+    let outcome = run_experiment(&built.base, &built.points, built.design, host, sink, &monitor)?;
+    report::exporter(format_of(json, csv)).export(&outcome.result, stdout)?;
+    if let (Some(s), false) = (&store, quiet) {
+        eprintln!("stored as experiment {} in {}", outcome.result.experiment_id, s.path().display());
+    }
+    match outcome.error {
+        Some(e) => Err(e),
+        None => Ok(outcome.result),
+    }
+}

@@ -1,0 +1,147 @@
+//! The command line's spec flags and the docs' parameter table are made from the parameter
+//! table: every parameter's flags are in `--help` with its help line, each sets the parameter
+//! it belongs to, and docs/spec.md holds exactly the table it makes.
+
+use iolab::cli::{Cli, Command};
+use iolab::experiment::{FlagKind, PARAMS, Params, markdown_table};
+
+use crate::util::{Scratch, stderr};
+
+/// The parameters `iolab run ARGS` sets (without reading any file), or clap's error.
+fn params_of(args: &[&str]) -> Result<Params, String> {
+    let argv = ["iolab", "run"].iter().chain(args);
+    match <Cli as clap::Parser>::try_parse_from(argv) {
+        Ok(Cli { command: Command::Run(a) }) => a.spec.params().map_err(|e| e.to_string()),
+        Ok(other) => panic!("parsed as {other:?}"),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn map(pairs: &[(&str, &[&str])]) -> Params {
+    let mut p = Params::default();
+    for (k, v) in pairs {
+        p.0.insert(k.to_string(), v.iter().map(|s| s.to_string()).collect());
+    }
+    p
+}
+
+#[test]
+fn run_and_plan_help_show_every_parameter_flag_with_its_help_line() {
+    let s = Scratch::new();
+    for cmd in ["run", "plan"] {
+        let out = s.iolab(&[cmd, "--help"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let help = String::from_utf8(out.stdout).unwrap();
+        for def in PARAMS {
+            for f in def.flags {
+                let text = f.help.unwrap_or(def.help);
+                let head = match f.kind {
+                    FlagKind::Switch(_) => format!("--{} ", f.name),
+                    _ => format!("--{} <{}> ", f.name, f.value_name),
+                };
+                let line = help
+                    .lines()
+                    .find(|l| l.trim_start().starts_with(&head))
+                    .unwrap_or_else(|| panic!("{cmd} --help has no {head}:\n{help}"));
+                assert_eq!(line[line.find(&head).unwrap() + head.len()..].trim_start(), {
+                    if f.kind == FlagKind::Repeated {
+                        format!("{text} (repeatable)")
+                    } else {
+                        text.to_string()
+                    }
+                });
+            }
+        }
+        for other in
+            ["[SPEC]", "--set <KEY=VALUE>", "--sweep <KEY=VALUES>", "--zip <AXES>", "--json", "--db <PATH>"]
+        {
+            assert!(help.contains(other), "{cmd} --help lacks {other}");
+        }
+    }
+}
+
+#[test]
+fn each_flag_sets_its_parameter() {
+    for def in PARAMS {
+        for f in def.flags {
+            let flag = format!("--{}", f.name);
+            let (args, want): (Vec<&str>, Vec<&str>) = match f.kind {
+                FlagKind::Value => (vec![&flag, "v"], vec!["v"]),
+                FlagKind::Switch(v) => (vec![&flag], vec![v]),
+                FlagKind::Repeated => (vec![&flag, "a", &flag, "b"], vec!["a", "b"]),
+                FlagKind::Commas => (vec![&flag, "a,b"], vec!["a", "b"]),
+            };
+            assert_eq!(params_of(&args).unwrap(), map(&[(def.key, &want)]), "{args:?}");
+        }
+    }
+    assert_eq!(params_of(&[]).unwrap(), Params::default());
+}
+
+#[test]
+fn later_flags_of_a_parameter_and_set_win() {
+    let p = params_of(&["--dir", "x", "--targets", "a,b", "--latency", "off", "--trace"]).unwrap();
+    assert_eq!(p, map(&[("dirs", &["a", "b"]), ("latency", &["trace"])]));
+    let p = params_of(&["--trace", "--latency", "off", "--set", "bs=4k", "--bs", "8k"]).unwrap();
+    assert_eq!(p, map(&[("latency", &["trace"]), ("bs", &["4k"])]));
+    let p = params_of(&["--set", "targets=a,b", "--set", "op=write,read", "--set", "name=x,y"]).unwrap();
+    assert_eq!(p, map(&[("dirs", &["a", "b"]), ("ops", &["write", "read"]), ("name", &["x,y"])]));
+}
+
+#[test]
+fn numbers_may_start_with_a_dash_and_names_may_not() {
+    let p = params_of(&["--workers", "-1", "--seed", "-5", "--comptime", "-1s"]).unwrap();
+    assert_eq!(p, map(&[("workers", &["-1"]), ("seed", &["-5"]), ("comptime", &["-1s"])]));
+    let e = params_of(&["--layout", "-x"]).unwrap_err();
+    assert!(e.contains("unexpected argument '-x'"), "{e}");
+    let e = params_of(&["--size", "1", "--size", "2"]).unwrap_err();
+    assert!(e.contains("--size <SIZE>") && e.contains("cannot be used multiple times"), "{e}");
+    let e = params_of(&["--set", "size"]).unwrap_err();
+    assert!(e.contains("set = `size`"), "{e}");
+}
+
+/// Through the binary: what clap refuses exits 2 naming the argument, and a bad parameter value
+/// exits 2 naming the parameter, before any I/O.
+#[test]
+fn the_binary_refuses_bad_flags_with_exit_2() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    for (args, names) in [
+        (&["plan", "--layout", "-x"][..], "unexpected argument '-x'"),
+        (&["plan", "--no-such-flag"][..], "--no-such-flag"),
+        (&["plan", "--dir", dir, "--workers", "-1"][..], "workers = `-1`"),
+        (&["plan", "--dir", dir, "--set", "bogus=1"][..], "bogus = `1`"),
+    ] {
+        let out = s.iolab(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(names), "{args:?}: {}", stderr(&out));
+    }
+    assert!(s.leftovers().is_empty(), "{:?}", s.leftovers());
+}
+
+/// Checks that docs/spec.md holds the table PARAMS makes; with `IOLAB_WRITE_DOCS=1`,
+/// first writes it there (in place of the table that starts with the same header).
+#[test]
+fn docs_spec_md_holds_the_generated_table() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/spec.md");
+    let table = markdown_table();
+    if std::env::var_os("IOLAB_WRITE_DOCS").is_some() {
+        let docs = std::fs::read_to_string(path).unwrap();
+        let header = table.lines().next().unwrap();
+        let start = docs.find(header).expect("docs/spec.md has no parameter table");
+        let len: usize =
+            docs[start..].split_inclusive('\n').take_while(|l| l.starts_with('|')).map(str::len).sum();
+        std::fs::write(path, format!("{}{table}{}", &docs[..start], &docs[start + len..])).unwrap();
+    }
+    let docs = std::fs::read_to_string(path).unwrap();
+    assert!(
+        docs.contains(&table),
+        "docs/spec.md's parameter table is not the one PARAMS makes; rerun this test with IOLAB_WRITE_DOCS=1 to write it"
+    );
+    for def in PARAMS {
+        assert_eq!(table.matches(&format!("\n| `{}` |", def.key)).count(), 1, "{}", def.key);
+    }
+    // Cells hold no unescaped pipe: every row has the header's four columns.
+    for row in table.lines() {
+        assert_eq!(row.replace("\\|", "").matches('|').count(), 5, "{row}");
+    }
+}
