@@ -180,6 +180,22 @@ pub fn fmt_ns(ns: u64) -> String {
     }
 }
 
+/// A duration in the shortest exact form `parse_duration_ns` reads back (`2s`, `500ms`).
+pub fn fmt_duration_spec(ns: u64) -> String {
+    for (unit, per) in [
+        ("h", 3_600_000_000_000u64),
+        ("min", 60_000_000_000),
+        ("s", 1_000_000_000),
+        ("ms", 1_000_000),
+        ("us", 1000),
+    ] {
+        if ns >= per && ns % per == 0 {
+            return format!("{}{unit}", ns / per);
+        }
+    }
+    if ns == 0 { "0s".into() } else { format!("{ns}ns") }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,5 +278,15 @@ mod tests {
             let _ = parse_size(&s, 1 << 30);
             let _ = parse_duration_ns(&s);
         }
+    }
+
+    #[test]
+    fn durations_print_in_a_form_that_parses_back() {
+        for ns in [0, 1, 1500, 2_000_000, 250_000_000, 2_000_000_000, 90_000_000_000, 3_600_000_000_000] {
+            let s = fmt_duration_spec(ns);
+            assert_eq!(parse_duration_ns(&s).unwrap(), ns, "{s}");
+        }
+        assert_eq!(fmt_duration_spec(2_000_000_000), "2s");
+        assert_eq!(fmt_duration_spec(100_000_000), "100ms");
     }
 }

@@ -2,8 +2,8 @@
 
 use std::io::Write;
 
-use crate::worker::registry::ENGINES;
 use crate::error::Result;
+use crate::worker::registry::ENGINES;
 
 use super::put;
 

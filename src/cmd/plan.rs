@@ -4,10 +4,10 @@
 use std::io::Write;
 
 use crate::cli::RunArgs;
-use crate::worker::registry::real_io;
 use crate::error::Result;
 use crate::target::preflight;
 use crate::units::fmt_size;
+use crate::worker::registry::real_io;
 use crate::{plan, report};
 
 use super::put;

@@ -5,12 +5,12 @@ use std::io::Write;
 
 use crate::cli::{OutputArgs, RunArgs};
 use crate::env::host;
-use crate::worker::registry::real_io;
 use crate::error::Result;
 use crate::experiment::Built;
 use crate::experiment::progress::CliMonitor;
 use crate::experiment::run::{NoSink, Sink, run_experiment};
 use crate::results::ExperimentResult;
+use crate::worker::registry::real_io;
 use crate::{plan, report};
 
 use super::{engines, format_of, open_store};

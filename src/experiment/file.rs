@@ -156,7 +156,7 @@ impl crate::spec::Spec {
         if let Some(s) = self.strategy {
             set("strategy", vec![s.name().into()]);
             set("iters", vec![self.iters.unwrap_or(0).to_string()]);
-            set("comptime", vec![crate::strategy::spec::fmt_duration_spec(self.comptime_ns.unwrap_or(0))]);
+            set("comptime", vec![crate::units::fmt_duration_spec(self.comptime_ns.unwrap_or(0))]);
         }
         p
     }

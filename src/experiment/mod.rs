@@ -17,6 +17,7 @@ mod range;
 mod resolve;
 pub mod run;
 pub mod schedule;
+pub mod strategy;
 pub mod sweep;
 
 pub use params::{Flag, FlagKind, PARAMS, ParamDef, Params, markdown_table};

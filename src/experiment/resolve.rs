@@ -47,7 +47,7 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         }
     }
     // A strategy sets defaults of its own (workers, ops, layout, size from iters).
-    let with_strategy = crate::strategy::spec::with_defaults(params, env.ram_bytes)?;
+    let with_strategy = crate::experiment::strategy::with_defaults(params, env.ram_bytes)?;
     let params = with_strategy.as_ref().unwrap_or(params);
     let get = |k: &str| params.one(k);
     let size_of = |k: &str, default: &str| -> Result<u64> {
@@ -285,7 +285,7 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
     }
     layout::check(&spec, env)?;
     let mut spec = spec;
-    crate::strategy::spec::resolve_into(params, &mut spec)?;
+    crate::experiment::strategy::resolve_into(params, &mut spec)?;
     if let Some(len) = spec.mem_len_bytes {
         let piece = crate::plan::piece_len(&spec);
         if piece % len != 0 {

@@ -112,7 +112,7 @@ fn strategy_text(sp: &crate::strategy::Plan, plan: &RunPlan) -> String {
         sp.strategy.name(),
         sp.strategy.about(),
         sp.iters,
-        crate::strategy::spec::fmt_duration_spec(ns),
+        crate::units::fmt_duration_spec(ns),
         crate::units::fmt_ns(ns * sp.workers as u64),
         fmt_size(sp.total_bytes())
     );

@@ -173,11 +173,8 @@ pub fn figure1(exp: &ExperimentResult) -> Vec<Fig1> {
             }
         };
         let comptime = spec.comptime_ns.unwrap_or(0);
-        let row = p
-            .params
-            .get("comptime")
-            .cloned()
-            .unwrap_or_else(|| crate::strategy::spec::fmt_duration_spec(comptime));
+        let row =
+            p.params.get("comptime").cloned().unwrap_or_else(|| crate::units::fmt_duration_spec(comptime));
         let cell = Cell {
             time_s: sm.trimmed_mean_10,
             runs: times.len(),

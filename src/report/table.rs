@@ -82,7 +82,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
             "strategy {} · {} iters · comptime {}",
             st.name(),
             s.iters.unwrap_or(0),
-            crate::strategy::spec::fmt_duration_spec(s.comptime_ns.unwrap_or(0))
+            crate::units::fmt_duration_spec(s.comptime_ns.unwrap_or(0))
         ));
     }
     out += &format!(

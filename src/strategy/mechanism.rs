@@ -16,6 +16,9 @@ use crate::error::{Error, Result};
 use crate::plan::Op;
 use crate::spec::SyncCall;
 
+/// Engines a strategy's writers can use: the synchronous engines that really write.
+pub const MECHANISMS: &[&str] = &["psync", "vsync", "mmap"];
+
 /// A writer's engine, whichever it is (one file, local index 0).
 pub trait Mechanism: Send {
     /// The memory the next op writes from.
@@ -59,7 +62,7 @@ pub fn open(name: &str, setup: &Setup<'_>) -> Result<Box<dyn Mechanism>> {
             return Err(Error::spec(
                 "engine",
                 other,
-                format!("a strategy's writers use {}", super::spec::MECHANISMS.join(", ")),
+                format!("a strategy's writers use {}", MECHANISMS.join(", ")),
             ));
         }
     })

@@ -23,7 +23,6 @@ pub mod loops;
 pub mod mechanism;
 pub mod plan;
 pub mod shm;
-pub mod spec;
 
 pub use crate::spec::strategy::{Role, Strategy};
 pub use crate::worker::{RoleSample, RoleTimes};

@@ -2,14 +2,13 @@
 //! gives the other parameters (two workers, one write phase, `size` = iters x bs, the layout its
 //! files need), and every combination that makes no sense refused by name before any I/O.
 
-use super::Strategy;
 use crate::error::{Error, Result};
 use crate::experiment::Params;
+use crate::spec::Strategy;
 use crate::spec::{Layout, OpKind, Order, Spec, StartMode, SyncCall, SyncPolicy};
 use crate::units::{fmt_size, parse_size};
 
-/// Engines a strategy's writers can use: the synchronous engines that really write.
-pub const MECHANISMS: &[&str] = &["psync", "vsync", "mmap"];
+use crate::strategy::mechanism::MECHANISMS;
 /// Workers a strategy may have.
 pub const MAX_WORKERS: u64 = 256;
 /// The smallest part: room for the tag every part carries (docs/strategies.md).
@@ -283,22 +282,6 @@ pub fn resolve_into(params: &Params, spec: &mut Spec) -> Result<()> {
     Ok(())
 }
 
-/// A duration in the shortest exact form `parse_duration_ns` reads back (`2s`, `500ms`).
-pub fn fmt_duration_spec(ns: u64) -> String {
-    for (unit, per) in [
-        ("h", 3_600_000_000_000u64),
-        ("min", 60_000_000_000),
-        ("s", 1_000_000_000),
-        ("ms", 1_000_000),
-        ("us", 1000),
-    ] {
-        if ns >= per && ns % per == 0 {
-            return format!("{}{unit}", ns / per);
-        }
-    }
-    if ns == 0 { "0s".into() } else { format!("{ns}ns") }
-}
-
 #[cfg(test)]
 mod tests {
     use crate::error::Error;
@@ -411,15 +394,5 @@ mod tests {
             ("window", "48KiB"),
         ]);
         assert_eq!(mm("every:64KiB", "32KiB"), "window", "the engine's own rule: window >= sync size");
-    }
-
-    #[test]
-    fn durations_print_in_a_form_that_parses_back() {
-        for ns in [0, 1, 1500, 2_000_000, 250_000_000, 2_000_000_000, 90_000_000_000, 3_600_000_000_000] {
-            let s = super::fmt_duration_spec(ns);
-            assert_eq!(crate::units::parse_duration_ns(&s).unwrap(), ns, "{s}");
-        }
-        assert_eq!(super::fmt_duration_spec(2_000_000_000), "2s");
-        assert_eq!(super::fmt_duration_spec(100_000_000), "100ms");
     }
 }
