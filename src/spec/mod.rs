@@ -1,8 +1,10 @@
-//! Turns TOML files and CLI flags into one validated experiment [`Spec`].
+//! The vocabulary of an experiment: the typed, validated [`Spec`] and the words it is made of
+//! (operations, layouts, orders, sync and cache policies, phases).
 //!
-//! Every parameter is declared once, in [`PARAMS`]. TOML keys, CLI flags and sweep axes all
-//! become the same `key = value` strings in a [`Params`] map, and [`resolve`] parses and checks
-//! them into a typed [`Spec`]. Every error names the parameter and the value at fault.
+//! Every parameter is declared once, in `crate::experiment::PARAMS`. TOML keys, CLI flags and
+//! sweep axes all become the same `key = value` strings in a `crate::experiment::Params` map,
+//! and `crate::experiment::resolve` parses and checks them into a [`Spec`]. Every error names
+//! the parameter and the value at fault.
 
 use std::path::PathBuf;
 
