@@ -61,7 +61,7 @@ fn format_of(json: bool, csv: bool) -> Format {
 }
 
 fn build_args(args: &RunArgs) -> Result<Built> {
-    let env = ResolveEnv::current();
+    let env = ResolveEnv::current()?;
     let mut exp = Experiment::from_args(&args.spec, env.ram_bytes)?;
     if exp.params.0.is_empty() {
         exp.params.set_one("name", "default")?;
@@ -101,6 +101,7 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
         eprintln!("{w}");
     }
     let OutputArgs { json, csv, db, no_store, quiet } = out.clone();
+    built.notes.iter().filter(|_| !quiet).for_each(|n| eprintln!("note: {n}"));
     if no_store && built.points.iter().any(|p| p.spec.latency == crate::spec::LatencyMode::Trace) {
         eprintln!("note: traces are kept only in the store; with --no-store only their periods are reported");
     }
@@ -129,6 +130,7 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
 
 fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     let built = build_args(&args)?;
+    built.notes.iter().for_each(|n| eprintln!("note: {n}"));
     if built.points.len() > 1 && !args.out.json {
         let mut s = format!("{} points; the plan of point 0 follows\n", built.points.len());
         for (i, p) in built.points.iter().enumerate() {

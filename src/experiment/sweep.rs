@@ -161,6 +161,9 @@ pub fn expand_range(key: &str, item: &str, ram_bytes: u64) -> Result<Option<Vec<
             Box::new(move |v: u64| v.checked_add(d))
         }
     };
+    if let Some(out) = ram_range(key, item, (a, hi, step), ram_bytes)? {
+        return Ok(Some(out));
+    }
     let mut out = vec![];
     let mut v = Some(lo);
     while let Some(x) = v.filter(|x| *x <= hi) {
@@ -169,6 +172,62 @@ pub fn expand_range(key: &str, item: &str, ram_bytes: u64) -> Result<Option<Vec<
         }
         out.push(if integers { x.to_string() } else { fmt_size_spec(x) });
         v = next(x);
+    }
+    Ok(Some(out))
+}
+
+/// A size range that starts at a multiple of memory (`1xRAM..4xRAM:1xRAM`, `0.5xRAM..8xRAM:x2`)
+/// keeps its values relative to memory (`1xRAM`, `2xRAM`, ...), so each is rounded to whole
+/// blocks when its point is resolved, with any memory size. Such a range steps by a multiple
+/// of memory or a factor; a range from an absolute size cannot step by a multiple of memory.
+/// `None` when neither end of the step involves memory.
+fn ram_range(
+    key: &str,
+    item: &str,
+    (a, hi, step): (&str, u64, Option<&str>),
+    ram_bytes: u64,
+) -> Result<Option<Vec<String>>> {
+    let start = crate::units::ram_multiple(a);
+    let add = step.and_then(crate::units::ram_multiple);
+    let factor = step.and_then(|s| s.strip_prefix('x')).and_then(|f| f.parse::<u128>().ok());
+    let (num, den) = match (start, add, factor) {
+        (None, None, _) => return Ok(None),
+        (None, Some(_), _) => {
+            return Err(err(
+                key,
+                item,
+                "a range that steps by a multiple of RAM starts at one (1xRAM..4xRAM:1xRAM)",
+            ));
+        }
+        (Some(_), None, None) => {
+            return Err(err(
+                key,
+                item,
+                "a range from a multiple of RAM steps by one (1xRAM..4xRAM:0.5xRAM) or by a factor (:x2)",
+            ));
+        }
+        (Some(s), _, _) => s,
+    };
+    let bytes = |n: u128, d: u128| (n * ram_bytes as u128 / d).min(u64::MAX as u128) as u64;
+    let mut out = vec![];
+    // Both fractions have powers of ten below; bring them to the larger one to add exactly.
+    let (mut n, mut d) = (num, den);
+    while n.checked_mul(ram_bytes as u128).is_some() && bytes(n, d) <= hi {
+        if out.len() == MAX_VALUES {
+            return Err(err(key, item, format!("more than {MAX_VALUES} values")));
+        }
+        out.push(crate::units::fmt_ram_multiple(n, d));
+        (n, d) = match (add, factor) {
+            (Some((sn, sd)), _) => {
+                let dd = d.max(sd);
+                (n * (dd / d) + sn * (dd / sd), dd)
+            }
+            (None, Some(f)) => (n * f, d),
+            (None, None) => unreachable!("refused above"),
+        };
+        if n == 0 {
+            break;
+        }
     }
     Ok(Some(out))
 }
@@ -385,8 +444,17 @@ mod tests {
         assert_eq!(values("size=128MiB..512MiB:128MiB"), ["128MiB", "256MiB", "384MiB", "512MiB"]);
         assert_eq!(values("size=1MiB..2MiB:768KiB"), ["1MiB", "1792KiB"]);
         assert_eq!(values("size=64KiB..1MiB:x4"), ["64KiB", "256KiB", "1MiB"]);
-        // 1 GiB of memory: 0.5xRAM..2xRAM in steps of 0.5xRAM.
-        assert_eq!(values("size=0.5xRAM..2xRAM:0.5xRAM"), ["512MiB", "1GiB", "1536MiB", "2GiB"]);
+        // Multiples of memory stay multiples of memory (1 GiB of it here), rounded to whole
+        // blocks only when each point is resolved.
+        assert_eq!(values("size=0.5xRAM..2xRAM:0.5xRAM"), ["0.5xRAM", "1xRAM", "1.5xRAM", "2xRAM"]);
+        assert_eq!(values("size=0.25xRAM..2xRAM:x2"), ["0.25xRAM", "0.5xRAM", "1xRAM", "2xRAM"]);
+        assert_eq!(values("size=1xRAM..1.6xRAM:0.25xRAM"), ["1xRAM", "1.25xRAM", "1.5xRAM"]);
+        assert_eq!(values("size=512MiB..2xRAM:512MiB"), ["512MiB", "1GiB", "1536MiB", "2GiB"]);
+        assert_eq!(values("size=256MiB..1xRAM:x2"), ["256MiB", "512MiB", "1GiB"]);
+        for bad in ["size=1xRAM..4xRAM:1GiB", "size=1xRAM..4xRAM", "size=1GiB..4xRAM:1xRAM"] {
+            let e = parse_arg(bad, 1 << 30).unwrap_err();
+            assert!(matches!(e, Error::Spec { ref field, .. } if field == "sweep size"), "{bad}: {e}");
+        }
         assert_eq!(values("size=1000..3000:1000"), ["1000", "2000", "3000"]);
         assert_eq!(values("size=1kB..3kB:1kB"), ["1000", "2000", "3000"]);
     }
