@@ -8,6 +8,7 @@ mod experiments;
 mod faults;
 mod forensics;
 mod fuzz;
+mod inputs;
 mod latency;
 mod layouts;
 mod plots;
