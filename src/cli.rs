@@ -201,8 +201,7 @@ impl SpecArgs {
     pub fn params(&self) -> Result<Params> {
         let mut p = match &self.spec {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| crate::error::Error::spec("spec file", path.display(), e.to_string()))?;
+                let text = crate::env::input::read_spec_file(path)?;
                 let mut p = Params::from_toml(&text)?;
                 if !p.0.contains_key("name")
                     && let Some(stem) = path.file_stem()

@@ -175,8 +175,7 @@ impl Experiment {
         let params = args.params()?;
         let (mut sweep, headline, preset) = match &args.spec {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| Error::spec("spec file", path.display(), e.to_string()))?;
+                let text = crate::env::input::read_spec_file(path)?;
                 file_tables(&text, ram_bytes)?
             }
             None => Default::default(),

@@ -31,20 +31,20 @@ impl Imported {
     }
 }
 
-/// Imports `path`: an SQLite store (recognised by its header) or an experiment's JSON.
+/// Imports `path`: an SQLite store (recognised by its header) or an experiment's JSON. Only a
+/// regular file is read (never a FIFO or a device), and no more of it than its size.
 pub fn import_path(store: &Store, path: &Path) -> Result<Imported> {
-    let mut head = [0u8; 16];
-    let mut f =
-        std::fs::File::open(path).map_err(|e| Error::spec("import", path.display(), e.to_string()))?;
-    let n = f.read(&mut head).map_err(|e| Error::io("read", path, Some(0), e))?;
-    if n == 16 && &head == b"SQLite format 3\0" {
+    let bad = |reason: String| Error::spec("import", path.display(), reason);
+    let (mut f, size) = crate::env::input::open_regular(path).map_err(bad)?;
+    let mut head = Vec::with_capacity(16);
+    (&mut f).take(16).read_to_end(&mut head).map_err(|e| bad(format!("cannot read: {e}")))?;
+    if head == b"SQLite format 3\0" {
+        drop(f);
         return import_store(store, path);
     }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| Error::spec("import", path.display(), e.to_string()))?;
-    let exp: ExperimentResult = serde_json::from_str(&text).map_err(|e| {
-        Error::spec("import", path.display(), format!("neither an iolab store nor an experiment's JSON: {e}"))
-    })?;
+    crate::env::input::read_to_size(&mut f, size, &mut head).map_err(bad)?;
+    let exp: ExperimentResult = serde_json::from_slice(&head)
+        .map_err(|e| bad(format!("neither an iolab store nor an experiment's JSON: {e}")))?;
     import_experiment(store, &exp)
 }
 

@@ -61,6 +61,7 @@ impl Store {
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Store> {
         let store_err = |msg: String| Error::Store { path: path.to_path_buf(), msg };
+        check_kind(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| store_err(format!("cannot create its directory: {e}")))?;
@@ -581,6 +582,22 @@ fn parse_status(s: &str) -> Status {
         "complete" => Status::Complete,
         "interrupted" => Status::Interrupted,
         _ => Status::Failed,
+    }
+}
+
+/// Refuses a store path that exists and is not a regular file (a FIFO would block SQLite's
+/// open, a device is nobody's store): exit 2, naming the path and what it is.
+fn check_kind(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(Error::spec(
+            "db",
+            path.display(),
+            format!(
+                "{}, not a store (a store is a regular SQLite file)",
+                crate::env::input::kind_of(m.file_type())
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 
