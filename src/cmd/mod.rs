@@ -79,6 +79,11 @@ pub fn open_store(db: &Option<std::path::PathBuf>) -> Result<Store> {
     Store::open(&db.clone().unwrap_or_else(store::default_path))
 }
 
+/// The store for a command that only reads: never created, opened read-only.
+pub fn read_store(db: &Option<std::path::PathBuf>) -> Result<Store> {
+    Store::open_read_only(&db.clone().unwrap_or_else(store::default_path))
+}
+
 fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     if args.spec.engine.as_deref() == Some("list") {
         return cmd_engines(stdout);
@@ -158,7 +163,10 @@ fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
 }
 
 fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
-    let store = open_store(&args.db)?;
+    let store = match args.command {
+        ResultsCommand::Import { .. } => open_store(&args.db)?,
+        _ => read_store(&args.db)?,
+    };
     match args.command {
         ResultsCommand::List => {
             let rows: Vec<Vec<String>> = store

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::cmd::open_store;
+use crate::cmd::read_store;
 use crate::error::{Error, Result};
 use crate::report::plot::{self, Bars, Kind, Options};
 use crate::report::{html, write_err};
@@ -108,7 +108,7 @@ pub fn cmd_plot(args: PlotArgs, stdout: &mut dyn Write) -> Result<()> {
     if let Some(p) = &args.output {
         plot::Output::of(p)?;
     }
-    let store = open_store(&args.db)?;
+    let store = read_store(&args.db)?;
     let exp = store.load(&store.resolve_id(&args.id)?)?;
     let fig = plot::build(&store, &exp, &opts)?;
     plot::write(&fig, args.output.as_deref(), stdout)?;
@@ -120,7 +120,7 @@ pub fn cmd_plot(args: PlotArgs, stdout: &mut dyn Write) -> Result<()> {
 
 /// `iolab report`.
 pub fn cmd_report(args: ReportArgs, stdout: &mut dyn Write) -> Result<()> {
-    let store = open_store(&args.db)?;
+    let store = read_store(&args.db)?;
     let page = if args.compare {
         html::compare::page(&store)?
     } else {

@@ -7,8 +7,6 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
-
 use crate::error::{Error, Result};
 use crate::results::{ExperimentResult, Repetition};
 use crate::store::Store;
@@ -54,11 +52,10 @@ pub fn import_store(store: &Store, path: &Path) -> Result<Imported> {
     let copy =
         store.path().with_file_name(format!(".iolab-import-{}.db", crate::target::workdir::new_run_id()));
     let result = (|| {
-        let src = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| Error::spec("import", path.display(), e.to_string()))?;
+        // Read-only media too: `immutable` where the directory cannot hold the WAL index.
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let src = super::open_reader(path, !crate::env::sys::is_writable(dir))
+            .map_err(|e| Error::spec("import", path.display(), e.to_string()))?;
         src.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
             .map_err(|e| Error::spec("import", path.display(), format!("cannot read it as a store: {e}")))?;
         drop(src);

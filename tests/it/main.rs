@@ -16,6 +16,7 @@ mod processes;
 mod reports;
 mod rig;
 mod safety;
+mod stores;
 mod strategies;
 mod trace_stream;
 mod traces;
