@@ -132,9 +132,9 @@ pub fn compare(store: &Store, format: &str, stdout: &mut dyn Write) -> Result<()
     stdout.write_all(text.as_bytes()).map_err(out_err)
 }
 
-/// `iolab results import PATH`.
-pub fn import(store: &Store, path: &Path, stdout: &mut dyn Write) -> Result<()> {
-    let r = import::import_path(store, path)?;
+/// `iolab results import PATH` into the store at `db`.
+pub fn import(db: &Path, path: &Path, stdout: &mut dyn Write) -> Result<()> {
+    let r = import::import_path(db, path)?;
     let text = format!(
         "imported {}: {} experiment(s), {} new; {} run(s) added, {} already present\n",
         path.display(),

@@ -163,10 +163,10 @@ fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
 }
 
 fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
-    let store = match args.command {
-        ResultsCommand::Import { .. } => open_store(&args.db)?,
-        _ => read_store(&args.db)?,
-    };
+    if let ResultsCommand::Import { path } = &args.command {
+        return experiments::import(&args.db.clone().unwrap_or_else(store::default_path), path, stdout);
+    }
+    let store = read_store(&args.db)?;
     match args.command {
         ResultsCommand::List => {
             let rows: Vec<Vec<String>> = store
@@ -215,7 +215,7 @@ fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
             }
         }
         ResultsCommand::Compare { by: _, format } => experiments::compare(&store, &format, stdout),
-        ResultsCommand::Import { path } => experiments::import(&store, &path, stdout),
+        ResultsCommand::Import { .. } => unreachable!("handled above"),
         ResultsCommand::Strategies { ids, format } => {
             let mut exps = vec![];
             for id in &ids {

@@ -187,6 +187,13 @@ impl Store {
 
     /// Records an experiment's identity, host and spec (before its first run).
     pub fn insert_experiment(&self, exp: &ExperimentResult) -> Result<()> {
+        let tx = self.write_tx()?;
+        self.insert_experiment_in(&tx, exp)?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// [`Store::insert_experiment`] within the caller's transaction.
+    fn insert_experiment_in(&self, tx: &Connection, exp: &ExperimentResult) -> Result<()> {
         let skeleton: Vec<PointResult> = exp
             .points
             .iter()
@@ -206,7 +213,6 @@ impl Store {
                     .collect(),
             })
             .collect();
-        let tx = self.write_tx()?;
         tx.execute(
             "INSERT OR IGNORE INTO hosts(host_id, hostname, facts_json) VALUES (?1, ?2, ?3)",
             params![exp.host.host_id, exp.host.hostname, self.json(&exp.host)?],
@@ -228,7 +234,7 @@ impl Store {
             ],
         )
         .map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))
+        Ok(())
     }
 
     /// Records one run (all its phases and workers) in one transaction.
@@ -241,6 +247,20 @@ impl Store {
         warmup: bool,
     ) -> Result<()> {
         let tx = self.write_tx()?;
+        self.insert_run_in(&tx, experiment_id, point, run_id, reps, warmup)?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// [`Store::insert_run`] within the caller's transaction.
+    fn insert_run_in(
+        &self,
+        tx: &Connection,
+        experiment_id: &str,
+        point: usize,
+        run_id: &str,
+        reps: &[(usize, Repetition)],
+        warmup: bool,
+    ) -> Result<()> {
         let status =
             reps.iter().map(|(_, r)| r.status).find(|s| *s != Status::Complete).unwrap_or(Status::Complete);
         let error = reps.iter().find_map(|(_, r)| r.error.clone());
@@ -352,7 +372,7 @@ impl Store {
                 }
             }
         }
-        tx.commit().map_err(|e| self.err(e))
+        Ok(())
     }
 
     /// Experiments, newest first.
@@ -495,6 +515,13 @@ impl Store {
             points,
             design,
         })
+    }
+
+    /// Every stored run id.
+    pub fn run_ids(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare("SELECT run_id FROM runs").map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<String>>>().map_err(|e| self.err(e))
     }
 
     /// Whether a run with this id is stored.
