@@ -198,22 +198,16 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
     }
     let size_bytes = size_of("size", DEFAULT_SIZE)?;
     let bs_bytes = size_of("bs", "1MiB")?;
+    // The values as given, or the defaults taken, for messages.
+    let (size_text, bs_text) = (get("size").unwrap_or(DEFAULT_SIZE), get("bs").unwrap_or("1MiB"));
     if bs_bytes > size_bytes {
-        return Err(Error::spec(
-            "bs",
-            get("bs").unwrap_or(""),
-            format!("larger than size ({size_bytes} bytes)"),
-        ));
+        return Err(Error::spec("bs", bs_text, format!("larger than size ({size_bytes} bytes)")));
     }
     if size_bytes % bs_bytes != 0 {
-        return Err(Error::spec(
-            "size",
-            get("size").unwrap_or(""),
-            format!("not a multiple of bs ({bs_bytes} bytes)"),
-        ));
+        return Err(Error::spec("size", size_text, format!("not a multiple of bs ({bs_bytes} bytes)")));
     }
     if bs_bytes > u32::MAX as u64 {
-        return Err(Error::spec("bs", get("bs").unwrap_or(""), "must be below 4 GiB"));
+        return Err(Error::spec("bs", bs_text, "must be below 4 GiB"));
     }
 
     let layout_s = get("layout").unwrap_or("file-per-worker");
@@ -293,7 +287,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         if bs_bytes < crate::plan::verify::MIN_BLOCK {
             return Err(Error::spec(
                 "bs",
-                get("bs").unwrap_or(""),
+                bs_text,
                 format!(
                     "verify needs blocks of at least {} bytes (for the header)",
                     crate::plan::verify::MIN_BLOCK
@@ -341,7 +335,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         if bs_bytes % align != 0 {
             return Err(Error::spec(
                 "bs",
-                get("bs").unwrap_or(""),
+                bs_text,
                 format!("O_DIRECT needs bs to be a multiple of {align} bytes on this file system"),
             ));
         }
@@ -502,6 +496,9 @@ mod tests {
         assert_eq!(err(&[("direct", "true"), ("bs", "1000"), ("size", "1MB")]).0, "bs");
         assert_eq!(err(&[("ops", "write,scribble")]).0, "ops");
         assert_eq!(err(&[("ops", "write:warm")]).0, "ops");
+        // A default that is at fault is named with its value.
+        assert_eq!(err(&[("size", "64KiB")]), ("bs".into(), "1MiB".into()));
+        assert_eq!(err(&[("bs", "3KiB")]), ("size".into(), "512MiB".into()));
     }
 
     #[test]
