@@ -35,6 +35,11 @@ pub enum Error {
     /// Something the user asked for that does not exist (an experiment id, a preset).
     #[error("{0}")]
     NotFound(String),
+
+    /// Writing the command's output failed; `kind` is the I/O error's kind when there was
+    /// one, so that a reader closing the pipe (`iolab ... | head`) ends the command quietly.
+    #[error("writing output: {msg}")]
+    Output { msg: String, kind: Option<io::ErrorKind> },
 }
 
 impl Error {
@@ -61,12 +66,33 @@ impl Error {
         Error::Io { call, path: path.into(), offset, source }
     }
 
+    /// An output error, keeping the kind of the I/O error under `e` (an `io::Error`, or one
+    /// that a JSON or CSV writer wraps).
+    pub fn output(e: impl std::fmt::Display + 'static) -> Self {
+        let any = &e as &dyn std::any::Any;
+        let kind = any
+            .downcast_ref::<io::Error>()
+            .map(io::Error::kind)
+            .or_else(|| any.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind))
+            .or_else(|| match any.downcast_ref::<csv::Error>().map(csv::Error::kind) {
+                Some(csv::ErrorKind::Io(io)) => Some(io.kind()),
+                _ => None,
+            });
+        Error::Output { msg: e.to_string(), kind }
+    }
+
+    /// Whether this is the output's reader having gone away (EPIPE on stdout): not a failure
+    /// of the command, which ends quietly as other Unix tools do.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Output { kind: Some(io::ErrorKind::BrokenPipe), .. })
+    }
+
     /// 0 ok, 1 run failed, 2 bad input, 128+signal when interrupted.
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Spec { .. } | Error::NotFound(_) => 2,
             Error::Interrupted(sig) => 128 + sig,
-            Error::Io { .. } | Error::Store { .. } | Error::Run(_) => 1,
+            Error::Io { .. } | Error::Store { .. } | Error::Run(_) | Error::Output { .. } => 1,
         }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Sizes: a bare number is bytes; `k`, `KiB`, `m`, `MiB`, `g`, `GiB`, `t`, `TiB` are powers of
 //! 1024; `kB`, `KB`, `MB`, `GB`, `TB` are powers of 1000 (as written, SI); `NxRAM` is N times the
-//! machine's memory. Rates are printed in MB/s (10^6 B/s).
+//! machine's memory, rounded down to a whole byte (and, where a size must be whole blocks, by
+//! the caller to whole blocks). Rates are printed in MB/s (10^6 B/s).
 
 use std::fmt;
 
@@ -58,7 +59,35 @@ fn parse_decimal(num: &str) -> Option<(u128, u128)> {
     Some((int_v.checked_mul(den)?.checked_add(frac_v)?, den))
 }
 
-/// Parses a size in bytes. `ram_bytes` resolves `NxRAM`.
+/// The `N` of a size written `NxRAM`, if it is written so.
+fn ram_factor(s: &str) -> Option<&str> {
+    let t = s.trim();
+    t.strip_suffix("xRAM").or_else(|| t.strip_suffix("xram")).map(str::trim)
+}
+
+/// Whether a size is written relative to the machine's memory (`2xRAM`, `0.5xram`).
+pub fn is_ram_relative(s: &str) -> bool {
+    ram_factor(s).is_some()
+}
+
+/// The factor of an `NxRAM` size as an exact fraction (numerator, a power of ten), so that
+/// ranges over multiples of memory can step without rounding: `1.5xRAM` is (15, 10).
+pub fn ram_multiple(s: &str) -> Option<(u128, u128)> {
+    ram_factor(s).and_then(parse_decimal)
+}
+
+/// Writes a factor from [`ram_multiple`] back as a size: (15, 10) is `1.5xRAM`.
+pub fn fmt_ram_multiple(num: u128, den: u128) -> String {
+    let (int, frac) = (num / den, num % den);
+    if frac == 0 {
+        return format!("{int}xRAM");
+    }
+    let digits = den.ilog10() as usize;
+    let frac = format!("{frac:0digits$}");
+    format!("{int}.{}xRAM", frac.trim_end_matches('0'))
+}
+
+/// Parses a size in bytes. `ram_bytes` resolves `NxRAM`, rounded down to a whole byte.
 ///
 /// ```
 /// use iolab::units::parse_size;
@@ -66,26 +95,28 @@ fn parse_decimal(num: &str) -> Option<(u128, u128)> {
 /// assert_eq!(parse_size("4kB", 0).unwrap(), 4000);
 /// assert_eq!(parse_size("1.5GiB", 0).unwrap(), 3 << 29);
 /// assert_eq!(parse_size("2xRAM", 1 << 30).unwrap(), 2 << 30);
+/// assert_eq!(parse_size("0.5xRAM", 1001).unwrap(), 500);
 /// ```
 pub fn parse_size(s: &str, ram_bytes: u64) -> Result<u64, UnitError> {
     let t = s.trim();
     if t.starts_with('-') {
         return Err(UnitError(format!("`{s}` is negative; sizes are positive")));
     }
-    let (num, mult) = if let Some(n) = t.strip_suffix("xRAM").or_else(|| t.strip_suffix("xram")) {
+    if let Some(n) = ram_factor(t) {
         if ram_bytes == 0 {
             return Err(UnitError(format!("`{s}`: the machine's memory size is unknown")));
         }
-        (n.trim(), ram_bytes as u128)
-    } else {
-        let (n, suffix) = split_number(t);
-        let m = suffix_multiplier(suffix).ok_or_else(|| {
-            UnitError(format!(
-                "`{s}` has an unknown unit `{suffix}` (use B, KiB/k, MiB/m, GiB/g, TiB/t, kB, MB, GB, TB or xRAM)"
-            ))
-        })?;
-        (n, m as u128)
-    };
+        let (n, den) = parse_decimal(n).ok_or_else(|| UnitError(format!("`{s}` is not a size")))?;
+        let bytes =
+            n.checked_mul(ram_bytes as u128).ok_or_else(|| UnitError(format!("`{s}` is too large")))?;
+        return u64::try_from(bytes / den).map_err(|_| UnitError(format!("`{s}` is too large")));
+    }
+    let (num, suffix) = split_number(t);
+    let mult = suffix_multiplier(suffix).ok_or_else(|| {
+        UnitError(format!(
+            "`{s}` has an unknown unit `{suffix}` (use B, KiB/k, MiB/m, GiB/g, TiB/t, kB, MB, GB, TB or xRAM)"
+        ))
+    })? as u128;
     let (n, den) = parse_decimal(num).ok_or_else(|| UnitError(format!("`{s}` is not a size")))?;
     let bytes = n.checked_mul(mult).ok_or_else(|| UnitError(format!("`{s}` is too large")))?;
     if bytes % den != 0 {
@@ -232,6 +263,15 @@ mod tests {
         assert_eq!(parse_size("2xRAM", 24 << 30).unwrap(), 48 << 30);
         assert_eq!(parse_size("0.5xRAM", 1000).unwrap(), 500);
         assert!(parse_size("2xRAM", 0).is_err());
+        // Any memory size: a fraction of a byte is dropped, never an error.
+        assert_eq!(parse_size("0.5xRAM", 1_000_000_007).unwrap(), 500_000_003);
+        assert_eq!(parse_size("0.125xRAM", 25_276_510_208).unwrap(), 3_159_563_776);
+        assert_eq!(parse_size("0.3xram", 7).unwrap(), 2);
+        assert!(is_ram_relative(" 2xRAM") && !is_ram_relative("2GiB"));
+        assert_eq!(ram_multiple("1.50xRAM"), Some((150, 100)));
+        assert_eq!(fmt_ram_multiple(150, 100), "1.5xRAM");
+        assert_eq!(fmt_ram_multiple(2, 1), "2xRAM");
+        assert_eq!(fmt_ram_multiple(125, 1000), "0.125xRAM");
     }
 
     #[test]

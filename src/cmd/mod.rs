@@ -66,10 +66,15 @@ pub fn open_store(db: &Option<PathBuf>) -> Result<Store> {
     Store::open(&db.clone().unwrap_or_else(store::default_path))
 }
 
+/// The store for a command that only reads: never created, opened read-only.
+pub fn read_store(db: &Option<PathBuf>) -> Result<Store> {
+    Store::open_read_only(&db.clone().unwrap_or_else(store::default_path))
+}
+
 /// The experiment the flags of `run` and `plan` describe, every point resolved (with no
 /// parameters at all: the default experiment, named `default`).
 fn build(args: &RunArgs) -> Result<Built> {
-    let env = ResolveEnv::current();
+    let env = ResolveEnv::current()?;
     let mut exp = args.spec.experiment(env.ram_bytes)?;
     if exp.params.0.is_empty() {
         exp.params.set_one("name", "default")?;

@@ -15,6 +15,7 @@ use super::put;
 /// `iolab plan`: with a sweep, one line per point, then the plan of point 0.
 pub fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     let built = super::build(&args)?;
+    built.notes.iter().for_each(|n| eprintln!("note: {n}"));
     if built.points.len() > 1 && !args.out.json {
         let mut s = format!("{} points; the plan of point 0 follows\n", built.points.len());
         for (i, p) in built.points.iter().enumerate() {

@@ -7,7 +7,7 @@ use crate::cli::PlotArgs;
 use crate::error::Result;
 use crate::report::plot::{self, Bars, Kind, Options};
 
-use super::open_store;
+use super::read_store;
 
 /// The figure options the flags ask for, each checked.
 fn options(args: &PlotArgs) -> Result<Options> {
@@ -33,7 +33,7 @@ pub fn cmd_plot(args: PlotArgs, stdout: &mut dyn Write) -> Result<()> {
     if let Some(p) = &args.output {
         plot::Output::of(p)?;
     }
-    let store = open_store(&args.db)?;
+    let store = read_store(&args.db)?;
     let exp = store.load(&store.resolve_id(&args.id)?)?;
     let fig = plot::build(&store, &exp, &opts)?;
     plot::write(&fig, args.output.as_deref(), stdout)?;

@@ -7,11 +7,11 @@ use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
 use crate::report::html;
 
-use super::{open_store, put};
+use super::{put, read_store};
 
 /// `iolab report`.
 pub fn cmd_report(args: ReportArgs, stdout: &mut dyn Write) -> Result<()> {
-    let store = open_store(&args.db)?;
+    let store = read_store(&args.db)?;
     let page = if args.compare {
         html::compare::page(&store)?
     } else {

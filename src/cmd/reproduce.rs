@@ -13,7 +13,7 @@ use super::{open_store, put, results, run};
 
 /// `iolab reproduce`: list the presets, print one, or run one.
 pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> {
-    let env = ResolveEnv::current();
+    let env = ResolveEnv::current()?;
     if args.list {
         return put(stdout, &list(&args.dirs, &env)?);
     }
@@ -60,9 +60,13 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
 pub fn list(dirs: &[String], env: &ResolveEnv) -> Result<String> {
     let mut rows = vec![];
     let mut why = vec![];
+    let mut notes = vec![];
     for p in preset::all()? {
         let status = match p.check(Scale::Default, dirs, env) {
-            Ok(_) => "available".to_string(),
+            Ok(built) => {
+                notes.extend(built.notes.iter().map(|n| format!("  {:<15} {n}\n", p.meta.id)));
+                "available".to_string()
+            }
             Err(reason) => {
                 why.push(format!("  {:<15} {reason}\n", p.meta.id));
                 "unavailable".to_string()
@@ -81,6 +85,10 @@ pub fn list(dirs: &[String], env: &ResolveEnv) -> Result<String> {
     if !why.is_empty() {
         out += "\nwhy unavailable:\n";
         out += &why.concat();
+    }
+    if !notes.is_empty() {
+        out += "\nnotes:\n";
+        out += &notes.concat();
     }
     out += "\nrun one: iolab reproduce ID [--scale quick|default|paper] [--dir DIR]...; see its file: iolab reproduce ID --print\n";
     Ok(out)

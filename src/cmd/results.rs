@@ -10,11 +10,14 @@ use crate::report::{self, compare};
 use crate::store::{Store, import};
 use crate::units::fmt_size;
 
-use super::{create, format_of, open_store, put};
+use super::{create, format_of, put, read_store};
 
 /// `iolab results ...`.
 pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
-    let store = open_store(&args.db)?;
+    if let ResultsCommand::Import { path } = &args.command {
+        return import(&args.db.clone().unwrap_or_else(crate::store::default_path), path, stdout);
+    }
+    let store = read_store(&args.db)?;
     match args.command {
         ResultsCommand::List => list(&store, stdout),
         ResultsCommand::Show { id, json, csv } => {
@@ -30,7 +33,7 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
             }
         }
         ResultsCommand::Compare { by: _, format } => compare(&store, &format, stdout),
-        ResultsCommand::Import { path } => import(&store, &path, stdout),
+        ResultsCommand::Import { .. } => unreachable!("handled above"),
         ResultsCommand::Strategies { ids, format } => strategies(&store, &ids, &format, stdout),
         ResultsCommand::Trace { id, phase, rep, json, output } => {
             let id = store.resolve_id(&id)?;
@@ -82,9 +85,9 @@ pub fn compare(store: &Store, format: &str, stdout: &mut dyn Write) -> Result<()
     put(stdout, &text)
 }
 
-/// `iolab results import PATH`.
-fn import(store: &Store, path: &Path, stdout: &mut dyn Write) -> Result<()> {
-    let r = import::import_path(store, path)?;
+/// `iolab results import PATH` into the store at `db`.
+fn import(db: &Path, path: &Path, stdout: &mut dyn Write) -> Result<()> {
+    let r = import::import_path(db, path)?;
     let text = format!(
         "imported {}: {} experiment(s), {} new; {} run(s) added, {} already present\n",
         path.display(),

@@ -38,6 +38,7 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
         eprintln!("{w}");
     }
     let OutputArgs { json, csv, db, no_store, quiet } = out.clone();
+    built.notes.iter().filter(|_| !quiet).for_each(|n| eprintln!("note: {n}"));
     if no_store && built.points.iter().any(|p| p.spec.latency == crate::spec::LatencyMode::Trace) {
         eprintln!("note: traces are kept only in the store; with --no-store only their periods are reported");
     }

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
+
 /// The machine a result was measured on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostFacts {
@@ -18,6 +20,8 @@ pub struct HostFacts {
     pub cpu_model: String,
     pub cpus: u32,
     pub cpu_mhz: f64,
+    /// The memory iolab could use ([`ram_bytes`]: MemTotal, or a lower cgroup limit), which
+    /// `xRAM` sizes were relative to.
     pub mem_bytes: u64,
     pub iolab_version: String,
     pub git_rev: String,
@@ -54,6 +58,96 @@ pub fn mem_total_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// The variable that sets the memory size iolab assumes (for tests, and for planning a run
+/// for another machine): a size, `25276510208` or `24GiB`.
+pub const RAM_ENV: &str = "IOLAB_RAM_BYTES";
+
+/// The memory this process can use, which `xRAM` sizes are relative to: $IOLAB_RAM_BYTES if
+/// set, else MemTotal, or the memory limit of this process's cgroup when that is lower (the
+/// page cache is charged to the cgroup, so a limit bounds the cache a run can fill).
+/// `Ok(None)` when none of these can be read; an error names a bad $IOLAB_RAM_BYTES.
+pub fn ram_bytes() -> Result<Option<u64>> {
+    if let Some(v) = std::env::var_os(RAM_ENV).filter(|v| !v.is_empty()) {
+        let v = v.to_string_lossy();
+        return match crate::units::parse_size(&v, 0) {
+            Ok(0) => Err(Error::spec(RAM_ENV, &v, "must be positive")),
+            Ok(n) => Ok(Some(n)),
+            Err(e) => Err(Error::spec(RAM_ENV, &v, e.0)),
+        };
+    }
+    let total = mem_total_bytes();
+    let limit = cgroup_memory_limit(
+        Path::new("/"),
+        &fs::read_to_string("/proc/self/cgroup").unwrap_or_default(),
+        &fs::read_to_string("/proc/self/mountinfo").unwrap_or_default(),
+    );
+    Ok(match (total, limit) {
+        (Some(t), Some(l)) => Some(t.min(l)),
+        (t, l) => t.or(l),
+    })
+}
+
+/// Limits at or above this are "no limit" (cgroup v1 writes one just below 2^63).
+const NO_LIMIT: u64 = 1 << 62;
+
+/// The lowest memory limit on this process's cgroup and its ancestors, cgroup v2
+/// (`memory.max`) or v1 (`memory.limit_in_bytes`), from the texts of /proc/self/cgroup and
+/// /proc/self/mountinfo; `root` is prepended to mount points (`/`, or a test's directory).
+fn cgroup_memory_limit(root: &Path, cgroup: &str, mountinfo: &str) -> Option<u64> {
+    let mut best: Option<u64> = None;
+    for line in mountinfo.lines() {
+        let Some((pre, post)) = line.split_once(" - ") else { continue };
+        let f: Vec<&str> = pre.split(' ').collect();
+        let g: Vec<&str> = post.split(' ').collect();
+        if f.len() < 5 || g.len() < 3 {
+            continue;
+        }
+        let (mount_root, mount_point) = (unescape(f[3]), unescape(f[4]));
+        let (file, path) = match g[0] {
+            "cgroup2" => ("memory.max", cgroup.lines().find_map(|l| l.strip_prefix("0::"))),
+            "cgroup" if g[2].split(',').any(|o| o == "memory") => (
+                "memory.limit_in_bytes",
+                cgroup.lines().find_map(|l| {
+                    let mut parts = l.splitn(3, ':');
+                    let (_, ctl, path) = (parts.next()?, parts.next()?, parts.next()?);
+                    ctl.split(',').any(|c| c == "memory").then_some(path)
+                }),
+            ),
+            _ => continue,
+        };
+        let Some(path) = path else { continue };
+        // The process's cgroup as seen under this mount, then each ancestor up to the mount.
+        let Some(rel) = Path::new(path).strip_prefix(&mount_root).ok() else { continue };
+        let top = root.join(mount_point.trim_start_matches('/'));
+        let mut dir = Some(top.join(rel));
+        while let Some(d) = dir {
+            let limit = fs::read_to_string(d.join(file)).ok().and_then(|t| t.trim().parse::<u64>().ok());
+            if let Some(l) = limit.filter(|&l| l > 0 && l < NO_LIMIT) {
+                best = Some(best.map_or(l, |b| b.min(l)));
+            }
+            dir = d.parent().filter(|p| p.starts_with(&top)).map(Path::to_path_buf);
+        }
+    }
+    best
+}
+
+/// Undoes mountinfo's octal escapes (`\040` for a space).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn uname() -> (String, String, String) {
     // SAFETY: utsname is plain data; uname fills it with NUL-terminated strings.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
@@ -87,7 +181,7 @@ pub fn probe(dirs: &[PathBuf]) -> HostFacts {
         cpu_model: field("model name").unwrap_or_default(),
         cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
         cpu_mhz: field("cpu MHz").and_then(|v| v.parse().ok()).unwrap_or(0.0),
-        mem_bytes: mem_total_bytes().unwrap_or(0),
+        mem_bytes: ram_bytes().ok().flatten().unwrap_or(0),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         git_rev: env!("IOLAB_GIT_REV").to_string(),
         targets: dirs.iter().map(|d| target_facts(d)).collect(),
@@ -179,6 +273,34 @@ pub fn direct_io_alignment(dir: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The limit is read from the process's own cgroup and its ancestors, under the mount
+    /// of either version, as mountinfo and /proc/self/cgroup describe them.
+    #[test]
+    fn cgroup_limits_are_found_in_both_versions() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let p = root.path().join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        };
+        // v2: the job's own cgroup says max, its parent 3 GiB.
+        write("sys/fs/cgroup/jobs/memory.max", "3221225472\n");
+        write("sys/fs/cgroup/jobs/job1/memory.max", "max\n");
+        let v2_mounts = "30 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n";
+        assert_eq!(cgroup_memory_limit(root.path(), "0::/jobs/job1\n", v2_mounts), Some(3 << 30));
+        // Another cgroup: no limit anywhere.
+        assert_eq!(cgroup_memory_limit(root.path(), "0::/other\n", v2_mounts), None);
+        // v1: the memory controller's mount, whose root is the container's cgroup; the
+        // unlimited value (just below 2^63) is no limit.
+        write("cg v1/memory/limit_in_bytes_parent/memory.limit_in_bytes", "9223372036854771712\n");
+        write("cg v1/memory/limit_in_bytes_parent/c/memory.limit_in_bytes", "1000000007\n");
+        let v1_mounts = "35 31 0:32 /box /cg\\040v1/memory rw,relatime - cgroup cgroup rw,memory\n\
+                         36 31 0:33 / /cg\\040v1/cpu rw,relatime - cgroup cgroup rw,cpu\n";
+        let cgroup = "5:cpu:/box/limit_in_bytes_parent/c\n4:memory:/box/limit_in_bytes_parent/c\n";
+        assert_eq!(cgroup_memory_limit(root.path(), cgroup, v1_mounts), Some(1_000_000_007));
+        assert_eq!(cgroup_memory_limit(root.path(), "4:memory:/elsewhere\n", v1_mounts), None);
+    }
 
     #[test]
     fn probes_this_machine() {

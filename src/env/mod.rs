@@ -1,9 +1,10 @@
 //! The machine under the run: host facts, environment control around runs, layout forensics,
-//! signals, and the syscall wrappers std does not offer.
+//! signals, reading the files a user names, and the syscall wrappers std does not offer.
 
 pub mod envctl;
 pub mod forensics;
 pub mod host;
+pub mod input;
 pub mod monitor;
 pub mod signals;
 pub mod sys;

@@ -21,7 +21,7 @@ pub mod strategy;
 pub mod sweep;
 
 pub use params::{Flag, FlagKind, PARAMS, ParamDef, Params, markdown_table};
-pub use resolve::{ResolveEnv, resolve};
+pub use resolve::{ResolveEnv, resolve, resolve_noted};
 
 use crate::error::{Error, Result};
 use crate::experiment::run::Point;
@@ -121,6 +121,9 @@ pub struct Built {
     pub base: Spec,
     pub points: Vec<Point>,
     pub design: Design,
+    /// What resolution changed in the values given, once each (a size relative to memory
+    /// rounded down to whole blocks), for the plan and the preset list.
+    pub notes: Vec<String>,
 }
 
 /// `[preset]` keys an experiment file may carry (the rest is preset-only metadata).
@@ -183,8 +186,7 @@ impl Experiment {
     ) -> Result<Experiment> {
         let (mut params, (mut sweep, headline, preset)) = match file {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| Error::spec("spec file", path.display(), e.to_string()))?;
+                let text = crate::env::input::read_spec_file(path)?;
                 let mut params = Params::from_toml(&text)?;
                 if !params.0.contains_key("name")
                     && let Some(stem) = path.file_stem()
@@ -224,8 +226,10 @@ impl Experiment {
             }
         }
         let mut points = Vec::with_capacity(assignments.len());
+        let mut notes: Vec<String> = vec![];
         for a in &assignments {
-            let spec = self.resolve_point(a, env).map_err(|e| at_point(e, a))?;
+            let (spec, n) = self.resolve_point(a, env).map_err(|e| at_point(e, a))?;
+            notes.extend(n.into_iter().filter(|n| !notes.contains(n)).collect::<Vec<_>>());
             points.push(Point { params: a.iter().cloned().collect(), spec });
         }
         let base = points[0].spec.clone();
@@ -235,10 +239,10 @@ impl Experiment {
             headline: self.headline,
             preset: self.preset.clone(),
         };
-        Ok(Built { base, points, design })
+        Ok(Built { base, points, design, notes })
     }
 
-    fn resolve_point(&self, a: &Assignment, env: &ResolveEnv) -> Result<Spec> {
+    fn resolve_point(&self, a: &Assignment, env: &ResolveEnv) -> Result<(Spec, Vec<String>)> {
         let vars: Vec<(String, String)> = a.iter().filter(|(k, _)| !sweep::is_param(k)).cloned().collect();
         let mut p = self.params.clone();
         for values in p.0.values_mut() {
@@ -258,7 +262,7 @@ impl Experiment {
                 }
             }
         }
-        resolve(&p, env)
+        resolve_noted(&p, env)
     }
 }
 

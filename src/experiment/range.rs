@@ -47,6 +47,9 @@ pub fn expand_range(key: &str, item: &str, ram_bytes: u64) -> Result<Option<Vec<
             Box::new(move |v: u64| v.checked_add(d))
         }
     };
+    if let Some(out) = ram_range(key, item, (a, hi, step), ram_bytes)? {
+        return Ok(Some(out));
+    }
     let mut out = vec![];
     let mut v = Some(lo);
     while let Some(x) = v.filter(|x| *x <= hi) {
@@ -55,6 +58,62 @@ pub fn expand_range(key: &str, item: &str, ram_bytes: u64) -> Result<Option<Vec<
         }
         out.push(if integers { x.to_string() } else { fmt_size_spec(x) });
         v = next(x);
+    }
+    Ok(Some(out))
+}
+
+/// A size range that starts at a multiple of memory (`1xRAM..4xRAM:1xRAM`, `0.5xRAM..8xRAM:x2`)
+/// keeps its values relative to memory (`1xRAM`, `2xRAM`, ...), so each is rounded to whole
+/// blocks when its point is resolved, with any memory size. Such a range steps by a multiple
+/// of memory or a factor; a range from an absolute size cannot step by a multiple of memory.
+/// `None` when neither end of the step involves memory.
+fn ram_range(
+    key: &str,
+    item: &str,
+    (a, hi, step): (&str, u64, Option<&str>),
+    ram_bytes: u64,
+) -> Result<Option<Vec<String>>> {
+    let start = crate::units::ram_multiple(a);
+    let add = step.and_then(crate::units::ram_multiple);
+    let factor = step.and_then(|s| s.strip_prefix('x')).and_then(|f| f.parse::<u128>().ok());
+    let (num, den) = match (start, add, factor) {
+        (None, None, _) => return Ok(None),
+        (None, Some(_), _) => {
+            return Err(err(
+                key,
+                item,
+                "a range that steps by a multiple of RAM starts at one (1xRAM..4xRAM:1xRAM)",
+            ));
+        }
+        (Some(_), None, None) => {
+            return Err(err(
+                key,
+                item,
+                "a range from a multiple of RAM steps by one (1xRAM..4xRAM:0.5xRAM) or by a factor (:x2)",
+            ));
+        }
+        (Some(s), _, _) => s,
+    };
+    let bytes = |n: u128, d: u128| (n * ram_bytes as u128 / d).min(u64::MAX as u128) as u64;
+    let mut out = vec![];
+    // Both fractions have powers of ten below; bring them to the larger one to add exactly.
+    let (mut n, mut d) = (num, den);
+    while n.checked_mul(ram_bytes as u128).is_some() && bytes(n, d) <= hi {
+        if out.len() == MAX_VALUES {
+            return Err(err(key, item, format!("more than {MAX_VALUES} values")));
+        }
+        out.push(crate::units::fmt_ram_multiple(n, d));
+        (n, d) = match (add, factor) {
+            (Some((sn, sd)), _) => {
+                let dd = d.max(sd);
+                (n * (dd / d) + sn * (dd / sd), dd)
+            }
+            (None, Some(f)) => (n * f, d),
+            (None, None) => unreachable!("refused above"),
+        };
+        if n == 0 {
+            break;
+        }
     }
     Ok(Some(out))
 }

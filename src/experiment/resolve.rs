@@ -8,7 +8,7 @@ use super::{PARAMS, Params, layout};
 use crate::error::{Error, Result};
 use crate::experiment::schedule::Interleave;
 use crate::spec::*;
-use crate::units::parse_size;
+use crate::units::{fmt_size, is_ram_relative, parse_size};
 
 /// Facts about the machine that resolution needs (so tests can fix them).
 #[derive(Debug, Clone)]
@@ -18,11 +18,13 @@ pub struct ResolveEnv {
 }
 
 impl ResolveEnv {
-    pub fn current() -> ResolveEnv {
-        ResolveEnv {
-            ram_bytes: crate::env::host::mem_total_bytes().unwrap_or(0),
+    /// This machine: the memory this process can use ([`crate::env::host::ram_bytes`], 0 if
+    /// unknown) and the current directory. An error names a bad $IOLAB_RAM_BYTES.
+    pub fn current() -> Result<ResolveEnv> {
+        Ok(ResolveEnv {
+            ram_bytes: crate::env::host::ram_bytes()?.unwrap_or(0),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-        }
+        })
     }
 }
 
@@ -38,14 +40,68 @@ fn parse_u64(key: &str, v: &str) -> Result<u64> {
     v.trim().parse().map_err(|_| Error::spec(key, v, "expected a non-negative whole number"))
 }
 
+/// A `size` written relative to memory (`2xRAM`) becomes bytes rounded down to a whole
+/// number of blocks, and of stripe units under a striped layout, so that it resolves with any
+/// memory size. Returns the parameters with that size in bytes and a note saying what was
+/// rounded, or `None` when `size` is not relative to memory. A `bs` or stripe unit that does
+/// not parse is left for [`resolve`] to name.
+fn round_ram_size(params: &Params, env: &ResolveEnv) -> Result<Option<(Params, Option<String>)>> {
+    let Some(v) = params.one("size").filter(|v| is_ram_relative(v)) else { return Ok(None) };
+    let bytes = parse_size(v, env.ram_bytes).map_err(|e| Error::spec("size", v, e.0))?;
+    let Ok(bs) = parse_size(params.one("bs").unwrap_or("1MiB"), env.ram_bytes) else { return Ok(None) };
+    let striped = params.one("layout").and_then(Layout::parse).is_some_and(Layout::striped);
+    let stripe_unit = match params.one("stripe_unit") {
+        Some(u) => parse_size(u, 0).ok(),
+        None => Some(layout::DEFAULT_STRIPE_UNIT),
+    };
+    // bs and the stripe unit divide one another (resolve checks); the larger is a multiple of both.
+    let unit = match stripe_unit.filter(|&u| striped && u > 0 && (u % bs.max(1) == 0 || bs % u == 0)) {
+        Some(u) => u.max(bs),
+        None => bs,
+    };
+    if unit == 0 {
+        return Ok(None);
+    }
+    let what = if unit == bs { "blocks (bs)" } else { "stripe units" };
+    let rounded = bytes / unit * unit;
+    if rounded == 0 {
+        return Err(Error::spec(
+            "size",
+            v,
+            format!("{} of memory is less than one {} of {what}", fmt_size(bytes), fmt_size(unit)),
+        ));
+    }
+    let note = (rounded != bytes).then(|| {
+        format!(
+            "size {} = {bytes} bytes (with {} of memory), rounded down to {rounded} bytes ({}), whole {} {what}",
+            v.trim(),
+            fmt_size(env.ram_bytes),
+            fmt_size(rounded),
+            fmt_size(unit)
+        )
+    });
+    let mut p = params.clone();
+    p.set_one("size", rounded)?;
+    Ok(Some((p, note)))
+}
+
 /// Resolves parameters into a validated spec. Touches the file system only to check that the
 /// target directories exist and are writable.
 pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
+    resolve_noted(params, env).map(|(spec, _)| spec)
+}
+
+/// [`resolve`], with notes on what resolution changed in the values given (a size relative
+/// to memory rounded down to whole blocks), for the plan and the preset list to show.
+pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<String>)> {
     for key in params.0.keys() {
         if !PARAMS.iter().any(|d| d.key == key) {
             return Err(Error::spec(key, "", "unknown parameter"));
         }
     }
+    let rounded = round_ram_size(params, env)?;
+    let notes: Vec<String> = rounded.iter().filter_map(|(_, n)| n.clone()).collect();
+    let params = rounded.as_ref().map_or(params, |(p, _)| p);
     // A strategy sets defaults of its own (workers, ops, layout, size from iters).
     let with_strategy = crate::experiment::strategy::with_defaults(params, env.ram_bytes)?;
     let params = with_strategy.as_ref().unwrap_or(params);
@@ -65,22 +121,16 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
     }
     let size_bytes = size_of("size", DEFAULT_SIZE)?;
     let bs_bytes = size_of("bs", "1MiB")?;
+    // The values as given, or the defaults taken, for messages.
+    let (size_text, bs_text) = (get("size").unwrap_or(DEFAULT_SIZE), get("bs").unwrap_or("1MiB"));
     if bs_bytes > size_bytes {
-        return Err(Error::spec(
-            "bs",
-            get("bs").unwrap_or(""),
-            format!("larger than size ({size_bytes} bytes)"),
-        ));
+        return Err(Error::spec("bs", bs_text, format!("larger than size ({size_bytes} bytes)")));
     }
     if size_bytes % bs_bytes != 0 {
-        return Err(Error::spec(
-            "size",
-            get("size").unwrap_or(""),
-            format!("not a multiple of bs ({bs_bytes} bytes)"),
-        ));
+        return Err(Error::spec("size", size_text, format!("not a multiple of bs ({bs_bytes} bytes)")));
     }
     if bs_bytes > u32::MAX as u64 {
-        return Err(Error::spec("bs", get("bs").unwrap_or(""), "must be below 4 GiB"));
+        return Err(Error::spec("bs", bs_text, "must be below 4 GiB"));
     }
 
     let layout_s = get("layout").unwrap_or("file-per-worker");
@@ -160,7 +210,7 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         if bs_bytes < crate::plan::verify::MIN_BLOCK {
             return Err(Error::spec(
                 "bs",
-                get("bs").unwrap_or(""),
+                bs_text,
                 format!(
                     "verify needs blocks of at least {} bytes (for the header)",
                     crate::plan::verify::MIN_BLOCK
@@ -208,7 +258,7 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
         if bs_bytes % align != 0 {
             return Err(Error::spec(
                 "bs",
-                get("bs").unwrap_or(""),
+                bs_text,
                 format!("O_DIRECT needs bs to be a multiple of {align} bytes on this file system"),
             ));
         }
@@ -298,7 +348,7 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
             ));
         }
     }
-    Ok(spec)
+    Ok((spec, notes))
 }
 
 fn check_dir(d: &str, cwd: &Path, allow_device: &[PathBuf]) -> Result<PathBuf> {
@@ -369,6 +419,9 @@ mod tests {
         assert_eq!(err(&[("direct", "true"), ("bs", "1000"), ("size", "1MB")]).0, "bs");
         assert_eq!(err(&[("ops", "write,scribble")]).0, "ops");
         assert_eq!(err(&[("ops", "write:warm")]).0, "ops");
+        // A default that is at fault is named with its value.
+        assert_eq!(err(&[("size", "64KiB")]), ("bs".into(), "1MiB".into()));
+        assert_eq!(err(&[("bs", "3KiB")]), ("size".into(), "512MiB".into()));
     }
 
     #[test]

@@ -334,8 +334,17 @@ mod tests {
         assert_eq!(values("size=128MiB..512MiB:128MiB"), ["128MiB", "256MiB", "384MiB", "512MiB"]);
         assert_eq!(values("size=1MiB..2MiB:768KiB"), ["1MiB", "1792KiB"]);
         assert_eq!(values("size=64KiB..1MiB:x4"), ["64KiB", "256KiB", "1MiB"]);
-        // 1 GiB of memory: 0.5xRAM..2xRAM in steps of 0.5xRAM.
-        assert_eq!(values("size=0.5xRAM..2xRAM:0.5xRAM"), ["512MiB", "1GiB", "1536MiB", "2GiB"]);
+        // Multiples of memory stay multiples of memory (1 GiB of it here), rounded to whole
+        // blocks only when each point is resolved.
+        assert_eq!(values("size=0.5xRAM..2xRAM:0.5xRAM"), ["0.5xRAM", "1xRAM", "1.5xRAM", "2xRAM"]);
+        assert_eq!(values("size=0.25xRAM..2xRAM:x2"), ["0.25xRAM", "0.5xRAM", "1xRAM", "2xRAM"]);
+        assert_eq!(values("size=1xRAM..1.6xRAM:0.25xRAM"), ["1xRAM", "1.25xRAM", "1.5xRAM"]);
+        assert_eq!(values("size=512MiB..2xRAM:512MiB"), ["512MiB", "1GiB", "1536MiB", "2GiB"]);
+        assert_eq!(values("size=256MiB..1xRAM:x2"), ["256MiB", "512MiB", "1GiB"]);
+        for bad in ["size=1xRAM..4xRAM:1GiB", "size=1xRAM..4xRAM", "size=1GiB..4xRAM:1xRAM"] {
+            let e = parse_arg(bad, 1 << 30).unwrap_err();
+            assert!(matches!(e, Error::Spec { ref field, .. } if field == "sweep size"), "{bad}: {e}");
+        }
         assert_eq!(values("size=1000..3000:1000"), ["1000", "2000", "3000"]);
         assert_eq!(values("size=1kB..3kB:1kB"), ["1000", "2000", "3000"]);
     }

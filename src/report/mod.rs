@@ -43,6 +43,6 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
     }
 }
 
-pub fn write_err(e: impl std::fmt::Display) -> Error {
-    Error::Run(format!("writing output: {e}"))
+pub fn write_err(e: impl std::fmt::Display + 'static) -> Error {
+    Error::output(e)
 }

@@ -2,16 +2,22 @@
 //! JSON (`iolab run --json`, `iolab results export --json`). Experiments are keyed by their id,
 //! hosts by their host id, runs by their random 128-bit run id, so a run already present is
 //! skipped and importing the same thing twice changes nothing.
+//!
+//! What comes in is checked before the store is opened: a regular file (never a FIFO or a
+//! device, and never more than its size), a JSON schema version this build reads, experiment
+//! and run ids of the form iolab makes. Each experiment is stored with its runs in one
+//! transaction, so an interrupted import leaves no experiment without its runs; a store the
+//! import created is removed again when it fails. Errors name the user's file, never the
+//! temporary copy a foreign store is read through.
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
-
-use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::results::{ExperimentResult, Repetition};
+use crate::results::{ExperimentResult, Repetition, SCHEMA_VERSION};
 use crate::store::Store;
+use crate::target::workdir::valid_run_id;
 
 /// What an import did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -31,45 +37,66 @@ impl Imported {
     }
 }
 
-/// Imports `path`: an SQLite store (recognised by its header) or an experiment's JSON.
-pub fn import_path(store: &Store, path: &Path) -> Result<Imported> {
-    let mut head = [0u8; 16];
-    let mut f =
-        std::fs::File::open(path).map_err(|e| Error::spec("import", path.display(), e.to_string()))?;
-    let n = f.read(&mut head).map_err(|e| Error::io("read", path, Some(0), e))?;
-    if n == 16 && &head == b"SQLite format 3\0" {
-        return import_store(store, path);
+fn bad(path: &Path, reason: impl Into<String>) -> Error {
+    Error::spec("import", path.display(), reason)
+}
+
+/// Imports `src` into the store at `db`: an SQLite store (recognised by its header) or an
+/// experiment's JSON. `db` is created if missing, but only once `src` has been read and
+/// checked, and removed again (with the directories made for it) if the import fails.
+pub fn import_path(db: &Path, src: &Path) -> Result<Imported> {
+    let (mut f, size) = crate::env::input::open_regular(src).map_err(|r| bad(src, r))?;
+    let mut head = Vec::with_capacity(16);
+    (&mut f).take(16).read_to_end(&mut head).map_err(|e| bad(src, format!("cannot read: {e}")))?;
+    if head == b"SQLite format 3\0" {
+        drop(f);
+        return import_store(db, src);
     }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| Error::spec("import", path.display(), e.to_string()))?;
-    let exp: ExperimentResult = serde_json::from_str(&text).map_err(|e| {
-        Error::spec("import", path.display(), format!("neither an iolab store nor an experiment's JSON: {e}"))
-    })?;
-    import_experiment(store, &exp)
+    crate::env::input::read_to_size(&mut f, size, &mut head).map_err(|r| bad(src, r))?;
+    let exp: ExperimentResult = serde_json::from_slice(&head)
+        .map_err(|e| bad(src, format!("neither an iolab store nor an experiment's JSON: {e}")))?;
+    check_experiment(src, &exp)?;
+    with_store(db, |store| import_experiment(store, &exp))
 }
 
 /// Imports every experiment of another store. The other file is only read: it is copied
-/// (`VACUUM INTO`) and the copy brought to this build's schema.
-pub fn import_store(store: &Store, path: &Path) -> Result<Imported> {
-    let copy =
-        store.path().with_file_name(format!(".iolab-import-{}.db", crate::target::workdir::new_run_id()));
+/// (`VACUUM INTO`) and the copy brought to this build's schema; every id is checked before
+/// anything is stored.
+pub fn import_store(db: &Path, src: &Path) -> Result<Imported> {
+    // The copy goes beside the store when its directory exists (the same file system, which
+    // has room for the store), else to the temporary directory.
+    let copy_dir = db.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+    let copy_dir = if copy_dir.is_dir() { copy_dir } else { std::env::temp_dir() };
+    let copy = copy_dir.join(format!(".iolab-import-{}.db", crate::target::workdir::new_run_id()));
     let result = (|| {
-        let src = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| Error::spec("import", path.display(), e.to_string()))?;
-        src.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
-            .map_err(|e| Error::spec("import", path.display(), format!("cannot read it as a store: {e}")))?;
-        drop(src);
-        let other = Store::open(&copy)?;
-        let mut total = Imported::default();
-        let mut rows = other.list()?;
+        let src_dir = src.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let conn = super::open_reader(src, !crate::env::sys::is_writable(src_dir))
+            .map_err(|e| bad(src, format!("cannot open it: {e}")))?;
+        conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
+            .map_err(|e| bad(src, format!("cannot read it as a store: {e}")))?;
+        drop(conn);
+        // Whatever goes wrong with the copy is about the user's file.
+        let named = |e: Error| match e {
+            Error::Store { msg, .. } => bad(src, msg),
+            other => other,
+        };
+        let other = Store::open(&copy).map_err(named)?;
+        let mut rows = other.list().map_err(named)?;
         rows.reverse(); // oldest first, as they were made
-        for row in rows {
-            total.add(import_experiment(store, &other.load(&row.id)?)?);
+        for row in &rows {
+            check_id(src, "experiment_id", &row.id)?;
         }
-        Ok(total)
+        for run_id in other.run_ids().map_err(named)? {
+            check_id(src, "run_id", &run_id)?;
+        }
+        with_store(db, |store| {
+            let mut total = Imported::default();
+            for row in &rows {
+                crate::env::signals::check()?;
+                total.add(import_experiment(store, &other.load(&row.id).map_err(named)?)?);
+            }
+            Ok(total)
+        })
     })();
     for suffix in ["", "-wal", "-shm"] {
         let mut p = copy.clone().into_os_string();
@@ -79,9 +106,71 @@ pub fn import_store(store: &Store, path: &Path) -> Result<Imported> {
     result
 }
 
-/// Imports one experiment: its host and identity if new, then each run not yet stored.
+/// Opens (or creates) the store at `db` and runs `f` on it. If the store did not exist and
+/// `f` fails, the store and the directories made for it are removed: a failed import leaves
+/// nothing new behind.
+fn with_store<T>(db: &Path, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
+    if db.exists() {
+        return f(&Store::open(db)?);
+    }
+    // The directories that do not exist yet, deepest first.
+    let mut made: Vec<PathBuf> = vec![];
+    let mut dir = db.parent().filter(|d| !d.as_os_str().is_empty());
+    while let Some(d) = dir.filter(|d| !d.exists()) {
+        made.push(d.to_path_buf());
+        dir = d.parent().filter(|d| !d.as_os_str().is_empty());
+    }
+    let result = Store::open(db).and_then(|store| f(&store));
+    if result.is_err() {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = db.as_os_str().to_owned();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+        for d in &made {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+    result
+}
+
+/// Refuses an id that is not of the form iolab makes (letters, digits, `-` and `_`, at most
+/// 64): ids name directories and appear in pages, so `../x` or markup never get in.
+fn check_id(src: &Path, field: &str, id: &str) -> Result<()> {
+    if valid_run_id(id) {
+        return Ok(());
+    }
+    Err(Error::spec(
+        field,
+        id,
+        format!(
+            "in {}: not an id iolab makes (letters, digits, - and _, at most 64 characters)",
+            src.display()
+        ),
+    ))
+}
+
+/// Checks an experiment's JSON before anything is stored: its schema version and its ids.
+fn check_experiment(src: &Path, exp: &ExperimentResult) -> Result<()> {
+    if exp.schema_version == 0 || exp.schema_version > SCHEMA_VERSION {
+        return Err(Error::spec(
+            "schema_version",
+            exp.schema_version,
+            format!("in {}: this iolab reads schema version {SCHEMA_VERSION}", src.display()),
+        ));
+    }
+    check_id(src, "experiment_id", &exp.experiment_id)?;
+    for ((_, run_id), _) in runs_of(exp) {
+        check_id(src, "run_id", &run_id)?;
+    }
+    Ok(())
+}
+
+/// Imports one experiment in one transaction: its host and identity if new, then each run
+/// not yet stored. Nothing of it is stored unless all of it is.
 pub fn import_experiment(store: &Store, exp: &ExperimentResult) -> Result<Imported> {
     let mut out = Imported { experiments_seen: 1, ..Default::default() };
+    let tx = store.write_tx()?;
     match store.experiment_host(&exp.experiment_id)? {
         Some(host) if host != exp.host.host_id => {
             return Err(Error::spec(
@@ -92,7 +181,7 @@ pub fn import_experiment(store: &Store, exp: &ExperimentResult) -> Result<Import
         }
         Some(_) => {}
         None => {
-            store.insert_experiment(exp)?;
+            store.insert_experiment_in(&tx, exp)?;
             out.experiments_added = 1;
         }
     }
@@ -100,10 +189,11 @@ pub fn import_experiment(store: &Store, exp: &ExperimentResult) -> Result<Import
         if store.has_run(&run_id)? {
             out.runs_skipped += 1;
         } else {
-            store.insert_run(&exp.experiment_id, point, &run_id, &reps, warmup)?;
+            store.insert_run_in(&tx, &exp.experiment_id, point, &run_id, &reps, warmup)?;
             out.runs_added += 1;
         }
     }
+    tx.commit().map_err(|e| store.err(e))?;
     Ok(out)
 }
 

@@ -61,19 +61,56 @@ impl Store {
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Store> {
         let store_err = |msg: String| Error::Store { path: path.to_path_buf(), msg };
+        check_kind(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| store_err(format!("cannot create its directory: {e}")))?;
         }
         let conn = Connection::open(path).map_err(|e| store_err(e.to_string()))?;
         let store = Store { conn, path: path.to_path_buf() };
-        store.init().map_err(|e| match e {
-            Error::Store { msg, .. } if msg.contains("not a database") => {
-                store_err("not an iolab store (the file is not an SQLite database)".into())
-            }
-            other => other,
-        })?;
+        store.init().map_err(not_a_database)?;
         Ok(store)
+    }
+
+    /// Opens an existing store for reading only: nothing is created (a missing store is an
+    /// error naming the path, exit 2) and nothing is written, so a store on read-only media
+    /// or in a directory this user cannot write is read as it is (SQLite's `immutable` mode
+    /// when the directory cannot hold the WAL index). A store of an older schema is migrated
+    /// first when it is writable, and refused when it is not.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        let store_err = |msg: String| Error::Store { path: path.to_path_buf(), msg };
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::spec(
+                    "db",
+                    path.display(),
+                    "no store there (a command that only reads creates none: run an experiment first, or name the store with --db or IOLAB_DB)",
+                ));
+            }
+            Err(e) => return Err(store_err(format!("cannot stat: {e}"))),
+            Ok(_) => check_kind(path)?,
+        }
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let conn = open_reader(path, !crate::env::sys::is_writable(dir))
+            .map_err(|e| store_err(format!("cannot open it for reading: {e}")))?;
+        let store = Store { conn, path: path.to_path_buf() };
+        store.conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(|e| store.err(e))?;
+        match store.version().map_err(not_a_database)? {
+            STORE_VERSION => Ok(store),
+            0 => Err(store.err("not an iolab store (an empty database)")),
+            v if crate::env::sys::is_writable(dir) && writable_file(path) => {
+                drop(store);
+                Store::open(path).map_err(|e| match e {
+                    Error::Store { path, msg } => {
+                        Error::Store { path, msg: format!("schema version {v} needs migrating: {msg}") }
+                    }
+                    other => other,
+                })
+            }
+            v => Err(store.err(format!(
+                "schema version {v} is older than this iolab's ({STORE_VERSION}) and the store cannot be written here to bring it up to date"
+            ))),
+        }
     }
 
     fn init(&self) -> Result<()> {
@@ -150,6 +187,13 @@ impl Store {
 
     /// Records an experiment's identity, host and spec (before its first run).
     pub fn insert_experiment(&self, exp: &ExperimentResult) -> Result<()> {
+        let tx = self.write_tx()?;
+        self.insert_experiment_in(&tx, exp)?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// [`Store::insert_experiment`] within the caller's transaction.
+    fn insert_experiment_in(&self, tx: &Connection, exp: &ExperimentResult) -> Result<()> {
         let skeleton: Vec<PointResult> = exp
             .points
             .iter()
@@ -169,7 +213,6 @@ impl Store {
                     .collect(),
             })
             .collect();
-        let tx = self.write_tx()?;
         tx.execute(
             "INSERT OR IGNORE INTO hosts(host_id, hostname, facts_json) VALUES (?1, ?2, ?3)",
             params![exp.host.host_id, exp.host.hostname, self.json(&exp.host)?],
@@ -191,7 +234,7 @@ impl Store {
             ],
         )
         .map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))
+        Ok(())
     }
 
     /// Records one run (all its phases and workers) in one transaction.
@@ -204,6 +247,20 @@ impl Store {
         warmup: bool,
     ) -> Result<()> {
         let tx = self.write_tx()?;
+        self.insert_run_in(&tx, experiment_id, point, run_id, reps, warmup)?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// [`Store::insert_run`] within the caller's transaction.
+    fn insert_run_in(
+        &self,
+        tx: &Connection,
+        experiment_id: &str,
+        point: usize,
+        run_id: &str,
+        reps: &[(usize, Repetition)],
+        warmup: bool,
+    ) -> Result<()> {
         let status =
             reps.iter().map(|(_, r)| r.status).find(|s| *s != Status::Complete).unwrap_or(Status::Complete);
         let error = reps.iter().find_map(|(_, r)| r.error.clone());
@@ -315,7 +372,7 @@ impl Store {
                 }
             }
         }
-        tx.commit().map_err(|e| self.err(e))
+        Ok(())
     }
 
     /// Experiments, newest first.
@@ -460,6 +517,13 @@ impl Store {
         })
     }
 
+    /// Every stored run id.
+    pub fn run_ids(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare("SELECT run_id FROM runs").map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<String>>>().map_err(|e| self.err(e))
+    }
+
     /// Whether a run with this id is stored.
     pub fn has_run(&self, run_id: &str) -> Result<bool> {
         self.conn
@@ -582,6 +646,65 @@ fn parse_status(s: &str) -> Status {
         "interrupted" => Status::Interrupted,
         _ => Status::Failed,
     }
+}
+
+/// Refuses a store path that exists and is not a regular file (a FIFO would block SQLite's
+/// open, a device is nobody's store): exit 2, naming the path and what it is.
+fn check_kind(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(Error::spec(
+            "db",
+            path.display(),
+            format!(
+                "{}, not a store (a store is a regular SQLite file)",
+                crate::env::input::kind_of(m.file_type())
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// "file is not a database" in words that say what was opened.
+fn not_a_database(e: Error) -> Error {
+    match e {
+        Error::Store { path, msg } if msg.contains("not a database") => {
+            Error::Store { path, msg: "not an iolab store (the file is not an SQLite database)".into() }
+        }
+        other => other,
+    }
+}
+
+fn writable_file(path: &Path) -> bool {
+    std::fs::OpenOptions::new().append(true).open(path).is_ok()
+}
+
+/// A `file:` URI for SQLite, with every byte outside the unreserved set and `/` escaped.
+fn file_uri(path: &Path, query: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri + query
+}
+
+/// A read-only connection to the SQLite file at `path`. A WAL-mode database needs its `-shm`
+/// index beside it even to be read; when `dir_read_only` and there is no write-ahead log
+/// holding data, the file is opened `immutable` (nothing beside it is created or locked).
+/// A log that holds data is read through its index, which must then exist.
+pub(crate) fn open_reader(path: &Path, dir_read_only: bool) -> rusqlite::Result<Connection> {
+    use rusqlite::OpenFlags;
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let log_has_data = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
+    let flags =
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let query = if dir_read_only && !log_has_data { "?immutable=1" } else { "?mode=ro" };
+    Connection::open_with_flags(file_uri(path, query), flags)
 }
 
 impl Sink for Store {

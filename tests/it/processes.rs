@@ -1,7 +1,7 @@
 //! Process workers: the binary re-executes itself once per worker; barrier and free starts
 //! both produce correct files and per-worker times; a child that dies fails the run cleanly.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::util::*;
@@ -14,7 +14,7 @@ fn alive(pid: u32) -> bool {
 /// caller waits for the returned process.
 #[allow(clippy::zombie_processes)]
 fn start_long_run(s: &Scratch, n: usize) -> (Child, Vec<u32>) {
-    let mut child = Command::new(bin())
+    let mut child = command()
         .args([
             "run",
             "--launcher",
@@ -128,7 +128,7 @@ fn process_workers_with_barrier_and_free_starts_write_correct_files() {
 #[test]
 fn workers_are_separate_executables() {
     let s = Scratch::new();
-    let out = Command::new(bin())
+    let out = command()
         .args(["run", "--launcher", "process", "--size", "1MiB", "--reps", "1", "--no-store", "--quiet"])
         .args(["--dir", s.path().to_str().unwrap()])
         .env("IOLAB_WORKER_EXE", s.path().join("no-such-iolab"))

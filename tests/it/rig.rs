@@ -105,7 +105,7 @@ pub fn spawn(s: &Scratch, args: &[&str]) -> Child {
 
 /// As [`spawn`], letting the caller adjust the command (uid, limits).
 pub fn spawn_with(s: &Scratch, args: &[&str], f: impl FnOnce(&mut Command) -> &mut Command) -> Child {
-    let mut c = Command::new(bin());
+    let mut c = command();
     c.args(args).env("IOLAB_DB", s.db()).current_dir(s.path()).stdout(Stdio::piped()).stderr(Stdio::piped());
     f(&mut c).spawn().unwrap()
 }

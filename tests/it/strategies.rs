@@ -590,7 +590,7 @@ fn a_dying_worker_process_fails_the_run() {
 
 /// Starts a strategy run that would compute for a minute: 100 iterations of 4 KiB, one rep.
 fn long_strategy_run(s: &Scratch, launcher: &str, strategy: &str) -> std::process::Child {
-    std::process::Command::new(bin())
+    command()
         .args([
             "run",
             "-q",

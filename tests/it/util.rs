@@ -11,6 +11,18 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_iolab"))
 }
 
+/// The memory size every test's iolab assumes ($IOLAB_RAM_BYTES), so that no result depends
+/// on this machine's: a size that is no whole number of MiB (as MemTotal rarely is), so sizes
+/// relative to memory are always rounded to whole blocks. 24,684,092 KiB.
+pub const TEST_RAM_BYTES: u64 = 25_276_510_208;
+
+/// `iolab` as a command, with the test memory size.
+pub fn command() -> Command {
+    let mut c = Command::new(bin());
+    c.env("IOLAB_RAM_BYTES", TEST_RAM_BYTES.to_string());
+    c
+}
+
 /// A scratch directory for one test; removed when dropped.
 pub struct Scratch {
     pub dir: tempfile::TempDir,
@@ -30,7 +42,13 @@ impl Scratch {
     }
     /// Runs `iolab ARGS` with the store inside the scratch directory.
     pub fn iolab(&self, args: &[&str]) -> Output {
-        Command::new(bin()).args(args).env("IOLAB_DB", self.db()).current_dir(self.path()).output().unwrap()
+        command().args(args).env("IOLAB_DB", self.db()).current_dir(self.path()).output().unwrap()
+    }
+    /// As [`Scratch::iolab`], with more environment variables.
+    pub fn iolab_env(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        let mut c = command();
+        c.args(args).env("IOLAB_DB", self.db()).current_dir(self.path());
+        c.envs(vars.iter().copied()).output().unwrap()
     }
     /// Runs `iolab run ARGS --json --dir SCRATCH` and returns the parsed document; panics
     /// with stderr if it fails.

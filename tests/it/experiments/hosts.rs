@@ -179,8 +179,13 @@ fn compare_has_one_row_per_host_and_file_system() {
     let md = String::from_utf8(a.iolab(&["results", "compare", "--format", "markdown"]).stdout).unwrap();
     assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), 2 + want_rows, "{md}");
 
-    // An empty store has nothing to compare: exit 2 with what to do.
+    // No store, or one without an L1 or L4 experiment, has nothing to compare: exit 2 with
+    // what to do.
     let empty = Scratch::new();
+    let out = empty.iolab(&["results", "compare"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no store there") && stderr(&out).contains("run an experiment"));
+    empty.run_json(&["--op", "write", "--size", "64KiB", "--bs", "64KiB", "--reps", "1"]);
     let out = empty.iolab(&["results", "compare"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("reproduce L1"), "{}", stderr(&out));

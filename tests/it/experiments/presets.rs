@@ -32,8 +32,10 @@ const PENDING_VALUES: &[&str] =
 
 const SCALES: [Scale; 3] = [Scale::Quick, Scale::Default, Scale::Paper];
 
+/// The machine the binary under test assumes (util's $IOLAB_RAM_BYTES), so what the library
+/// resolves here is what the binary resolves.
 fn env(dir: &std::path::Path) -> ResolveEnv {
-    ResolveEnv { ram_bytes: 24 << 30, cwd: dir.to_path_buf() }
+    ResolveEnv { ram_bytes: TEST_RAM_BYTES, cwd: dir.to_path_buf() }
 }
 
 fn is_pending(text: &str) -> bool {
@@ -347,4 +349,114 @@ fn a_printed_preset_runs_as_a_file() {
     assert!(text.starts_with("# B · Benson et al. 2003"), "{text}");
     assert!(text.contains("strategy = [\"S1A\", \"S1B\", \"S2\", \"S3\", \"S5\"]"), "{text}");
     assert!(text.contains("iters = 1024") && text.contains("headline = \"trimmed_mean_10\""), "{text}");
+}
+
+/// Memory sizes that are no whole number of blocks: this suite's, a prime just above 10^9,
+/// one just below 10 MB (small enough to run C1's default scale for real), and an even 24 GiB.
+const ODD_RAM: [u64; 4] = [TEST_RAM_BYTES, 1_000_000_007, 10_000_019, 24 << 30];
+
+/// Every point of every preset at every scale resolves with any memory size: a size relative
+/// to memory is rounded down to whole blocks (and stripe units where striped), never refused.
+#[test]
+fn presets_resolve_with_any_memory_size() {
+    let s = Scratch::new();
+    for ram in ODD_RAM {
+        let env = ResolveEnv { ram_bytes: ram, cwd: s.path().to_path_buf() };
+        let mut relative = 0;
+        for p in preset::all().unwrap() {
+            if !p.unmet_needs().is_empty() {
+                continue;
+            }
+            for scale in SCALES {
+                let b = p
+                    .build(scale, &[], &env)
+                    .unwrap_or_else(|e| panic!("{} at {scale:?} with {ram} B of memory: {e}", p.meta.id));
+                for point in &b.points {
+                    let spec = &point.spec;
+                    let unit = spec.stripe_unit_bytes.filter(|_| spec.layout.striped()).unwrap_or(1);
+                    assert_eq!(spec.size_bytes % spec.bs_bytes, 0, "{} {:?} {ram}", p.meta.id, point.params);
+                    assert_eq!(spec.size_bytes % unit, 0, "{} {:?} {ram}", p.meta.id, point.params);
+                    if let Some(v) = point.params.get("size").filter(|v| v.contains("xRAM")) {
+                        relative += 1;
+                        // Rounded down by less than one block (or stripe unit).
+                        let exact = iolab::units::parse_size(v, ram).unwrap();
+                        let step = spec.bs_bytes.max(unit);
+                        assert!(spec.size_bytes <= exact && exact - spec.size_bytes < step, "{v}: {spec:?}");
+                    }
+                }
+            }
+        }
+        assert!(relative >= 2 + 15, "C1's two sizes and R1's fifteen at least: {relative}");
+    }
+}
+
+/// `reproduce --list` with memory sizes that are no whole number of blocks: every preset this
+/// build can run is available, and the list says which sizes it rounded.
+#[test]
+fn reproduce_list_is_the_same_with_any_memory_size() {
+    let s = Scratch::new();
+    for ram in ODD_RAM {
+        let out = s.iolab_env(&["reproduce", "--list"], &[("IOLAB_RAM_BYTES", &ram.to_string())]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = String::from_utf8(out.stdout).unwrap();
+        for p in preset::all().unwrap() {
+            let line =
+                text.lines().find(|l| l.split_whitespace().next() == Some(p.meta.id.as_str())).unwrap();
+            let want = if p.unmet_needs().is_empty() { " available " } else { " unavailable " };
+            assert!(line.contains(want), "{ram} B: {line}\n{text}");
+        }
+        // C1's default sizes are 0.25 and 2 times memory in 4 KiB blocks.
+        let c1 = |f: u64, d: u64| ram as u128 * f as u128 / d as u128 % 4096 != 0;
+        let notes: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with("C1 ")).collect();
+        let want = [("0.25xRAM", c1(1, 4)), ("2xRAM", c1(2, 1))];
+        for (size, rounded) in want {
+            let note = notes.iter().find(|l| l.contains(&format!("size {size} = ")));
+            assert_eq!(note.is_some(), rounded, "{ram} B, {size}: {notes:?}");
+            if let Some(n) = note {
+                let exact = iolab::units::parse_size(size, ram).unwrap();
+                assert!(n.contains(&format!("rounded down to {} bytes", exact / 4096 * 4096)), "{n}");
+                assert!(n.contains("whole 4 KiB blocks"), "{n}");
+            }
+        }
+    }
+}
+
+/// C1 at its default scale, relative to a memory of 10,000,019 bytes: the plan says how each
+/// size was rounded, and the run writes and reads exactly those whole blocks.
+#[test]
+fn a_preset_sized_by_memory_runs_in_whole_blocks() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let ram = [("IOLAB_RAM_BYTES", "10000019")];
+    let want = [(10_000_019u64 / 4 / 4096 * 4096, "0.25xRAM"), (2 * 10_000_019u64 / 4096 * 4096, "2xRAM")];
+    assert_eq!(want.map(|w| w.0), [2_498_560, 19_996_672]);
+    let out = s.iolab_env(&["reproduce", "C1", "--print", "--scale", "default"], &ram);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let file = s.path().join("c1.toml");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let out = s.iolab_env(&["plan", file.to_str().unwrap(), "--dir", dir, "--json"], &ram);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for (bytes, size) in want {
+        let note = format!("note: size {size} = ");
+        let line = stderr(&out).lines().find(|l| l.starts_with(&note)).map(String::from);
+        let line = line.unwrap_or_else(|| panic!("no note for {size}: {}", stderr(&out)));
+        assert!(line.contains(&format!("rounded down to {bytes} bytes")), "{line}");
+    }
+    let out = s.iolab_env(
+        &["reproduce", "C1", "--scale", "default", "--dir", dir, "--set", "reps=1", "--json", "--quiet"],
+        &ram,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for (point, (bytes, size)) in points.iter().zip(want) {
+        assert_eq!(point["params"]["size"], size);
+        assert_eq!(point["spec"]["size_bytes"], bytes);
+        for ph in point["phases"].as_array().unwrap() {
+            assert_eq!(ph["repetitions"][0]["status"], "complete", "{}", ph["name"]);
+            assert_eq!(ph["repetitions"][0]["total_bytes"], bytes, "{}", ph["name"]);
+        }
+    }
+    assert_eq!(doc["host"]["mem_bytes"], 10_000_019u64);
 }

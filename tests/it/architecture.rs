@@ -1,0 +1,253 @@
+//! The shape of the source tree: the layers of docs/architecture.md, with imports only
+//! downward; every module opening with a `//!` line; files kept short.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The layers, bottom first; a module may import from its own layer and the ones below.
+/// Keep in step with docs/architecture.md and the `//!` of src/lib.rs.
+const LAYERS: &[&[&str]] = &[
+    &["error", "units", "stats", "text"],
+    &["spec"],
+    &["plan"],
+    &["env"],
+    &["latency"],
+    &["target"],
+    &["engine"],
+    &["worker"],
+    &["strategy"],
+    &["launch"],
+    &["results"],
+    &["store"],
+    &["report"],
+    &["experiment"],
+    &["cmd", "cli"],
+];
+
+/// Files allowed past the length limit, each with the reason it stays whole.
+const LONG_FILES: &[(&str, &str)] = &[];
+
+const MAX_LINES: usize = 500;
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&module))
+}
+
+/// The top-level module a file belongs to (`None` for lib.rs and main.rs).
+fn top_module(file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src()).unwrap();
+    let first = rel.components().next()?.as_os_str().to_str()?.to_string();
+    let name = first.trim_end_matches(".rs").to_string();
+    (name != "lib" && name != "main").then_some(name)
+}
+
+/// The code of a file that is not test code: every `#[cfg(test)]` item (a module with its
+/// braces, or one line) is cut, and whole test files (`tests.rs`) are skipped. Comments are
+/// dropped.
+fn non_test_code(file: &Path) -> String {
+    if file.file_name().is_some_and(|n| n == "tests.rs") {
+        return String::new();
+    }
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut out = String::new();
+    let mut rest = &text[..];
+    while let Some(i) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i..];
+        let line_end = after.find('\n').unwrap_or(after.len());
+        let next = &after[line_end..];
+        let item_line = next.trim_start().lines().next().unwrap_or("");
+        if item_line.trim_end().ends_with('{') {
+            // Skip the braced item.
+            let start = line_end + next.find('{').unwrap();
+            let mut depth = 0;
+            let mut end = after.len();
+            for (k, c) in after[start..].char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = start + k + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            rest = &after[end..];
+        } else {
+            // Skip the attribute and the one item line after it.
+            let skip = line_end + 1 + next.trim_start_matches('\n').find('\n').map_or(next.len(), |k| k + 1);
+            rest = &after[skip.min(after.len())..];
+        }
+    }
+    out.push_str(rest);
+    out.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
+}
+
+/// Every top-level module named after `crate::` in `code`, with its line.
+fn crate_refs(code: &str) -> Vec<(usize, String)> {
+    let mut refs = vec![];
+    for (n, line) in code.lines().enumerate() {
+        let mut rest = line;
+        while let Some(i) = rest.find("crate::") {
+            rest = &rest[i + "crate::".len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let end = group.find('}').unwrap_or(group.len());
+                for item in group[..end].split(',') {
+                    let name: String =
+                        item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                    refs.push((n + 1, name));
+                }
+            } else {
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                refs.push((n + 1, name));
+            }
+        }
+    }
+    refs.into_iter()
+        .map(|(n, m)| (n, if m == "Error" || m == "Result" { "error".to_string() } else { m }))
+        .filter(|(_, m)| !m.is_empty())
+        .collect()
+}
+
+#[test]
+fn every_top_level_module_has_a_layer() {
+    let mut files = vec![];
+    rust_files(&src(), &mut files);
+    let mut missing: Vec<String> =
+        files.iter().filter_map(|f| top_module(f)).filter(|m| layer_of(m).is_none()).collect();
+    missing.sort();
+    missing.dedup();
+    assert!(missing.is_empty(), "modules with no layer in LAYERS: {missing:?}");
+}
+
+#[test]
+fn imports_point_only_downward() {
+    let mut files = vec![];
+    rust_files(&src(), &mut files);
+    let mut upward = vec![];
+    for f in &files {
+        let Some(module) = top_module(f) else { continue };
+        let Some(mine) = layer_of(&module) else { continue };
+        for (line, target) in crate_refs(&non_test_code(f)) {
+            if let Some(theirs) = layer_of(&target)
+                && theirs > mine
+            {
+                let rel = f.strip_prefix(src()).unwrap().display().to_string();
+                upward.push(format!("src/{rel}:{line}: {module} imports {target}"));
+            }
+        }
+    }
+    assert!(upward.is_empty(), "imports pointing up the layers:\n{}", upward.join("\n"));
+}
+
+#[test]
+fn the_layer_graph_has_no_cycle() {
+    // Follows from imports_point_only_downward except within a layer: two modules of one
+    // layer must not import each other.
+    let mut files = vec![];
+    rust_files(&src(), &mut files);
+    let mut edges: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for f in &files {
+        let Some(module) = top_module(f) else { continue };
+        for (_, target) in crate_refs(&non_test_code(f)) {
+            if target != module && layer_of(&target).is_some() {
+                edges.entry(module.clone()).or_default().push(target);
+            }
+        }
+    }
+    for (a, targets) in &edges {
+        for b in targets {
+            let back = edges.get(b).is_some_and(|t| t.contains(a));
+            assert!(!back, "modules {a} and {b} import each other");
+        }
+    }
+}
+
+#[test]
+fn every_module_opens_with_its_job() {
+    let mut files = vec![];
+    rust_files(&src(), &mut files);
+    let bad: Vec<String> = files
+        .iter()
+        .filter(|f| !std::fs::read_to_string(f).unwrap().starts_with("//!"))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(bad.is_empty(), "files without a leading `//!` line: {bad:?}");
+}
+
+#[test]
+fn files_stay_short() {
+    let mut files = vec![];
+    rust_files(&src(), &mut files);
+    let mut long = vec![];
+    for f in &files {
+        let rel = f.strip_prefix(src()).unwrap().display().to_string();
+        let n = std::fs::read_to_string(f).unwrap().lines().count();
+        if n > MAX_LINES && !LONG_FILES.iter().any(|(p, _)| *p == rel) {
+            long.push(format!("src/{rel}: {n} lines"));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "files over {MAX_LINES} lines (split them, or list them in LONG_FILES with the reason):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_skips_test_code_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("m.rs");
+    std::fs::write(
+        &f,
+        "use crate::units;\n#[cfg(test)]\nmod tests;\nuse crate::plan;\n#[cfg(test)]\nmod tests {\n    use crate::cmd;\n    fn f() { if x { } }\n}\nuse crate::stats;\n",
+    )
+    .unwrap();
+    let names: Vec<String> = crate_refs(&non_test_code(&f)).into_iter().map(|(_, m)| m).collect();
+    assert_eq!(names, ["units", "plan", "stats"]);
+}
+
+#[test]
+fn the_checker_sees_upward_imports() {
+    // The checker itself: a line naming a higher layer is found, a group is read item by item.
+    let refs = crate_refs("use crate::{report::x, units};\nlet a = crate::cmd::run();");
+    let names: Vec<&str> = refs.iter().map(|(_, m)| m.as_str()).collect();
+    assert_eq!(names, ["report", "units", "cmd"]);
+    assert!(layer_of("cmd") > layer_of("report") && layer_of("report") > layer_of("units"));
+}
+
+#[test]
+fn docs_architecture_names_every_module() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md")).unwrap();
+    let mut files = vec![];
+    rust_files(&src(), &mut files);
+    let mut missing: Vec<String> = files
+        .iter()
+        .map(|f| format!("`src/{}`", f.strip_prefix(src()).unwrap().display()))
+        .filter(|name| !doc.contains(name.as_str()))
+        .collect();
+    missing.sort();
+    assert!(missing.is_empty(), "files docs/architecture.md does not list: {missing:?}");
+    for layer in LAYERS.iter().flat_map(|l| l.iter()) {
+        assert!(doc.contains(layer), "docs/architecture.md does not mention layer {layer}");
+    }
+}
