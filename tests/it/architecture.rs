@@ -251,3 +251,28 @@ fn docs_architecture_names_every_module() {
         assert!(doc.contains(layer), "docs/architecture.md does not mention layer {layer}");
     }
 }
+
+#[test]
+fn docs_name_only_files_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut docs: Vec<PathBuf> = vec![root.join("README.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            docs.push(p);
+        }
+    }
+    let mut missing = vec![];
+    for d in &docs {
+        let text = std::fs::read_to_string(d).unwrap();
+        for (i, _) in text.match_indices("src/") {
+            let path: String =
+                text[i..].chars().take_while(|c| c.is_alphanumeric() || matches!(c, '/' | '_' | '.' | '-')).collect();
+            let path = path.trim_end_matches('.');
+            if path.ends_with(".rs") && !root.join(path).exists() {
+                missing.push(format!("{}: {path}", d.display()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "docs name files that do not exist:\n{}", missing.join("\n"));
+}

@@ -2,6 +2,7 @@
 
 mod util;
 
+mod architecture;
 mod cli;
 mod core;
 mod engines;
