@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::Result;
-use crate::experiment::Headline;
-use crate::results::ExperimentResult;
+use crate::results::{ExperimentResult, Headline};
 use crate::spec::{CachePolicy, OpKind, SyncPolicy};
 use crate::units::mb_per_s;
 

@@ -10,9 +10,8 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::experiment::Headline;
 use crate::experiment::preset;
-use crate::results::ExperimentResult;
+use crate::results::{ExperimentResult, Headline};
 use crate::store::Store;
 
 pub mod axis;

@@ -6,8 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::experiment::Headline;
-use crate::results::{ExperimentResult, PhaseResult, Repetition, Status};
+use crate::results::{ExperimentResult, Headline, PhaseResult, Repetition, Status};
 use crate::stats::{self, Summary};
 
 /// The pseudo-dimension that tells phases apart.
