@@ -9,6 +9,7 @@ use clap::Args;
 
 use crate::cmd::open_store;
 use crate::error::{Error, Result};
+use crate::experiment::preset;
 use crate::report::plot::{self, Bars, Kind, Options};
 use crate::report::{html, write_err};
 
@@ -98,6 +99,7 @@ impl PlotArgs {
             worker: self.worker,
             ops: self.ops.as_deref().map(plot::parse_ops).transpose()?,
             size: self.size.as_deref().map(plot::parse_size).transpose()?,
+            preset: None,
         })
     }
 }
@@ -110,7 +112,7 @@ pub fn cmd_plot(args: PlotArgs, stdout: &mut dyn Write) -> Result<()> {
     }
     let store = open_store(&args.db)?;
     let exp = store.load(&store.resolve_id(&args.id)?)?;
-    let fig = plot::build(&store, &exp, &opts)?;
+    let fig = plot::build(&store, &exp, &Options { preset: preset::about(&exp).map(|p| p.plot), ..opts })?;
     plot::write(&fig, args.output.as_deref(), stdout)?;
     if let Some(p) = &args.output {
         eprintln!("wrote {}", p.display());
@@ -126,7 +128,7 @@ pub fn cmd_report(args: ReportArgs, stdout: &mut dyn Write) -> Result<()> {
     } else {
         let id = if args.last { "last".to_string() } else { args.id.clone().unwrap_or_default() };
         let exp = store.load(&store.resolve_id(&id)?)?;
-        html::experiment::page(&store, &exp)?
+        html::experiment::page(&store, &exp, preset::about(&exp).as_ref())?
     };
     match &args.output {
         Some(p) => {

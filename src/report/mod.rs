@@ -20,6 +20,16 @@ pub mod trace;
 
 pub use table::{render_table, text_table};
 
+/// What a report shows of the preset an experiment reproduces beyond the reference stored with
+/// it (`design.preset`): the preset's suggested plot and its notes. Presets are compiled into
+/// the experiment layer, above the report, so the caller looks this up
+/// (`experiment::preset::about`) and passes it in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PresetAbout {
+    pub plot: plot::PresetPlot,
+    pub notes: String,
+}
+
 /// One output format.
 pub trait Exporter {
     fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()>;
