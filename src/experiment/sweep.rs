@@ -52,11 +52,7 @@ fn is_list_key(key: &str) -> bool {
     PARAMS.iter().any(|d| d.key == key && d.list)
 }
 
-/// Whether `key` names a spec parameter (else the axis is a variable).
-pub fn is_param(key: &str) -> bool {
-    let k = key.replace('-', "_");
-    PARAMS.iter().any(|d| d.key == k) || k == "dir" || k == "op"
-}
+pub use crate::spec::params::is_param;
 
 /// The parameter a key names (`dir` -> `dirs`, `-` -> `_`), or the variable name unchanged.
 pub fn normal_key(key: &str) -> String {

@@ -150,7 +150,7 @@ pub fn figure1(exp: &ExperimentResult) -> Vec<Fig1> {
         let others: Vec<String> = p
             .params
             .iter()
-            .filter(|(k, _)| crate::experiment::sweep::is_param(k) && !CELL_KEYS.contains(&k.as_str()))
+            .filter(|(k, _)| crate::spec::params::is_param(k) && !CELL_KEYS.contains(&k.as_str()))
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         let mut title = format!("{launcher}, {data}");
