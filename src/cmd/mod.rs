@@ -149,7 +149,8 @@ fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     let text = if args.out.json {
         report::plan::plan_json(&spec, &plan)
     } else {
-        report::plan::plan_text(&spec, &plan)
+        let free: Vec<_> = spec.dirs.iter().map(|d| sys::fs_free(d).ok()).collect();
+        report::plan::plan_text(&spec, &plan, &free)
     };
     stdout.write_all(text.as_bytes()).map_err(out_err)?;
     preflight(&spec, &plan)

@@ -137,8 +137,9 @@ fn strategy_text(sp: &crate::strategy::Plan, plan: &RunPlan) -> String {
     s
 }
 
-/// The plan as text.
-pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
+/// The plan as text. `free` holds the free bytes and inodes of each of `spec.dirs` (None where
+/// unknown), measured by the caller: the report makes no system calls.
+pub fn plan_text(spec: &Spec, plan: &RunPlan, free: &[Option<(u64, u64)>]) -> String {
     let mut s = format!(
         "plan for `{}`: {} phase{} x {} repetition{}, engine {}\n",
         spec.name,
@@ -169,7 +170,7 @@ pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
         if spec.dirs[..i].contains(d) {
             continue;
         }
-        if let Ok((free, inodes)) = crate::env::sys::fs_free(d) {
+        if let Some(&Some((free, inodes))) = free.get(i) {
             s += &format!(" (free in {}: {}, {} inodes)", d.display(), fmt_size(free), inodes);
         }
     }
