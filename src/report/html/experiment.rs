@@ -74,7 +74,7 @@ pub fn plots(
         let wo = base(Kind::Workers);
         let pi = plot::workers::figure(exp, &wo).ok().map(|_| ());
         if pi.is_some() {
-            let most = most_workers(exp);
+            let most = plot::workers::busiest_point(exp);
             for p in exp.points[most].phases.iter().take(4) {
                 wanted.push((
                     Options { phase: Some(p.name.clone()), point: Some(most), ..base(Kind::Workers) },
@@ -135,18 +135,6 @@ pub fn plots(
         }
     }
     (out, skipped)
-}
-
-fn most_workers(exp: &ExperimentResult) -> usize {
-    exp.points
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            (p.phases.iter().flat_map(|ph| &ph.repetitions).map(|r| r.workers.len()).max().unwrap_or(0), i)
-        })
-        .max()
-        .map(|(_, i)| i)
-        .unwrap_or(0)
 }
 
 fn flags_html(flags: &[String]) -> String {

@@ -11,10 +11,10 @@ use crate::error::{Error, Result};
 use crate::results::{ExperimentResult, Status};
 use crate::units::fmt_ns;
 
-pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
-    // Default point: the one with the most workers (the last of equals).
-    let most = exp
-        .points
+/// The point whose repetitions had the most workers (the last of equals; 0 without points): the
+/// one the straggler plot shows by default.
+pub fn busiest_point(exp: &ExperimentResult) -> usize {
+    exp.points
         .iter()
         .enumerate()
         .map(|(i, p)| {
@@ -22,8 +22,11 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         })
         .max()
         .map(|(_, i)| i)
-        .unwrap_or(0);
-    let pi = o.point_index(exp, most)?;
+        .unwrap_or(0)
+}
+
+pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
+    let pi = o.point_index(exp, busiest_point(exp))?;
     let point = &exp.points[pi];
     let phase = match &o.phase {
         Some(p) => p.clone(),
