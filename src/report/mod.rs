@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::error::{Error, Result};
-use crate::results::ExperimentResult;
+use crate::results::{ExperimentResult, PointResult};
 
 pub mod base64;
 pub mod compare;
@@ -50,6 +50,11 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Json => Box::new(json::Json),
         Format::Csv => Box::new(csv::Csv),
     }
+}
+
+/// A point's axis values, `workers=4 bs=16KiB` (in key order).
+pub fn point_params(p: &PointResult) -> String {
+    p.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
 
 pub fn write_err(e: impl std::fmt::Display) -> Error {

@@ -228,19 +228,15 @@ fn host_section(exp: &ExperimentResult) -> String {
     s + "</section>\n"
 }
 
-fn point_label(exp: &ExperimentResult, i: usize) -> String {
-    exp.points[i].params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
-}
-
 fn cache_section(exp: &ExperimentResult) -> String {
     let mut s = String::from(
         "<section id=\"cache\">\n<h2>Cache state</h2>\n<p class=\"note\">Each phase states how the page cache was handled before it: <b>cold</b> (data committed, evicted with fadvise, optionally drop_caches, then checked with mincore; flagged when more than 5% stayed resident), <b>warm</b> (read first, checked), or <b>asis</b> (not controlled, always flagged). Flags are marked ⚑.</p>\n",
     );
     let mut rows = vec![];
-    for (i, p) in exp.points.iter().enumerate() {
+    for p in &exp.points {
         for ph in &p.phases {
             rows.push(vec![
-                esc(&point_label(exp, i)),
+                esc(&report::point_params(p)),
                 esc(&ph.name),
                 esc(ph.cache.policy.name()),
                 esc(&ph.cache.method),
@@ -284,11 +280,11 @@ fn summary_section(exp: &ExperimentResult) -> String {
         h.push('*');
     }
     let mut rows = vec![];
-    for (i, p) in exp.points.iter().enumerate() {
+    for p in &exp.points {
         for ph in &p.phases {
             let done: Vec<_> = ph.repetitions.iter().filter(|r| r.status == Status::Complete).collect();
             let mut row = vec![
-                esc(&point_label(exp, i)),
+                esc(&report::point_params(p)),
                 esc(&ph.name),
                 esc(&format!("{} {:.1}%", ph.cache.policy.name(), ph.cache.resident_fraction * 100.0)),
                 format!("{}/{}", done.len(), ph.repetitions.len()),
@@ -316,7 +312,7 @@ fn summary_section(exp: &ExperimentResult) -> String {
 fn runs_section(exp: &ExperimentResult) -> String {
     let mut s = String::from("<section id=\"runs\">\n<h2>Runs</h2>\n");
     let mut rows = vec![];
-    for (i, p) in exp.points.iter().enumerate() {
+    for p in &exp.points {
         for ph in &p.phases {
             for (warm, r) in
                 ph.repetitions.iter().map(|r| (false, r)).chain(ph.warmups.iter().map(|r| (true, r)))
@@ -328,7 +324,7 @@ fn runs_section(exp: &ExperimentResult) -> String {
                     Status::Interrupted => "interrupted".to_string(),
                 };
                 rows.push(vec![
-                    esc(&point_label(exp, i)),
+                    esc(&report::point_params(p)),
                     esc(&ph.name),
                     format!("{}{}", r.rep, if warm { " (warm-up)" } else { "" }),
                     esc(&status),

@@ -179,6 +179,15 @@ pub fn provenance(exp: &ExperimentResult) -> String {
     format!("experiment {} on {}{}", exp.experiment_id, exp.host.hostname, scale.unwrap_or_default())
 }
 
+/// What starts a subtitle about one point: `point 3 (workers=4 bs=16KiB) · `, or nothing when
+/// the experiment has one point.
+pub fn point_prefix(exp: &ExperimentResult, pi: usize) -> String {
+    if exp.points.len() == 1 {
+        return String::new();
+    }
+    format!("point {pi} ({}) · ", super::point_params(&exp.points[pi]))
+}
+
 /// The kind drawn when none is asked for: the preset's trace, else rate when something is
 /// swept, else bars.
 pub fn default_kind(exp: &ExperimentResult, preset: Option<&PresetPlot>) -> Kind {

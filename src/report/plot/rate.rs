@@ -152,12 +152,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
                     })
                     .collect();
                 points.sort_by(|a, b| a.x.total_cmp(&b.x));
-                for p in &points {
-                    all_y.push(p.y);
-                    if let Some((lo, hi)) = p.bar {
-                        all_y.extend([lo, hi]);
-                    }
-                }
+                all_y.extend(points.iter().flat_map(Point::ys));
                 if !points.is_empty() {
                     series.push(Series { style: si * figs.len() + fi, draw: Draw::LineMarkers, points });
                 }
@@ -165,11 +160,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         }
         panels.push((pk.clone(), series));
     }
-    let y_title = if figs.len() == 1 {
-        format!("{} (MB/s = 10^6 B/s)", figs[0].name())
-    } else {
-        "rate (MB/s = 10^6 B/s)".to_string()
-    };
+    let y_title = select::rate_title(&figs);
     let y_axis = Axis::numeric(y_title, &all_y, Unit::Number, Some(false), true);
     let reps: Vec<usize> = cells.iter().map(|c| c.complete().count()).collect();
     let (rmin, rmax) = (reps.iter().min().copied().unwrap_or(0), reps.iter().max().copied().unwrap_or(0));

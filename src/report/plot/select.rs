@@ -198,6 +198,14 @@ impl Figure {
     }
 }
 
+/// The y axis title of rates of these figures: the figure's name when there is one.
+pub fn rate_title(figs: &[Figure]) -> String {
+    match figs {
+        [f] => format!("{} (MB/s = 10^6 B/s)", f.name()),
+        _ => "rate (MB/s = 10^6 B/s)".into(),
+    }
+}
+
 /// Which statistic names are accepted by `--y`, and what they mean.
 pub fn parse_stat(s: &str) -> Option<Headline> {
     Some(match s {
