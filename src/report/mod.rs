@@ -1,5 +1,7 @@
-//! Reports: an experiment result rendered for people (table) or programs (JSON, CSV). Reports
-//! read only a result (from a run or from the store); they never measure anything.
+//! Reports: results rendered for people (tables, pages, plots) or programs (JSON, CSV). Reports
+//! read only results (from a run or from the store) and what their callers hand them; they
+//! never measure anything. Every output format is an [`Exporter`] of its input, one file per
+//! format; the formats of one experiment are [`FORMATS`].
 
 use std::io::Write;
 
@@ -30,12 +32,40 @@ pub struct PresetAbout {
     pub notes: String,
 }
 
-/// One output format.
-pub trait Exporter {
-    fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()>;
+/// One output format of one kind of input: `In` is what the format reads (one experiment
+/// unless said otherwise).
+pub trait Exporter<In: ?Sized = ExperimentResult> {
+    /// The format's name, as `--format` (or the flag that picks it) knows it.
+    fn name(&self) -> &'static str;
+    /// Writes `input` in this format.
+    fn export(&self, input: &In, out: &mut dyn Write) -> Result<()>;
 }
 
-/// The output formats of `run` and `results show/export`.
+/// The exporter named `name` in a registry; an error lists the names there are.
+pub fn find<'r, In: ?Sized>(
+    registry: &'r [&'r (dyn Exporter<In> + Sync)],
+    name: &str,
+) -> Result<&'r dyn Exporter<In>> {
+    match registry.iter().find(|e| e.name() == name) {
+        Some(&e) => Ok(e),
+        None => {
+            let names: Vec<&str> = registry.iter().map(|e| e.name()).collect();
+            Err(Error::spec("format", name, format!("expected one of: {}", names.join(", "))))
+        }
+    }
+}
+
+/// What an exporter writes for `input`, as text.
+pub fn render<In: ?Sized>(exporter: &dyn Exporter<In>, input: &In) -> Result<String> {
+    let mut out = vec![];
+    exporter.export(input, &mut out)?;
+    String::from_utf8(out).map_err(write_err)
+}
+
+/// The formats of one experiment: `run`, `results show` and `results export`.
+pub static FORMATS: &[&(dyn Exporter + Sync)] = &[&table::Table, &json::Json, &csv::Csv];
+
+/// The format of one experiment the command line asks for (`--json`, `--csv`, else the table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Table,
@@ -43,13 +73,19 @@ pub enum Format {
     Csv,
 }
 
-/// The exporter for a format.
-pub fn exporter(format: Format) -> Box<dyn Exporter> {
-    match format {
-        Format::Table => Box::new(table::Table),
-        Format::Json => Box::new(json::Json),
-        Format::Csv => Box::new(csv::Csv),
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Csv => "csv",
+        }
     }
+}
+
+/// The exporter of a format (from [`FORMATS`]).
+pub fn exporter(format: Format) -> &'static dyn Exporter {
+    find(FORMATS, format.name()).expect("every Format is in FORMATS")
 }
 
 /// A point's axis values, `workers=4 bs=16KiB` (in key order).
