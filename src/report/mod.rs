@@ -88,6 +88,16 @@ pub fn exporter(format: Format) -> &'static dyn Exporter {
     find(FORMATS, format.name()).expect("every Format is in FORMATS")
 }
 
+/// A Markdown table: a header row, its rule, then the rows (cells as they are).
+pub fn markdown_table<S: AsRef<str>>(headers: &[S], rows: &[Vec<String>]) -> String {
+    let heads: Vec<&str> = headers.iter().map(AsRef::as_ref).collect();
+    let mut s = format!("| {} |\n|{}\n", heads.join(" | "), "---|".repeat(heads.len()));
+    for r in rows {
+        s += &format!("| {} |\n", r.join(" | "));
+    }
+    s
+}
+
 /// A point's axis values, `workers=4 bs=16KiB` (in key order).
 pub fn point_params(p: &PointResult) -> String {
     p.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
