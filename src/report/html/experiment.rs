@@ -2,10 +2,12 @@
 //! the cache state of every phase, the summary table, every plot that applies, the per-run
 //! figures, and the raw CSV and JSON as downloads.
 
+use std::io::Write;
+
 use super::{data_link, esc, facts, figure, table, utc};
 use crate::error::{Error, Result};
 use crate::report::plot::{self, Figure, Kind, Options, PresetPlot};
-use crate::report::{self, Format, PresetAbout};
+use crate::report::{self, Exporter, Format, PresetAbout, write_err};
 use crate::results::{ExperimentResult, Status};
 use crate::store::Store;
 use crate::units::{fmt_rate, fmt_size};
@@ -398,6 +400,23 @@ fn data_section(store: &Store, exp: &ExperimentResult) -> Result<String> {
         Err(e) => return Err(e),
     }
     Ok(s + "</ul>\n</section>\n")
+}
+
+/// The page as an exporter of one experiment: it reads the experiment's traces from `store`
+/// and shows what `preset` says of the preset the experiment reproduces.
+pub struct Html<'a> {
+    pub store: &'a Store,
+    pub preset: Option<&'a PresetAbout>,
+}
+
+impl Exporter for Html<'_> {
+    fn name(&self) -> &'static str {
+        "html"
+    }
+
+    fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
+        out.write_all(page(self.store, exp, self.preset)?.as_bytes()).map_err(write_err)
+    }
 }
 
 /// The whole page; `preset` is what the caller knows of the preset the experiment reproduces.
