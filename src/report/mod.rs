@@ -1,7 +1,24 @@
 //! Reports: results rendered for people (tables, pages, plots) or programs (JSON, CSV). Reports
 //! read only results (from a run or from the store) and what their callers hand them; they
-//! never measure anything. Every output format is an [`Exporter`] of its input, one file per
-//! format; the formats of one experiment are [`FORMATS`].
+//! never measure anything.
+//!
+//! Every output format is an [`Exporter`] of its input, one file per format, and each input
+//! has one registry of its formats (a `FORMATS` list, one line per format):
+//! - one experiment ([`ExperimentResult`]): [`FORMATS`] (`table.rs`, `json.rs`, `csv.rs`),
+//!   picked by [`Format`]; its HTML page is `html::experiment::Html`, made with the store and
+//!   the preset it shows;
+//! - the strategy tables of an experiment (also an [`ExperimentResult`]):
+//!   [`strategies::FORMATS`] (`strategies/{text,markdown,csv}.rs`);
+//! - the per-host comparison (`[compare::Row]`): [`compare::FORMATS`]
+//!   (`compare/{text,csv,markdown}.rs`); its HTML page is `html::compare::Html`, made with
+//!   where the rows come from;
+//! - a plan ([`plan::Planned`]): [`plan::FORMATS`] (`plan/{text,json}.rs`);
+//! - an experiment's per-op traces ([`trace::Traces`]): [`trace::FORMATS`]
+//!   (`trace/{csv,json}.rs`).
+//!
+//! Exporters in a registry are unit structs; the HTML pages carry what they need besides
+//! their input, so their callers make them. A new format is a new file with a unit struct that
+//! implements `Exporter<Input>`, its `mod` line, and one line in its input's `FORMATS`.
 
 use std::io::Write;
 
