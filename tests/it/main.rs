@@ -5,6 +5,7 @@ mod util;
 mod core;
 mod engines;
 mod experiments;
+mod exporters;
 mod faults;
 mod forensics;
 mod fuzz;
