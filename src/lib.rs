@@ -1,8 +1,8 @@
 //! iolab: storage I/O experiments with repeated runs, honest statistics and a verified cache
 //! state. The layers, top to bottom (imports point only downward; docs/architecture.md):
 //! `cmd` -> `experiment` -> `report` -> `store` -> `results` -> `launch` -> `strategy` ->
-//! `worker` -> `engine` -> `target` -> `env` -> `latency` -> `plan` -> `spec`, `stats`,
-//! `units`, `error`.
+//! `worker` -> `engine` -> `target` -> `env` -> `latency` -> `plan` -> `spec` -> `error`,
+//! `units`, `stats`, `text`.
 
 pub mod cli;
 pub mod cmd;

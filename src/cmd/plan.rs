@@ -36,7 +36,8 @@ pub fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     let text = if args.out.json {
         report::plan::plan_json(&spec, &plan)
     } else {
-        report::plan::plan_text(&spec, &plan)
+        let free: Vec<_> = spec.dirs.iter().map(|d| crate::env::sys::fs_free(d).ok()).collect();
+        report::plan::plan_text(&spec, &plan, &free)
     };
     put(stdout, &text)?;
     preflight::check(&spec, &plan, real_io(&spec.engine))

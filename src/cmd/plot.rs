@@ -24,6 +24,7 @@ fn options(args: &PlotArgs) -> Result<Options> {
         worker: args.worker,
         ops: args.ops.as_deref().map(plot::parse_ops).transpose()?,
         size: args.size.as_deref().map(plot::parse_size).transpose()?,
+        preset: None,
     })
 }
 
@@ -35,7 +36,8 @@ pub fn cmd_plot(args: PlotArgs, stdout: &mut dyn Write) -> Result<()> {
     }
     let store = read_store(&args.db)?;
     let exp = store.load(&store.resolve_id(&args.id)?)?;
-    let fig = plot::build(&store, &exp, &opts)?;
+    let preset = crate::experiment::preset::about(&exp).map(|p| p.plot);
+    let fig = plot::build(&store, &exp, &Options { preset, ..opts })?;
     plot::write(&fig, args.output.as_deref(), stdout)?;
     if let Some(p) = &args.output {
         eprintln!("wrote {}", p.display());

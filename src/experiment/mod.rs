@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 mod file;
 mod layout;
@@ -20,90 +20,14 @@ pub mod schedule;
 pub mod strategy;
 pub mod sweep;
 
+pub use crate::results::{Design, Headline, PresetRef};
 pub use params::{Flag, FlagKind, PARAMS, ParamDef, Params, markdown_table};
 pub use resolve::{ResolveEnv, resolve, resolve_noted};
 
 use crate::error::{Error, Result};
 use crate::experiment::run::Point;
 use crate::spec::Spec;
-use crate::stats::Summary;
-use sweep::{Assignment, Axis, Sweep};
-
-/// The statistic a point's result is summarised by (`headline` in a preset).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Headline {
-    #[default]
-    Mean,
-    Median,
-    /// Russell 1998: the mean over samples within mean +/- 2 sd.
-    TwoSigmaMean,
-    /// Benson, Long and Pacheco 2003: the mean without the lowest and highest 10%.
-    #[serde(rename = "trimmed_mean_10")]
-    TrimmedMean10,
-}
-
-impl Headline {
-    pub const NAMES: &'static [&'static str] = &["mean", "median", "two_sigma_mean", "trimmed_mean_10"];
-
-    pub fn parse(s: &str) -> Option<Headline> {
-        Some(match s {
-            "mean" => Headline::Mean,
-            "median" => Headline::Median,
-            "two_sigma_mean" => Headline::TwoSigmaMean,
-            "trimmed_mean_10" => Headline::TrimmedMean10,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        Headline::NAMES[self as usize]
-    }
-
-    /// The column it heads in the table.
-    pub fn column(self) -> &'static str {
-        ["mean", "median", "2σ-mean", "trim-mean"][self as usize]
-    }
-
-    /// What it is, for the footnote under a table.
-    pub fn about(self) -> &'static str {
-        [
-            "the mean",
-            "the median",
-            "the 2-sigma mean: mean over the runs within mean ± 2 sd (Russell 1998)",
-            "the 10% trimmed mean (Benson, Long and Pacheco 2003)",
-        ][self as usize]
-    }
-
-    pub fn value(self, s: &Summary) -> f64 {
-        match self {
-            Headline::Mean => s.mean,
-            Headline::Median => s.median,
-            Headline::TwoSigmaMean => s.two_sigma_mean,
-            Headline::TrimmedMean10 => s.trimmed_mean_10,
-        }
-    }
-}
-
-/// The preset an experiment reproduces.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PresetRef {
-    pub id: String,
-    pub study: String,
-    pub title: String,
-    /// `quick`, `default` or `paper`; empty when run from an edited file.
-    pub scale: String,
-}
-
-/// How an experiment was built; stored with it (`design` in the JSON).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Design {
-    /// Sweep axes in the order given (the first turns slowest).
-    pub axes: Vec<Axis>,
-    pub zip: Vec<Vec<String>>,
-    pub headline: Headline,
-    pub preset: Option<PresetRef>,
-}
+use sweep::{Assignment, Sweep};
 
 /// An experiment before resolution.
 #[derive(Debug, Clone, Default)]

@@ -10,12 +10,16 @@
 //! engine this build lacks is listed with the resolve error as the reason, and becomes
 //! available as soon as the capability exists.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::experiment::sweep::{self, Sweep};
 use crate::experiment::{Built, Experiment, Headline, PresetRef, file_tables};
 use crate::experiment::{PARAMS, Params, ResolveEnv};
+use crate::report::PresetAbout;
+/// The suggested plot of a preset (`plot` in its `[preset]` table) is the report's to read.
+pub use crate::report::plot::PresetPlot as Plot;
+use crate::results::ExperimentResult;
 
 /// Every preset file, in listing order.
 pub const FILES: &[&str] = &[
@@ -50,18 +54,6 @@ pub const FILES: &[&str] = &[
 
 /// Needs a preset may declare beyond what resolving its spec checks.
 pub const NEEDS: &[&str] = &["mpi"];
-
-/// Suggested plot: the x axis, the figure on y, one line per value of `series`, one panel per
-/// value of `panels` (for a plotting feature; stored with nothing).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Plot {
-    pub x: String,
-    pub y: Vec<String>,
-    #[serde(default)]
-    pub series: Vec<String>,
-    #[serde(default)]
-    pub panels: Vec<String>,
-}
 
 /// A preset's `[preset]` table.
 #[derive(Debug, Clone, Deserialize)]
@@ -360,4 +352,11 @@ pub fn find(id: &str) -> Result<Preset> {
         let ids: Vec<String> = all().map(|v| v.into_iter().map(|p| p.meta.id).collect()).unwrap_or_default();
         Error::NotFound(format!("no preset `{id}` (there are: {})", ids.join(", ")))
     })
+}
+
+/// What the report shows of the preset an experiment reproduces (its suggested plot and notes),
+/// when this build knows the preset.
+pub fn about(exp: &ExperimentResult) -> Option<PresetAbout> {
+    let p = find(&exp.design.preset.as_ref()?.id).ok()?;
+    Some(PresetAbout { plot: p.meta.plot, notes: p.meta.notes })
 }

@@ -17,21 +17,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::experiment::PARAMS;
+pub use crate::results::Axis;
 
 use super::range::expand_range;
 
 /// Most values one axis may have, and most points one experiment may have.
 pub const MAX_VALUES: usize = 10_000;
 pub const MAX_POINTS: usize = 100_000;
-
-/// One axis: a key and its values, in order, with the text they were written as.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Axis {
-    pub key: String,
-    /// What the user wrote (`1..8`, `2KiB,16KiB`), for display and reprinting.
-    pub text: String,
-    pub values: Vec<String>,
-}
 
 /// The axes of an experiment and the groups of them that advance together.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,11 +45,7 @@ fn is_list_key(key: &str) -> bool {
     PARAMS.iter().any(|d| d.key == key && d.list)
 }
 
-/// Whether `key` names a spec parameter (else the axis is a variable).
-pub fn is_param(key: &str) -> bool {
-    let k = key.replace('-', "_");
-    PARAMS.iter().any(|d| d.key == k) || k == "dir" || k == "op"
-}
+pub use crate::spec::params::is_param;
 
 /// The parameter a key names (`dir` -> `dirs`, `-` -> `_`), or the variable name unchanged.
 pub fn normal_key(key: &str) -> String {

@@ -1,14 +1,23 @@
 //! The SLAC per-host table (Tirumala et al. 2003, L4): one row per host and file system with
-//! its figures from the newest L1/L4 experiment, as text, CSV or Markdown.
+//! its figures from the newest L1/L4 experiment. Its formats (text, CSV, Markdown) are the
+//! exporters of [`FORMATS`], one file each under `compare/`; the HTML page is
+//! `html::compare`.
 
 use std::collections::BTreeMap;
 
+use super::{Exporter, find};
 use crate::error::{Error, Result};
-use crate::experiment::Headline;
-use crate::results::ExperimentResult;
+use crate::results::{ExperimentResult, Headline};
 use crate::spec::{CachePolicy, OpKind, SyncPolicy};
 use crate::store::Store;
 use crate::units::mb_per_s;
+
+mod csv;
+mod markdown;
+mod text;
+
+/// The formats of `iolab results compare` (besides its HTML page).
+pub static FORMATS: &[&(dyn Exporter<[Row]> + Sync)] = &[&text::Text, &csv::Csv, &markdown::Markdown];
 
 /// The six figures of the SLAC table, in its column order.
 pub const FIGURES: [&str; 6] = [
@@ -18,15 +27,6 @@ pub const FIGURES: [&str; 6] = [
     "commit each write",
     "commit at end",
     "commit at end (large file)",
-];
-
-const CSV_NAMES: [&str; 6] = [
-    "first_read_mb_per_s",
-    "second_read_mb_per_s",
-    "write_plain_mb_per_s",
-    "commit_each_write_mb_per_s",
-    "commit_at_end_mb_per_s",
-    "commit_at_end_large_mb_per_s",
 ];
 
 /// One figure: its headline rate in bytes/s and whether its phase carried a flag.
@@ -147,28 +147,39 @@ fn cells(r: &Row) -> Vec<String> {
     for (i, f) in r.figures.iter().enumerate() {
         c.push(match f {
             None => "-".into(),
-            Some(f) => {
-                let mut s = mb(f.bytes_per_s);
-                if i == 5
-                    && let Some(b) = r.large_file_bytes
-                {
-                    s += &format!(" ({:.2} MB)", b as f64 / 1e6);
-                }
-                if f.flagged {
-                    s.push('*');
-                }
-                s
-            }
+            Some(f) => figure_cell(r, i, f) + if f.flagged { "*" } else { "" },
         });
     }
     c
 }
 
+/// A figure's cell (`i`: its column among [`FIGURES`]): MB/s, and the large file's size beside
+/// the last figure.
+pub fn figure_cell(r: &Row, i: usize, f: &Figure) -> String {
+    let mut s = mb(f.bytes_per_s);
+    if i == 5
+        && let Some(b) = r.large_file_bytes
+    {
+        s += &format!(" ({:.2} MB)", b as f64 / 1e6);
+    }
+    s
+}
+
+/// What each figure is of: the statistic of the rows' experiments.
+pub fn statistic(rows: &[Row]) -> &'static str {
+    rows.first().map(|r| r.statistic.about()).unwrap_or("the mean")
+}
+
 /// The host columns that come before the figures.
 const HOST_HEADERS: [&str; 4] = ["host", "OS", "CPUs*MHz", "file system"];
 
+/// The columns of the text and Markdown tables: the host's, then the figures.
+fn headers() -> Vec<&'static str> {
+    HOST_HEADERS.iter().chain(&FIGURES).copied().collect()
+}
+
 fn footer(rows: &[Row]) -> String {
-    let stat = rows.first().map(|r| r.statistic.about()).unwrap_or("the mean");
+    let stat = statistic(rows);
     let ids: Vec<&str> = rows.iter().map(|r| r.experiment_id.as_str()).collect();
     format!(
         "MB/s = 10^6 B/s, {stat} of each figure's runs; one row per host and file system, from its newest L1/L4 experiment ({}).\n* the figure carries a flag (not cold, noisy, ...): see `iolab results show ID`.\n",
@@ -176,51 +187,7 @@ fn footer(rows: &[Row]) -> String {
     )
 }
 
-/// Renders the rows as `text`, `csv` or `markdown`.
+/// The rows in the named format (`text`, `csv` or `markdown`).
 pub fn render(rows: &[Row], format: &str) -> Result<String> {
-    let table: Vec<Vec<String>> = rows.iter().map(cells).collect();
-    let headers: Vec<&str> = HOST_HEADERS.iter().chain(&FIGURES).copied().collect();
-    let figure_cols: Vec<usize> = (HOST_HEADERS.len()..headers.len()).collect();
-    Ok(match format {
-        "csv" => {
-            let mut w = ::csv::Writer::from_writer(vec![]);
-            let mut head = vec!["host", "os", "cpus", "cpu_mhz", "file_system"];
-            head.extend(CSV_NAMES);
-            head.extend(["large_file_bytes", "statistic", "flagged", "experiment_id"]);
-            w.write_record(&head).map_err(super::write_err)?;
-            for r in rows {
-                let mut rec = vec![
-                    r.hostname.clone(),
-                    r.os.clone(),
-                    r.cpus.to_string(),
-                    format!("{:.0}", r.cpu_mhz),
-                    r.file_system.clone(),
-                ];
-                rec.extend(r.figures.iter().map(|f| f.map(|f| mb(f.bytes_per_s)).unwrap_or_default()));
-                let flagged: Vec<&str> = r
-                    .figures
-                    .iter()
-                    .zip(FIGURES)
-                    .filter(|(f, _)| f.is_some_and(|f| f.flagged))
-                    .map(|(_, n)| n)
-                    .collect();
-                rec.extend([
-                    r.large_file_bytes.map(|b| b.to_string()).unwrap_or_default(),
-                    r.statistic.name().to_string(),
-                    flagged.join("; "),
-                    r.experiment_id.clone(),
-                ]);
-                w.write_record(&rec).map_err(super::write_err)?;
-            }
-            String::from_utf8(w.into_inner().map_err(super::write_err)?).map_err(super::write_err)?
-        }
-        "markdown" => {
-            let mut s = format!("| {} |\n|{}\n", headers.join(" | "), "---|".repeat(headers.len()));
-            for c in &table {
-                s += &format!("| {} |\n", c.join(" | "));
-            }
-            s + "\n" + &footer(rows)
-        }
-        _ => super::text_table(&headers, &table, &figure_cols) + "\n" + &footer(rows),
-    })
+    super::render(find(FORMATS, format)?, rows)
 }

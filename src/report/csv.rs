@@ -82,6 +82,10 @@ fn role_cols(w: Option<&crate::results::WorkerResult>) -> Vec<String> {
 }
 
 impl Exporter for Csv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+
     fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
         let mut w = ::csv::Writer::from_writer(out);
         w.write_record(HEADER).map_err(write_err)?;

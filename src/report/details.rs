@@ -73,8 +73,8 @@ fn point_label(exp: &ExperimentResult, i: usize) -> String {
     if exp.points.len() == 1 {
         return String::new();
     }
-    let p = &exp.points[i];
-    p.params.iter().map(|(k, v)| format!("{k}={v} ")).collect()
+    let params = super::point_params(&exp.points[i]);
+    if params.is_empty() { params } else { params + " " }
 }
 
 /// Per phase: mean per-worker open, close and commit time, and mean preallocation time.

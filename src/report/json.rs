@@ -9,6 +9,10 @@ use crate::results::ExperimentResult;
 pub struct Json;
 
 impl Exporter for Json {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+
     fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
         serde_json::to_writer_pretty(&mut *out, exp).map_err(write_err)?;
         writeln!(out).map_err(write_err)

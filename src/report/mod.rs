@@ -1,10 +1,29 @@
-//! Reports: an experiment result rendered for people (table) or programs (JSON, CSV). Reports
-//! read only a result (from a run or from the store); they never measure anything.
+//! Reports: results rendered for people (tables, pages, plots) or programs (JSON, CSV). Reports
+//! read only results (from a run or from the store) and what their callers hand them; they
+//! never measure anything.
+//!
+//! Every output format is an [`Exporter`] of its input, one file per format, and each input
+//! has one registry of its formats (a `FORMATS` list, one line per format):
+//! - one experiment ([`ExperimentResult`]): [`FORMATS`] (`table.rs`, `json.rs`, `csv.rs`),
+//!   picked by [`Format`]; its HTML page is `html::experiment::Html`, made with the store and
+//!   the preset it shows;
+//! - the strategy tables of an experiment (also an [`ExperimentResult`]):
+//!   [`strategies::FORMATS`] (`strategies/{text,markdown,csv}.rs`);
+//! - the per-host comparison (`[compare::Row]`): [`compare::FORMATS`]
+//!   (`compare/{text,csv,markdown}.rs`); its HTML page is `html::compare::Html`, made with
+//!   where the rows come from;
+//! - a plan ([`plan::Planned`]): [`plan::FORMATS`] (`plan/{text,json}.rs`);
+//! - an experiment's per-op traces ([`trace::Traces`]): [`trace::FORMATS`]
+//!   (`trace/{csv,json}.rs`).
+//!
+//! Exporters in a registry are unit structs; the HTML pages carry what they need besides
+//! their input, so their callers make them. A new format is a new file with a unit struct that
+//! implements `Exporter<Input>`, its `mod` line, and one line in its input's `FORMATS`.
 
 use std::io::Write;
 
 use crate::error::{Error, Result};
-use crate::results::ExperimentResult;
+use crate::results::{ExperimentResult, PointResult};
 
 pub mod base64;
 pub mod compare;
@@ -21,12 +40,50 @@ pub mod trace;
 pub use crate::text::text_table;
 pub use table::render_table;
 
-/// One output format.
-pub trait Exporter {
-    fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()>;
+/// What a report shows of the preset an experiment reproduces beyond the reference stored with
+/// it (`design.preset`): the preset's suggested plot and its notes. Presets are compiled into
+/// the experiment layer, above the report, so the caller looks this up
+/// (`experiment::preset::about`) and passes it in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PresetAbout {
+    pub plot: plot::PresetPlot,
+    pub notes: String,
 }
 
-/// The output formats of `run` and `results show/export`.
+/// One output format of one kind of input: `In` is what the format reads (one experiment
+/// unless said otherwise).
+pub trait Exporter<In: ?Sized = ExperimentResult> {
+    /// The format's name, as `--format` (or the flag that picks it) knows it.
+    fn name(&self) -> &'static str;
+    /// Writes `input` in this format.
+    fn export(&self, input: &In, out: &mut dyn Write) -> Result<()>;
+}
+
+/// The exporter named `name` in a registry; an error lists the names there are.
+pub fn find<'r, In: ?Sized>(
+    registry: &'r [&'r (dyn Exporter<In> + Sync)],
+    name: &str,
+) -> Result<&'r dyn Exporter<In>> {
+    match registry.iter().find(|e| e.name() == name) {
+        Some(&e) => Ok(e),
+        None => {
+            let names: Vec<&str> = registry.iter().map(|e| e.name()).collect();
+            Err(Error::spec("format", name, format!("expected one of: {}", names.join(", "))))
+        }
+    }
+}
+
+/// What an exporter writes for `input`, as text.
+pub fn render<In: ?Sized>(exporter: &dyn Exporter<In>, input: &In) -> Result<String> {
+    let mut out = vec![];
+    exporter.export(input, &mut out)?;
+    String::from_utf8(out).map_err(write_err)
+}
+
+/// The formats of one experiment: `run`, `results show` and `results export`.
+pub static FORMATS: &[&(dyn Exporter + Sync)] = &[&table::Table, &json::Json, &csv::Csv];
+
+/// The format of one experiment the command line asks for (`--json`, `--csv`, else the table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Table,
@@ -34,13 +91,34 @@ pub enum Format {
     Csv,
 }
 
-/// The exporter for a format.
-pub fn exporter(format: Format) -> Box<dyn Exporter> {
-    match format {
-        Format::Table => Box::new(table::Table),
-        Format::Json => Box::new(json::Json),
-        Format::Csv => Box::new(csv::Csv),
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Csv => "csv",
+        }
     }
+}
+
+/// The exporter of a format (from [`FORMATS`]).
+pub fn exporter(format: Format) -> &'static dyn Exporter {
+    find(FORMATS, format.name()).expect("every Format is in FORMATS")
+}
+
+/// A Markdown table: a header row, its rule, then the rows (cells as they are).
+pub fn markdown_table<S: AsRef<str>>(headers: &[S], rows: &[Vec<String>]) -> String {
+    let heads: Vec<&str> = headers.iter().map(AsRef::as_ref).collect();
+    let mut s = format!("| {} |\n|{}\n", heads.join(" | "), "---|".repeat(heads.len()));
+    for r in rows {
+        s += &format!("| {} |\n", r.join(" | "));
+    }
+    s
+}
+
+/// A point's axis values, `workers=4 bs=16KiB` (in key order).
+pub fn point_params(p: &PointResult) -> String {
+    p.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
 
 pub fn write_err(e: impl std::fmt::Display + 'static) -> Error {

@@ -1,51 +1,23 @@
-//! `iolab plan`: what a run would do, as text or JSON, computed without touching anything.
+//! `iolab plan`: what a run would do, computed without touching anything. Its formats (text,
+//! JSON) are the exporters of [`FORMATS`], one file each under `plan/`.
 
-use serde::Serialize;
-
+use super::{Exporter, render};
 use crate::plan::RunPlan;
 use crate::spec::Spec;
-use crate::units::fmt_size;
 
-#[derive(Serialize)]
-struct PlanJson<'a> {
-    spec: &'a Spec,
-    files: Vec<FileJson>,
-    disk_bytes_per_rep: u64,
-    disk_bytes_total: u64,
-    layout_first: bool,
-    phases: Vec<PhaseJson>,
+mod json;
+mod text;
+
+/// A plan as its formats read it: the spec, its plan, and the free bytes and inodes of each of
+/// `spec.dirs` (None where unknown), measured by the caller: the report makes no system call.
+pub struct Planned<'a> {
+    pub spec: &'a Spec,
+    pub plan: &'a RunPlan,
+    pub free: &'a [Option<(u64, u64)>],
 }
 
-#[derive(Serialize)]
-struct FileJson {
-    target: String,
-    name: String,
-    size_bytes: u64,
-}
-
-#[derive(Serialize)]
-struct PhaseJson {
-    name: String,
-    op: &'static str,
-    order: &'static str,
-    cache: &'static str,
-    layout: &'static str,
-    round_robin: u32,
-    bytes: u64,
-    workers: Vec<WorkerJson>,
-}
-
-#[derive(Serialize)]
-struct WorkerJson {
-    worker: u32,
-    files: Vec<String>,
-    ops: u64,
-    /// Bytes per op (bs, or the piece length of a striped file).
-    op_bytes: u64,
-    bytes: u64,
-    /// The first few ops as [file, offset, len].
-    first_ops: Vec<(String, u64, u64)>,
-}
+/// The formats of `iolab plan`.
+pub static FORMATS: &[&(dyn for<'a> Exporter<Planned<'a>> + Sync)] = &[&text::Text, &json::Json];
 
 /// Disk space the whole experiment needs at its peak: one repetition's files, or all of them
 /// when files are kept.
@@ -55,186 +27,10 @@ pub fn disk_bytes_total(spec: &Spec, plan: &RunPlan) -> u64 {
 
 /// The plan as JSON.
 pub fn plan_json(spec: &Spec, plan: &RunPlan) -> String {
-    let fname = |g: u32| plan.files[g as usize].name.clone();
-    let j = PlanJson {
-        spec,
-        files: plan
-            .files
-            .iter()
-            .map(|f| FileJson {
-                target: spec.dirs[f.target].display().to_string(),
-                name: f.name.clone(),
-                size_bytes: f.size_bytes,
-            })
-            .collect(),
-        disk_bytes_per_rep: plan.disk_bytes(),
-        disk_bytes_total: disk_bytes_total(spec, plan),
-        layout_first: plan.layout_first,
-        phases: plan
-            .phases
-            .iter()
-            .map(|ph| PhaseJson {
-                name: ph.name.clone(),
-                op: ph.op.name(),
-                order: ph.order.name(),
-                cache: ph.cache.name(),
-                layout: ph.layout.name(),
-                round_robin: ph.round_robin,
-                bytes: ph.bytes(),
-                workers: ph
-                    .workers
-                    .iter()
-                    .map(|w| WorkerJson {
-                        worker: w.worker,
-                        files: w.files.iter().map(|&g| fname(g)).collect(),
-                        ops: w.ops.n_ops,
-                        op_bytes: w.ops.op_len(),
-                        bytes: w.ops.bytes(),
-                        first_ops: w
-                            .ops
-                            .iter()
-                            .take(8)
-                            .map(|o| (fname(w.files[o.file as usize]), o.offset, o.len))
-                            .collect(),
-                    })
-                    .collect(),
-            })
-            .collect(),
-    };
-    serde_json::to_string_pretty(&j).expect("plan serialises") + "\n"
+    render(&json::Json, &Planned { spec, plan, free: &[] }).expect("the plan is written to memory")
 }
 
-/// A strategy's roles: who computes, hands over, writes and syncs, and where each write goes.
-fn strategy_text(sp: &crate::strategy::Plan, plan: &RunPlan) -> String {
-    let ns = sp.comptime_ns;
-    let mut s = format!(
-        "strategy {} ({}): {} iterations, comptime {} ({} of compute in all, {} written)\n",
-        sp.strategy.name(),
-        sp.strategy.about(),
-        sp.iters,
-        crate::units::fmt_duration_spec(ns),
-        crate::units::fmt_ns(ns * sp.workers as u64),
-        fmt_size(sp.total_bytes())
-    );
-    for (r, line) in sp.roles.iter().zip(sp.describe()) {
-        s += &format!("  {line}\n");
-        if let Some(w) = &r.write {
-            let name = &plan.files[w.file as usize].name;
-            let offs: Vec<String> =
-                (0..sp.iters.min(4)).map(|i| sp.offset(w.parts_per_iter, i, 0).to_string()).collect();
-            s += &format!(
-                "    {} ops of {} on {name}, offsets {}{}\n",
-                sp.iters,
-                fmt_size(w.parts_per_iter as u64 * sp.bs),
-                offs.join(", "),
-                if sp.iters > 4 { ", ..." } else { "" }
-            );
-        }
-    }
-    if let Some(line) = sp.describe().get(sp.roles.len()) {
-        s += &format!("  {line}\n");
-    }
-    s
-}
-
-/// The plan as text.
-pub fn plan_text(spec: &Spec, plan: &RunPlan) -> String {
-    let mut s = format!(
-        "plan for `{}`: {} phase{} x {} repetition{}, engine {}\n",
-        spec.name,
-        plan.phases.len(),
-        if plan.phases.len() == 1 { "" } else { "s" },
-        spec.reps,
-        if spec.reps == 1 { "" } else { "s" },
-        spec.engine
-    );
-    if let Some(how) = super::details::spec_launch(spec) {
-        s += &format!("workers: {how}\n");
-    }
-    s += "files (created in a new .iolab-RUNID/ directory under each target, removed after each repetition";
-    s += if spec.keep { "; kept: --keep)\n" } else { ")\n" };
-    for f in plan.files.iter().take(16) {
-        s += &format!(
-            "  {:<14} {:>10}  in {}\n",
-            f.name,
-            fmt_size(f.size_bytes),
-            spec.dirs[f.target].display()
-        );
-    }
-    if plan.files.len() > 16 {
-        s += &format!("  ... and {} more files\n", plan.files.len() - 16);
-    }
-    s += &format!("disk space needed: {}", fmt_size(disk_bytes_total(spec, plan)));
-    for (i, d) in spec.dirs.iter().enumerate() {
-        if spec.dirs[..i].contains(d) {
-            continue;
-        }
-        if let Ok((free, inodes)) = crate::env::sys::fs_free(d) {
-            s += &format!(" (free in {}: {}, {} inodes)", d.display(), fmt_size(free), inodes);
-        }
-    }
-    s += "\n";
-    if plan.layout_first {
-        s += "the first phase reads existing data: files are written in full first (not timed)\n";
-    }
-    for ph in &plan.phases {
-        let rr =
-            if ph.round_robin > 1 { format!(", {} files at a time", ph.round_robin) } else { String::new() };
-        s += &format!(
-            "phase {} `{}`: {} {} with {} worker{} ({}{rr}), {} in all; cache {}: {}\n",
-            ph.index + 1,
-            ph.name,
-            ph.op.name(),
-            ph.order.name(),
-            ph.workers.len(),
-            if ph.workers.len() == 1 { "" } else { "s" },
-            ph.layout.name(),
-            fmt_size(ph.bytes()),
-            ph.cache.name(),
-            crate::target::cache::method(ph.cache, spec.direct, spec.drop_caches)
-        );
-        if let Some(sp) = crate::strategy::Plan::of(spec) {
-            s += &strategy_text(&sp, plan);
-            continue;
-        }
-        for w in ph.workers.iter().take(8) {
-            let mut files: Vec<&str> =
-                w.files.iter().take(4).map(|&g| plan.files[g as usize].name.as_str()).collect();
-            let more = format!("... ({} files)", w.files.len());
-            if w.files.len() > 4 {
-                files.push(&more);
-            }
-            let first: Vec<String> = w
-                .ops
-                .iter()
-                .take(4)
-                .map(|o| {
-                    if w.files.len() > 1 {
-                        format!("{}@{}", plan.files[w.files[o.file as usize] as usize].name, o.offset)
-                    } else {
-                        o.offset.to_string()
-                    }
-                })
-                .collect();
-            s += &format!(
-                "  worker {}: {} ops of {} on {} ({}), offsets {}{}\n",
-                w.worker,
-                w.ops.n_ops,
-                fmt_size(w.ops.op_len()),
-                files.join(", "),
-                fmt_size(w.ops.bytes()),
-                first.join(", "),
-                if w.ops.n_ops > 4 { ", ..." } else { "" }
-            );
-        }
-        if ph.workers.len() > 8 {
-            s += &format!("  ... and {} more workers\n", ph.workers.len() - 8);
-        }
-    }
-    let sync = match spec.sync {
-        crate::spec::SyncPolicy::None => "never (data may stay in the page cache)".to_string(),
-        p => format!("{} by {}", p.label(), spec.sync_call.name()),
-    };
-    s += &format!("commit: {sync}\n");
-    s
+/// The plan as text, with the free space of the targets (`free`, as in [`Planned`]).
+pub fn plan_text(spec: &Spec, plan: &RunPlan, free: &[Option<(u64, u64)>]) -> String {
+    render(&text::Text, &Planned { spec, plan, free }).expect("the plan is written to memory")
 }

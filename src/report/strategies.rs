@@ -4,15 +4,31 @@
 //! each write mechanism, the best 10% trimmed mean time over the sync sizes (and windows)
 //! swept, with the sync size (f) and window (w) that gave it. One table per launcher
 //! (threads, processes), memory layout (contiguous, strided) and any other swept parameter.
-//! Read from a result (the store), rendered as text, Markdown, CSV or HTML cells.
+//! Read from a result (the store); its formats (text, Markdown, CSV) are the exporters in
+//! [`FORMATS`], one file each under `strategies/`, and the HTML page shows its tables too.
 
 use std::collections::BTreeMap;
 
+use super::{Exporter, find};
 use crate::results::{ExperimentResult, PointResult, Repetition, Status};
 use crate::spec::{Launcher, Spec, SyncPolicy};
 use crate::units::{fmt_rate, fmt_size};
 
-use super::text_table;
+mod csv;
+mod markdown;
+mod text;
+
+pub use text::render_body;
+
+/// The formats of `iolab results strategies`.
+pub static FORMATS: &[&(dyn Exporter + Sync)] = &[&text::Text, &markdown::Markdown, &csv::Csv];
+
+/// `iolab results strategies`: the Figure 1 tables and the overlap in the named format (text
+/// for a name the command line does not offer).
+pub fn render(exp: &ExperimentResult, format: &str) -> String {
+    let exporter = find(FORMATS, format).unwrap_or(&text::Text);
+    super::render(exporter, exp).expect("the strategy tables are written to memory")
+}
 
 /// Axes that select a cell of the Figure 1 tables (or are tuned within one).
 const CELL_KEYS: &[&str] =
@@ -126,6 +142,20 @@ pub struct Fig1 {
     pub cells: BTreeMap<(usize, usize), Cell>,
 }
 
+impl Fig1 {
+    /// The table's rows: the compute time, then each column's cell as `cell` writes it (None
+    /// where no point ran).
+    pub fn grid(&self, cell: impl Fn(Option<&Cell>) -> String) -> Vec<Vec<String>> {
+        (0..self.rows.len())
+            .map(|r| {
+                let mut row = vec![self.rows[r].clone()];
+                row.extend((0..self.cols.len()).map(|c| cell(self.cells.get(&(r, c)))));
+                row
+            })
+            .collect()
+    }
+}
+
 fn data_label(s: &Spec) -> String {
     match s.mem() {
         None => "contiguous data".into(),
@@ -150,7 +180,7 @@ pub fn figure1(exp: &ExperimentResult) -> Vec<Fig1> {
         let others: Vec<String> = p
             .params
             .iter()
-            .filter(|(k, _)| crate::experiment::sweep::is_param(k) && !CELL_KEYS.contains(&k.as_str()))
+            .filter(|(k, _)| crate::spec::params::is_param(k) && !CELL_KEYS.contains(&k.as_str()))
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         let mut title = format!("{launcher}, {data}");
@@ -229,113 +259,14 @@ pub fn figure1(exp: &ExperimentResult) -> Vec<Fig1> {
 }
 
 /// Headers of a Figure 1 table: `comptime`, then `write() S1A`, ...
-fn headers(t: &Fig1) -> Vec<String> {
+pub fn headers(t: &Fig1) -> Vec<String> {
     let mut h = vec!["comptime".to_string()];
     h.extend(t.cols.iter().map(|(e, s)| format!("{} {s}", mechanism(e))));
     h
 }
 
+/// What a Figure 1 table shows.
 const FIG1_ABOUT: &str = "best 10% trimmed mean time (s) of each strategy, per compute time and write mechanism, over the sync sizes (f) and windows (w) swept; K, M = KiB, MiB; `end` = one sync at the end";
-
-/// The Figure 1 tables as text.
-pub fn figure1_text(tables: &[Fig1]) -> String {
-    if tables.is_empty() {
-        return String::new();
-    }
-    let mut out =
-        format!("\nBenson et al. 2003, Fig. 1 layout: {FIG1_ABOUT}; * the best of its row and mechanism\n");
-    for t in tables {
-        out += &format!("{}\n", t.title);
-        let h = headers(t);
-        let hs: Vec<&str> = h.iter().map(String::as_str).collect();
-        let rows: Vec<Vec<String>> = (0..t.rows.len())
-            .map(|r| {
-                let mut row = vec![t.rows[r].clone()];
-                row.extend((0..t.cols.len()).map(|c| {
-                    t.cells
-                        .get(&(r, c))
-                        .map_or("-".into(), |x| format!("{}{}", x.label(), if x.best { " *" } else { "" }))
-                }));
-                row
-            })
-            .collect();
-        out += &text_table(&hs, &rows, &[]);
-    }
-    out
-}
-
-/// The Figure 1 tables as Markdown (best cells in bold).
-pub fn figure1_markdown(tables: &[Fig1]) -> String {
-    let mut out = format!(
-        "Benson et al. 2003, Fig. 1 layout: {FIG1_ABOUT}; **bold**: the best of its row and mechanism.\n"
-    );
-    for t in tables {
-        out += &format!("\n### {}\n\n", t.title);
-        let h = headers(t);
-        out += &format!("| {} |\n|{}|\n", h.join(" | "), vec!["---"; h.len()].join("|"));
-        for r in 0..t.rows.len() {
-            let mut row = vec![t.rows[r].clone()];
-            row.extend((0..t.cols.len()).map(|c| match t.cells.get(&(r, c)) {
-                None => "-".into(),
-                Some(x) if x.best => {
-                    let l = x.label();
-                    let (time, rest) = l.split_once(' ').unwrap_or((&l, ""));
-                    format!("**{time}** {rest}")
-                }
-                Some(x) => x.label(),
-            }));
-            out += &format!("| {} |\n", row.join(" | "));
-        }
-    }
-    out
-}
-
-/// The Figure 1 cells as CSV, one row per cell.
-pub fn figure1_csv(tables: &[Fig1]) -> String {
-    let mut w = ::csv::Writer::from_writer(vec![]);
-    let _ = w.write_record([
-        "table",
-        "launcher",
-        "data",
-        "comptime",
-        "engine",
-        "mechanism",
-        "strategy",
-        "time_s",
-        "runs",
-        "sync",
-        "sync_bytes",
-        "window_bytes",
-        "point",
-        "bytes",
-        "bytes_per_s",
-        "best_in_row",
-    ]);
-    for t in tables {
-        for ((r, c), x) in &t.cells {
-            let (e, s) = &t.cols[*c];
-            let _ = w.write_record([
-                t.title.clone(),
-                t.launcher.clone(),
-                t.data.clone(),
-                t.rows[*r].clone(),
-                e.clone(),
-                mechanism(e),
-                s.clone(),
-                x.time_s.to_string(),
-                x.runs.to_string(),
-                x.sync.clone(),
-                x.sync_bytes.map(|n| n.to_string()).unwrap_or_default(),
-                x.window_bytes.map(|n| n.to_string()).unwrap_or_default(),
-                x.point.to_string(),
-                x.bytes.to_string(),
-                (x.bytes as f64 / x.time_s).to_string(),
-                x.best.to_string(),
-            ]);
-        }
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
 
 /// Per point: the run's time across repetitions (the headline statistic starred), the rate it
 /// gives, the most commits in flight. Rows: (cells, is the point's headline finite).
@@ -458,60 +389,3 @@ pub fn point_label(exp: &ExperimentResult, pi: usize) -> String {
 
 /// What the overlap table means.
 pub const OVERLAP_NOTE: &str = "overlap: per role, mean ms over complete runs (share of the run's time); compute = fill + spin (asked: its share of the compute), write = in the engine's data calls, sync = in commits, hand-off = taking or passing buffers, wait = barriers, empty or full hand-offs, the S1B token, the sync thread; cpu = the thread's CPU time; runq = time it was runnable but waiting for a CPU (a busy machine)";
-
-/// Everything for a strategy experiment under the terminal table's header.
-pub fn render_body(exp: &ExperimentResult) -> String {
-    let (h, rows) = point_rows(exp);
-    let hs: Vec<&str> = h.iter().map(String::as_str).collect();
-    let first = exp.design.axes.len() + 1;
-    let mut out = text_table(&hs, &rows, &(first..first + 8).collect::<Vec<_>>());
-    out += &format!("\n{}\n", point_note(exp));
-    out += &overlap_text(exp);
-    out += &figure1_text(&figure1(exp));
-    out
-}
-
-/// The overlap table as text.
-pub fn overlap_text(exp: &ExperimentResult) -> String {
-    let (h, rows) = overlap_rows(exp);
-    if rows.is_empty() {
-        return String::new();
-    }
-    let mut out = "\n".to_string();
-    out += &text_table(&h, &rows, &(3..12).collect::<Vec<_>>());
-    out += &format!("{OVERLAP_NOTE}\n");
-    if exp.points.len() > MAX_OVERLAP_POINTS {
-        out +=
-            "(the points that won a cell of the Fig. 1 tables; every point: iolab results show ID --csv)\n";
-    }
-    out
-}
-
-/// `iolab results strategies`: the Figure 1 tables and the overlap, as text, Markdown or CSV.
-pub fn render(exp: &ExperimentResult, format: &str) -> String {
-    let tables = figure1(exp);
-    match format {
-        "csv" => figure1_csv(&tables),
-        "markdown" => {
-            let mut out = figure1_markdown(&tables);
-            let (h, rows) = overlap_rows(exp);
-            if !rows.is_empty() {
-                out += &format!(
-                    "\n### Overlap\n\n| {} |\n|{}|\n",
-                    h.join(" | "),
-                    vec!["---"; h.len()].join("|")
-                );
-                for r in rows {
-                    out += &format!("| {} |\n", r.join(" | "));
-                }
-                out += &format!("\n{OVERLAP_NOTE}\n");
-            }
-            out
-        }
-        _ => {
-            let mut out = figure1_text(&tables);
-            out += &overlap_text(exp);
-            out.trim_start_matches('\n').to_string()
-        }
-    }
-}

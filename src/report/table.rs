@@ -13,6 +13,10 @@ use crate::units::{fmt_ns, fmt_rate, fmt_size};
 pub struct Table;
 
 impl Exporter for Table {
+    fn name(&self) -> &'static str {
+        "table"
+    }
+
     fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
         out.write_all(render_table(exp).as_bytes()).map_err(write_err)
     }

@@ -1,13 +1,17 @@
-//! `iolab results trace`: an experiment's per-op traces from the store, as CSV (one row per
-//! op) or JSON lines (one object per op), filtered by phase and repetition.
+//! `iolab results trace`: an experiment's per-op traces from the store, filtered by phase and
+//! repetition. Its formats (CSV, one row per op; JSON lines, one object per op) are the
+//! exporters of [`FORMATS`], one file each under `trace/`.
 
 use std::io::Write;
 
 use serde::Serialize;
 
-use super::write_err;
+use super::Exporter;
 use crate::error::{Error, Result};
 use crate::store::Store;
+
+mod csv;
+mod json;
 
 /// Which ops to export.
 #[derive(Debug, Clone, Default)]
@@ -17,6 +21,17 @@ pub struct TraceFilter {
     pub rep: Option<u32>,
 }
 
+/// The traces of experiment `id` in `store` that pass `filter`: what the formats read.
+pub struct Traces<'a> {
+    pub store: &'a Store,
+    pub id: &'a str,
+    pub filter: &'a TraceFilter,
+}
+
+/// The formats of `iolab results trace`.
+pub static FORMATS: &[&(dyn for<'a> Exporter<Traces<'a>> + Sync)] = &[&csv::Csv, &json::Json];
+
+/// One traced op.
 #[derive(Serialize)]
 struct Line<'a> {
     run_id: &'a str,
@@ -31,8 +46,16 @@ struct Line<'a> {
     duration_ns: u64,
 }
 
-/// Writes the traces of experiment `id`; fails if none match.
+/// Writes the traces of experiment `id`, as JSON lines or CSV; fails if none match.
 pub fn export(store: &Store, id: &str, filter: &TraceFilter, json: bool, out: &mut dyn Write) -> Result<()> {
+    let exporter: &dyn Exporter<Traces<'_>> = if json { &json::Json } else { &csv::Csv };
+    exporter.export(&Traces { store, id, filter }, out)
+}
+
+/// Hands each op that passes the filter to `write`, in the store's order; fails if the phase
+/// asked for does not exist, or if no op passes.
+fn each_line(t: &Traces<'_>, mut write: impl FnMut(&Line<'_>) -> Result<()>) -> Result<()> {
+    let (store, id, filter) = (t.store, t.id, t.filter);
     let exp = store.load(id)?;
     let names: Vec<Vec<String>> =
         exp.points.iter().map(|p| p.phases.iter().map(|ph| ph.name.clone()).collect()).collect();
@@ -43,7 +66,6 @@ pub fn export(store: &Store, id: &str, filter: &TraceFilter, json: bool, out: &m
             names.first().map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
         return Err(Error::spec("phase", want, format!("no such phase (phases: {})", all.join(", "))));
     }
-    let mut sink = if json { Sink::Json(out) } else { Sink::Csv(Box::new(::csv::Writer::from_writer(out))) };
     let mut written = 0u64;
     store.for_each_trace_op(id, |r| {
         let phase = names.get(r.point).and_then(|p| p.get(r.phase)).map(String::as_str).unwrap_or("?");
@@ -51,7 +73,7 @@ pub fn export(store: &Store, id: &str, filter: &TraceFilter, json: bool, out: &m
             return Ok(());
         }
         written += 1;
-        sink.write(&Line {
+        write(&Line {
             run_id: &r.run_id,
             point: r.point,
             rep: r.rep,
@@ -64,7 +86,6 @@ pub fn export(store: &Store, id: &str, filter: &TraceFilter, json: bool, out: &m
             duration_ns: r.duration_ns,
         })
     })?;
-    sink.flush()?;
     if written == 0 {
         return Err(Error::NotFound(format!(
             "experiment {id} has no traced ops{} (run with --trace or latency = trace)",
@@ -72,28 +93,4 @@ pub fn export(store: &Store, id: &str, filter: &TraceFilter, json: bool, out: &m
         )));
     }
     Ok(())
-}
-
-enum Sink<'a> {
-    Csv(Box<::csv::Writer<&'a mut dyn Write>>),
-    Json(&'a mut dyn Write),
-}
-
-impl Sink<'_> {
-    fn write(&mut self, line: &Line<'_>) -> Result<()> {
-        match self {
-            Sink::Csv(w) => w.serialize(line).map_err(write_err),
-            Sink::Json(out) => {
-                serde_json::to_writer(&mut **out, line).map_err(write_err)?;
-                out.write_all(b"\n").map_err(write_err)
-            }
-        }
-    }
-
-    fn flush(&mut self) -> Result<()> {
-        match self {
-            Sink::Csv(w) => w.flush().map_err(write_err),
-            Sink::Json(out) => out.flush().map_err(write_err),
-        }
-    }
 }

@@ -16,6 +16,8 @@ pub use strategy::Strategy;
 
 use crate::units::{fmt_size_spec, parse_size};
 
+pub mod params;
+
 /// What a phase does to the data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

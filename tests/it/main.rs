@@ -7,6 +7,7 @@ mod cli;
 mod core;
 mod engines;
 mod experiments;
+mod exporters;
 mod faults;
 mod forensics;
 mod fuzz;

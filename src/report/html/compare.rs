@@ -2,11 +2,14 @@
 //! with one row per host and file system, a grouped bar graph of its figures, and the table
 //! as CSV.
 
+use std::io::Write;
+
 use super::{data_link, esc, figure, table, utc};
 use crate::error::Result;
 use crate::report::compare::{self, FIGURES, Row};
 use crate::report::plot::axis::{Axis, Unit};
 use crate::report::plot::figure::{Draw, Figure, Panel, Point, Series, Style};
+use crate::report::{Exporter, write_err};
 use crate::store::Store;
 
 /// The graph: one group of bars per figure, one bar per host.
@@ -32,7 +35,7 @@ pub fn graph(rows: &[Row]) -> Figure {
             .collect();
         series.push(Series { style: hi, draw: Draw::Bars, points });
     }
-    let stat = rows.first().map(|r| r.statistic.about()).unwrap_or("the mean");
+    let stat = compare::statistic(rows);
     Figure {
         title: "Disk throughput per host (Tirumala et al. 2003)".into(),
         subtitle: vec![format!(
@@ -50,15 +53,39 @@ pub fn graph(rows: &[Row]) -> Figure {
     }
 }
 
-/// The whole page.
+/// The whole page, of the L1/L4 experiments in a store.
 pub fn page(store: &Store) -> Result<String> {
     let exps = compare::experiments(store)?;
     let rows = compare::rows(&exps);
+    let html =
+        Html { source: store.path().display().to_string(), made_unix_s: crate::env::sys::unix_time_s() };
+    crate::report::render(&html, &rows[..])
+}
+
+/// The page as an exporter of the table's rows: `source` names where they come from, and the
+/// page says when it was made.
+pub struct Html {
+    pub source: String,
+    pub made_unix_s: f64,
+}
+
+impl Exporter<[Row]> for Html {
+    fn name(&self) -> &'static str {
+        "html"
+    }
+
+    fn export(&self, rows: &[Row], out: &mut dyn Write) -> Result<()> {
+        out.write_all(html_page(self, rows)?.as_bytes()).map_err(write_err)
+    }
+}
+
+/// The page's HTML.
+fn html_page(html: &Html, rows: &[Row]) -> Result<String> {
     let mut body = format!(
         "<header>\n<h1>Disk throughput per host</h1>\n<p>{} host(s) and file system(s) from {}; made {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul><li><a href=\"#hosts\">Table</a></li><li><a href=\"#plots\">Graph</a></li><li><a href=\"#data\">Raw data</a></li></ul></nav>\n</header>\n<main>\n",
         rows.len(),
-        esc(&store.path().display().to_string()),
-        esc(&utc(crate::env::sys::unix_time_s()))
+        esc(&html.source),
+        esc(&utc(html.made_unix_s))
     );
     body += "<section id=\"hosts\">\n<h2>Hosts</h2>\n";
     let mut heads = vec!["host", "OS", "CPUs × MHz", "file system"];
@@ -76,18 +103,10 @@ pub fn page(store: &Store) -> Result<String> {
             for (i, f) in r.figures.iter().enumerate() {
                 c.push(match f {
                     None => "-".into(),
-                    Some(f) => {
-                        let mut s = format!("{:.2}", f.bytes_per_s / 1e6);
-                        if i == 5
-                            && let Some(b) = r.large_file_bytes
-                        {
-                            s += &format!(" ({:.2} MB)", b as f64 / 1e6);
-                        }
-                        if f.flagged {
-                            s = format!("<span class=\"flag\">{s}</span>");
-                        }
-                        s
+                    Some(f) if f.flagged => {
+                        format!("<span class=\"flag\">{}</span>", compare::figure_cell(r, i, f))
                     }
+                    Some(f) => compare::figure_cell(r, i, f),
                 });
             }
             c.push(format!("<code>{}</code>", esc(&r.experiment_id)));
@@ -95,20 +114,20 @@ pub fn page(store: &Store) -> Result<String> {
         })
         .collect();
     body += &table("hosts", &heads, &trs, &[4, 5, 6, 7, 8, 9]);
-    let stat = rows.first().map(|r| r.statistic.about()).unwrap_or("the mean");
+    let stat = compare::statistic(rows);
     body += &format!(
         "<p class=\"note\">MB/s = 10<sup>6</sup> B/s, {} of each figure's runs. ⚑ the figure carries a flag (not cold, noisy, ...): see <code>iolab report ID</code> of its experiment.</p>\n</section>\n",
         esc(stat)
     );
     body += "<section id=\"plots\">\n<h2>Graph</h2>\n";
     body += &figure(
-        &graph(&rows),
+        &graph(rows),
         1,
         "The table's figures, one bar per host.",
         "iolab results compare --format html",
     )?;
     body += "</section>\n<section id=\"data\">\n<h2>Raw data</h2>\n<ul class=\"downloads\">\n";
-    let csv = compare::render(&rows, "csv")?;
+    let csv = compare::render(rows, "csv")?;
     body += &data_link("hosts.csv", "text/csv", csv.as_bytes(), "the table");
     body += "</ul>\n</section>\n</main>\n<footer>Made by <code>iolab report --compare</code> from the store alone.</footer>\n";
     Ok(super::page("iolab: disk throughput per host", &body))

@@ -2,10 +2,12 @@
 //! the cache state of every phase, the summary table, every plot that applies, the per-run
 //! figures, and the raw CSV and JSON as downloads.
 
+use std::io::Write;
+
 use super::{data_link, esc, facts, figure, table, utc};
 use crate::error::{Error, Result};
-use crate::report::plot::{self, Figure, Kind, Options};
-use crate::report::{self, Format};
+use crate::report::plot::{self, Figure, Kind, Options, PresetPlot};
+use crate::report::{self, Exporter, Format, PresetAbout, write_err};
 use crate::results::{ExperimentResult, Status};
 use crate::store::Store;
 use crate::units::{fmt_rate, fmt_size};
@@ -16,11 +18,16 @@ const MAX_EMBEDDED_TRACE_BYTES: usize = 16 << 20;
 const MAX_RUN_ROWS: usize = 300;
 
 /// The plots of an experiment: (figure, caption, the `iolab plot` command that draws it).
-pub fn plots(store: &Store, exp: &ExperimentResult) -> (Vec<(Figure, String, String)>, Vec<String>) {
+pub fn plots(
+    store: &Store,
+    exp: &ExperimentResult,
+    preset: Option<&PresetPlot>,
+) -> (Vec<(Figure, String, String)>, Vec<String>) {
     let id = &exp.experiment_id;
     let mut wanted: Vec<(Options, String, String)> = vec![];
-    let base = |kind: Kind| Options { kind: Some(kind), ..Options::default() };
-    let kind = plot::default_kind(exp);
+    let defaults = Options { preset: preset.cloned(), ..Options::default() };
+    let base = |kind: Kind| Options { kind: Some(kind), ..defaults.clone() };
+    let kind = plot::default_kind(exp, preset);
     let phases: Vec<String> = {
         let mut v: Vec<String> = vec![];
         for ph in exp.points.iter().flat_map(|p| &p.phases) {
@@ -32,7 +39,7 @@ pub fn plots(store: &Store, exp: &ExperimentResult) -> (Vec<(Figure, String, Str
         v
     };
     if kind == Kind::Rate {
-        let shown = plot::rate::grouping(exp, &Options::default()).ok();
+        let shown = plot::rate::grouping(exp, &defaults).ok();
         let by_phase = shown.as_ref().is_some_and(|(g, _)| {
             g.x != plot::select::PHASE && !g.series.iter().chain(&g.panels).any(|d| d == plot::select::PHASE)
         });
@@ -66,10 +73,10 @@ pub fn plots(store: &Store, exp: &ExperimentResult) -> (Vec<(Figure, String, Str
     let many_workers =
         exp.points.iter().flat_map(|p| &p.phases).flat_map(|ph| &ph.repetitions).any(|r| r.workers.len() > 1);
     if many_workers {
-        let wo = Options { kind: Some(Kind::Workers), ..Options::default() };
+        let wo = base(Kind::Workers);
         let pi = plot::workers::figure(exp, &wo).ok().map(|_| ());
         if pi.is_some() {
-            let most = most_workers(exp);
+            let most = plot::workers::busiest_point(exp);
             for p in exp.points[most].phases.iter().take(4) {
                 wanted.push((
                     Options { phase: Some(p.name.clone()), point: Some(most), ..base(Kind::Workers) },
@@ -102,7 +109,7 @@ pub fn plots(store: &Store, exp: &ExperimentResult) -> (Vec<(Figure, String, Str
     }
     // Traces: the whole of each traced phase of point 0, and a zoom on the first cycles when a
     // period was found.
-    let t = Options { kind: Some(Kind::Trace), ..Options::default() };
+    let t = base(Kind::Trace);
     if let Ok(f) = plot::build(store, exp, &t) {
         out.push((
             f,
@@ -132,23 +139,11 @@ pub fn plots(store: &Store, exp: &ExperimentResult) -> (Vec<(Figure, String, Str
     (out, skipped)
 }
 
-fn most_workers(exp: &ExperimentResult) -> usize {
-    exp.points
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            (p.phases.iter().flat_map(|ph| &ph.repetitions).map(|r| r.workers.len()).max().unwrap_or(0), i)
-        })
-        .max()
-        .map(|(_, i)| i)
-        .unwrap_or(0)
-}
-
 fn flags_html(flags: &[String]) -> String {
     flags.iter().map(|f| format!("<span class=\"flag\">{}</span>", esc(f))).collect::<Vec<_>>().join("<br>")
 }
 
-fn spec_section(exp: &ExperimentResult) -> String {
+fn spec_section(exp: &ExperimentResult, preset: Option<&PresetAbout>) -> String {
     let mut s = String::from("<section id=\"spec\">\n<h2>Experiment</h2>\n");
     let mut rows = vec![
         ("experiment", esc(&exp.experiment_id)),
@@ -158,10 +153,8 @@ fn spec_section(exp: &ExperimentResult) -> String {
     ];
     if let Some(p) = &exp.design.preset {
         rows.push(("preset", esc(&format!("{} ({}), scale {}: {}", p.id, p.study, p.scale, p.title))));
-        if let Ok(pr) = crate::experiment::preset::find(&p.id)
-            && !pr.meta.notes.is_empty()
-        {
-            rows.push(("preset notes", esc(&pr.meta.notes)));
+        if let Some(about) = preset.filter(|a| !a.notes.is_empty()) {
+            rows.push(("preset notes", esc(&about.notes)));
         }
     }
     rows.push(("headline statistic", esc(exp.design.headline.about())));
@@ -237,19 +230,15 @@ fn host_section(exp: &ExperimentResult) -> String {
     s + "</section>\n"
 }
 
-fn point_label(exp: &ExperimentResult, i: usize) -> String {
-    exp.points[i].params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
-}
-
 fn cache_section(exp: &ExperimentResult) -> String {
     let mut s = String::from(
         "<section id=\"cache\">\n<h2>Cache state</h2>\n<p class=\"note\">Each phase states how the page cache was handled before it: <b>cold</b> (data committed, evicted with fadvise, optionally drop_caches, then checked with mincore; flagged when more than 5% stayed resident), <b>warm</b> (read first, checked), or <b>asis</b> (not controlled, always flagged). Flags are marked ⚑.</p>\n",
     );
     let mut rows = vec![];
-    for (i, p) in exp.points.iter().enumerate() {
+    for p in &exp.points {
         for ph in &p.phases {
             rows.push(vec![
-                esc(&point_label(exp, i)),
+                esc(&report::point_params(p)),
                 esc(&ph.name),
                 esc(ph.cache.policy.name()),
                 esc(&ph.cache.method),
@@ -293,11 +282,11 @@ fn summary_section(exp: &ExperimentResult) -> String {
         h.push('*');
     }
     let mut rows = vec![];
-    for (i, p) in exp.points.iter().enumerate() {
+    for p in &exp.points {
         for ph in &p.phases {
             let done: Vec<_> = ph.repetitions.iter().filter(|r| r.status == Status::Complete).collect();
             let mut row = vec![
-                esc(&point_label(exp, i)),
+                esc(&report::point_params(p)),
                 esc(&ph.name),
                 esc(&format!("{} {:.1}%", ph.cache.policy.name(), ph.cache.resident_fraction * 100.0)),
                 format!("{}/{}", done.len(), ph.repetitions.len()),
@@ -325,7 +314,7 @@ fn summary_section(exp: &ExperimentResult) -> String {
 fn runs_section(exp: &ExperimentResult) -> String {
     let mut s = String::from("<section id=\"runs\">\n<h2>Runs</h2>\n");
     let mut rows = vec![];
-    for (i, p) in exp.points.iter().enumerate() {
+    for p in &exp.points {
         for ph in &p.phases {
             for (warm, r) in
                 ph.repetitions.iter().map(|r| (false, r)).chain(ph.warmups.iter().map(|r| (true, r)))
@@ -337,7 +326,7 @@ fn runs_section(exp: &ExperimentResult) -> String {
                     Status::Interrupted => "interrupted".to_string(),
                 };
                 rows.push(vec![
-                    esc(&point_label(exp, i)),
+                    esc(&report::point_params(p)),
                     esc(&ph.name),
                     format!("{}{}", r.rep, if warm { " (warm-up)" } else { "" }),
                     esc(&status),
@@ -413,8 +402,25 @@ fn data_section(store: &Store, exp: &ExperimentResult) -> Result<String> {
     Ok(s + "</ul>\n</section>\n")
 }
 
-/// The whole page.
-pub fn page(store: &Store, exp: &ExperimentResult) -> Result<String> {
+/// The page as an exporter of one experiment: it reads the experiment's traces from `store`
+/// and shows what `preset` says of the preset the experiment reproduces.
+pub struct Html<'a> {
+    pub store: &'a Store,
+    pub preset: Option<&'a PresetAbout>,
+}
+
+impl Exporter for Html<'_> {
+    fn name(&self) -> &'static str {
+        "html"
+    }
+
+    fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
+        out.write_all(page(self.store, exp, self.preset)?.as_bytes()).map_err(write_err)
+    }
+}
+
+/// The whole page; `preset` is what the caller knows of the preset the experiment reproduces.
+pub fn page(store: &Store, exp: &ExperimentResult, preset: Option<&PresetAbout>) -> Result<String> {
     let title = plot::title(exp);
     let mut body = format!(
         "<header>\n<h1>{}</h1>\n<p>{} · created {} · iolab {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul><li><a href=\"#spec\">Experiment</a></li><li><a href=\"#host\">Host</a></li><li><a href=\"#cache\">Cache state</a></li><li><a href=\"#summary\">Summary</a></li>{}<li><a href=\"#plots\">Plots</a></li><li><a href=\"#runs\">Runs</a></li><li><a href=\"#data\">Raw data</a></li></ul></nav>\n</header>\n<main>\n",
@@ -428,13 +434,13 @@ pub fn page(store: &Store, exp: &ExperimentResult) -> Result<String> {
             ""
         },
     );
-    body += &spec_section(exp);
+    body += &spec_section(exp, preset);
     body += &host_section(exp);
     body += &cache_section(exp);
     body += &summary_section(exp);
     body += &super::strategies::section(exp);
     body += "<section id=\"plots\">\n<h2>Plots</h2>\n<p class=\"note\">Error bars are ± 2 standard deviations of the repetitions around the plotted statistic (Russell 1998), unless a caption says otherwise. Series differ by marker shape as well as colour.</p>\n";
-    let (figs, skipped) = plots(store, exp);
+    let (figs, skipped) = plots(store, exp, preset.map(|p| &p.plot));
     for (i, (f, cap, cmd)) in figs.iter().enumerate() {
         body += &figure(f, i + 1, cap, cmd)?;
     }

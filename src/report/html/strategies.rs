@@ -3,7 +3,7 @@
 //! size and window that gave it) and where each role's time went.
 
 use super::{esc, table};
-use crate::report::strategies::{self, figure1, mechanism};
+use crate::report::strategies::{self, figure1};
 use crate::results::ExperimentResult;
 
 /// The section, or nothing when the experiment ran no strategy.
@@ -24,27 +24,23 @@ pub fn section(exp: &ExperimentResult) -> String {
         s += "<h3>Figure 1 layout</h3>\n<p class=\"note\">Best 10% trimmed mean time (s) of each strategy, per compute time and write mechanism, over the sync sizes (f) and windows (w) swept; K, M = KiB, MiB; <code>end</code> = one sync at the end. <b>Bold</b>: the best of its row and mechanism.</p>\n";
         for t in &tables {
             s += &format!("<h4>{}</h4>\n", esc(&t.title));
-            let mut heads = vec!["comptime".to_string()];
-            heads.extend(t.cols.iter().map(|(e, st)| format!("{} {st}", mechanism(e))));
+            let heads = strategies::headers(t);
             let hs: Vec<&str> = heads.iter().map(String::as_str).collect();
-            let rows: Vec<Vec<String>> = (0..t.rows.len())
-                .map(|r| {
-                    let mut row = vec![esc(&t.rows[r])];
-                    row.extend((0..t.cols.len()).map(|c| match t.cells.get(&(r, c)) {
-                        None => "-".into(),
-                        Some(x) => {
-                            let time = esc(&strategies::fmt_s(x.time_s));
-                            let time = if x.best { format!("<b>{time}</b>") } else { time };
-                            let mut cell = format!("{time}<br><small>{}", esc(&x.sync));
-                            if let Some(w) = &x.window {
-                                cell += &format!(" {}", esc(w));
-                            }
-                            cell + "</small>"
-                        }
-                    }));
-                    row
-                })
-                .collect();
+            let mut rows = t.grid(|x| match x {
+                None => "-".into(),
+                Some(x) => {
+                    let time = esc(&strategies::fmt_s(x.time_s));
+                    let time = if x.best { format!("<b>{time}</b>") } else { time };
+                    let mut cell = format!("{time}<br><small>{}", esc(&x.sync));
+                    if let Some(w) = &x.window {
+                        cell += &format!(" {}", esc(w));
+                    }
+                    cell + "</small>"
+                }
+            });
+            for row in &mut rows {
+                row[0] = esc(&row[0]);
+            }
             s += &table("fig1", &hs, &rows, &(1..hs.len()).collect::<Vec<_>>());
         }
     }

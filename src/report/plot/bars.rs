@@ -34,21 +34,15 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
             let xs: Vec<f64> = c.complete().map(|r| f.of(r) / 1e6).collect();
             let Some((y, bar)) = select::point_stat(&xs, stat, o.bars) else { continue };
             let x = i as f64 - 0.4 + width * (fi as f64 + 0.5);
-            all_y.push(y);
-            if let Some((lo, hi)) = bar {
-                all_y.extend([lo, hi]);
-            }
-            points.push(Point { x, y, bar, span: Some((x - width * 0.45, x + width * 0.45)) });
+            let p = Point { x, y, bar, span: Some((x - width * 0.45, x + width * 0.45)) };
+            all_y.extend(p.ys());
+            points.push(p);
         }
         series.push(Series { style: fi, draw: Draw::Bars, points });
     }
     let x_title =
         if vary.is_empty() || vary == [PHASE] { "phase".to_string() } else { "point · phase".to_string() };
-    let y_title = if figs.len() == 1 {
-        format!("{} (MB/s = 10^6 B/s)", figs[0].name())
-    } else {
-        "rate (MB/s = 10^6 B/s)".into()
-    };
+    let y_title = select::rate_title(&figs);
     let reps: Vec<usize> = cells.iter().map(|c| c.complete().count()).collect();
     let n = match (reps.iter().min(), reps.iter().max()) {
         (Some(a), Some(b)) if a != b => format!("n = {a}..{b}"),

@@ -72,6 +72,11 @@ impl Point {
     pub fn new(x: f64, y: f64) -> Point {
         Point { x, y, bar: None, span: None }
     }
+
+    /// The heights the point reaches, for the y axis: its value and its error bar's ends.
+    pub fn ys(&self) -> impl Iterator<Item = f64> {
+        std::iter::once(self.y).chain(self.bar.into_iter().flat_map(|(lo, hi)| [lo, hi]))
+    }
 }
 
 /// One series of a panel; `style` indexes the figure's legend.

@@ -44,14 +44,6 @@ fn phases<'a>(exp: &'a ExperimentResult, o: &Options, all: bool) -> Result<(usiz
     Ok((pi, chosen))
 }
 
-fn point_label(exp: &ExperimentResult, pi: usize) -> String {
-    if exp.points.len() == 1 {
-        return String::new();
-    }
-    let kv: Vec<String> = exp.points[pi].params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("point {pi} ({}) · ", kv.join(" "))
-}
-
 /// The value at quantile q of merged buckets.
 fn quantile(m: &BTreeMap<u64, u64>, q: f64) -> u64 {
     let total: u64 = m.values().sum();
@@ -118,7 +110,7 @@ pub fn cdf(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         subtitle: vec![
             format!(
                 "{}latency per op, every op of every worker and complete run (HDR buckets, 3 significant digits)",
-                point_label(exp, pi)
+                super::point_prefix(exp, pi)
             ),
             super::provenance(exp),
         ],
@@ -166,7 +158,7 @@ pub fn histogram(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         subtitle: vec![
             format!(
                 "{}phase {}: {total} ops, p50 {}, p99 {}, max {}; ten bins per decade",
-                point_label(exp, pi),
+                super::point_prefix(exp, pi),
                 ph.name,
                 fmt_ns(quantile(&m, 0.5)),
                 fmt_ns(quantile(&m, 0.99)),

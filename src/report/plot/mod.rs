@@ -9,10 +9,10 @@
 use std::io::Write;
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{Error, Result};
-use crate::experiment::Headline;
-use crate::experiment::preset;
-use crate::results::ExperimentResult;
+use crate::results::{ExperimentResult, Headline};
 use crate::store::Store;
 
 pub mod axis;
@@ -55,6 +55,18 @@ impl Kind {
     }
 }
 
+/// A preset's suggested plot (`plot` in its `[preset]` table): the x axis, the figures on y, one
+/// line per value of `series`, one panel per value of `panels`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PresetPlot {
+    pub x: String,
+    pub y: Vec<String>,
+    #[serde(default)]
+    pub series: Vec<String>,
+    #[serde(default)]
+    pub panels: Vec<String>,
+}
+
 /// What to plot and how; every field has a default from the experiment.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -77,6 +89,9 @@ pub struct Options {
     /// Op range of a trace, [from, to).
     pub ops: Option<(u64, u64)>,
     pub size: Option<(u32, u32)>,
+    /// The suggested plot of the preset the experiment reproduces, which the defaults follow
+    /// (the caller looks it up: presets live above the report).
+    pub preset: Option<PresetPlot>,
 }
 
 impl Default for Options {
@@ -94,6 +109,7 @@ impl Default for Options {
             worker: None,
             ops: None,
             size: None,
+            preset: None,
         }
     }
 }
@@ -122,7 +138,9 @@ impl Options {
             }
         }
         if figs.is_empty() {
-            figs = preset_plot(exp)
+            figs = self
+                .preset
+                .as_ref()
                 .map(|p| p.y.iter().filter_map(|y| select::Figure::parse(y)).collect())
                 .unwrap_or_default();
         }
@@ -146,12 +164,6 @@ impl Options {
     }
 }
 
-/// The preset's suggested plot, if the experiment came from a preset this build knows.
-pub fn preset_plot(exp: &ExperimentResult) -> Option<preset::Plot> {
-    let id = &exp.design.preset.as_ref()?.id;
-    preset::find(id).ok().map(|p| p.meta.plot)
-}
-
 /// The figure title: the preset and its study, else the experiment's name.
 pub fn title(exp: &ExperimentResult) -> String {
     match &exp.design.preset {
@@ -167,10 +179,19 @@ pub fn provenance(exp: &ExperimentResult) -> String {
     format!("experiment {} on {}{}", exp.experiment_id, exp.host.hostname, scale.unwrap_or_default())
 }
 
+/// What starts a subtitle about one point: `point 3 (workers=4 bs=16KiB) · `, or nothing when
+/// the experiment has one point.
+pub fn point_prefix(exp: &ExperimentResult, pi: usize) -> String {
+    if exp.points.len() == 1 {
+        return String::new();
+    }
+    format!("point {pi} ({}) · ", super::point_params(&exp.points[pi]))
+}
+
 /// The kind drawn when none is asked for: the preset's trace, else rate when something is
 /// swept, else bars.
-pub fn default_kind(exp: &ExperimentResult) -> Kind {
-    if preset_plot(exp).is_some_and(|p| p.x == "op") {
+pub fn default_kind(exp: &ExperimentResult, preset: Option<&PresetPlot>) -> Kind {
+    if preset.is_some_and(|p| p.x == "op") {
         return Kind::Trace;
     }
     let cells = select::cells(exp);
@@ -180,7 +201,7 @@ pub fn default_kind(exp: &ExperimentResult) -> Kind {
 
 /// Builds the figure the options ask for.
 pub fn build(store: &Store, exp: &ExperimentResult, o: &Options) -> Result<Figure> {
-    let mut fig = match o.kind.unwrap_or_else(|| default_kind(exp)) {
+    let mut fig = match o.kind.unwrap_or_else(|| default_kind(exp, o.preset.as_ref())) {
         Kind::Rate => rate::figure(exp, o)?,
         Kind::Bars => bars::figure(exp, o)?,
         Kind::Workers => workers::figure(exp, o)?,

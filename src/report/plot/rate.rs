@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use super::Options;
 use super::axis::{self, Axis, Unit, Values};
 use super::figure::{Draw, Figure, Panel, Point, Series, Style};
 use super::select::{self, Cell, Grouping, PHASE};
-use super::{Options, preset_plot};
 use crate::error::{Error, Result};
 use crate::results::ExperimentResult;
 
@@ -29,7 +29,7 @@ pub fn grouping<'a>(exp: &'a ExperimentResult, o: &Options) -> Result<(Grouping,
     let mut cells = select::cells(exp);
     let dims = select::dims(exp);
     let multi = varying(&cells, &dims);
-    let plot = preset_plot(exp);
+    let plot = o.preset.as_ref();
     let axes_multi: Vec<&String> = multi.iter().filter(|d| *d != PHASE).collect();
     let x = match &o.x {
         Some(x) => {
@@ -37,7 +37,6 @@ pub fn grouping<'a>(exp: &'a ExperimentResult, o: &Options) -> Result<(Grouping,
             x.clone()
         }
         None => plot
-            .as_ref()
             .map(|p| p.x.clone())
             .filter(|x| multi.contains(x))
             .or_else(|| axes_multi.first().map(|s| s.to_string()))
@@ -59,10 +58,8 @@ pub fn grouping<'a>(exp: &'a ExperimentResult, o: &Options) -> Result<(Grouping,
     };
     let next_axis: Vec<String> =
         axes_multi.iter().find(|d| ***d != x).map(|d| vec![d.to_string()]).unwrap_or_default();
-    let series =
-        chosen(&o.series, "series", plot.as_ref().map(|p| p.series.clone()).unwrap_or_default(), next_axis)?;
-    let panels =
-        chosen(&o.panel, "panel", plot.as_ref().map(|p| p.panels.clone()).unwrap_or_default(), vec![])?;
+    let series = chosen(&o.series, "series", plot.map(|p| p.series.clone()).unwrap_or_default(), next_axis)?;
+    let panels = chosen(&o.panel, "panel", plot.map(|p| p.panels.clone()).unwrap_or_default(), vec![])?;
     let panels: Vec<String> = panels.into_iter().filter(|d| !series.contains(d)).collect();
     let mut g = Grouping { x, series, panels };
     let phase_shown = g.x == PHASE || g.series.iter().chain(&g.panels).any(|d| d == PHASE);
@@ -155,12 +152,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
                     })
                     .collect();
                 points.sort_by(|a, b| a.x.total_cmp(&b.x));
-                for p in &points {
-                    all_y.push(p.y);
-                    if let Some((lo, hi)) = p.bar {
-                        all_y.extend([lo, hi]);
-                    }
-                }
+                all_y.extend(points.iter().flat_map(Point::ys));
                 if !points.is_empty() {
                     series.push(Series { style: si * figs.len() + fi, draw: Draw::LineMarkers, points });
                 }
@@ -168,11 +160,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         }
         panels.push((pk.clone(), series));
     }
-    let y_title = if figs.len() == 1 {
-        format!("{} (MB/s = 10^6 B/s)", figs[0].name())
-    } else {
-        "rate (MB/s = 10^6 B/s)".to_string()
-    };
+    let y_title = select::rate_title(&figs);
     let y_axis = Axis::numeric(y_title, &all_y, Unit::Number, Some(false), true);
     let reps: Vec<usize> = cells.iter().map(|c| c.complete().count()).collect();
     let (rmin, rmax) = (reps.iter().min().copied().unwrap_or(0), reps.iter().max().copied().unwrap_or(0));

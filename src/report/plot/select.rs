@@ -6,8 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::experiment::Headline;
-use crate::results::{ExperimentResult, PhaseResult, Repetition, Status};
+use crate::results::{ExperimentResult, Headline, PhaseResult, Repetition, Status};
 use crate::stats::{self, Summary};
 
 /// The pseudo-dimension that tells phases apart.
@@ -196,6 +195,14 @@ impl Figure {
             Figure::MinSar => r.min_sar_bytes_per_s,
             Figure::Individual => r.avg_individual_bytes_per_s,
         }
+    }
+}
+
+/// The y axis title of rates of these figures: the figure's name when there is one.
+pub fn rate_title(figs: &[Figure]) -> String {
+    match figs {
+        [f] => format!("{} (MB/s = 10^6 B/s)", f.name()),
+        _ => "rate (MB/s = 10^6 B/s)".into(),
     }
 }
 

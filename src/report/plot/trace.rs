@@ -169,12 +169,7 @@ pub fn figure(store: &Store, exp: &ExperimentResult, o: &Options) -> Result<Figu
     if panels.is_empty() {
         return Err(Error::spec("ops", format!("{:?}", o.ops), "no traced op in this range"));
     }
-    let label = if exp.points.len() > 1 {
-        let kv: Vec<String> = point.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        format!("point {pi} ({}) · ", kv.join(" "))
-    } else {
-        String::new()
-    };
+    let label = super::point_prefix(exp, pi);
     Ok(Figure {
         title: super::title(exp),
         subtitle: vec![format!("{label}time of every op, in op order"), super::provenance(exp)],

@@ -8,13 +8,13 @@ use super::axis::{Axis, Unit};
 use super::figure::{Draw, Figure, Panel, Point, Series, Style};
 use super::select;
 use crate::error::{Error, Result};
-use crate::results::{ExperimentResult, Status};
+use crate::results::{ExperimentResult, Headline, Status};
 use crate::units::fmt_ns;
 
-pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
-    // Default point: the one with the most workers (the last of equals).
-    let most = exp
-        .points
+/// The point whose repetitions had the most workers (the last of equals; 0 without points): the
+/// one the straggler plot shows by default.
+pub fn busiest_point(exp: &ExperimentResult) -> usize {
+    exp.points
         .iter()
         .enumerate()
         .map(|(i, p)| {
@@ -22,8 +22,17 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         })
         .max()
         .map(|(_, i)| i)
-        .unwrap_or(0);
-    let pi = o.point_index(exp, most)?;
+        .unwrap_or(0)
+}
+
+/// A bar at the statistic of `xs`, centred on `x`; None without samples.
+fn bar(xs: &[f64], x: f64, stat: Headline, bars: select::Bars) -> Option<Point> {
+    let (y, bar) = select::point_stat(xs, stat, bars)?;
+    Some(Point { x, y, bar, span: Some((x - 0.35, x + 0.35)) })
+}
+
+pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
+    let pi = o.point_index(exp, busiest_point(exp))?;
     let point = &exp.points[pi];
     let phase = match &o.phase {
         Some(p) => p.clone(),
@@ -57,12 +66,9 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
             each.push(Point::new(w as f64, r));
             all_y.push(r);
         }
-        if let Some((y, bar)) = select::point_stat(&rates, stat, o.bars) {
-            all_y.push(y);
-            if let Some((lo, hi)) = bar {
-                all_y.extend([lo, hi]);
-            }
-            bars.push(Point { x: w as f64, y, bar, span: Some((w as f64 - 0.35, w as f64 + 0.35)) });
+        if let Some(p) = bar(&rates, w as f64, stat, o.bars) {
+            all_y.extend(p.ys());
+            bars.push(p);
         }
     }
     let mut sar_y = vec![0.0];
@@ -74,16 +80,9 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
             sar_each.push(Point::new(i as f64, x));
             sar_y.push(x);
         }
-        if let Some((y, bar)) = select::point_stat(&xs, stat, o.bars) {
-            sar_y.push(y);
-            if let Some((lo, hi)) = bar {
-                sar_y.extend([lo, hi]);
-            }
-            sar.push(Series {
-                style: 2 + i,
-                draw: Draw::Bars,
-                points: vec![Point { x: i as f64, y, bar, span: Some((i as f64 - 0.35, i as f64 + 0.35)) }],
-            });
+        if let Some(p) = bar(&xs, i as f64, stat, o.bars) {
+            sar_y.extend(p.ys());
+            sar.push(Series { style: 2 + i, draw: Draw::Bars, points: vec![p] });
         }
     }
     let max_sar = crate::stats::mean(&runs.iter().map(|r| r.max_sar_bytes_per_s).collect::<Vec<_>>());
@@ -96,12 +95,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
             min_sar / max_sar
         ));
     }
-    let label = if exp.points.len() > 1 {
-        let kv: Vec<String> = point.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        format!("point {pi} ({}) · ", kv.join(" "))
-    } else {
-        String::new()
-    };
+    let label = super::point_prefix(exp, pi);
     let mut panels = vec![Panel {
         title: "individual rate r_i = bytes_i / t_i".into(),
         x: Axis::categories("worker", &names),

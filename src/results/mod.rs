@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::env::envctl::RunEnv;
-use crate::experiment::Design;
 use std::sync::Arc;
 
 use crate::env::forensics::LayoutFacts;
@@ -17,6 +16,9 @@ use crate::latency::trace::TraceSpill;
 use crate::spec::{CachePolicy, Spec};
 use crate::stats::{self, Summary};
 use crate::worker::WorkerSample;
+
+mod design;
+pub use design::{Axis, Design, Headline, PresetRef};
 
 /// Version of the JSON layout. Fields may be added; none is renamed or removed.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -1,0 +1,158 @@
+//! The plan as text: phases, files, disk space (and what is free), each worker's ops, a
+//! strategy's roles, and how data is committed.
+
+use std::io::Write;
+
+use super::{Planned, disk_bytes_total};
+use crate::error::Result;
+use crate::plan::RunPlan;
+use crate::report::{Exporter, write_err};
+use crate::units::fmt_size;
+
+pub struct Text;
+
+impl Exporter<Planned<'_>> for Text {
+    fn name(&self) -> &'static str {
+        "text"
+    }
+
+    fn export(&self, p: &Planned<'_>, out: &mut dyn Write) -> Result<()> {
+        out.write_all(text(p).as_bytes()).map_err(write_err)
+    }
+}
+
+/// The whole text.
+fn text(p: &Planned<'_>) -> String {
+    let (spec, plan, free) = (p.spec, p.plan, p.free);
+    let mut s = format!(
+        "plan for `{}`: {} phase{} x {} repetition{}, engine {}\n",
+        spec.name,
+        plan.phases.len(),
+        if plan.phases.len() == 1 { "" } else { "s" },
+        spec.reps,
+        if spec.reps == 1 { "" } else { "s" },
+        spec.engine
+    );
+    if let Some(how) = crate::report::details::spec_launch(spec) {
+        s += &format!("workers: {how}\n");
+    }
+    s += "files (created in a new .iolab-RUNID/ directory under each target, removed after each repetition";
+    s += if spec.keep { "; kept: --keep)\n" } else { ")\n" };
+    for f in plan.files.iter().take(16) {
+        s += &format!(
+            "  {:<14} {:>10}  in {}\n",
+            f.name,
+            fmt_size(f.size_bytes),
+            spec.dirs[f.target].display()
+        );
+    }
+    if plan.files.len() > 16 {
+        s += &format!("  ... and {} more files\n", plan.files.len() - 16);
+    }
+    s += &format!("disk space needed: {}", fmt_size(disk_bytes_total(spec, plan)));
+    for (i, d) in spec.dirs.iter().enumerate() {
+        if spec.dirs[..i].contains(d) {
+            continue;
+        }
+        if let Some(&Some((free, inodes))) = free.get(i) {
+            s += &format!(" (free in {}: {}, {} inodes)", d.display(), fmt_size(free), inodes);
+        }
+    }
+    s += "\n";
+    if plan.layout_first {
+        s += "the first phase reads existing data: files are written in full first (not timed)\n";
+    }
+    for ph in &plan.phases {
+        let rr =
+            if ph.round_robin > 1 { format!(", {} files at a time", ph.round_robin) } else { String::new() };
+        s += &format!(
+            "phase {} `{}`: {} {} with {} worker{} ({}{rr}), {} in all; cache {}: {}\n",
+            ph.index + 1,
+            ph.name,
+            ph.op.name(),
+            ph.order.name(),
+            ph.workers.len(),
+            if ph.workers.len() == 1 { "" } else { "s" },
+            ph.layout.name(),
+            fmt_size(ph.bytes()),
+            ph.cache.name(),
+            crate::target::cache::method(ph.cache, spec.direct, spec.drop_caches)
+        );
+        if let Some(sp) = crate::strategy::Plan::of(spec) {
+            s += &strategy_text(&sp, plan);
+            continue;
+        }
+        for w in ph.workers.iter().take(8) {
+            let mut files: Vec<&str> =
+                w.files.iter().take(4).map(|&g| plan.files[g as usize].name.as_str()).collect();
+            let more = format!("... ({} files)", w.files.len());
+            if w.files.len() > 4 {
+                files.push(&more);
+            }
+            let first: Vec<String> = w
+                .ops
+                .iter()
+                .take(4)
+                .map(|o| {
+                    if w.files.len() > 1 {
+                        format!("{}@{}", plan.files[w.files[o.file as usize] as usize].name, o.offset)
+                    } else {
+                        o.offset.to_string()
+                    }
+                })
+                .collect();
+            s += &format!(
+                "  worker {}: {} ops of {} on {} ({}), offsets {}{}\n",
+                w.worker,
+                w.ops.n_ops,
+                fmt_size(w.ops.op_len()),
+                files.join(", "),
+                fmt_size(w.ops.bytes()),
+                first.join(", "),
+                if w.ops.n_ops > 4 { ", ..." } else { "" }
+            );
+        }
+        if ph.workers.len() > 8 {
+            s += &format!("  ... and {} more workers\n", ph.workers.len() - 8);
+        }
+    }
+    let sync = match spec.sync {
+        crate::spec::SyncPolicy::None => "never (data may stay in the page cache)".to_string(),
+        p => format!("{} by {}", p.label(), spec.sync_call.name()),
+    };
+    s += &format!("commit: {sync}\n");
+    s
+}
+
+/// A strategy's roles: who computes, hands over, writes and syncs, and where each write goes.
+fn strategy_text(sp: &crate::strategy::Plan, plan: &RunPlan) -> String {
+    let ns = sp.comptime_ns;
+    let mut s = format!(
+        "strategy {} ({}): {} iterations, comptime {} ({} of compute in all, {} written)\n",
+        sp.strategy.name(),
+        sp.strategy.about(),
+        sp.iters,
+        crate::units::fmt_duration_spec(ns),
+        crate::units::fmt_ns(ns * sp.workers as u64),
+        fmt_size(sp.total_bytes())
+    );
+    for (r, line) in sp.roles.iter().zip(sp.describe()) {
+        s += &format!("  {line}\n");
+        if let Some(w) = &r.write {
+            let name = &plan.files[w.file as usize].name;
+            let offs: Vec<String> =
+                (0..sp.iters.min(4)).map(|i| sp.offset(w.parts_per_iter, i, 0).to_string()).collect();
+            s += &format!(
+                "    {} ops of {} on {name}, offsets {}{}\n",
+                sp.iters,
+                fmt_size(w.parts_per_iter as u64 * sp.bs),
+                offs.join(", "),
+                if sp.iters > 4 { ", ..." } else { "" }
+            );
+        }
+    }
+    if let Some(line) = sp.describe().get(sp.roles.len()) {
+        s += &format!("  {line}\n");
+    }
+    s
+}

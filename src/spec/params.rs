@@ -1,0 +1,357 @@
+//! Every spec parameter declared once ([`PARAMS`]): its key (the TOML key and sweep axis
+//! name), its command-line flags, its one-line help and its `docs/spec.md` row. The experiment
+//! layer reads parameters by these keys and builds the command line and the docs table from
+//! them; reports tell a swept parameter from a variable by them.
+
+/// One declared parameter.
+#[derive(Debug)]
+pub struct ParamDef {
+    /// The TOML key, sweep axis and `--set` key.
+    pub key: &'static str,
+    /// The command-line flags that set it; the first is its own.
+    pub flags: &'static [Flag],
+    /// The default, as `docs/spec.md` states it (Markdown).
+    pub default: &'static str,
+    /// One line: the `--help` of its flags and the start of its `docs/spec.md` row.
+    pub help: &'static str,
+    /// What `docs/spec.md` says after the help line (Markdown); empty when nothing.
+    pub more: &'static str,
+    /// Takes several values (`dirs`, `ops`, `allow_device`); others take exactly one.
+    pub list: bool,
+}
+
+/// One command-line flag of a parameter.
+#[derive(Debug)]
+pub struct Flag {
+    /// The long name, without the dashes.
+    pub name: &'static str,
+    /// The value's placeholder in `--help` (switches take none).
+    pub value_name: &'static str,
+    pub kind: FlagKind,
+    /// A value may start with `-` (numbers, sizes, durations), so `--workers -1` is refused
+    /// by the parameter's own check, naming it, instead of being taken for a flag.
+    pub hyphen_values: bool,
+    /// Its own help line (an alias saying what it stands for); else the parameter's.
+    pub help: Option<&'static str>,
+}
+
+/// How a flag gives the parameter its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlagKind {
+    /// `--flag VALUE`: the one value.
+    Value,
+    /// `--flag VALUE`, repeatable: each occurrence adds a value.
+    Repeated,
+    /// `--flag A,B,...`: the values, comma-separated.
+    Commas,
+    /// `--flag` alone: sets the parameter to this value.
+    Switch(&'static str),
+}
+
+const fn value(name: &'static str, value_name: &'static str) -> Flag {
+    Flag { name, value_name, kind: FlagKind::Value, hyphen_values: false, help: None }
+}
+
+/// A value that may start with `-` (a number, size or duration).
+const fn number(name: &'static str, value_name: &'static str) -> Flag {
+    Flag { hyphen_values: true, ..value(name, value_name) }
+}
+
+const fn switch(name: &'static str) -> Flag {
+    Flag { kind: FlagKind::Switch("true"), ..value(name, "") }
+}
+
+const fn param(
+    key: &'static str,
+    flags: &'static [Flag],
+    default: &'static str,
+    help: &'static str,
+    more: &'static str,
+) -> ParamDef {
+    ParamDef { key, flags, default, help, more, list: false }
+}
+
+const fn list(def: ParamDef) -> ParamDef {
+    ParamDef { list: true, ..def }
+}
+
+/// Every spec parameter, in the order experiment files and `docs/spec.md` list them.
+pub const PARAMS: &[ParamDef] = &[
+    param("name", &[value("name", "NAME")], "file stem, or `default`", "A label for the experiment", ""),
+    list(param(
+        "dirs",
+        &[
+            Flag { kind: FlagKind::Repeated, ..value("dir", "DIR") },
+            Flag {
+                kind: FlagKind::Commas,
+                help: Some("Target directories, comma-separated (an alias of --dir; a dir may repeat)"),
+                ..value("targets", "DIR,DIR,...")
+            },
+        ],
+        "`.`",
+        "Target directories; iolab works inside its own work directory (.iolab-RUNID) under each",
+        "`targets` is an alias. A dir may repeat (one disk as several logical targets of a striped file)",
+    )),
+    list(param(
+        "ops",
+        &[value("op", "OPS")],
+        "`write,read:cold,read:warm`",
+        "Phases in order, e.g. write,read:cold,read:warm; each is write, rewrite or read, with optional :ORDER, :CACHE, :workers=N, :round_robin=R, :layout=L",
+        "See [Phases](#phases)",
+    )),
+    param(
+        "workers",
+        &[number("workers", "WORKERS")],
+        "`1`",
+        "Number of workers (threads or processes); a phase may set its own (read:workers=4)",
+        "",
+    ),
+    param(
+        "size",
+        &[number("size", "SIZE")],
+        "`512MiB`",
+        "Bytes per file of the per-worker layouts (per worker when files = workers), per worker of the shared ones: 4096, 4KiB, 4k, 4kB (=4000), 1MiB, 2xRAM",
+        "The shared file is `size` x `workers`. Units: [above](#units)",
+    ),
+    param("bs", &[number("bs", "BS")], "`1MiB`", "Bytes per operation; size must be a multiple", ""),
+    param(
+        "layout",
+        &[value("layout", "LAYOUT")],
+        "`file-per-worker`",
+        "file-per-worker | shared | shared-strided | striped | striped-per-worker",
+        "`shared`: one file, contiguous segments; `shared-strided`: one file, worker w of W owns blocks w, w+W, ...; `striped`: one logical file striped over the targets, contiguous segments; `striped-per-worker`: each worker's file striped. See [layouts.md](layouts.md)",
+    ),
+    param(
+        "files",
+        &[number("files", "FILES")],
+        "`workers`",
+        "Files in the set of file-per-worker and striped-per-worker (default: one per worker)",
+        "Worker w of a phase with W workers gets files w, w+W, w+2W, ...",
+    ),
+    param(
+        "files_per_worker",
+        &[number("files-per-worker", "K")],
+        "-",
+        "K files per worker, visited round-robin: files = K x workers and round_robin = K",
+        "The presets R5 and R6 use it",
+    ),
+    param(
+        "round_robin",
+        &[number("round-robin", "R")],
+        "`1`",
+        "R: files a worker visits at a time, block by block (block 1 of each, then block 2, ...)",
+        "Then the next R; 1 = one file after another. A phase may set its own",
+    ),
+    param(
+        "stripe_unit",
+        &[number("stripe-unit", "SIZE")],
+        "`1MiB`",
+        "Stripe unit of the striped layouts (a multiple of 512 bytes)",
+        "`bs` must be a multiple or a divisor of it. The other layouts ignore `stripe_unit` and `stripe_count`, so a sweep over `layout` may keep them",
+    ),
+    param(
+        "stripe_count",
+        &[number("stripe-count", "N")],
+        "all dirs",
+        "Striped layouts: stripe over the first N target dirs (one component file on each)",
+        "",
+    ),
+    param(
+        "launcher",
+        &[value("launcher", "LAUNCHER")],
+        "`thread`",
+        "thread | process (the binary re-executes itself once per worker)",
+        "A process worker is `iolab __worker`",
+    ),
+    param(
+        "start",
+        &[value("start", "START")],
+        "`barrier`",
+        "barrier (workers open their files, then start together) | free (each starts as soon as its files are open)",
+        "`free` is Russell's uncoordinated children; t_i counts from each worker's own start",
+    ),
+    param(
+        "latency",
+        &[
+            value("latency", "LATENCY"),
+            Flag {
+                kind: FlagKind::Switch("trace"),
+                help: Some("Keep every op's file, offset, start and duration in the store (latency = trace)"),
+                ..value("trace", "")
+            },
+        ],
+        "`histogram`",
+        "off (no clock read per op) | histogram (per worker) | trace (also every op's file, offset, start and duration, kept in the store)",
+        "`off` leaves t_i, commit times and rates: the least overhead, see [performance.md](performance.md). A trace streams to the store in batches (`iolab results trace`); the dominant periods of the latency series are reported",
+    ),
+    param(
+        "order",
+        &[value("order", "ORDER")],
+        "`seq`",
+        "seq | reverse | random (a seeded permutation covering every block once)",
+        "",
+    ),
+    param("seed", &[number("seed", "SEED")], "`1`", "Seed of random orders and of the data", ""),
+    param(
+        "engine",
+        &[value("engine", "ENGINE")],
+        "`psync`",
+        "I/O engine (`list` lists them, as `iolab engines` does)",
+        "See [engines.md](engines.md)",
+    ),
+    param(
+        "direct",
+        &[switch("direct")],
+        "`false`",
+        "Open with O_DIRECT (bypass the page cache)",
+        "`bs` must be a multiple of the device's logical block size",
+    ),
+    param(
+        "sync",
+        &[value("sync", "SYNC")],
+        "`end`",
+        "none | end (once per file, after its last op) | each (after every op) | every:SIZE (each time a worker has written SIZE bytes, and at the end)",
+        "",
+    ),
+    param(
+        "sync_call",
+        &[value("sync-call", "SYNC_CALL")],
+        "the engine's first (`fdatasync`; `msync` for mmap)",
+        "fsync | fdatasync | msync (msync: engine mmap only)",
+        "",
+    ),
+    param(
+        "open_sync",
+        &[value("open-sync", "OPEN_SYNC")],
+        "`none`",
+        "none | sync | dsync (open with O_SYNC or O_DSYNC)",
+        "",
+    ),
+    param(
+        "prealloc",
+        &[switch("prealloc")],
+        "`false`",
+        "Preallocate files with fallocate before a write phase",
+        "The time is reported as `prealloc_ns`, outside t_i",
+    ),
+    param(
+        "cache",
+        &[value("cache", "CACHE")],
+        "`cold`",
+        "cold | warm | asis: the cache state before phases that name none (cold = committed, evicted and checked)",
+        "",
+    ),
+    param(
+        "drop_caches",
+        &[switch("drop-caches")],
+        "`false`",
+        "With cold phases, also write 3 to /proc/sys/vm/drop_caches (root only)",
+        "",
+    ),
+    param("reps", &[number("reps", "REPS")], "`5`", "Repetitions of the whole run", ""),
+    param("keep", &[switch("keep")], "`false`", "Keep the data files (in .iolab-RUNID) after the run", ""),
+    param(
+        "warmup",
+        &[number("warmup", "WARMUP")],
+        "`0`",
+        "Warm-up runs of each point before its first measured one, stored but not in the statistics",
+        "JSON `warmups`",
+    ),
+    param(
+        "settle",
+        &[value("settle", "DURATION")],
+        "`0`",
+        "Sleep this long before each run, e.g. 2s, 500ms",
+        "The time slept is stored with the run",
+    ),
+    param(
+        "prime_memory",
+        &[value("prime-memory", "SIZE")],
+        "`0`",
+        "Touch and free this much memory just before each run, e.g. 4GiB, 0.5xRAM (below 90% of RAM; 0 = off)",
+        "",
+    ),
+    param(
+        "interleave",
+        &[value("interleave", "INTERLEAVE")],
+        "`round-robin`",
+        "Run order of an experiment: round-robin (over its points) | shuffle (seeded by seed) | shuffle:SEED",
+        "",
+    ),
+    param(
+        "verify",
+        &[switch("verify")],
+        "`false`",
+        "Write a verify header (run, file, offset, generation, checksum) into every block and check every block read",
+        "A mismatch fails the run (exit 1). `bs` must be at least 512 bytes. Layout: [safety.md](safety.md#verification)",
+    ),
+    list(param(
+        "allow_device",
+        &[Flag { kind: FlagKind::Repeated, ..value("allow-device", "PATH") }],
+        "none",
+        "Allow this exact path under /dev as a target; devices in use are always refused",
+        "Command line only (refused in a TOML file). Block and character devices are refused in any case (raw device I/O is not built)",
+    )),
+    param(
+        "reuse",
+        &[value("reuse", "RUNID")],
+        "none",
+        "Read the files a kept run (--keep) left, instead of writing new ones (read phases only)",
+        "The spec must plan the same files (names and sizes) and seed. Nothing is created, written or removed",
+    ),
+    param(
+        "iodepth",
+        &[number("iodepth", "IODEPTH")],
+        "`1`",
+        "Ops in flight per worker (above 1: asynchronous engines only, uring up to 4096)",
+        "",
+    ),
+    param(
+        "window",
+        &[number("window", "WINDOW")],
+        "whole file",
+        "mmap window size (engine mmap; default: the whole file)",
+        "A multiple of the page size, and at least the `every:` sync size; `file` = whole file",
+    ),
+    param(
+        "mem_len",
+        &[number("mem-len", "MEM_LEN")],
+        "none",
+        "Strided memory: each op gathers (or scatters) mem_len bytes from every mem_stride bytes of its buffer",
+        "It must divide `bs`; set both or neither",
+    ),
+    param(
+        "mem_stride",
+        &[number("mem-stride", "MEM_STRIDE")],
+        "none",
+        "Strided memory: distance between the starts of successive mem_len pieces",
+        "At least `mem_len`; the buffer is `bs / mem_len x mem_stride` bytes",
+    ),
+    param(
+        "strategy",
+        &[value("strategy", "STRATEGY")],
+        "none",
+        "Compute/I-O overlap strategy: S1A | S1B | S2 | S3 | S5 (Benson et al. 2003)",
+        "See [strategies.md](strategies.md). It changes the defaults of `workers` (2), `ops` (`write`), `layout` (its own) and `size` (`iters` x `bs`)",
+    ),
+    param(
+        "iters",
+        &[number("iters", "ITERS")],
+        "`size` / `bs`",
+        "Strategies: iterations of the compute/write loop (size = iters x bs)",
+        "Each compute worker produces `bs` bytes per iteration (S3's one compute worker `workers` x `bs`)",
+    ),
+    param(
+        "comptime",
+        &[number("comptime", "DURATION")],
+        "`0s`",
+        "Strategies: simulated compute time per worker, e.g. 2s, 500ms",
+        "The program spins `workers` x `comptime` of CPU in all, split over the iterations and its compute workers (so each of S1A's workers spins `comptime`, S3's one compute worker 2 x `comptime`); see [strategies.md](strategies.md#compute-time)",
+    ),
+];
+
+/// Whether `key` names a spec parameter (else a sweep axis of that key is a variable).
+pub fn is_param(key: &str) -> bool {
+    let k = key.replace('-', "_");
+    PARAMS.iter().any(|d| d.key == k) || k == "dir" || k == "op"
+}

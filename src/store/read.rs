@@ -1,0 +1,269 @@
+//! Reading the store: the list of experiments, ids by prefix or `last`, whole experiments
+//! with every repetition and worker, and the facts imports and comparisons look up.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{ExperimentRow, Store, parse_status};
+use crate::env::host::HostFacts;
+use crate::error::{Error, Result};
+use crate::latency::Buckets;
+use crate::results::{ExperimentResult, LatencyNs, PointResult, Repetition, WorkerResult};
+use crate::spec::Spec;
+
+impl Store {
+    /// Experiments, newest first.
+    pub fn list(&self) -> Result<Vec<ExperimentRow>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT e.id, e.created_unix_s, e.name, h.hostname, e.spec_json,
+                        (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status = 'complete'),
+                        (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status != 'complete')
+                 FROM experiments e JOIN hosts h ON h.host_id = e.host_id
+                 ORDER BY e.created_unix_s DESC, e.id DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, f64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, i64>(5)?,
+                    r.get::<_, i64>(6)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = vec![];
+        for row in rows {
+            let (id, created_unix_s, name, hostname, spec_json, ok, bad) = row.map_err(|e| self.err(e))?;
+            out.push(ExperimentRow {
+                id,
+                created_unix_s,
+                name,
+                hostname,
+                runs_complete: ok as u64,
+                runs_failed: bad as u64,
+                spec: serde_json::from_str(&spec_json).map_err(|e| self.err(e))?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Finds an experiment id from a full id, a unique prefix, or `last`.
+    pub fn resolve_id(&self, id: &str) -> Result<String> {
+        let ids: Vec<String> = self.list()?.into_iter().map(|r| r.id).collect();
+        if id == "last" {
+            return ids.into_iter().next().ok_or_else(|| {
+                Error::NotFound(format!("the store {} holds no experiments", self.path.display()))
+            });
+        }
+        let hits: Vec<&String> = ids.iter().filter(|i| i.starts_with(id)).collect();
+        match hits.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(Error::NotFound(format!("no experiment `{id}` in {}", self.path.display()))),
+            _ => Err(Error::NotFound(format!(
+                "`{id}` matches {} experiments; give more of the id",
+                hits.len()
+            ))),
+        }
+    }
+
+    /// Rebuilds a whole experiment from its rows.
+    pub fn load(&self, id: &str) -> Result<ExperimentResult> {
+        let (created_unix_s, iolab_version, spec_json, host_json, points_json, design_json): (f64, String, String, String, String, String) = self
+            .conn
+            .query_row(
+                "SELECT created_unix_s, iolab_version, spec_json, host_json, points_json, design_json FROM experiments WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?
+            .ok_or_else(|| Error::NotFound(format!("no experiment `{id}`")))?;
+        let spec: Spec = serde_json::from_str(&spec_json).map_err(|e| self.err(e))?;
+        let host: HostFacts = serde_json::from_str(&host_json).map_err(|e| self.err(e))?;
+        let mut points: Vec<PointResult> = serde_json::from_str(&points_json).map_err(|e| self.err(e))?;
+        let design = serde_json::from_str(&design_json).map_err(|e| self.err(e))?;
+
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.run_id, r.point, r.rep, p.phase, p.status, p.error, p.total_bytes, p.ops, p.time_ns,
+                        p.max_sar_bytes_per_s, p.min_sar_bytes_per_s, p.avg_individual_bytes_per_s,
+                        p.resident_fraction, p.prealloc_ns, p.flags_json, p.env_json, r.warmup,
+                        p.syncs_in_flight_max
+                 FROM runs r JOIN phase_results p ON p.run_id = r.run_id
+                 WHERE r.experiment_id = ?1 ORDER BY r.rep, r.finished_unix_s, r.point, p.phase",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut rows = stmt.query([id]).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let g = |e: rusqlite::Error| self.err(e);
+            let run_id: String = r.get(0).map_err(g)?;
+            let point: i64 = r.get(1).map_err(g)?;
+            let phase: i64 = r.get(3).map_err(g)?;
+            let flags_json: String = r.get(14).map_err(g)?;
+            let env_json: String = r.get(15).map_err(g)?;
+            let warmup: bool = r.get(16).map_err(g)?;
+            let status: String = r.get(4).map_err(g)?;
+            let workers = self.load_workers(&run_id, phase)?;
+            let file_layout = self.load_layout(&run_id, phase)?;
+            let rep = Repetition {
+                rep: r.get(2).map_err(g)?,
+                run_id,
+                status: parse_status(&status),
+                error: r.get(5).map_err(g)?,
+                total_bytes: r.get::<_, i64>(6).map_err(g)? as u64,
+                ops: r.get::<_, i64>(7).map_err(g)? as u64,
+                time_ns: r.get::<_, i64>(8).map_err(g)? as u64,
+                max_sar_bytes_per_s: r.get(9).map_err(g)?,
+                min_sar_bytes_per_s: r.get(10).map_err(g)?,
+                avg_individual_bytes_per_s: r.get(11).map_err(g)?,
+                resident_fraction: r.get(12).map_err(g)?,
+                prealloc_ns: r.get::<_, i64>(13).map_err(g)? as u64,
+                flags: serde_json::from_str(&flags_json).map_err(|e| self.err(e))?,
+                workers,
+                env: serde_json::from_str(&env_json).map_err(|e| self.err(e))?,
+                file_layout,
+                syncs_in_flight_max: r.get::<_, Option<i64>>(17).map_err(g)?.map(|n| n as u64),
+            };
+            let ph =
+                points.get_mut(point as usize).and_then(|p| p.phases.get_mut(phase as usize)).ok_or_else(
+                    || self.err(format!("run {} names a point or phase the experiment lacks", rep.run_id)),
+                )?;
+            if warmup { ph.warmups.push(rep) } else { ph.repetitions.push(rep) }
+        }
+        for p in &mut points {
+            for ph in &mut p.phases {
+                ph.refresh();
+            }
+        }
+        Ok(ExperimentResult {
+            schema_version: crate::results::SCHEMA_VERSION,
+            iolab_version,
+            experiment_id: id.to_string(),
+            created_unix_s,
+            host,
+            spec,
+            points,
+            design,
+        })
+    }
+
+    /// Every stored run id.
+    pub fn run_ids(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare("SELECT run_id FROM runs").map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<String>>>().map_err(|e| self.err(e))
+    }
+
+    /// Whether a run with this id is stored.
+    pub fn has_run(&self, run_id: &str) -> Result<bool> {
+        self.conn
+            .query_row("SELECT count(*) FROM runs WHERE run_id = ?1", [run_id], |r| r.get::<_, i64>(0))
+            .map(|n| n > 0)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The host of a stored experiment, if the experiment is stored.
+    pub fn experiment_host(&self, id: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT host_id FROM experiments WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Ids of the experiments made from any of these presets, newest first.
+    pub fn ids_by_preset(&self, presets: &[&str]) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, json_extract(design_json, '$.preset.id') FROM experiments
+                 ORDER BY created_unix_s DESC, id DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)))
+            .map_err(|e| self.err(e))?;
+        let mut out = vec![];
+        for row in rows {
+            let (id, preset) = row.map_err(|e| self.err(e))?;
+            if preset.is_some_and(|p| presets.contains(&p.as_str())) {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Rows in each table, for import reports and tests.
+    pub fn counts(&self) -> Result<[(&'static str, u64); 5]> {
+        let mut out =
+            [("hosts", 0), ("experiments", 0), ("runs", 0), ("phase_results", 0), ("worker_results", 0)];
+        for (table, n) in &mut out {
+            *n = self
+                .conn
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0))
+                .map_err(|e| self.err(e))? as u64;
+        }
+        Ok(out)
+    }
+
+    pub(super) fn load_workers(&self, run_id: &str, phase: i64) -> Result<Vec<WorkerResult>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT worker, bytes, ops, time_ns, sync_ns, sync_calls, open_ns, close_ns, bytes_per_s,
+                        latency_json, histogram_json, calls_json, max_inflight,
+                        role, times_json, tid, commit_tids_json
+                 FROM worker_results WHERE run_id = ?1 AND phase = ?2 ORDER BY worker",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![run_id, phase], |r| {
+                Ok((
+                    WorkerResult {
+                        worker: r.get(0)?,
+                        bytes: r.get::<_, i64>(1)? as u64,
+                        ops: r.get::<_, i64>(2)? as u64,
+                        time_ns: r.get::<_, i64>(3)? as u64,
+                        sync_ns: r.get::<_, i64>(4)? as u64,
+                        sync_calls: r.get::<_, i64>(5)? as u64,
+                        open_ns: r.get::<_, i64>(6)? as u64,
+                        close_ns: r.get::<_, i64>(7)? as u64,
+                        bytes_per_s: r.get(8)?,
+                        latency_ns: LatencyNs::default(),
+                        latency_histogram_ns: Buckets::default(),
+                        periods: None,
+                        trace: None,
+                        calls: Default::default(),
+                        max_inflight: r.get::<_, i64>(12)? as u64,
+                        role: r.get(13)?,
+                        times_ns: None,
+                        tid: r.get(15)?,
+                        commit_tids: None,
+                    },
+                    r.get::<_, String>(9)?,
+                    r.get::<_, String>(10)?,
+                    r.get::<_, String>(11)?,
+                    r.get::<_, Option<String>>(14)?,
+                    r.get::<_, Option<String>>(16)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = vec![];
+        for row in rows {
+            let (mut w, lat, hist, calls, times, tids) = row.map_err(|e| self.err(e))?;
+            w.latency_ns = serde_json::from_str(&lat).map_err(|e| self.err(e))?;
+            w.times_ns = times.map(|t| serde_json::from_str(&t).map_err(|e| self.err(e))).transpose()?;
+            w.commit_tids = tids.map(|t| serde_json::from_str(&t).map_err(|e| self.err(e))).transpose()?;
+            w.calls = serde_json::from_str(&calls).map_err(|e| self.err(e))?;
+            w.latency_histogram_ns = serde_json::from_str(&hist).map_err(|e| self.err(e))?;
+            w.periods = self.load_periods(run_id, phase, w.worker)?;
+            out.push(w);
+        }
+        Ok(out)
+    }
+}

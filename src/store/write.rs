@@ -1,0 +1,200 @@
+//! Writing to the store: an experiment's identity before its first run, then each run with
+//! its phases and workers, each in one transaction.
+
+use rusqlite::{Connection, params};
+
+use super::{Store, status_str};
+use crate::error::Result;
+use crate::results::{ExperimentResult, PointResult, Repetition, Status};
+
+impl Store {
+    /// Records an experiment's identity, host and spec (before its first run).
+    pub fn insert_experiment(&self, exp: &ExperimentResult) -> Result<()> {
+        let tx = self.write_tx()?;
+        self.insert_experiment_in(&tx, exp)?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// [`Store::insert_experiment`] within the caller's transaction.
+    pub(super) fn insert_experiment_in(&self, tx: &Connection, exp: &ExperimentResult) -> Result<()> {
+        let skeleton: Vec<PointResult> = exp
+            .points
+            .iter()
+            .map(|p| PointResult {
+                params: p.params.clone(),
+                spec: p.spec.clone(),
+                phases: p
+                    .phases
+                    .iter()
+                    .map(|ph| {
+                        let mut ph = ph.clone();
+                        ph.repetitions.clear();
+                        ph.warmups.clear();
+                        ph.refresh();
+                        ph
+                    })
+                    .collect(),
+            })
+            .collect();
+        tx.execute(
+            "INSERT OR IGNORE INTO hosts(host_id, hostname, facts_json) VALUES (?1, ?2, ?3)",
+            params![exp.host.host_id, exp.host.hostname, self.json(&exp.host)?],
+        )
+        .map_err(|e| self.err(e))?;
+        tx.execute(
+            "INSERT INTO experiments(id, created_unix_s, name, host_id, iolab_version, spec_json, host_json, points_json, design_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                exp.experiment_id,
+                exp.created_unix_s,
+                exp.spec.name,
+                exp.host.host_id,
+                exp.iolab_version,
+                self.json(&exp.spec)?,
+                self.json(&exp.host)?,
+                self.json(&skeleton)?,
+                self.json(&exp.design)?
+            ],
+        )
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Records one run (all its phases and workers) in one transaction.
+    pub fn insert_run(
+        &self,
+        experiment_id: &str,
+        point: usize,
+        run_id: &str,
+        reps: &[(usize, Repetition)],
+        warmup: bool,
+    ) -> Result<()> {
+        let tx = self.write_tx()?;
+        self.insert_run_in(&tx, experiment_id, point, run_id, reps, warmup)?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// [`Store::insert_run`] within the caller's transaction.
+    pub(super) fn insert_run_in(
+        &self,
+        tx: &Connection,
+        experiment_id: &str,
+        point: usize,
+        run_id: &str,
+        reps: &[(usize, Repetition)],
+        warmup: bool,
+    ) -> Result<()> {
+        let status =
+            reps.iter().map(|(_, r)| r.status).find(|s| *s != Status::Complete).unwrap_or(Status::Complete);
+        let error = reps.iter().find_map(|(_, r)| r.error.clone());
+        let rep = reps.first().map(|(_, r)| r.rep).unwrap_or(0);
+        tx.execute(
+            "INSERT INTO runs(run_id, experiment_id, point, rep, status, error, finished_unix_s, warmup)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                run_id,
+                experiment_id,
+                point as i64,
+                rep,
+                status_str(status),
+                error,
+                crate::env::sys::unix_time_s(),
+                warmup
+            ],
+        )
+        .map_err(|e| self.err(e))?;
+        for (phase, r) in reps {
+            tx.execute(
+                "INSERT INTO phase_results(run_id, phase, status, error, total_bytes, ops, time_ns,
+                     max_sar_bytes_per_s, min_sar_bytes_per_s, avg_individual_bytes_per_s, resident_fraction,
+                     prealloc_ns, flags_json, env_json, syncs_in_flight_max)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                params![
+                    run_id,
+                    *phase as i64,
+                    status_str(r.status),
+                    r.error,
+                    r.total_bytes as i64,
+                    r.ops as i64,
+                    r.time_ns as i64,
+                    r.max_sar_bytes_per_s,
+                    r.min_sar_bytes_per_s,
+                    r.avg_individual_bytes_per_s,
+                    r.resident_fraction,
+                    r.prealloc_ns as i64,
+                    self.json(&r.flags)?,
+                    self.json(&r.env)?,
+                    r.syncs_in_flight_max.map(|n| n as i64)
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+            if let Some(layout) = &r.file_layout {
+                tx.execute(
+                    "INSERT INTO phase_layouts VALUES (?1, ?2, ?3)",
+                    params![run_id, *phase as i64, self.json(layout)?],
+                )
+                .map_err(|e| self.err(e))?;
+            }
+            for w in &r.workers {
+                tx.execute(
+                    "INSERT INTO worker_results (run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
+                         open_ns, close_ns, bytes_per_s, latency_json, histogram_json, calls_json, max_inflight,
+                         role, times_json, tid, commit_tids_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                    params![
+                        run_id,
+                        *phase as i64,
+                        w.worker,
+                        w.bytes as i64,
+                        w.ops as i64,
+                        w.time_ns as i64,
+                        w.sync_ns as i64,
+                        w.sync_calls as i64,
+                        w.open_ns as i64,
+                        w.close_ns as i64,
+                        w.bytes_per_s,
+                        self.json(&w.latency_ns)?,
+                        self.json(&w.latency_histogram_ns)?,
+                        self.json(&w.calls)?,
+                        w.max_inflight as i64,
+                        w.role,
+                        w.times_ns.map(|t| self.json(&t)).transpose()?,
+                        w.tid,
+                        w.commit_tids.as_ref().map(|t| self.json(t)).transpose()?
+                    ],
+                )
+                .map_err(|e| self.err(e))?;
+                if let Some(periods) = &w.periods {
+                    tx.execute(
+                        "INSERT INTO worker_periods VALUES (?1, ?2, ?3, ?4)",
+                        params![run_id, *phase as i64, w.worker, self.json(periods)?],
+                    )
+                    .map_err(|e| self.err(e))?;
+                }
+                if let Some(trace) = &w.trace {
+                    let mut ins = tx
+                        .prepare_cached("INSERT INTO trace_ops VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+                        .map_err(|e| self.err(e))?;
+                    // A batch of the spill at a time: a trace of any length takes the same memory.
+                    trace.0.for_each_batch(|first, ops| {
+                        for (i, op) in ops.iter().enumerate() {
+                            ins.execute(params![
+                                run_id,
+                                *phase as i64,
+                                w.worker,
+                                (first + i as u64) as i64,
+                                op.file,
+                                op.offset as i64,
+                                op.start_ns as i64,
+                                op.duration_ns as i64
+                            ])
+                            .map_err(|e| self.err(e))?;
+                        }
+                        Ok(())
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
