@@ -185,13 +185,14 @@ impl Experiment {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| Error::spec("spec file", path.display(), e.to_string()))?;
-                let mut params = Params::from_toml(&text)?;
+                let at = |e| file::located(path, &text, e);
+                let mut params = Params::from_toml(&text).map_err(at)?;
                 if !params.0.contains_key("name")
                     && let Some(stem) = path.file_stem()
                 {
                     params.set_one("name", stem.to_string_lossy())?;
                 }
-                (params, file_tables(&text, ram_bytes)?)
+                (params, file_tables(&text, ram_bytes).map_err(at)?)
             }
             None => Default::default(),
         };
