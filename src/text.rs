@@ -34,3 +34,42 @@ pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[usize]) -> St
     }
     out
 }
+
+/// A path as text that stays on one line: control characters are shown as `\n`, `\t`,
+/// `\r` or `\xNN`, a backslash as `\\`, and bytes that are not UTF-8 as `\xNN`.
+pub fn escape_path(path: &std::path::Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                '\\' => out.push_str("\\\\"),
+                c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+
+    #[test]
+    fn escape_path_keeps_a_path_on_one_line() {
+        assert_eq!(escape_path(Path::new("/tmp/a b")), "/tmp/a b");
+        assert_eq!(escape_path(Path::new("/tmp/a\nb\tc\x1bd")), "/tmp/a\\nb\\tc\\x1bd");
+        assert_eq!(escape_path(Path::new(OsStr::from_bytes(b"/tmp/\xffz"))), "/tmp/\\xffz");
+        assert_eq!(escape_path(Path::new("/tmp/é\\")), "/tmp/é\\\\");
+    }
+}

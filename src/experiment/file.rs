@@ -13,7 +13,7 @@ impl Params {
     pub fn from_toml(text: &str) -> Result<Params> {
         let table: toml::Table = text
             .parse()
-            .map_err(|e: toml::de::Error| Error::spec("spec file", "TOML", e.message().to_string()))?;
+            .map_err(|e: toml::de::Error| Error::spec("TOML", "", e.message().trim().to_string()))?;
         let mut p = Params::default();
         for (key, value) in &table {
             if key == "allow_device" {
@@ -56,25 +56,58 @@ fn toml_values(key: &str, v: &toml::Value) -> Result<Vec<String>> {
 
 /// `[[phases]]` tables: `op = "read"`, optional `order`, `cache`, `workers`, `round_robin`,
 /// `layout`. Each becomes the phase string `op:workers=N:round_robin=R:layout=L:order:cache`.
+/// Each value is checked here, so an error names `phases[N].KEY` (N counts from 1).
 fn phases_from_toml(v: &toml::Value) -> Result<Vec<String>> {
     let arr =
         v.as_array().ok_or_else(|| Error::spec("phases", v, "expected an array of tables ([[phases]])"))?;
     arr.iter()
-        .map(|t| {
-            let t = t.as_table().ok_or_else(|| Error::spec("phases", t, "expected a table"))?;
+        .enumerate()
+        .map(|(i, t)| {
+            let at = format!("phases[{}]", i + 1);
+            let t = t.as_table().ok_or_else(|| Error::spec(&at, t, "expected a table"))?;
             let mut parts: BTreeMap<usize, String> = BTreeMap::new();
             for (k, v) in t {
-                let val = toml_scalar(&format!("phases.{k}"), v)?;
+                let field = format!("{at}.{k}");
+                let val = toml_scalar(&field, v)?;
+                let text_only = |ok: bool, what: &str| match (v, ok) {
+                    (toml::Value::String(_), true) => Ok(()),
+                    _ => Err(Error::spec(&field, v, format!("expected {what}"))),
+                };
                 let (rank, text) = match k.as_str() {
-                    "op" => (0, val),
-                    "workers" | "round_robin" | "layout" => {
+                    "op" => {
+                        text_only(
+                            !val.is_empty() && !val.contains(':'),
+                            "an operation name (read, write, ...)",
+                        )?;
+                        (0, val)
+                    }
+                    "workers" | "round_robin" => {
+                        let n = match v {
+                            toml::Value::Integer(n) => u64::try_from(*n).ok(),
+                            toml::Value::String(s) => s.parse::<u64>().ok(),
+                            _ => None,
+                        };
+                        if n.is_none_or(|n| n == 0) {
+                            return Err(Error::spec(&field, v, "expected a whole number of at least 1"));
+                        }
                         (PHASE_KEYS.iter().position(|p| p == k).unwrap_or(0) + 1, format!("{k}={val}"))
                     }
-                    "order" => (4, val),
-                    "cache" => (5, val),
+                    "layout" => {
+                        let what = format!("one of {}", crate::spec::Layout::NAMES.join(", "));
+                        text_only(crate::spec::Layout::parse(&val).is_some(), &what)?;
+                        (3, format!("{k}={val}"))
+                    }
+                    "order" => {
+                        text_only(crate::spec::Order::parse(&val).is_some(), "seq, reverse or random")?;
+                        (4, val)
+                    }
+                    "cache" => {
+                        text_only(crate::spec::CachePolicy::parse(&val).is_some(), "cold, warm or asis")?;
+                        (5, val)
+                    }
                     _ => {
                         return Err(Error::spec(
-                            format!("phases.{k}"),
+                            field,
                             val,
                             "unknown phase key (op, workers, round_robin, layout, order, cache)",
                         ));
@@ -83,11 +116,63 @@ fn phases_from_toml(v: &toml::Value) -> Result<Vec<String>> {
                 parts.insert(rank, text);
             }
             if !parts.contains_key(&0) {
-                return Err(Error::spec("phases.op", "", "each phase needs an `op`"));
+                return Err(Error::spec(format!("{at}.op"), "", "each phase needs an `op`"));
             }
             Ok(parts.into_values().collect::<Vec<_>>().join(":"))
         })
         .collect()
+}
+
+/// An error met reading the experiment file `path` (whose text is `text`), told as
+/// `FILE:LINE:COL: field = value: reason`: the position is the TOML parser's for a syntax
+/// error, and the value's (or key's) for a bad value.
+pub fn located(path: &std::path::Path, text: &str, e: Error) -> Error {
+    let Error::Spec { field, value, reason } = e else { return e };
+    let file = crate::text::escape_path(path);
+    if let Err(te) = text.parse::<toml::Table>() {
+        let at = te.span().map(|s| line_col(text, s.start)).unwrap_or_default();
+        let line = te.span().map(|s| line_of(text, s.start)).unwrap_or_default();
+        return Error::spec(format!("{file}{at}: TOML"), line, te.message().trim().to_string());
+    }
+    let at = value_span(text, &field).map(|o| line_col(text, o)).unwrap_or_default();
+    Error::Spec { field: format!("{file}{at}: {field}"), value, reason }
+}
+
+/// `:LINE:COL` (from 1) of byte offset `off` in `text`.
+fn line_col(text: &str, off: usize) -> String {
+    let head = &text[..off.min(text.len())];
+    let line = head.matches('\n').count() + 1;
+    let col = head.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    format!(":{line}:{col}")
+}
+
+/// The line of `text` holding byte offset `off`, trimmed.
+fn line_of(text: &str, off: usize) -> String {
+    let off = off.min(text.len());
+    let start = text[..off].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[off..].find('\n').map_or(text.len(), |i| off + i);
+    text[start..end].trim().to_string()
+}
+
+/// Byte offset of the value a field path such as `bs` or `phases[2].cache` names.
+fn value_span(text: &str, field: &str) -> Option<usize> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let mut cur: toml::de::DeValue<'_> = toml::de::DeValue::Table(doc.into_inner());
+    let mut span = None;
+    for seg in field.split('.') {
+        let (name, index) = match seg.split_once('[') {
+            Some((n, rest)) => (n, rest.trim_end_matches(']').parse::<usize>().ok()),
+            None => (seg, None),
+        };
+        let next = cur.get(name)?;
+        let next = match index {
+            Some(i) => next.get_ref().get(i.checked_sub(1)?)?,
+            None => next,
+        };
+        span = Some(next.span().start);
+        cur = next.get_ref().clone();
+    }
+    span
 }
 
 /// The `key=value` modifiers a phase may carry, in the order phase names list them.

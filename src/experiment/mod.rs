@@ -111,13 +111,14 @@ impl Experiment {
         let (mut params, (mut sweep, headline, preset)) = match file {
             Some(path) => {
                 let text = crate::env::input::read_spec_file(path)?;
-                let mut params = Params::from_toml(&text)?;
+                let at = |e| file::located(path, &text, e);
+                let mut params = Params::from_toml(&text).map_err(at)?;
                 if !params.0.contains_key("name")
                     && let Some(stem) = path.file_stem()
                 {
                     params.set_one("name", stem.to_string_lossy())?;
                 }
-                (params, file_tables(&text, ram_bytes)?)
+                (params, file_tables(&text, ram_bytes).map_err(at)?)
             }
             None => Default::default(),
         };

@@ -145,3 +145,42 @@ fn docs_spec_md_holds_the_generated_table() {
         assert_eq!(row.replace("\\|", "").matches('|').count(), 5, "{row}");
     }
 }
+
+/// An experiment file's errors say `FILE:LINE:COL:` and the key's path with its value, and
+/// exit 2: a duplicate key, bad syntax, a bad value inside `[[phases]]`, an unknown key.
+#[test]
+fn experiment_file_errors_name_the_file_line_column_and_key() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    for (name, text, wants) in [
+        (
+            "dup.toml",
+            "bs = \"4KiB\"\nbs = \"8KiB\"\n",
+            &["dup.toml:2:1: TOML = `bs = \"8KiB\"`", "duplicate key"][..],
+        ),
+        ("syntax.toml", "size = \"1MiB\"\nbs = = 4\n", &["syntax.toml:2:6: TOML", "bs = = 4"][..]),
+        (
+            "cache.toml",
+            "[[phases]]\nop = \"read\"\ncache = 7\n",
+            &["cache.toml:3:9: phases[1].cache = `7`: expected cold, warm or asis"][..],
+        ),
+        (
+            "second.toml",
+            "[[phases]]\nop = \"write\"\n\n[[phases]]\nop = \"read\"\norder = \"sideways\"\n",
+            &["second.toml:6:9: phases[2].order = `\"sideways\"`: expected seq, reverse or random"][..],
+        ),
+        (
+            "unknown.toml",
+            "size = \"1MiB\"\nblocksize = \"4k\"\n",
+            &["unknown.toml:2:13: blocksize = `4k`"][..],
+        ),
+    ] {
+        let path = s.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = s.iolab(&["plan", path.to_str().unwrap(), "--dir", dir]);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
+        for want in wants {
+            assert!(stderr(&out).contains(want), "{name}: wanted {want:?} in {}", stderr(&out));
+        }
+    }
+}
