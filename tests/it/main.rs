@@ -10,6 +10,7 @@ mod forensics;
 mod fuzz;
 mod latency;
 mod layouts;
+mod limits;
 mod plots;
 mod processes;
 mod reports;
