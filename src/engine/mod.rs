@@ -194,6 +194,26 @@ pub fn open_options(setup: &Setup<'_>) -> std::fs::OpenOptions {
     o
 }
 
+/// Bytes of buffer memory one worker's engine allocates: `iodepth` slots of the memory behind
+/// one op (`bs`, or `bs / mem_len x mem_stride` when strided), each rounded up to a page, plus a
+/// packing buffer of `bs` for strided memory. `None` if that overflows 64 bits.
+pub fn buffer_bytes(bs: u64, mem: Option<Strided>, iodepth: u32) -> Option<u64> {
+    let slot = match mem {
+        None => bs,
+        Some(m) => (bs / m.len as u64).checked_mul(m.stride as u64)?.checked_add(bs)?,
+    };
+    slot.checked_next_multiple_of(4096)?.checked_mul(iodepth.max(1) as u64)
+}
+
+/// A worker's page-aligned buffer of `len` bytes (the same buffer serves O_DIRECT); an
+/// allocation the system refuses is an error naming the size, never an abort.
+pub fn buffer(setup: &Setup<'_>, len: usize) -> Result<crate::env::sys::AlignedBuf> {
+    crate::env::sys::AlignedBuf::new(len, 4096).map_err(|e| {
+        let at = setup.paths.first().map(|p| format!(" for {}", p.display())).unwrap_or_default();
+        crate::error::Error::Run(format!("cannot allocate a buffer of {len} bytes{at}: {e}"))
+    })
+}
+
 /// Opens every file of a setup with [`open_options`].
 pub fn open_files(setup: &Setup<'_>) -> Result<Vec<std::fs::File>> {
     let opts = open_options(setup);

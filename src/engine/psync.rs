@@ -7,7 +7,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 
-use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, FdFiles, Setup};
+use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, FdFiles, Setup, buffer};
 use crate::env::sys::AlignedBuf;
 use crate::error::Result;
 use crate::plan::Op;
@@ -44,8 +44,11 @@ impl Engine for Psync {
         Ok(Psync {
             fds,
             // Page-aligned so the same buffer serves O_DIRECT.
-            buf: AlignedBuf::new(setup.mem_bytes(), 4096),
-            packed: setup.mem.map(|m| (m, AlignedBuf::new(setup.bs, 4096))),
+            buf: buffer(setup, setup.mem_bytes())?,
+            packed: setup
+                .mem
+                .map(|m| Ok::<_, crate::error::Error>((m, buffer(setup, setup.bs)?)))
+                .transpose()?,
         })
     }
 

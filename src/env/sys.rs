@@ -138,15 +138,23 @@ unsafe impl Send for AlignedBuf {}
 impl AlignedBuf {
     /// A zeroed buffer of `len` bytes aligned to `align` (a power of two). Every page is
     /// written now (not left to the allocator's lazily zeroed pages), so no page fault lands
-    /// in a timed loop.
-    pub fn new(len: usize, align: usize) -> AlignedBuf {
-        let layout = std::alloc::Layout::from_size_align(len.max(1), align).expect("valid buffer layout");
+    /// in a timed loop. An allocation the system refuses is an error (OutOfMemory), never an
+    /// abort.
+    pub fn new(len: usize, align: usize) -> io::Result<AlignedBuf> {
+        let layout = std::alloc::Layout::from_size_align(len.max(1), align).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("{len} bytes aligned to {align} is no valid allocation"),
+            )
+        })?;
         // SAFETY: the layout has non-zero size.
         let raw = unsafe { std::alloc::alloc(layout) };
-        let ptr = std::ptr::NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        let ptr = std::ptr::NonNull::new(raw).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::OutOfMemory, format!("the system refused {len} bytes of memory"))
+        })?;
         // SAFETY: `ptr` is valid for writes of `layout.size()` bytes, just allocated.
         unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, layout.size()) };
-        AlignedBuf { ptr, len, layout }
+        Ok(AlignedBuf { ptr, len, layout })
     }
 }
 
@@ -203,10 +211,20 @@ mod tests {
 
     #[test]
     fn aligned_buffer_is_aligned_and_zeroed() {
-        let b = AlignedBuf::new(1 << 20, 4096);
+        let b = AlignedBuf::new(1 << 20, 4096).unwrap();
         assert_eq!(b.as_ptr() as usize % 4096, 0);
         assert_eq!(b.len(), 1 << 20);
         assert!(b.iter().all(|&x| x == 0));
+    }
+
+    /// An allocation no machine can give is an error, not an abort.
+    #[test]
+    fn an_impossible_buffer_is_an_error() {
+        // 4 EiB: more than any address space holds, whatever the overcommit policy.
+        let e = AlignedBuf::new(1 << 62, 4096).err().expect("refused");
+        assert_eq!(e.kind(), io::ErrorKind::OutOfMemory);
+        assert!(e.to_string().contains("4611686018427387904 bytes"), "{e}");
+        assert!(AlignedBuf::new(usize::MAX, 4096).is_err(), "no valid layout");
     }
 
     #[test]

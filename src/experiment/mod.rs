@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 mod layout;
+mod memory;
 mod params;
 mod phases;
 pub mod preset;

@@ -298,6 +298,8 @@ pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
             ));
         }
     }
+    // Last: the buffers of a spec that is otherwise sound must fit in memory.
+    super::memory::check(&spec)?;
     Ok(spec)
 }
 

@@ -343,7 +343,11 @@ fn recreate(spec: &Spec, plan: &RunPlan, paths: &[PathBuf]) -> Result<u64> {
 /// an error naming the offset, as in the timed loop.
 fn lay_out(spec: &Spec, plan: &RunPlan, paths: &[PathBuf], tag: BlockTag) -> Result<()> {
     let len = plan::piece_len(spec);
-    let mut buf = vec![0u8; spec.bs_bytes as usize];
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(spec.bs_bytes as usize).map_err(|e| {
+        Error::Run(format!("cannot allocate a block of {} bytes to lay files out: {e}", spec.bs_bytes))
+    })?;
+    buf.resize(spec.bs_bytes as usize, 0);
     for (gid, (f, p)) in plan.files.iter().zip(paths).enumerate() {
         let mut data = DataPath::with(spec, &[gid as u32], tag);
         data.init_write_buf(&mut buf);

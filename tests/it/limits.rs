@@ -1,7 +1,8 @@
-//! Limits: sizes near 2^64. Every refusal is exit 2 naming the field and the figure, with
-//! nothing created: no work directory, no store.
+//! Limits: sizes near 2^64, and buffers the machine cannot give. Every refusal is exit 2 naming
+//! the field and the figure, with nothing created: no work directory, no store.
 
 use crate::rig::*;
+use crate::skip;
 use crate::util::*;
 
 /// Runs `iolab run --dir SCRATCH ARGS`; asserts the refusal (exit 2, nothing created) and
@@ -17,6 +18,13 @@ fn refused(s: &Scratch, args: &[&str]) -> String {
     assert!(work_dirs(s.path()).is_empty(), "{all:?} made a work directory");
     assert!(!s.db().exists(), "{all:?} made a store");
     err
+}
+
+/// MemAvailable from /proc/meminfo, in bytes.
+fn mem_available() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
 }
 
 #[test]
@@ -81,4 +89,35 @@ fn spec_files_with_sizes_near_2_pow_64_are_refused_by_name() {
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert!(stderr(&out).contains(says), "{}", stderr(&out));
     }
+}
+
+/// `--engine uring --iodepth 64 --bs 1GiB` once aborted on a 64 GiB allocation, leaving a work
+/// directory and an empty experiment. Now the buffers are counted first: refused, naming the
+/// fields and the figures. Workers are added until the need passes this machine's memory.
+#[test]
+fn buffers_larger_than_memory_are_refused_before_anything_is_made() {
+    let s = Scratch::new();
+    let avail = mem_available();
+    let workers = (avail / (64 << 30) + 1).to_string();
+    let dir = s.path().to_str().unwrap().to_string();
+    let probe = s.iolab(&["plan", "--dir", &dir, "--engine", "uring", "--size", "1MiB"]);
+    if !probe.status.success() {
+        skip!("io_uring is not available here: {}", stderr(&probe));
+    }
+    let err = refused(
+        &s,
+        &["--engine", "uring", "--iodepth", "64", "--bs", "1GiB", "--size", "1GiB", "--workers", &workers],
+    );
+    assert!(err.contains(&format!("bs x iodepth x workers = `1GiB x 64 x {workers}`")), "{err}");
+    assert!(err.contains("of memory (64 GiB of buffers per worker"), "{err}");
+    assert!(err.contains(" is available ("), "{err}");
+
+    // psync: one block per worker, 1 GiB each, one worker more than memory holds.
+    let workers = avail / (1 << 30) + 1;
+    if workers > 4096 {
+        skip!("more than 4 TiB of memory available: no psync run can need more");
+    }
+    let w = workers.to_string();
+    let err = refused(&s, &["--engine", "psync", "--bs", "1GiB", "--size", "1GiB", "--workers", &w]);
+    assert!(err.contains(&format!("bs x workers = `1GiB x {w}`: the run's buffers need")), "{err}");
 }
