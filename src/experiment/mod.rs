@@ -210,9 +210,12 @@ impl Experiment {
         }
         let mut points = Vec::with_capacity(assignments.len());
         for a in &assignments {
+            // Up to 100,000 points: a stop asked for now ends the experiment before it starts.
+            crate::env::signals::check()?;
             let spec = self.resolve_point(a, env).map_err(|e| at_point(e, a))?;
             points.push(Point { params: a.iter().cloned().collect(), spec });
         }
+        schedule::check_size(points.iter().map(|p| (p.spec.reps, p.spec.warmup, p.spec.phases.len())))?;
         let base = points[0].spec.clone();
         let design = Design {
             axes: self.sweep.axes.clone(),

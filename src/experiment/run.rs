@@ -257,6 +257,7 @@ fn run_phases(
         let wd = wd_slot.insert(WorkDirs::create(spec, run_id)?);
         let paths: Vec<PathBuf> = plan.files.iter().map(|f| wd.dir(f.target).join(&f.name)).collect();
         for p in &paths {
+            crate::env::signals::check()?;
             wd.create_file(p)?;
         }
         wd.sync_markers()?;
@@ -299,7 +300,7 @@ fn run_phases(
                     &env.devices,
                 ));
                 r.env = env;
-                if real && phase.op.is_write() {
+                if real && phase.op.is_write() && crate::env::signals::pending().is_none() {
                     // Where the data landed; a file system without FIEMAP just has no facts.
                     let names: Vec<String> = plan.files.iter().map(|f| f.name.clone()).collect();
                     r.file_layout = crate::env::forensics::probe(&paths, &names).ok().map(|(facts, _)| facts);

@@ -51,6 +51,7 @@ pub fn prepare(policy: CachePolicy, paths: &[PathBuf], drop_caches: bool) -> Res
 pub fn resident_fraction(paths: &[PathBuf]) -> Result<f64> {
     let (mut res, mut total) = (0u64, 0u64);
     for p in paths {
+        crate::env::signals::check()?;
         let f = File::open(p).map_err(|e| Error::io("open", p, None, e))?;
         let (r, t) = sys::resident_pages(&f).map_err(|e| Error::io("mincore", p, None, e))?;
         res += r;

@@ -1,5 +1,8 @@
-//! Limits: sizes near 2^64, and buffers the machine cannot give. Every refusal is exit 2 naming
-//! the field and the figure, with nothing created: no work directory, no store.
+//! Limits: sizes near 2^64, buffers the machine cannot give, more phases than a run may have,
+//! and a stop while memory is being primed. Every refusal is exit 2 naming the field and the
+//! figure, with nothing created: no work directory, no store.
+
+use std::path::Path;
 
 use crate::rig::*;
 use crate::skip;
@@ -120,4 +123,80 @@ fn buffers_larger_than_memory_are_refused_before_anything_is_made() {
     let w = workers.to_string();
     let err = refused(&s, &["--engine", "psync", "--bs", "1GiB", "--size", "1GiB", "--workers", &w]);
     assert!(err.contains(&format!("bs x workers = `1GiB x {w}`: the run's buffers need")), "{err}");
+}
+
+#[test]
+fn more_than_a_thousand_phases_are_refused_and_a_thousand_run() {
+    let s = Scratch::new();
+    let files = tempfile::tempdir().unwrap();
+    let spec = files.path().join("many.toml");
+    let many: Vec<&str> = vec!["\"read\""; 200_000];
+    std::fs::write(&spec, format!("ops = [\"write\", {}]\n", many.join(", "))).unwrap();
+    let err = refused(&s, &[spec.to_str().unwrap(), "--size", "64KiB", "--bs", "4KiB"]);
+    assert!(err.contains("ops = `200001 phases`: a run has at most 1000 phases"), "{err}");
+
+    let few: Vec<&str> = vec!["\"read\""; 999];
+    std::fs::write(&spec, format!("ops = [\"write\", {}]\n", few.join(", "))).unwrap();
+    let out = s.iolab(&[
+        "plan",
+        "--dir",
+        s.path().to_str().unwrap(),
+        spec.to_str().unwrap(),
+        "--size",
+        "64KiB",
+        "--bs",
+        "4KiB",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1000 phases x 5 repetitions"), "{text}");
+    assert!(text.contains("phase 1000 `read#999`"), "{text}");
+}
+
+/// This process's resident memory (/proc/PID/statm).
+fn resident(pid: u32) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/statm")).unwrap_or_default();
+    let pages: u64 = text.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64
+}
+
+/// SIGINT while `--prime-memory` touches its memory stops the priming itself: exit 130, and
+/// no repetition ran (priming used to finish first, then the run began and was interrupted).
+#[test]
+fn sigint_during_memory_priming_stops_it() {
+    let s = Scratch::new();
+    let prime = (mem_available() / 4).min(4 << 30) >> 20 << 20;
+    if prime < 256 << 20 {
+        skip!("less than 1 GiB of memory available");
+    }
+    let dir = s.path().to_str().unwrap().to_string();
+    let size = format!("{}MiB", prime >> 20);
+    let child = spawn(
+        &s,
+        &[
+            "run",
+            "--json",
+            "-q",
+            "--no-store",
+            "--dir",
+            &dir,
+            "--size",
+            "1MiB",
+            "--reps",
+            "1",
+            "--prime-memory",
+            &size,
+        ],
+    );
+    let pid = child.id();
+    wait_until(60, "priming to start", || resident(pid) > prime / 8);
+    signal(&child, libc::SIGINT);
+    let out = finish(child, 60);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for ph in phases(&doc) {
+        assert_eq!(ph["repetitions"].as_array().unwrap().len(), 0, "a repetition ran: {ph}");
+    }
+    assert!(work_dirs(Path::new(&dir)).is_empty());
 }
