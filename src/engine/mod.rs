@@ -14,6 +14,8 @@ use crate::error::Result;
 use crate::plan::Op;
 use crate::plan::mem::Strided;
 use crate::spec::{OpenSync, SyncCall, SyncPolicy};
+use crate::target::owned;
+pub use crate::target::owned::FileId;
 
 pub mod calls;
 pub mod mmap;
@@ -35,6 +37,8 @@ pub(crate) use {mmap::Mmap, psync::Psync, vsync::Vsync};
 pub struct Setup<'a> {
     /// The worker's files, in local index order (an [`Op::file`] indexes this).
     pub paths: &'a [PathBuf],
+    /// What each file must still be: the inode iolab created (see [`crate::target::owned`]).
+    pub ids: &'a [FileId],
     /// The final size of each file (what a write phase leaves).
     pub sizes: &'a [u64],
     /// Open for writing (write and rewrite phases).
@@ -56,9 +60,16 @@ pub struct Setup<'a> {
 
 impl<'a> Setup<'a> {
     /// A contiguous, buffered, depth-1 setup without commits (tests and simple callers).
-    pub fn simple(paths: &'a [PathBuf], sizes: &'a [u64], write: bool, bs: usize) -> Setup<'a> {
+    pub fn simple(
+        paths: &'a [PathBuf],
+        ids: &'a [FileId],
+        sizes: &'a [u64],
+        write: bool,
+        bs: usize,
+    ) -> Setup<'a> {
         Setup {
             paths,
+            ids,
             sizes,
             write,
             direct: false,
@@ -176,11 +187,8 @@ pub struct EngineDef {
     pub caps: Caps,
 }
 
-/// Open flags shared by the file-descriptor engines.
-pub fn open_options(setup: &Setup<'_>) -> std::fs::OpenOptions {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut o = std::fs::OpenOptions::new();
-    o.read(true).write(setup.write);
+/// Open flags shared by the file-descriptor engines (besides read and write).
+pub fn open_flags(setup: &Setup<'_>) -> i32 {
     let mut flags = 0;
     if setup.direct {
         flags |= libc::O_DIRECT;
@@ -190,8 +198,7 @@ pub fn open_options(setup: &Setup<'_>) -> std::fs::OpenOptions {
         OpenSync::Sync => flags |= libc::O_SYNC,
         OpenSync::Dsync => flags |= libc::O_DSYNC,
     }
-    o.custom_flags(flags);
-    o
+    flags
 }
 
 /// Bytes of buffer memory one worker's engine allocates: `iodepth` slots of the memory behind
@@ -214,13 +221,20 @@ pub fn buffer(setup: &Setup<'_>, len: usize) -> Result<crate::env::sys::AlignedB
     })
 }
 
-/// Opens every file of a setup with [`open_options`].
+/// Opens every file of a setup with [`open_flags`], each only if it is still the file iolab
+/// created ([`crate::target::owned::open`]: no link followed, the same inode, one link).
 pub fn open_files(setup: &Setup<'_>) -> Result<Vec<std::fs::File>> {
-    let opts = open_options(setup);
+    let flags = open_flags(setup);
     setup
         .paths
         .iter()
-        .map(|p| opts.open(p).map_err(|e| crate::error::Error::io("open", p, None, e)))
+        .enumerate()
+        .map(|(i, p)| {
+            let id = setup.ids.get(i).copied().ok_or_else(|| {
+                crate::error::Error::Run(format!("{}: no identity to check it against", p.display()))
+            })?;
+            owned::open(p, id, setup.write, flags)
+        })
         .collect()
 }
 

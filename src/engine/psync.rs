@@ -137,13 +137,14 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, vec![1u8; 8192]).unwrap();
         let paths = [path];
+        let ids = crate::target::owned::ids_of(&paths).unwrap();
         for (direct, open_sync, want) in [
             (false, OpenSync::None, 0),
             (true, OpenSync::None, libc::O_DIRECT),
             (false, OpenSync::Dsync, libc::O_DSYNC),
             (false, OpenSync::Sync, libc::O_SYNC),
         ] {
-            let mut setup = Setup::simple(&paths, &[8192], true, 4096);
+            let mut setup = Setup::simple(&paths, &ids, &[8192], true, 4096);
             setup.direct = direct;
             setup.open_sync = open_sync;
             let e = Psync::open(&setup).unwrap();
@@ -161,7 +162,8 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, vec![0u8; 16384]).unwrap();
         let paths = [path.clone()];
-        let mut setup = Setup::simple(&paths, &[16384], true, 8192);
+        let ids = crate::target::owned::ids_of(&paths).unwrap();
+        let mut setup = Setup::simple(&paths, &ids, &[16384], true, 8192);
         setup.direct = true;
         let mut e = Psync::open(&setup).unwrap();
         e.buf().fill(0x5A);
