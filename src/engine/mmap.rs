@@ -16,7 +16,9 @@ use std::fs::File;
 use std::io;
 use std::os::unix::io::AsRawFd;
 
-use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, Setup, fd_sync, open_files};
+use super::{
+    Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, Setup, buffer, fd_sync, open_files,
+};
 use crate::env::sys::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::plan::Op;
@@ -159,7 +161,7 @@ impl Engine for Mmap {
             window: setup.window,
             write: setup.write,
             mem: setup.mem,
-            buf: AlignedBuf::new(setup.mem_bytes(), 4096),
+            buf: buffer(setup, setup.mem_bytes())?,
             flush_on_unmap: setup.write
                 && setup.sync_call == SyncCall::Msync
                 && setup.sync != SyncPolicy::None,

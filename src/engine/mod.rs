@@ -14,6 +14,8 @@ use crate::error::Result;
 use crate::plan::Op;
 use crate::plan::mem::Strided;
 use crate::spec::{OpenSync, SyncCall, SyncPolicy};
+use crate::target::owned;
+pub use crate::target::owned::FileId;
 
 pub mod calls;
 pub mod mmap;
@@ -35,6 +37,8 @@ pub(crate) use {mmap::Mmap, psync::Psync, vsync::Vsync};
 pub struct Setup<'a> {
     /// The worker's files, in local index order (an [`Op::file`] indexes this).
     pub paths: &'a [PathBuf],
+    /// What each file must still be: the inode iolab created (see [`crate::target::owned`]).
+    pub ids: &'a [FileId],
     /// The final size of each file (what a write phase leaves).
     pub sizes: &'a [u64],
     /// Open for writing (write and rewrite phases).
@@ -56,9 +60,16 @@ pub struct Setup<'a> {
 
 impl<'a> Setup<'a> {
     /// A contiguous, buffered, depth-1 setup without commits (tests and simple callers).
-    pub fn simple(paths: &'a [PathBuf], sizes: &'a [u64], write: bool, bs: usize) -> Setup<'a> {
+    pub fn simple(
+        paths: &'a [PathBuf],
+        ids: &'a [FileId],
+        sizes: &'a [u64],
+        write: bool,
+        bs: usize,
+    ) -> Setup<'a> {
         Setup {
             paths,
+            ids,
             sizes,
             write,
             direct: false,
@@ -176,11 +187,8 @@ pub struct EngineDef {
     pub caps: Caps,
 }
 
-/// Open flags shared by the file-descriptor engines.
-pub fn open_options(setup: &Setup<'_>) -> std::fs::OpenOptions {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut o = std::fs::OpenOptions::new();
-    o.read(true).write(setup.write);
+/// Open flags shared by the file-descriptor engines (besides read and write).
+pub fn open_flags(setup: &Setup<'_>) -> i32 {
     let mut flags = 0;
     if setup.direct {
         flags |= libc::O_DIRECT;
@@ -190,17 +198,43 @@ pub fn open_options(setup: &Setup<'_>) -> std::fs::OpenOptions {
         OpenSync::Sync => flags |= libc::O_SYNC,
         OpenSync::Dsync => flags |= libc::O_DSYNC,
     }
-    o.custom_flags(flags);
-    o
+    flags
 }
 
-/// Opens every file of a setup with [`open_options`].
+/// Bytes of buffer memory one worker's engine allocates: `iodepth` slots of the memory behind
+/// one op (`bs`, or `bs / mem_len x mem_stride` when strided), each rounded up to a page, plus a
+/// packing buffer of `bs` for strided memory. `None` if that overflows 64 bits.
+pub fn buffer_bytes(bs: u64, mem: Option<Strided>, iodepth: u32) -> Option<u64> {
+    let slot = match mem {
+        None => bs,
+        Some(m) => (bs / m.len as u64).checked_mul(m.stride as u64)?.checked_add(bs)?,
+    };
+    slot.checked_next_multiple_of(4096)?.checked_mul(iodepth.max(1) as u64)
+}
+
+/// A worker's page-aligned buffer of `len` bytes (the same buffer serves O_DIRECT); an
+/// allocation the system refuses is an error naming the size, never an abort.
+pub fn buffer(setup: &Setup<'_>, len: usize) -> Result<crate::env::sys::AlignedBuf> {
+    crate::env::sys::AlignedBuf::new(len, 4096).map_err(|e| {
+        let at = setup.paths.first().map(|p| format!(" for {}", p.display())).unwrap_or_default();
+        crate::error::Error::Run(format!("cannot allocate a buffer of {len} bytes{at}: {e}"))
+    })
+}
+
+/// Opens every file of a setup with [`open_flags`], each only if it is still the file iolab
+/// created ([`crate::target::owned::open`]: no link followed, the same inode, one link).
 pub fn open_files(setup: &Setup<'_>) -> Result<Vec<std::fs::File>> {
-    let opts = open_options(setup);
+    let flags = open_flags(setup);
     setup
         .paths
         .iter()
-        .map(|p| opts.open(p).map_err(|e| crate::error::Error::io("open", p, None, e)))
+        .enumerate()
+        .map(|(i, p)| {
+            let id = setup.ids.get(i).copied().ok_or_else(|| {
+                crate::error::Error::Run(format!("{}: no identity to check it against", p.display()))
+            })?;
+            owned::open(p, id, setup.write, flags)
+        })
         .collect()
 }
 

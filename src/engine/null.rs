@@ -30,7 +30,12 @@ pub struct Null {
 
 impl Engine for Null {
     fn open(setup: &Setup<'_>) -> Result<Self> {
-        Ok(Null { buf: vec![0; setup.mem_bytes()] })
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(setup.mem_bytes()).map_err(|e| {
+            crate::error::Error::Run(format!("cannot allocate a buffer of {} bytes: {e}", setup.mem_bytes()))
+        })?;
+        buf.resize(setup.mem_bytes(), 0);
+        Ok(Null { buf })
     }
     fn buf(&mut self) -> &mut [u8] {
         &mut self.buf

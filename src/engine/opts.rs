@@ -158,13 +158,14 @@ pub fn resolve(
             if cx.bs % len != 0 {
                 return Err(Error::spec("mem_len", &lv, format!("must divide bs ({} bytes)", cx.bs)));
             }
-            let mem = cx.bs / len * stride;
-            if mem > MAX_MEM_BYTES {
+            let mem = (cx.bs / len).checked_mul(stride);
+            if mem.is_none_or(|m| m > MAX_MEM_BYTES) {
+                let need = mem.map_or("more than 16 EiB".to_string(), |m| format!("{m} bytes"));
                 return Err(Error::spec(
                     "mem_stride",
                     &sv,
                     format!(
-                        "each worker would need {mem} bytes of memory (bs / mem_len x mem_stride); at most 4 GiB"
+                        "each worker would need {need} of memory (bs / mem_len x mem_stride); at most 4 GiB"
                     ),
                 ));
             }

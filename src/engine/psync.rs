@@ -7,7 +7,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 
-use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, FdFiles, Setup};
+use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, FdFiles, Setup, buffer};
 use crate::env::sys::AlignedBuf;
 use crate::error::Result;
 use crate::plan::Op;
@@ -44,8 +44,11 @@ impl Engine for Psync {
         Ok(Psync {
             fds,
             // Page-aligned so the same buffer serves O_DIRECT.
-            buf: AlignedBuf::new(setup.mem_bytes(), 4096),
-            packed: setup.mem.map(|m| (m, AlignedBuf::new(setup.bs, 4096))),
+            buf: buffer(setup, setup.mem_bytes())?,
+            packed: setup
+                .mem
+                .map(|m| Ok::<_, crate::error::Error>((m, buffer(setup, setup.bs)?)))
+                .transpose()?,
         })
     }
 
@@ -134,13 +137,14 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, vec![1u8; 8192]).unwrap();
         let paths = [path];
+        let ids = crate::target::owned::ids_of(&paths).unwrap();
         for (direct, open_sync, want) in [
             (false, OpenSync::None, 0),
             (true, OpenSync::None, libc::O_DIRECT),
             (false, OpenSync::Dsync, libc::O_DSYNC),
             (false, OpenSync::Sync, libc::O_SYNC),
         ] {
-            let mut setup = Setup::simple(&paths, &[8192], true, 4096);
+            let mut setup = Setup::simple(&paths, &ids, &[8192], true, 4096);
             setup.direct = direct;
             setup.open_sync = open_sync;
             let e = Psync::open(&setup).unwrap();
@@ -158,7 +162,8 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, vec![0u8; 16384]).unwrap();
         let paths = [path.clone()];
-        let mut setup = Setup::simple(&paths, &[16384], true, 8192);
+        let ids = crate::target::owned::ids_of(&paths).unwrap();
+        let mut setup = Setup::simple(&paths, &ids, &[16384], true, 8192);
         setup.direct = true;
         let mut e = Psync::open(&setup).unwrap();
         e.buf().fill(0x5A);

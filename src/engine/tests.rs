@@ -11,6 +11,7 @@ use super::vsync::Vsync;
 use super::*;
 use crate::plan::Permutation;
 use crate::plan::mem::Strided;
+use crate::target::owned::ids_of;
 
 /// A file of `size` pseudo-random bytes.
 fn known_file(dir: &std::path::Path, size: usize) -> (PathBuf, Vec<u8>) {
@@ -86,6 +87,7 @@ fn sync_engines_read_the_right_bytes_into_the_right_places() {
     let dir = tempfile::tempdir().unwrap();
     let (path, data) = known_file(dir.path(), 1 << 20);
     let paths = [path];
+    let ids = ids_of(&paths).unwrap();
     let sizes = [data.len() as u64];
     for (mem, bs) in [
         (None, 16384u64),
@@ -93,7 +95,7 @@ fn sync_engines_read_the_right_bytes_into_the_right_places() {
         (Some(Strided { len: 3000, stride: 4096 }), 15000),
     ] {
         let ops = random_ops((1 << 20) / bs, bs);
-        let mut setup = Setup::simple(&paths, &sizes, false, bs as usize);
+        let mut setup = Setup::simple(&paths, &ids, &sizes, false, bs as usize);
         setup.mem = mem;
         let c = read_check::<Psync>(&setup, &ops, &data, &format!("psync {mem:?}"));
         assert_eq!(c.get(Call::Pread), ops.len() as u64);
@@ -117,11 +119,13 @@ fn sync_engines_write_exactly_what_memory_gathers() {
     let dir = tempfile::tempdir().unwrap();
     let bs = 8192u64;
     let path = dir.path().join("w.dat");
+    std::fs::write(&path, b"").unwrap();
     let paths = [path.clone()];
+    let ids = ids_of(&paths).unwrap();
     let sizes = [32 * bs];
     let ops = random_ops(32, bs);
     for mem in [None, Some(Strided { len: 8, stride: 32 }), Some(Strided { len: 16, stride: 16 })] {
-        let mut setup = Setup::simple(&paths, &sizes, true, bs as usize);
+        let mut setup = Setup::simple(&paths, &ids, &sizes, true, bs as usize);
         setup.mem = mem;
         std::fs::write(&path, vec![0u8; sizes[0] as usize]).unwrap();
         write_check::<Psync>(&setup, &ops, &path, &format!("psync {mem:?}"));
@@ -149,7 +153,8 @@ fn mmap_refuses_to_read_past_the_end_of_a_short_file() {
     let dir = tempfile::tempdir().unwrap();
     let (path, _) = known_file(dir.path(), 8192);
     let paths = [path];
-    let setup = Setup::simple(&paths, &[16384], false, 4096);
+    let ids = ids_of(&paths).unwrap();
+    let setup = Setup::simple(&paths, &ids, &[16384], false, 4096);
     let err = Mmap::open(&setup).err().expect("a short file is refused").to_string();
     assert!(err.contains("8192") && err.contains("16384"), "{err}");
 }
@@ -200,10 +205,11 @@ fn uring_reads_every_slot_right_with_a_full_ring() {
     let bs = 4096u64;
     let (path, data) = known_file(dir.path(), 256 * bs as usize);
     let paths = [path];
+    let ids = ids_of(&paths).unwrap();
     let sizes = [data.len() as u64];
     let ops = random_ops(256, bs);
     for (depth, direct) in [(1, false), (4, false), (8, true), (3, false)] {
-        let mut setup = Setup::simple(&paths, &sizes, false, bs as usize);
+        let mut setup = Setup::simple(&paths, &ids, &sizes, false, bs as usize);
         setup.iodepth = depth;
         setup.direct = direct;
         let (max_inflight, calls) = async_reads::<Uring>(&setup, &ops, &data);
@@ -245,4 +251,48 @@ fn debug_builds_check_every_block_read() {
         let err = data.after_read(&mem, op).unwrap_err();
         assert!(err.contains("stamp of offset 20480"), "strided {strided}: {err}");
     }
+}
+
+/// Every engine opens a worker's file only if it is still the one iolab created: a symbolic
+/// link or a hard link to a file elsewhere in its place, or a second name for it, is refused
+/// by name, and the file elsewhere is not touched (not even truncated by mmap's sizing).
+#[test]
+fn engines_open_only_the_file_iolab_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w0000.dat");
+    let victim = dir.path().join("victim");
+    std::fs::write(&path, vec![0u8; 8192]).unwrap();
+    std::fs::write(&victim, b"the user's data").unwrap();
+    let paths = [path.clone()];
+    let ids = ids_of(&paths).unwrap();
+    let sizes = [1u64 << 20];
+    let setup = Setup::simple(&paths, &ids, &sizes, true, 4096);
+    let uring_ok = uring::probe().is_ok();
+    let open_all = |what: &str| {
+        let mut errs = vec![
+            Psync::open(&setup).err().map(|e| e.to_string()),
+            Vsync::open(&setup).err().map(|e| e.to_string()),
+            Mmap::open(&setup).err().map(|e| e.to_string()),
+        ];
+        if uring_ok {
+            errs.push(Uring::open(&setup).err().map(|e| e.to_string()));
+        }
+        for (i, e) in errs.into_iter().enumerate() {
+            let e = e.unwrap_or_else(|| panic!("engine {i} opened {what}"));
+            assert!(e.starts_with(&format!("open on {}: refused: ", path.display())), "{what}: {e}");
+        }
+    };
+    let ours = dir.path().join("ours");
+    std::fs::rename(&path, &ours).unwrap();
+    std::os::unix::fs::symlink(&victim, &path).unwrap();
+    open_all("a symbolic link");
+    std::fs::remove_file(&path).unwrap();
+    std::fs::hard_link(&victim, &path).unwrap();
+    open_all("a hard link to another file");
+    std::fs::remove_file(&path).unwrap();
+    std::fs::rename(&ours, &path).unwrap();
+    std::fs::hard_link(&path, dir.path().join("second-name")).unwrap();
+    open_all("its own file with a second name");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"the user's data");
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 8192, "mmap sized nothing");
 }

@@ -16,7 +16,8 @@ use std::sync::OnceLock;
 use io_uring::{IoUring, opcode, types};
 
 use super::{
-    AsyncEngine, Call, CallCounts, CallError, CallResult, Caps, Done, EngineDef, Setup, fd_sync, open_files,
+    AsyncEngine, Call, CallCounts, CallError, CallResult, Caps, Done, EngineDef, Setup, buffer, fd_sync,
+    open_files,
 };
 use crate::env::sys::AlignedBuf;
 use crate::error::{Error, Result};
@@ -140,7 +141,10 @@ impl AsyncEngine for Uring {
         ring.submitter().register_files(&fds).map_err(|e| refused("registering files", e))?;
         // Page-aligned slots so the same buffers serve O_DIRECT.
         let stride = setup.bs.next_multiple_of(4096);
-        let mut bufs = AlignedBuf::new(stride * depth, 4096);
+        let len = stride.checked_mul(depth).ok_or_else(|| {
+            refused("buffers", io::Error::new(io::ErrorKind::OutOfMemory, "iodepth x bs overflows"))
+        })?;
+        let mut bufs = buffer(setup, len)?;
         let base = bufs.as_mut_ptr();
         let iovecs: Vec<libc::iovec> = (0..depth)
             // SAFETY: slot s starts at s * stride, inside the buffer of depth * stride bytes.

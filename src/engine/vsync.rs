@@ -6,7 +6,7 @@
 use std::io;
 use std::os::unix::io::AsRawFd;
 
-use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, FdFiles, Setup};
+use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, FdFiles, Setup, buffer};
 use crate::env::sys::AlignedBuf;
 use crate::error::Result;
 use crate::plan::Op;
@@ -52,7 +52,7 @@ impl Engine for Vsync {
     fn open(setup: &Setup<'_>) -> Result<Self> {
         let fds = FdFiles::open(setup)?;
         // Page-aligned so the same buffer serves O_DIRECT.
-        let mut buf = AlignedBuf::new(setup.mem_bytes(), 4096);
+        let mut buf = buffer(setup, setup.mem_bytes())?;
         let base = buf.as_mut_ptr();
         let (iov, piece) = match setup.mem {
             None => (vec![libc::iovec { iov_base: base.cast(), iov_len: setup.bs }], setup.bs),

@@ -60,31 +60,41 @@ pub struct Primed {
     pub resident_bytes: u64,
 }
 
+/// Bytes priming touches between two looks at the stop flag: a few milliseconds of page faults.
+const PRIME_STEP: usize = 16 << 20;
+
 /// Touches `bytes` of fresh memory (one write per page), then frees it. On virtual machines
 /// memory the guest freed is slow to reuse; priming just before a run puts every run in the
-/// same state.
+/// same state. A SIGINT or SIGTERM stops it within one step of [`PRIME_STEP`] bytes
+/// (`Interrupted`); memory the system refuses is an error, never an abort.
 pub fn prime_memory(bytes: u64) -> Result<Primed> {
     if bytes == 0 {
         return Ok(Primed { ns: 0, resident_bytes: 0 });
     }
-    if let Some(avail) = mem_available_bytes()
-        && bytes > avail / 10 * 9
+    if let Some(avail) = crate::env::memory::available()
+        && bytes > avail.bytes / 10 * 9
     {
         return Err(Error::Run(format!(
-            "prime_memory = {}: only {} of memory is available now",
+            "prime_memory = {}: only {} of memory is available now ({})",
             fmt_size(bytes),
-            fmt_size(avail)
+            fmt_size(avail.bytes),
+            avail.source
         )));
     }
     let start = now_ns();
-    let page = crate::env::sys::page_size();
-    let mut buf = vec![0u8; bytes as usize];
-    for i in (0..buf.len()).step_by(page) {
-        buf[i] = 1;
+    let refused = |e: std::io::Error| Error::Run(format!("prime_memory = {}: {e}", fmt_size(bytes)));
+    let len = usize::try_from(bytes).map_err(|_| refused(std::io::ErrorKind::OutOfMemory.into()))?;
+    let mut mem = crate::env::sys::AnonMap::new(len).map_err(refused)?;
+    let mut at = 0;
+    while at < len {
+        crate::env::signals::check()?;
+        let end = len.min(at + PRIME_STEP);
+        mem.touch(at, end);
+        at = end;
     }
-    std::hint::black_box(&mut buf);
+    std::hint::black_box(&mut mem);
     let resident_bytes = resident_bytes().unwrap_or(0);
-    drop(buf);
+    drop(mem);
     Ok(Primed { ns: now_ns() - start, resident_bytes })
 }
 
@@ -93,12 +103,6 @@ pub fn resident_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
     Some(pages * crate::env::sys::page_size() as u64)
-}
-
-fn mem_available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
 }
 
 /// The 1-minute load average, or NaN if /proc/loadavg cannot be read.

@@ -218,10 +218,18 @@ pub fn analyse(files: &[(String, u64, u64, Vec<Extent>)]) -> LayoutFacts {
 
 /// Reads the extents of `paths` (named `names`) and analyses them together.
 pub fn probe(paths: &[PathBuf], names: &[String]) -> io::Result<(LayoutFacts, Vec<Vec<Extent>>)> {
+    probe_with(names, |i| File::open(&paths[i]))
+}
+
+/// [`probe`] over the files `open(i)` opens, one at a time, for the names `names`.
+pub fn probe_with(
+    names: &[String],
+    mut open: impl FnMut(usize) -> io::Result<File>,
+) -> io::Result<(LayoutFacts, Vec<Vec<Extent>>)> {
     let mut input = vec![];
     let mut all = vec![];
-    for (p, name) in paths.iter().zip(names) {
-        let f = File::open(p)?;
+    for (i, name) in names.iter().enumerate() {
+        let f = open(i)?;
         let meta = f.metadata()?;
         let ext = extents_of(&f)?;
         all.push(ext.clone());

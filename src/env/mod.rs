@@ -1,10 +1,12 @@
-//! The machine under the run: host facts, environment control around runs, layout forensics,
-//! signals, reading the files a user names, and the syscall wrappers std does not offer.
+//! The machine under the run: host facts, the memory it can give, environment control around
+//! runs, layout forensics, signals, reading the files a user names, and the syscall wrappers
+//! std does not offer.
 
 pub mod envctl;
 pub mod forensics;
 pub mod host;
 pub mod input;
+pub mod memory;
 pub mod monitor;
 pub mod signals;
 pub mod sys;

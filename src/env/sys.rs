@@ -138,15 +138,23 @@ unsafe impl Send for AlignedBuf {}
 impl AlignedBuf {
     /// A zeroed buffer of `len` bytes aligned to `align` (a power of two). Every page is
     /// written now (not left to the allocator's lazily zeroed pages), so no page fault lands
-    /// in a timed loop.
-    pub fn new(len: usize, align: usize) -> AlignedBuf {
-        let layout = std::alloc::Layout::from_size_align(len.max(1), align).expect("valid buffer layout");
+    /// in a timed loop. An allocation the system refuses is an error (OutOfMemory), never an
+    /// abort.
+    pub fn new(len: usize, align: usize) -> io::Result<AlignedBuf> {
+        let layout = std::alloc::Layout::from_size_align(len.max(1), align).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("{len} bytes aligned to {align} is no valid allocation"),
+            )
+        })?;
         // SAFETY: the layout has non-zero size.
         let raw = unsafe { std::alloc::alloc(layout) };
-        let ptr = std::ptr::NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        let ptr = std::ptr::NonNull::new(raw).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::OutOfMemory, format!("the system refused {len} bytes of memory"))
+        })?;
         // SAFETY: `ptr` is valid for writes of `layout.size()` bytes, just allocated.
         unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, layout.size()) };
-        AlignedBuf { ptr, len, layout }
+        Ok(AlignedBuf { ptr, len, layout })
     }
 }
 
@@ -169,6 +177,65 @@ impl Drop for AlignedBuf {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with exactly this layout.
         unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// Private anonymous memory (mmap), unmapped on drop. Its pages take memory only once written,
+/// so a caller can fill it step by step (and stop between steps).
+pub struct AnonMap {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+impl AnonMap {
+    /// Maps `len` bytes (at least one page); an error if the kernel refuses.
+    pub fn new(len: usize) -> io::Result<AnonMap> {
+        let len = len.max(1);
+        // SAFETY: a fresh private anonymous mapping; no file, no fixed address.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr =
+            std::ptr::NonNull::new(addr.cast()).ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        Ok(AnonMap { ptr, len })
+    }
+
+    /// Writes one byte in every page of bytes `[from, to)` (clamped to the mapping).
+    pub fn touch(&mut self, from: usize, to: usize) {
+        let page = page_size();
+        let to = to.min(self.len);
+        let mut at = from / page * page;
+        while at < to {
+            // SAFETY: `at < len`, inside the live, writable mapping; volatile so the store of a
+            // zero into a zero page is not optimised away.
+            unsafe { std::ptr::write_volatile(self.ptr.as_ptr().add(at), 1) };
+            at += page;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for AnonMap {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the mapping made in `new`; no reference into it remains.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
 }
 
@@ -213,10 +280,31 @@ mod tests {
 
     #[test]
     fn aligned_buffer_is_aligned_and_zeroed() {
-        let b = AlignedBuf::new(1 << 20, 4096);
+        let b = AlignedBuf::new(1 << 20, 4096).unwrap();
         assert_eq!(b.as_ptr() as usize % 4096, 0);
         assert_eq!(b.len(), 1 << 20);
         assert!(b.iter().all(|&x| x == 0));
+    }
+
+    /// An allocation no machine can give is an error, not an abort.
+    #[test]
+    fn an_impossible_buffer_is_an_error() {
+        // 4 EiB: more than any address space holds, whatever the overcommit policy.
+        let e = AlignedBuf::new(1 << 62, 4096).err().expect("refused");
+        assert_eq!(e.kind(), io::ErrorKind::OutOfMemory);
+        assert!(e.to_string().contains("4611686018427387904 bytes"), "{e}");
+        assert!(AlignedBuf::new(usize::MAX, 4096).is_err(), "no valid layout");
+        assert!(AnonMap::new(1 << 62).is_err());
+    }
+
+    #[test]
+    fn an_anonymous_map_is_touched_page_by_page() {
+        let mut m = AnonMap::new(8 * page_size()).unwrap();
+        assert_eq!(m.len(), 8 * page_size());
+        m.touch(page_size(), 3 * page_size());
+        // SAFETY: reading inside the live mapping.
+        let at = |i: usize| unsafe { std::ptr::read_volatile(m.ptr.as_ptr().add(i)) };
+        assert_eq!((at(0), at(page_size()), at(2 * page_size()), at(3 * page_size())), (0, 1, 1, 0));
     }
 
     #[test]

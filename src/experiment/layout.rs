@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::experiment::{Params, ResolveEnv};
 use crate::spec::{LatencyMode, Launcher, Layout, Spec, StartMode};
-use crate::units::{fmt_size, parse_size};
+use crate::units::{fmt_size, fmt_size_spec, parse_size};
 
 /// The resolved layout and launch parameters.
 pub(super) struct Access {
@@ -130,9 +130,70 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
     Ok(Access { files, round_robin, stripe_unit_bytes, stripe_count, launcher, start, latency })
 }
 
-/// Checks what needs the whole spec: stripe geometry against bs, and each phase's workers,
-/// round-robin width and layout against the file set.
+/// The most bytes a file, a repetition's data or a run's kept data may hold: file offsets
+/// (off_t) are signed 64-bit numbers, and keeping every figure below 2^63 leaves room for the
+/// sums and margins computed from them.
+pub const MAX_BYTES: u64 = i64::MAX as u64;
+
+/// `a x b` for the figure `what`, or a refusal naming `field`: never a wrapped small number.
+fn times(field: &str, value: &str, what: &str, a: u64, b: u64) -> Result<u64> {
+    match a.checked_mul(b) {
+        Some(n) if n <= MAX_BYTES => Ok(n),
+        Some(n) if b == 1 => Err(Error::spec(
+            field,
+            value,
+            format!("{what} = {}, more than a 64-bit file offset reaches (8 EiB)", fmt_size(n)),
+        )),
+        Some(n) => Err(Error::spec(
+            field,
+            value,
+            format!(
+                "{what} = {} x {b} = {}, more than a 64-bit file offset reaches (8 EiB)",
+                fmt_size(a),
+                fmt_size(n)
+            ),
+        )),
+        None => Err(Error::spec(field, value, format!("{what} = {} x {b} overflows 64 bits", fmt_size(a)))),
+    }
+}
+
+/// Refuses sizes that, multiplied out, leave 64 bits: a file (size, or size x workers for the
+/// shared file), a repetition's data (size x files), the data kept over all repetitions
+/// (`keep`: x reps), and a stripe's width (stripe_unit x stripe_count). Every later figure
+/// (offsets, block counts, free-space needs and their margin) then fits.
+fn check_totals(spec: &Spec) -> Result<()> {
+    let size = fmt_size_spec(spec.size_bytes);
+    let data = if spec.layout.per_worker_files() {
+        times("size", &size, "a file (size)", spec.size_bytes, 1)?;
+        times("size", &size, "the run's total (size x files)", spec.size_bytes, spec.file_count() as u64)?
+    } else {
+        times("size", &size, "the shared file (size x workers)", spec.size_bytes, spec.workers as u64)?
+    };
+    if spec.keep {
+        times(
+            "reps",
+            &spec.reps.to_string(),
+            "with keep, the kept data (run's total x reps)",
+            data,
+            spec.reps as u64,
+        )?;
+    }
+    if let (Some(unit), Some(count)) = (spec.stripe_unit_bytes, spec.stripe_count) {
+        times(
+            "stripe_unit",
+            &fmt_size_spec(unit),
+            "a stripe (stripe_unit x stripe_count)",
+            unit,
+            count as u64,
+        )?;
+    }
+    Ok(())
+}
+
+/// Checks what needs the whole spec: sizes multiplied out ([`check_totals`]), stripe geometry
+/// against bs, and each phase's workers, round-robin width and layout against the file set.
 pub(super) fn check(spec: &Spec, _env: &ResolveEnv) -> Result<()> {
+    check_totals(spec)?;
     let bs = spec.bs_bytes;
     if let Some(unit) = spec.stripe_unit_bytes {
         if bs % unit != 0 && unit % bs != 0 {
@@ -159,7 +220,8 @@ pub(super) fn check(spec: &Spec, _env: &ResolveEnv) -> Result<()> {
         }
     }
     let files = spec.file_count() as u64;
-    let shared_blocks = spec.size_bytes * spec.workers as u64 / bs;
+    // Fits: check_totals bounded size x workers.
+    let shared_blocks = spec.size_bytes.saturating_mul(spec.workers as u64) / bs;
     for ph in &spec.phases {
         let w = spec.phase_workers(ph) as u64;
         let rr = spec.phase_round_robin(ph) as u64;
@@ -344,6 +406,74 @@ mod tests {
             err(&[("layout", "shared"), ("size", "8KiB"), ("bs", "4KiB"), ("ops", "read:workers=3")]).0,
             "ops"
         );
+    }
+
+    /// Sizes whose products pass 2^63 are refused by the field at fault, never wrapped to a
+    /// small number (2^62 x 4 workers once became "the shared file has only 0 blocks").
+    #[test]
+    fn sizes_that_overflow_64_bits_are_refused_by_name() {
+        let d = std::env::temp_dir().display().to_string();
+        let four = format!("{d},{d},{d},{d}");
+        for (pairs, field, says) in [
+            (
+                vec![("size", "18446744073709551615"), ("bs", "1")],
+                "size",
+                "a file (size) = 16777216.00 TiB, more than a 64-bit file offset reaches (8 EiB)",
+            ),
+            (
+                vec![("size", "9223372036854775808"), ("workers", "2")],
+                "size",
+                "a file (size) = 8388608 TiB, more than a 64-bit file offset reaches",
+            ),
+            (
+                vec![("size", "4611686018427387904"), ("workers", "2")],
+                "size",
+                "the run's total (size x files) = 4194304 TiB x 2 = 8388608 TiB, more than a 64-bit",
+            ),
+            (
+                vec![("size", "4611686018427387904"), ("workers", "4"), ("layout", "shared")],
+                "size",
+                "the shared file (size x workers) = 4194304 TiB x 4 overflows 64 bits",
+            ),
+            (
+                vec![("size", "1TiB"), ("files", "1000000"), ("keep", "true"), ("reps", "100000")],
+                "reps",
+                "with keep, the kept data (run's total x reps) = 1000000 TiB x 100000 overflows 64 bits",
+            ),
+            (
+                vec![("layout", "striped"), ("dirs", &four), ("stripe_unit", "4611686018427387904")],
+                "stripe_unit",
+                "a stripe (stripe_unit x stripe_count) = 4194304 TiB x 4 overflows 64 bits",
+            ),
+            (
+                vec![("layout", "striped"), ("stripe_count", "18446744073709551615")],
+                "stripe_count",
+                "between 1 and 4096",
+            ),
+            (
+                vec![("mem_len", "4096"), ("mem_stride", "18446744073709551615")],
+                "mem_stride",
+                "each worker would need more than 16 EiB of memory",
+            ),
+        ] {
+            let e = err(&pairs);
+            assert_eq!(e.0, field, "{pairs:?}: {e:?}");
+            assert!(e.2.contains(says), "{pairs:?}: {}", e.2);
+        }
+        // Just below the limits: the plan's figures are exact.
+        let s = resolve(&params(&[("size", "2097152TiB"), ("workers", "2"), ("layout", "shared")]), &env())
+            .unwrap();
+        assert_eq!(crate::plan::plan(&s).disk_bytes(), 1 << 62);
+        // 2^62 one-byte blocks over 4 workers: each worker's segment is found without overflow.
+        let s = resolve(
+            &params(&[("size", "1048576TiB"), ("bs", "1"), ("workers", "4"), ("layout", "shared")]),
+            &env(),
+        )
+        .unwrap();
+        let p = crate::plan::plan(&s);
+        let w = &p.phases[0].workers;
+        assert_eq!(w.iter().map(|w| w.ops.bytes()).sum::<u64>(), 1 << 62);
+        assert_eq!(w[3].ops.op(w[3].ops.n_ops - 1).offset, (1 << 62) - 1);
     }
 
     #[test]

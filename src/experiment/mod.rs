@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 mod file;
 mod layout;
+mod memory;
 mod params;
 mod phases;
 pub mod preset;
@@ -153,10 +154,13 @@ impl Experiment {
         let mut points = Vec::with_capacity(assignments.len());
         let mut notes: Vec<String> = vec![];
         for a in &assignments {
+            // Up to 100,000 points: a stop asked for now ends the experiment before it starts.
+            crate::env::signals::check()?;
             let (spec, n) = self.resolve_point(a, env).map_err(|e| at_point(e, a))?;
             notes.extend(n.into_iter().filter(|n| !notes.contains(n)).collect::<Vec<_>>());
             points.push(Point { params: a.iter().cloned().collect(), spec });
         }
+        schedule::check_size(points.iter().map(|p| (p.spec.reps, p.spec.warmup, p.spec.phases.len())))?;
         let base = points[0].spec.clone();
         let design = Design {
             axes: self.sweep.axes.clone(),

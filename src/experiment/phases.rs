@@ -1,22 +1,36 @@
 //! Phases from the spec's `ops` list: `write,read:cold,read:warm` and their modifiers
 //! (`:seq|:reverse|:random`, `:cold|:warm|:asis`, `workers=N`, `rr=N`, ...), each phase named
-//! uniquely.
+//! uniquely. A run has at most [`MAX_PHASES`] phases; naming them is linear in their number.
+
+use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::spec::*;
 
 use super::layout;
 
+/// The most phases one run may have.
+pub const MAX_PHASES: usize = 1000;
+
 pub(super) fn parse_phases(
     values: &[String],
     default_cache: CachePolicy,
     default_order: Order,
 ) -> Result<Vec<Phase>> {
-    let mut phases: Vec<Phase> = Vec::new();
-    for item in values.iter().flat_map(|v| v.split(',')).map(str::trim) {
-        if item.is_empty() {
-            continue;
-        }
+    let items: Vec<&str> =
+        values.iter().flat_map(|v| v.split(',')).map(str::trim).filter(|i| !i.is_empty()).collect();
+    if items.len() > MAX_PHASES {
+        return Err(Error::spec(
+            "ops",
+            format!("{} phases", items.len()),
+            format!("a run has at most {MAX_PHASES} phases"),
+        ));
+    }
+    let mut phases: Vec<Phase> = Vec::with_capacity(items.len());
+    // How often each phase text was seen so far: the second `read` is `read#2`. (`#` cannot
+    // appear in a valid phase, so a suffixed name never equals another phase's text.)
+    let mut seen: HashMap<&str, usize> = HashMap::with_capacity(items.len());
+    for item in items {
         let mut parts = item.split(':');
         let op = match parts.next().unwrap_or("") {
             "write" => OpKind::Write,
@@ -77,14 +91,45 @@ pub(super) fn parse_phases(
                 ));
             }
         }
-        let base = item.to_string();
-        let repeats =
-            phases.iter().filter(|p| p.name == base || p.name.starts_with(&format!("{base}#"))).count();
-        let name = if repeats == 0 { base } else { format!("{base}#{}", repeats + 1) };
+        let repeats = seen.entry(item).or_insert(0);
+        *repeats += 1;
+        let name = if *repeats == 1 { item.to_string() } else { format!("{item}#{repeats}") };
         phases.push(Phase { name, op, order, cache, workers, round_robin, layout });
     }
     if phases.is_empty() {
         return Err(Error::spec("ops", values.join(","), "at least one phase is needed"));
     }
     Ok(phases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(items: Vec<String>) -> Result<Vec<Phase>> {
+        parse_phases(&items, CachePolicy::Cold, Order::Seq)
+    }
+
+    /// A thousand phases are named as before (the n-th `read` is `read#n`); more are refused
+    /// before any is parsed.
+    #[test]
+    fn a_thousand_phases_at_most_named_in_one_pass() {
+        let mut items = vec!["write".to_string()];
+        items.extend((1..MAX_PHASES).map(|i| if i % 2 == 0 { "read:warm" } else { "read" }.to_string()));
+        let p = parse(items).unwrap();
+        assert_eq!(p.len(), MAX_PHASES);
+        let names: Vec<&str> = p.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names[..5], ["write", "read", "read:warm", "read#2", "read:warm#2"]);
+        assert_eq!(names[MAX_PHASES - 1], "read#500");
+        match parse(vec!["read".to_string(); 200_000]) {
+            Err(Error::Spec { field, value, reason }) => {
+                assert_eq!((field.as_str(), value.as_str()), ("ops", "200000 phases"));
+                assert_eq!(reason, "a run has at most 1000 phases");
+            }
+            other => panic!("{other:?}"),
+        }
+        // One comma-separated value counts phase by phase too.
+        assert!(parse(vec![vec!["read"; 1001].join(",")]).is_err());
+        assert_eq!(parse(vec![vec!["read"; 1000].join(",")]).unwrap().len(), 1000);
+    }
 }

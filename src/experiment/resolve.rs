@@ -348,6 +348,8 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
             ));
         }
     }
+    // Last: the buffers of a spec that is otherwise sound must fit in memory.
+    super::memory::check(&spec)?;
     Ok((spec, notes))
 }
 

@@ -3,7 +3,6 @@
 //! [`Sink`] (the store) at once, so an interruption loses nothing already measured.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
@@ -21,6 +20,7 @@ use crate::results::{
 };
 use crate::spec::{OpKind, Spec};
 use crate::target::cache;
+use crate::target::owned::{self, FileId};
 use crate::target::workdir::WorkDirs;
 use crate::worker::data::DataPath;
 use crate::worker::registry::Registered;
@@ -265,39 +265,50 @@ fn run_phases(
         written_bs: spec.bs_bytes,
     };
     let kept = spec.reuse.is_some() && real;
-    let paths: Vec<PathBuf> = if kept {
+    // Every file by path and by identity: each later open checks that the path still names the
+    // inode iolab created, through no link, with one link (target::owned).
+    let (paths, ids): (Vec<PathBuf>, Vec<FileId>) = if kept {
         let k = crate::target::reuse::open(spec, plan)?;
         base_tag = k.tag;
-        k.paths
+        (k.paths, k.ids)
     } else if real {
         let wd = wd_slot.insert(WorkDirs::create(spec, run_id)?);
         let paths: Vec<PathBuf> = plan.files.iter().map(|f| wd.dir(f.target).join(&f.name)).collect();
+        let mut ids = Vec::with_capacity(paths.len());
         for p in &paths {
-            wd.create_file(p)?;
+            crate::env::signals::check()?;
+            let f = wd.create_file(p)?;
+            ids.push(FileId::of_file(&f, p)?);
         }
         wd.sync_markers()?;
         if plan.layout_first {
-            lay_out(spec, plan, &paths, BlockTag { generation: 1, ..base_tag })?;
+            lay_out(spec, plan, &paths, &ids, BlockTag { generation: 1, ..base_tag })?;
             wd.record_written(1)?;
         }
-        paths
+        (paths, ids)
     } else {
-        plan.files.iter().map(|f| PathBuf::from(&f.name)).collect()
+        (
+            plan.files.iter().map(|f| PathBuf::from(&f.name)).collect(),
+            vec![FileId::default(); plan.files.len()],
+        )
     };
 
     let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
     for phase in &plan.phases {
         *at_phase = phase.index;
         crate::env::signals::check()?;
+        if phase.index > 0 {
+            pause_for_tests()?;
+        }
         let tag =
             if kept { base_tag } else { BlockTag { generation: generation(plan, phase.index), ..base_tag } };
         let mut prealloc_ns = 0;
         if real && phase.op == OpKind::Write {
-            prealloc_ns = recreate(spec, plan, &paths)?;
+            prealloc_ns = recreate(spec, plan, &paths, &ids)?;
         }
-        let fraction = if real { cache::prepare(phase.cache, &paths, spec.drop_caches)? } else { 0.0 };
+        let fraction = if real { cache::prepare(phase.cache, &paths, &ids, spec.drop_caches)? } else { 0.0 };
         let check = CacheCheck::judge(phase.cache, fraction, real);
-        let job = PhaseJob { spec, phase, paths: &paths, sizes: &sizes, engine, tag };
+        let job = PhaseJob { spec, phase, paths: &paths, ids: &ids, sizes: &sizes, engine, tag };
         monitor.begin(&format!("rep {} {}", rep + 1, phase.name), phase.bytes());
         if real {
             settle_writeback(&spec.dirs);
@@ -318,10 +329,15 @@ fn run_phases(
                     &env.devices,
                 ));
                 r.env = env;
-                if real && phase.op.is_write() {
+                if real && phase.op.is_write() && crate::env::signals::pending().is_none() {
                     // Where the data landed; a file system without FIEMAP just has no facts.
                     let names: Vec<String> = plan.files.iter().map(|f| f.name.clone()).collect();
-                    r.file_layout = crate::env::forensics::probe(&paths, &names).ok().map(|(facts, _)| facts);
+                    let open = |i: usize| {
+                        crate::env::signals::check().map_err(std::io::Error::other)?;
+                        owned::open(&paths[i], ids[i], false, 0).map_err(std::io::Error::other)
+                    };
+                    r.file_layout =
+                        crate::env::forensics::probe_with(&names, open).ok().map(|(facts, _)| facts);
                 }
                 out.push((phase.index, r));
                 if let (Some(wd), true) = (wd_slot.as_mut(), phase.op.is_write()) {
@@ -339,14 +355,29 @@ fn run_phases(
     Ok(())
 }
 
-/// Before a write phase: empty every file, then preallocate if asked. Returns the time
-/// preallocation took (reported separately, not part of any worker's t_i).
-fn recreate(spec: &Spec, plan: &RunPlan, paths: &[PathBuf]) -> Result<u64> {
-    let mut ns = 0;
-    for (f, p) in plan.files.iter().zip(paths) {
+/// Test hook, not for users: with IOLAB_TEST_PAUSE_BETWEEN_PHASES=FILE in the environment,
+/// the coordinator waits before every phase but the first until FILE exists (iolab never
+/// removes it), so a test can change the work directory between two phases. A stop signal ends
+/// the wait.
+pub const PAUSE_VAR: &str = "IOLAB_TEST_PAUSE_BETWEEN_PHASES";
+
+fn pause_for_tests() -> Result<()> {
+    let Some(go) = std::env::var_os(PAUSE_VAR).filter(|v| !v.is_empty()) else { return Ok(()) };
+    while std::fs::symlink_metadata(&go).is_err() {
         crate::env::signals::check()?;
-        let file =
-            std::fs::OpenOptions::new().write(true).open(p).map_err(|e| Error::io("open", p, None, e))?;
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    Ok(())
+}
+
+/// Before a write phase: empty every file, then preallocate if asked. Returns the time
+/// preallocation took (reported separately, not part of any worker's t_i). A file is opened
+/// (and so emptied) only if it is still the one iolab created, `ids`.
+fn recreate(spec: &Spec, plan: &RunPlan, paths: &[PathBuf], ids: &[FileId]) -> Result<u64> {
+    let mut ns = 0;
+    for ((f, p), &id) in plan.files.iter().zip(paths).zip(ids) {
+        crate::env::signals::check()?;
+        let file = owned::open(p, id, true, 0)?;
         file.set_len(0).map_err(|e| Error::io("ftruncate", p, None, e))?;
         if spec.prealloc {
             let t = sys::now_ns();
@@ -360,13 +391,17 @@ fn recreate(spec: &Spec, plan: &RunPlan, paths: &[PathBuf]) -> Result<u64> {
 /// Writes every file in full (untimed) when the first phase reads or rewrites: the same
 /// bytes a write phase would produce, through the same data path, committed. A short write is
 /// an error naming the offset, as in the timed loop.
-fn lay_out(spec: &Spec, plan: &RunPlan, paths: &[PathBuf], tag: BlockTag) -> Result<()> {
+fn lay_out(spec: &Spec, plan: &RunPlan, paths: &[PathBuf], ids: &[FileId], tag: BlockTag) -> Result<()> {
     let len = plan::piece_len(spec);
-    let mut buf = vec![0u8; spec.bs_bytes as usize];
-    for (gid, (f, p)) in plan.files.iter().zip(paths).enumerate() {
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(spec.bs_bytes as usize).map_err(|e| {
+        Error::Run(format!("cannot allocate a block of {} bytes to lay files out: {e}", spec.bs_bytes))
+    })?;
+    buf.resize(spec.bs_bytes as usize, 0);
+    for (gid, ((f, p), &id)) in plan.files.iter().zip(paths).zip(ids).enumerate() {
         let mut data = DataPath::with(spec, &[gid as u32], tag);
         data.init_write_buf(&mut buf);
-        let file = File::options().write(true).open(p).map_err(|e| Error::io("open", p, None, e))?;
+        let file = owned::open(p, id, true, 0)?;
         let mut off = 0;
         while off < f.size_bytes {
             crate::env::signals::check()?;
@@ -376,6 +411,7 @@ fn lay_out(spec: &Spec, plan: &RunPlan, paths: &[PathBuf], tag: BlockTag) -> Res
             if w != n {
                 let short = std::io::Error::other(crate::worker::data::short_write(
                     p,
+                    id,
                     &buf[w..n],
                     off + w as u64,
                     w as u64,

@@ -1,9 +1,35 @@
 //! The order of an experiment's runs: every point's repetitions interleaved round-robin (the
 //! default) or shuffled with a seed, so a slow drift of the machine does not bias one point;
-//! each point's warm-up runs come right before its first measured run. Pure.
+//! each point's warm-up runs come right before its first measured run; and the most phase
+//! runs an experiment may hold. Pure.
 
+use crate::error::{Error, Result};
 use crate::plan::splitmix64;
 pub use crate::spec::Interleave;
+
+/// The most phase runs (over all points: (repetitions + warm-ups) x phases) one experiment may
+/// hold: each is a result kept in memory until the experiment ends, and a row in the store.
+pub const MAX_PHASE_RUNS: u64 = 1_000_000;
+
+/// Refuses an experiment of more than [`MAX_PHASE_RUNS`] phase runs; `points` gives each
+/// point's (repetitions, warm-ups, phases).
+pub fn check_size(points: impl Iterator<Item = (u32, u32, usize)>) -> Result<()> {
+    let (mut n, mut total) = (0u64, 0u64);
+    for (reps, warmup, phases) in points {
+        n += 1;
+        total = total.saturating_add((reps as u64 + warmup as u64).saturating_mul(phases as u64));
+    }
+    if total > MAX_PHASE_RUNS {
+        return Err(Error::spec(
+            "points x (reps + warmup) x phases",
+            format!("{n} point(s), {total} phase runs"),
+            format!(
+                "an experiment holds at most {MAX_PHASE_RUNS} phase runs; use fewer sweep points, repetitions or phases"
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// One run to do: a point, its repetition number, and whether it is a warm-up (numbered
 /// separately from the measured repetitions).
@@ -38,7 +64,7 @@ pub fn schedule(reps: &[u32], warmups: &[u32], interleave: Interleave) -> Vec<Sl
         }
     }
     let mut next_rep = vec![0u32; reps.len()];
-    let mut out = Vec::with_capacity(measured.len() + warmups.iter().sum::<u32>() as usize);
+    let mut out = Vec::with_capacity(measured.len() + warmups.iter().map(|&w| w as usize).sum::<usize>());
     for p in measured {
         if next_rep[p] == 0 {
             for w in 0..warmups.get(p).copied().unwrap_or(0) {
@@ -57,6 +83,21 @@ mod tests {
 
     fn show(slots: &[Slot]) -> Vec<String> {
         slots.iter().map(|s| format!("{}{}{}", if s.warmup { "w" } else { "p" }, s.point, s.rep)).collect()
+    }
+
+    #[test]
+    fn experiments_hold_at_most_a_million_phase_runs() {
+        assert!(check_size([(5, 0, 3)].into_iter()).is_ok());
+        assert!(check_size(std::iter::repeat_n((100_000, 0, 10), 1)).is_ok());
+        match check_size(std::iter::repeat_n((5, 1, 3), 100_000)) {
+            Err(Error::Spec { field, value, reason }) => {
+                assert_eq!(field, "points x (reps + warmup) x phases");
+                assert_eq!(value, "100000 point(s), 1800000 phase runs");
+                assert!(reason.contains("at most 1000000"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(check_size(std::iter::repeat_n((u32::MAX, u32::MAX, usize::MAX), 3)).is_err());
     }
 
     #[test]

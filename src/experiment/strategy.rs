@@ -222,7 +222,8 @@ pub fn resolve_into(params: &Params, spec: &mut Spec) -> Result<()> {
         ));
     }
     let op_bytes = if strategy.own_files() { spec.bs_bytes } else { w * spec.bs_bytes };
-    let file_bytes = iters * op_bytes;
+    // Bounded by resolution (size x workers stays below 2^63); saturate rather than wrap.
+    let file_bytes = iters.saturating_mul(op_bytes);
     // The mmap engine msyncs a window with uncommitted writes as it unmaps it; those commits
     // happen inside the engine's data call, unseen by the strategy (and outside S1B's token).
     // Windows aligned on the strategy's own syncs are always clean when unmapped.

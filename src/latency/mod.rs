@@ -72,6 +72,18 @@ pub const HIGHEST_NS: u64 = 1 << 40;
 /// Buckets needed to reach [`HIGHEST_NS`] (HDR's count for these bounds), plus one.
 const COUNTS: usize = 32 << SUB_HALF_BITS;
 
+/// Memory one worker's timed loop keeps for latencies with `mode`: its histogram (and the HDR
+/// histogram built from it at the end) and, traced, the ring of batch buffers.
+pub fn loop_memory_bytes(mode: crate::spec::LatencyMode) -> u64 {
+    let hist = 2 * (COUNTS * std::mem::size_of::<u64>()) as u64;
+    let trace = (trace::RING_BATCHES * trace::BATCH_OPS * std::mem::size_of::<TraceOp>()) as u64;
+    match mode {
+        crate::spec::LatencyMode::Off => 0,
+        crate::spec::LatencyMode::Histogram => hist,
+        crate::spec::LatencyMode::Trace => hist + trace,
+    }
+}
+
 /// A latency histogram with the bucket layout of HDR histograms of 1 ns .. 2^40 ns at 3
 /// significant digits (unit magnitude 0, 2048 sub-buckets): value v goes to bucket
 /// b = 53 - lzcnt(v | 2047), sub-bucket v >> b, index (b + 1) x 1024 + (v >> b) - 1024.

@@ -38,6 +38,8 @@ struct ChildJob {
     worker: usize,
     /// Paths of all files of the run, by global file id.
     paths: Vec<PathBuf>,
+    /// What each file must still be (the inode iolab created), by global file id.
+    ids: Vec<crate::engine::FileId>,
     /// What the blocks carry or must carry (verification).
     tag: crate::plan::verify::BlockTag,
     parent_pid: u32,
@@ -73,6 +75,7 @@ fn spawn(exe: &Path, job: &PhaseJob<'_>, i: usize, tx: mpsc::Sender<(usize, Even
         phase: job.phase.index,
         worker: i,
         paths: job.paths.to_vec(),
+        ids: job.ids.to_vec(),
         tag: job.tag,
         parent_pid: std::process::id(),
     };
@@ -269,7 +272,15 @@ fn run_child(job: &ChildJob, input: BufReader<std::io::Stdin>) -> Result<WorkerS
     let progress = AtomicU64::new(0);
     let gate = PipeGate { input: Mutex::new(input), abort: &abort, free: job.spec.start == StartMode::Free };
     let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
-    let pj = PhaseJob { spec: &job.spec, phase, paths: &job.paths, sizes: &sizes, engine, tag: job.tag };
+    let pj = PhaseJob {
+        spec: &job.spec,
+        phase,
+        paths: &job.paths,
+        ids: &job.ids,
+        sizes: &sizes,
+        engine,
+        tag: job.tag,
+    };
     let ctx = pj.ctx(job.worker, &gate, &abort, &progress);
     (engine.run)(&ctx)
 }

@@ -31,6 +31,8 @@ struct Job {
     spec: Spec,
     worker: u32,
     paths: Vec<PathBuf>,
+    /// What each file must still be (the inode iolab created).
+    ids: Vec<crate::engine::FileId>,
     sizes: Vec<u64>,
     /// The shared region's descriptor (inherited) and length.
     shm_fd: i32,
@@ -98,6 +100,7 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
             spec: spec.clone(),
             worker: r.worker,
             paths: job.paths.to_vec(),
+            ids: job.ids.to_vec(),
             sizes: job.sizes.to_vec(),
             shm_fd: shm.fd(),
             shm_len: shm.layout().len,
@@ -188,6 +191,14 @@ fn run_child(job: &Job) -> Result<Vec<WorkerSample>> {
         .iter()
         .find(|r| r.worker == job.worker)
         .ok_or_else(|| Error::Run(format!("no worker {} in the plan", job.worker)))?;
-    let ctx = RoleCtx { spec: &job.spec, plan: &plan, role, paths: &job.paths, sizes: &job.sizes, shm: &shm };
+    let ctx = RoleCtx {
+        spec: &job.spec,
+        plan: &plan,
+        role,
+        paths: &job.paths,
+        ids: &job.ids,
+        sizes: &job.sizes,
+        shm: &shm,
+    };
     loops::run(&ctx)
 }

@@ -26,8 +26,15 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
             .roles
             .iter()
             .map(|r| {
-                let ctx =
-                    RoleCtx { spec, plan: &plan, role: r, paths: job.paths, sizes: job.sizes, shm: &shm };
+                let ctx = RoleCtx {
+                    spec,
+                    plan: &plan,
+                    role: r,
+                    paths: job.paths,
+                    ids: job.ids,
+                    sizes: job.sizes,
+                    shm: &shm,
+                };
                 let (finished, shm) = (&finished, &shm);
                 std::thread::Builder::new()
                     .name(format!("iolab-s{}", r.worker))

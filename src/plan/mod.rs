@@ -198,7 +198,8 @@ fn files_of(spec: &Spec) -> Vec<PlannedFile> {
         (0..spec.file_count()).map(|f| (format!("w{f:04}"), spec.size_bytes)).collect()
     } else {
         let name = if spec.layout == Layout::Striped { "striped" } else { "shared" };
-        vec![(name.to_string(), spec.size_bytes * spec.workers as u64)]
+        // Resolution refuses a spec whose shared file passes 2^63 bytes: nothing saturates here.
+        vec![(name.to_string(), spec.size_bytes.saturating_mul(spec.workers as u64))]
     };
     let mut files = vec![];
     for (f, (stem, size)) in logical.into_iter().enumerate() {
@@ -235,7 +236,7 @@ fn phase_plan(spec: &Spec, index: usize, ph: &Phase) -> PhasePlan {
         Pieces { stripe: s, per_block: bs / len, len }
     });
     let physical = |logical: u32| (logical * comps..(logical + 1) * comps).collect::<Vec<u32>>();
-    let shared_blocks = spec.size_bytes * spec.workers as u64 / bs;
+    let shared_blocks = spec.size_bytes.saturating_mul(spec.workers as u64) / bs;
     let workers = (0..w_count)
         .map(|w| {
             let (files, n_blocks, map) = if layout.per_worker_files() {
@@ -249,9 +250,10 @@ fn phase_plan(spec: &Spec, index: usize, ph: &Phase) -> PhasePlan {
                 let count = (shared_blocks - w64).div_ceil(n);
                 (physical(0), count, BlockMap::Strided { first: w64, stride: n })
             } else {
-                // Contiguous segments: worker w owns blocks [B w / W, B (w+1) / W).
-                let first = shared_blocks * w as u64 / w_count as u64;
-                let end = shared_blocks * (w as u64 + 1) / w_count as u64;
+                // Contiguous segments: worker w owns blocks [B w / W, B (w+1) / W) (in 128 bits:
+                // B may be close to 2^63).
+                let at = |w: u64| (shared_blocks as u128 * w as u128 / w_count as u128) as u64;
+                let (first, end) = (at(w as u64), at(w as u64 + 1));
                 (physical(0), end - first, BlockMap::Contiguous { base: first * bs })
             };
             let order = match ph.order {

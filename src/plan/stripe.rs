@@ -27,7 +27,8 @@ impl Stripe {
 
     /// The size of component `t` of a logical file of `len` bytes.
     pub fn component_size(&self, len: u64, t: u32) -> u64 {
-        let width = self.unit * self.count as u64;
+        // Resolution keeps unit x count below 2^63; saturate rather than wrap all the same.
+        let width = self.unit.saturating_mul(self.count as u64);
         let rem = len % width;
         len / width * self.unit + rem.saturating_sub(t as u64 * self.unit).min(self.unit)
     }

@@ -462,12 +462,13 @@ pub const DEFAULT_OPS: &[&str] = &["write", "read:cold", "read:warm"];
 pub const DEFAULT_SIZE: &str = "512MiB";
 
 impl Spec {
-    /// Bytes of data one repetition keeps on disk at most (what preflight checks).
-    pub fn data_bytes(&self) -> u64 {
+    /// Bytes of data one repetition keeps on disk at most (what preflight checks); `None` if
+    /// that overflows 64 bits (resolution refuses such a spec).
+    pub fn data_bytes(&self) -> Option<u64> {
         if self.layout.per_worker_files() {
-            self.size_bytes * self.file_count() as u64
+            self.size_bytes.checked_mul(self.file_count() as u64)
         } else {
-            self.size_bytes * self.workers as u64
+            self.size_bytes.checked_mul(self.workers as u64)
         }
     }
 

@@ -16,7 +16,7 @@ use super::mechanism::{self, Committer, Mechanism};
 use super::plan::{Plan, Receive, RolePlan, Write};
 use super::shm::{self, Shm, ShmReceiver};
 use super::{RoleSample, RoleTimes, Strategy, gettid, thread_cpu_ns, thread_runq_ns};
-use crate::engine::{CallCounts, Setup};
+use crate::engine::{CallCounts, FileId, Setup};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::latency::new_hist;
@@ -35,8 +35,10 @@ pub struct RoleCtx<'a> {
     pub spec: &'a Spec,
     pub plan: &'a Plan,
     pub role: &'a RolePlan,
-    /// Paths and final sizes of the run's files, by global file id.
+    /// Paths, identities (the inodes iolab created) and final sizes of the run's files, by
+    /// global file id.
     pub paths: &'a [PathBuf],
+    pub ids: &'a [FileId],
     pub sizes: &'a [u64],
     pub shm: &'a Shm,
 }
@@ -60,6 +62,7 @@ impl Lap {
 struct Writer<'a> {
     mech: Box<dyn Mechanism>,
     path: &'a Path,
+    id: FileId,
     plan: &'a Write,
     op_len: u64,
     receivers: Vec<(Receive, ShmReceiver<'a>)>,
@@ -90,7 +93,7 @@ fn run_role(ctx: &RoleCtx<'_>) -> Result<Vec<WorkerSample>> {
     let Some(w) = writer.as_ref().filter(|_| ctx.plan.sync_thread) else {
         return Ok(vec![main_loop(ctx, writer, open_ns, None)?]);
     };
-    let committer = Committer::open(w.path, ctx.spec.sync_call)?;
+    let committer = Committer::open(w.path, w.id, ctx.spec.sync_call)?;
     let mailbox = Mailbox::default();
     std::thread::scope(|s| {
         let syncer = std::thread::Builder::new()
@@ -111,11 +114,10 @@ fn run_role(ctx: &RoleCtx<'_>) -> Result<Vec<WorkerSample>> {
 }
 
 /// (2): writes and commits `WARMUP_BYTES`, then empties the file again (and preallocates it
-/// again, if asked), before the engine opens it.
-fn warm_up(path: &Path, size: u64, prealloc: bool, seed: u64) -> Result<()> {
+/// again, if asked), before the engine opens it. Only iolab's own file (`id`) is opened.
+fn warm_up(path: &Path, id: FileId, size: u64, prealloc: bool, seed: u64) -> Result<()> {
     use std::os::unix::fs::FileExt;
-    let f =
-        std::fs::OpenOptions::new().write(true).open(path).map_err(|e| Error::io("open", path, None, e))?;
+    let f = crate::target::owned::open(path, id, true, 0)?;
     let mut chunk = vec![0u8; 64 << 10];
     crate::plan::fill::fill(&mut chunk, seed ^ 0x3A7E);
     let mut off = 0;
@@ -134,12 +136,15 @@ fn warm_up(path: &Path, size: u64, prealloc: bool, seed: u64) -> Result<()> {
 fn open_writer<'a>(ctx: &'a RoleCtx<'_>, w: &'a Write) -> Result<Writer<'a>> {
     let spec = ctx.spec;
     let path = ctx.paths[w.file as usize].as_path();
+    let id = ctx.ids.get(w.file as usize).copied().unwrap_or_default();
     let size = ctx.sizes[w.file as usize];
-    warm_up(path, size, spec.prealloc, spec.seed)?;
+    warm_up(path, id, size, spec.prealloc, spec.seed)?;
     let op_len = w.parts_per_iter as u64 * ctx.plan.bs;
     let paths = [path.to_path_buf()];
+    let ids = [id];
     let setup = Setup {
         paths: &paths,
+        ids: &ids,
         sizes: &[size],
         write: true,
         direct: spec.direct,
@@ -155,7 +160,7 @@ fn open_writer<'a>(ctx: &'a RoleCtx<'_>, w: &'a Write) -> Result<Writer<'a>> {
     };
     let mech = mechanism::open(&spec.engine, &setup)?;
     let receivers = w.receives.iter().map(|r| (*r, ctx.shm.receiver(r.ring))).collect();
-    Ok(Writer { mech, path, plan: w, op_len, receivers })
+    Ok(Writer { mech, path, id, plan: w, op_len, receivers })
 }
 
 /// (4a): fills the output, then spins on CLOCK_MONOTONIC until `per_iter_ns` have passed
@@ -287,7 +292,7 @@ fn main_loop(
         }
         if done != op.len {
             let rest = &w.mech.buf()[done as usize..op.len as usize];
-            let msg = crate::worker::data::short_write(w.path, rest, op.offset + done, done, op.len);
+            let msg = crate::worker::data::short_write(w.path, w.id, rest, op.offset + done, done, op.len);
             return Err(Error::io(w.mech.call_name(), w.path, Some(op.offset), std::io::Error::other(msg)));
         }
         bytes += done;

@@ -76,14 +76,10 @@ pub struct Committer {
 }
 
 impl Committer {
-    pub fn open(path: &Path, call: SyncCall) -> Result<Committer> {
+    pub fn open(path: &Path, id: crate::engine::FileId, call: SyncCall) -> Result<Committer> {
         // Writable: a shared mapping of a file opened read-only is not VM_SHARED, and msync
-        // would commit nothing through it.
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| Error::io("open", path, None, e))?;
+        // would commit nothing through it. Only iolab's own file (`id`) is opened.
+        let file = crate::target::owned::open(path, id, true, 0)?;
         Ok(Committer { file, call, calls: CallCounts::default() })
     }
 
@@ -139,20 +135,21 @@ mod tests {
         std::fs::write(&path, vec![0u8; len]).unwrap();
         std::fs::File::open(&path).unwrap().sync_all().unwrap();
         let paths = [path.clone()];
+        let ids = crate::target::owned::ids_of(&paths).unwrap();
         let sizes = [len as u64];
-        let mut setup = Setup::simple(&paths, &sizes, true, 65536);
+        let mut setup = Setup::simple(&paths, &ids, &sizes, true, 65536);
         setup.sync_call = SyncCall::Msync;
         let mut m = open("mmap", &setup).unwrap();
         m.buf().fill(0xA5);
         m.write(Op { file: 0, offset: 0, len: 65536 }).unwrap();
-        let mut c = Committer::open(&path, SyncCall::Msync).unwrap();
+        let mut c = Committer::open(&path, ids[0], SyncCall::Msync).unwrap();
         c.commit(0, 65536).unwrap();
         assert_eq!((c.calls.get(Call::Mmap), c.calls.get(Call::Msync), c.calls.get(Call::Munmap)), (1, 1, 1));
         let calls = m.close().unwrap();
         assert_eq!(calls.get(Call::Msync), 0, "the writer's engine committed nothing itself");
         let back = std::fs::read(&path).unwrap();
         assert!(back[..65536].iter().all(|&b| b == 0xA5));
-        let mut f = Committer::open(&path, SyncCall::Fdatasync).unwrap();
+        let mut f = Committer::open(&path, ids[0], SyncCall::Fdatasync).unwrap();
         f.commit(0, 0).unwrap();
         assert_eq!(f.calls.get(Call::Fdatasync), 1);
     }

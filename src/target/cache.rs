@@ -2,24 +2,32 @@
 //!
 //! cold: commit each file (fsync), drop its pages (posix_fadvise DONTNEED), optionally drop all
 //! caches, then count resident pages with mincore. warm: read each file once, then count.
-//! asis: only count. The fraction is stored with every result; the caller judges it.
+//! asis: only count. The fraction is stored with every result; the caller judges it. Each file
+//! is opened only if it is still the one iolab created ([`crate::target::owned`]).
 
-use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use crate::env::sys;
 use crate::error::{Error, Result};
 use crate::spec::CachePolicy;
+use crate::target::owned::{self, FileId};
 
-/// Brings `paths` into the state `policy` asks for and returns the resident fraction
-/// (0 for empty files).
-pub fn prepare(policy: CachePolicy, paths: &[PathBuf], drop_caches: bool) -> Result<f64> {
+/// Brings `paths` (which must still be the files `ids`) into the state `policy` asks for and
+/// returns the resident fraction (0 for empty files).
+pub fn prepare(policy: CachePolicy, paths: &[PathBuf], ids: &[FileId], drop_caches: bool) -> Result<f64> {
+    if ids.len() != paths.len() {
+        return Err(Error::Run(format!(
+            "{} files but {} identities to check them against",
+            paths.len(),
+            ids.len()
+        )));
+    }
     match policy {
         CachePolicy::Cold => {
-            for p in paths {
+            for (p, &id) in paths.iter().zip(ids) {
                 crate::env::signals::check()?;
-                let f = File::open(p).map_err(|e| Error::io("open", p, None, e))?;
+                let f = owned::open(p, id, false, 0)?;
                 f.sync_all().map_err(|e| Error::io("fsync", p, None, e))?;
                 sys::fadvise_dontneed(&f).map_err(|e| Error::io("posix_fadvise", p, None, e))?;
             }
@@ -29,8 +37,8 @@ pub fn prepare(policy: CachePolicy, paths: &[PathBuf], drop_caches: bool) -> Res
         }
         CachePolicy::Warm => {
             let mut buf = vec![0u8; 1 << 20];
-            for p in paths {
-                let f = File::open(p).map_err(|e| Error::io("open", p, None, e))?;
+            for (p, &id) in paths.iter().zip(ids) {
+                let f = owned::open(p, id, false, 0)?;
                 let mut off = 0u64;
                 loop {
                     crate::env::signals::check()?;
@@ -44,14 +52,22 @@ pub fn prepare(policy: CachePolicy, paths: &[PathBuf], drop_caches: bool) -> Res
         }
         CachePolicy::Asis => {}
     }
-    resident_fraction(paths)
+    resident_fraction(paths, ids)
 }
 
 /// Resident pages / total pages over all `paths` (0 when they hold no pages).
-pub fn resident_fraction(paths: &[PathBuf]) -> Result<f64> {
+pub fn resident_fraction(paths: &[PathBuf], ids: &[FileId]) -> Result<f64> {
+    if ids.len() != paths.len() {
+        return Err(Error::Run(format!(
+            "{} files but {} identities to check them against",
+            paths.len(),
+            ids.len()
+        )));
+    }
     let (mut res, mut total) = (0u64, 0u64);
-    for p in paths {
-        let f = File::open(p).map_err(|e| Error::io("open", p, None, e))?;
+    for (p, &id) in paths.iter().zip(ids) {
+        crate::env::signals::check()?;
+        let f = owned::open(p, id, false, 0)?;
         let (r, t) = sys::resident_pages(&f).map_err(|e| Error::io("mincore", p, None, e))?;
         res += r;
         total += t;

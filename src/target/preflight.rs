@@ -36,9 +36,9 @@ impl FsNeed {
     }
 }
 
-/// The margin added to `need` bytes.
+/// The margin added to `need` bytes (saturating: a need near 2^64 never wraps to a small one).
 pub fn margin(need: u64) -> u64 {
-    need / 20 + MARGIN_FIXED_BYTES
+    (need / 20).saturating_add(MARGIN_FIXED_BYTES)
 }
 
 /// What the experiment needs on each file system holding its targets (empty when it writes
@@ -65,10 +65,23 @@ pub fn needs(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<Vec<FsNeed>> 
     let mut out = vec![];
     for (_, targets, dir_inodes) in groups {
         let files: Vec<_> = plan.files.iter().filter(|f| targets.contains(&f.target)).collect();
-        let need_bytes = files.iter().map(|f| f.size_bytes).sum::<u64>() * copies;
-        // Each work directory takes two inodes (itself and its marker) besides its files.
-        let need_inodes = (files.len() as u64 + 2 * dir_inodes.len() as u64) * copies;
         let first = &spec.dirs[targets[0]];
+        // Checked: a sum that wrapped would pass the check and fill the disk.
+        let need_bytes = files
+            .iter()
+            .try_fold(0u64, |n, f| n.checked_add(f.size_bytes))
+            .and_then(|n| n.checked_mul(copies))
+            .filter(|n| n.checked_add(margin(*n)).is_some())
+            .ok_or_else(|| {
+                Error::spec(
+                    "size",
+                    crate::units::fmt_size_spec(spec.size_bytes),
+                    format!("the data the plan keeps on {} overflows 64 bits", first.display()),
+                )
+            })?;
+        // Each work directory takes two inodes (itself and its marker) besides its files.
+        let need_inodes =
+            (files.len() as u64).saturating_add(2 * dir_inodes.len() as u64).saturating_mul(copies);
         let (free_bytes, free_inodes, total_inodes) =
             sys::fs_space(first).map_err(|e| Error::io("statvfs", first, None, e))?;
         // A file system that makes inodes as needed (btrfs) reports none: nothing to check.
@@ -153,5 +166,35 @@ mod tests {
         assert_eq!(n[0].need_bytes, 6 << 20);
         assert_eq!(n[0].want_bytes, (6 << 20) + (6 << 20) / 20 + (64 << 20));
         assert_eq!(n[0].need_inodes, (3 + 2 * 2) * 2);
+    }
+
+    /// A need near 2^64 is refused, never wrapped to a small number that would pass the check.
+    #[test]
+    fn a_need_that_overflows_64_bits_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let mut p = Params::default();
+        p.set("dirs", vec![t.path().display().to_string()]).unwrap();
+        p.set_one("workers", 2).unwrap();
+        p.set_one("size", "1MiB").unwrap();
+        let spec = resolve(&p, &ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() }).unwrap();
+        let mut plan = crate::plan::plan(&spec);
+        for f in &mut plan.files {
+            f.size_bytes = 1 << 63;
+        }
+        match needs(&spec, &plan, true) {
+            Err(Error::Spec { field, reason, .. }) => {
+                assert_eq!(field, "size");
+                assert!(reason.contains("overflows 64 bits"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        plan.files.truncate(1);
+        plan.files[0].size_bytes = u64::MAX - (32 << 20);
+        assert!(needs(&spec, &plan, true).is_err(), "the margin would wrap");
+        plan.files[0].size_bytes = 1 << 62;
+        let n = needs(&spec, &plan, true).unwrap();
+        assert_eq!(n[0].want_bytes, (1 << 62) + (1 << 62) / 20 + MARGIN_FIXED_BYTES);
+        assert!(check(&spec, &plan, true).is_err(), "no disk has 4 EiB free");
+        assert_eq!(margin(u64::MAX), u64::MAX / 20 + MARGIN_FIXED_BYTES);
     }
 }

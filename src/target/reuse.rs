@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::plan::RunPlan;
 use crate::plan::verify::{BlockTag, run_tag};
 use crate::spec::Spec;
+use crate::target::owned::FileId;
 use crate::target::workdir::{Marker, Owner, OwnerState, PREFIX};
 
 /// The kept files a run reads, and what their blocks carry.
@@ -18,6 +19,8 @@ use crate::target::workdir::{Marker, Owner, OwnerState, PREFIX};
 pub struct Kept {
     /// One per planned file, by global file id.
     pub paths: Vec<PathBuf>,
+    /// What each must still be when opened: the inode that run created.
+    pub ids: Vec<FileId>,
     /// Run, generation and block size of the data (verify is on if the spec asks for it).
     pub tag: BlockTag,
 }
@@ -31,7 +34,7 @@ pub fn open(spec: &Spec, plan: &RunPlan) -> Result<Kept> {
     let bad = |why: String| Error::spec("reuse", id, why);
     let me = Owner::current();
     let mut markers: BTreeMap<PathBuf, Marker> = BTreeMap::new();
-    let mut paths = vec![];
+    let (mut paths, mut ids) = (vec![], vec![]);
     for f in &plan.files {
         let dir = spec.dirs[f.target].join(format!("{PREFIX}{id}"));
         if !markers.contains_key(&dir) {
@@ -56,6 +59,13 @@ pub fn open(spec: &Spec, plan: &RunPlan) -> Result<Kept> {
         if !meta.is_file() || meta.ino() != ino {
             return Err(bad(format!("{} is no longer the file run {id} created", path.display())));
         }
+        if meta.nlink() != 1 {
+            return Err(bad(format!(
+                "{} has {} links: a hard link elsewhere points at the data run {id} kept",
+                path.display(),
+                meta.nlink()
+            )));
+        }
         if meta.len() != f.size_bytes {
             return Err(bad(format!(
                 "{} holds {} bytes but the plan reads {} (give the spec the kept run used)",
@@ -65,6 +75,7 @@ pub fn open(spec: &Spec, plan: &RunPlan) -> Result<Kept> {
             )));
         }
         paths.push(path);
+        ids.push(FileId::of(&meta));
     }
     let m = markers.values().next().ok_or_else(|| bad("the plan has no files".into()))?;
     if m.seed != spec.seed {
@@ -87,6 +98,7 @@ pub fn open(spec: &Spec, plan: &RunPlan) -> Result<Kept> {
     }
     Ok(Kept {
         paths,
+        ids,
         tag: BlockTag {
             verify: spec.verify,
             run: run_tag(id),

@@ -141,12 +141,22 @@ impl DataPath {
 }
 
 /// Describes a short write with its cause: the rest of the block is written once more, through
-/// a plain descriptor of the same (iolab's own) file, and the kernel's answer names the reason
-/// where there is one (a quota, a file size limit, a full disk). Only on the failure path.
+/// a plain descriptor of the same file (opened only if it is still iolab's own, `id`), and the
+/// kernel's answer names the reason where there is one (a quota, a file size limit, a full
+/// disk). Only on the failure path.
 #[cold]
-pub fn short_write(path: &std::path::Path, rest: &[u8], at: u64, done: u64, len: u64) -> String {
+pub fn short_write(
+    path: &std::path::Path,
+    id: crate::target::owned::FileId,
+    rest: &[u8],
+    at: u64,
+    done: u64,
+    len: u64,
+) -> String {
     use std::os::unix::fs::FileExt;
-    let again = std::fs::OpenOptions::new().write(true).open(path).and_then(|f| f.write_at(rest, at));
+    let again = crate::target::owned::open(path, id, true, 0)
+        .map_err(|e| std::io::Error::other(e.to_string()))
+        .and_then(|f| f.write_at(rest, at));
     match again {
         Err(e) => format!("short write: {done} of {len} bytes (writing the rest: {e})"),
         Ok(n) => format!("short write: {done} of {len} bytes (writing the rest then moved {n} more)"),

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{CallCounts, Setup};
+use crate::engine::{CallCounts, FileId, Setup};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::latency::trace::WorkerTrace;
@@ -62,6 +62,8 @@ pub struct WorkerCtx<'a> {
     pub plan: &'a WorkerPlan,
     /// The worker's files (local index order).
     pub paths: Vec<PathBuf>,
+    /// What each of them must still be: the inode iolab created.
+    pub ids: Vec<FileId>,
     /// Global file id of each local file (what stamps and checks are keyed on).
     pub gids: Vec<u32>,
     /// Final size of each local file.
@@ -157,6 +159,7 @@ impl WorkerCtx<'_> {
         let spec = self.spec;
         Setup {
             paths: &self.paths,
+            ids: &self.ids,
             sizes: &self.sizes,
             write: self.write,
             direct: spec.direct,
@@ -202,6 +205,8 @@ pub struct PhaseJob<'a> {
     pub phase: &'a PhasePlan,
     /// Paths of all files of the run, by global file id.
     pub paths: &'a [PathBuf],
+    /// What each file must still be (the inode iolab created), by global file id.
+    pub ids: &'a [FileId],
     /// Final sizes of all files of the run, by global file id.
     pub sizes: &'a [u64],
     pub engine: &'static registry::Registered,
@@ -223,6 +228,7 @@ impl PhaseJob<'_> {
             spec: self.spec,
             plan,
             paths: plan.files.iter().map(|&g| self.paths[g as usize].clone()).collect(),
+            ids: plan.files.iter().map(|&g| self.ids.get(g as usize).copied().unwrap_or_default()).collect(),
             gids: plan.files.clone(),
             sizes: plan.files.iter().map(|&g| self.sizes[g as usize]).collect(),
             write: self.phase.op.is_write(),

@@ -61,7 +61,8 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
             ctx.abort.store(true, Relaxed);
             let msg = if ctx.write && done < op.len {
                 let rest = &engine.buf()[done as usize..op.len as usize];
-                short_write(&ctx.paths[op.file as usize], rest, op.offset + done, done, op.len)
+                let f = op.file as usize;
+                short_write(&ctx.paths[f], ctx.ids[f], rest, op.offset + done, done, op.len)
             } else {
                 format!("short {}: {done} of {} bytes", if ctx.write { "write" } else { "read" }, op.len)
             };

@@ -25,7 +25,10 @@ const LAYERS: &[&[&str]] = &[
 ];
 
 /// Files allowed past the length limit, each with the reason it stays whole.
-const LONG_FILES: &[(&str, &str)] = &[];
+const LONG_FILES: &[(&str, &str)] = &[(
+    "experiment/layout.rs",
+    "the parameters of layouts and launching with their overflow checks, one set of rules; a third of it is their tests",
+)];
 
 const MAX_LINES: usize = 500;
 

@@ -2,7 +2,9 @@
 //! units parser and the work-directory marker parser never panic, whatever they are given.
 //! Inputs are drawn from a grammar of near-valid tokens (numbers with every unit, keys,
 //! modifiers, separators, huge and negative numbers, paths under /dev) mixed with arbitrary
-//! Unicode. CI runs a thousand cases of each; `bench/fuzz.sh` runs millions.
+//! Unicode; and sizes and counts near 2^64 go through `--set`, spec files and flags to the
+//! plan, whose every figure must fit (no product may wrap). CI runs a thousand cases of each;
+//! `bench/fuzz.sh` runs millions.
 
 use clap::Parser;
 use proptest::prelude::*;
@@ -282,12 +284,180 @@ fn markers(cases: u32) {
         .unwrap();
 }
 
+/// A number near a power of two up to 2^64 (and just past it), or near 2^k of a unit, or any
+/// u64: the sizes and counts whose products once wrapped.
+fn huge() -> BoxedStrategy<String> {
+    prop_oneof![
+        4 => (0u32..=64, prop_oneof![4 => Just(0i128), 1 => -2i128..=2])
+            .prop_map(|(k, d)| ((1i128 << k) + d).max(0).to_string()),
+        2 => (0u32..=24, prop::sample::select(vec!["TiB", "GiB", "MiB", "KiB", "TB", "k"]), -1i64..=1)
+            .prop_map(|(k, u, d)| format!("{}{u}", ((1i64 << k) + d).max(0))),
+        1 => any::<u64>().prop_map(|n| n.to_string()),
+        1 => Just(u64::MAX.to_string()),
+        2 => prop::sample::select(vec!["1", "2", "4", "512", "4096", "64KiB", "1MiB", "4MiB"]).prop_map(String::from),
+    ]
+    .boxed()
+}
+
+/// Parameters whose values multiply together (sizes, counts, repetitions, strides), set to
+/// numbers near 2^64, with a layout, an engine and `keep`.
+fn huge_params() -> BoxedStrategy<Vec<(String, String)>> {
+    let keys = prop::sample::select(vec![
+        "size",
+        "bs",
+        "workers",
+        "files",
+        "files_per_worker",
+        "round_robin",
+        "stripe_unit",
+        "stripe_count",
+        "reps",
+        "warmup",
+        "mem_len",
+        "mem_stride",
+        "window",
+        "iodepth",
+        "prime_memory",
+        "iters",
+    ]);
+    // Always a size, mostly a block and a worker count that resolve, and a few more numbers.
+    let small = |v: Vec<&'static str>| prop::sample::select(v).prop_map(String::from);
+    let bs = prop_oneof![3 => small(vec!["1", "512", "4096", "64KiB", "1MiB"]), 1 => huge()];
+    let workers = prop_oneof![3 => small(vec!["1", "2", "3", "4", "16"]), 1 => huge()];
+    let numbers =
+        (huge(), bs, workers, prop::collection::vec((keys, huge()), 0..5)).prop_map(|(size, bs, w, kv)| {
+            let mut all =
+                vec![("size".to_string(), size), ("bs".to_string(), bs), ("workers".to_string(), w)];
+            all.extend(kv.into_iter().map(|(k, v)| (k.to_string(), v)));
+            all
+        });
+    let layout = prop::sample::select(vec![
+        "file-per-worker",
+        "shared",
+        "shared-strided",
+        "striped",
+        "striped-per-worker",
+    ]);
+    let engine = prop::sample::select(vec!["psync", "vsync", "mmap", "uring", "null"]);
+    let sync = prop_oneof![Just("end".to_string()), huge().prop_map(|v| format!("every:{v}"))];
+    (
+        numbers,
+        prop::option::of(layout),
+        prop::option::of(engine),
+        any::<bool>(),
+        prop::option::of(sync),
+        1usize..5,
+    )
+        .prop_map(|(mut kv, layout, engine, keep, sync, dirs)| {
+            if let Some(l) = layout {
+                kv.push(("layout".into(), l.into()));
+            }
+            if let Some(e) = engine {
+                kv.push(("engine".into(), e.into()));
+            }
+            if keep {
+                kv.push(("keep".into(), "true".into()));
+            }
+            if let Some(s) = sync {
+                kv.push(("sync".into(), s));
+            }
+            kv.push(("dirs".into(), dirs.to_string()));
+            kv
+        })
+        .boxed()
+}
+
+/// What a resolved spec must give whatever its sizes: a plan whose figures fit, a free-space
+/// need that did not wrap, and every op inside its file.
+fn check_resolved(spec: &iolab::spec::Spec) -> Result<(), TestCaseError> {
+    let plan = iolab::plan::plan(spec);
+    let disk = plan.files.iter().try_fold(0u64, |n, f| n.checked_add(f.size_bytes));
+    prop_assert!(disk.is_some_and(|d| d <= i64::MAX as u64), "plan of {} bytes", plan.disk_bytes());
+    prop_assert_eq!(Some(plan.disk_bytes()), spec.data_bytes());
+    if let Ok(needs) = iolab::target::preflight::needs(spec, &plan, true) {
+        for n in needs {
+            prop_assert!(n.want_bytes >= n.need_bytes, "the margin wrapped: {:?}", n);
+        }
+    }
+    for ph in &plan.phases {
+        for w in &ph.workers {
+            for k in
+                [0, w.ops.n_ops / 2, w.ops.n_ops.saturating_sub(1)].into_iter().filter(|&k| k < w.ops.n_ops)
+            {
+                let op = w.ops.op(k);
+                let file = &plan.files[w.files[op.file as usize] as usize];
+                prop_assert!(
+                    op.offset.checked_add(op.len).is_some_and(|end| end <= file.size_bytes),
+                    "{:?} past {:?}",
+                    op,
+                    file
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sizes near 2^64 through `--set`, spec files and command-line flags: resolution refuses or
+/// gives a spec whose every figure fits (debug builds panic on any overflow on the way).
+fn huge_specs(cases: u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let e = env(dir.path());
+    let d = dir.path().display().to_string();
+    let dirs = |n: &str| vec![d.clone(); n.parse().unwrap_or(1)];
+    runner(cases)
+        .run(&huge_params(), |kv| {
+            // --set KEY=VALUE
+            let mut p = Params::default();
+            for (k, v) in &kv {
+                let _ = if k == "dirs" { p.set(k, dirs(v)) } else { p.set(k, vec![v.clone()]) };
+            }
+            if let Ok(spec) = resolve(&p, &e) {
+                check_resolved(&spec)?;
+            }
+            // A spec file.
+            let mut t = toml::Table::new();
+            for (k, v) in &kv {
+                let value = if k == "dirs" {
+                    toml::Value::Array(dirs(v).into_iter().map(toml::Value::String).collect())
+                } else {
+                    toml::Value::String(v.clone())
+                };
+                t.insert(k.clone(), value);
+            }
+            if let Ok(p) = Params::from_toml(&toml::to_string(&t).unwrap()) {
+                if let Ok(spec) = resolve(&p, &e) {
+                    check_resolved(&spec)?;
+                }
+            }
+            // Command-line flags.
+            let mut argv = vec!["iolab".to_string(), "run".to_string()];
+            for (k, v) in &kv {
+                match k.as_str() {
+                    "keep" => argv.push("--keep".into()),
+                    "dirs" => argv.extend(dirs(v).into_iter().flat_map(|d| ["--dir".to_string(), d])),
+                    _ => argv.extend([format!("--{}", k.replace('_', "-")), v.clone()]),
+                }
+            }
+            if let Ok(iolab::cli::Cli { command: iolab::cli::Command::Run(a) }) =
+                iolab::cli::Cli::try_parse_from(&argv)
+                && let Ok(p) = a.spec.params()
+                && let Ok(spec) = resolve(&p, &e)
+            {
+                check_resolved(&spec)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
 fn all(cases: u32) {
     units(cases);
     toml_specs(cases);
     set_specs(cases);
     cli_specs(cases);
     markers(cases);
+    huge_specs(cases);
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod fuzz;
 mod inputs;
 mod latency;
 mod layouts;
+mod limits;
 mod plots;
 mod processes;
 mod reports;

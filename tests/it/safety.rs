@@ -415,3 +415,90 @@ fn clean_takes_a_work_directory_itself_and_refuses_what_is_not_a_directory() {
     assert!(stderr(&out).contains("not a directory"));
     assert_eq!(std::fs::read(&f).unwrap(), b"x");
 }
+
+/// Between two write phases (held there by the test hook IOLAB_TEST_PAUSE_BETWEEN_PHASES), the
+/// worker's file in the work directory is swapped for a symbolic link to a file outside it, for
+/// a hard link to such a file, or given a second name outside. The second phase would empty and
+/// rewrite it; instead the run ends with exit 1 and an error naming the file and what is wrong,
+/// stored as failed, and the file outside keeps every byte.
+#[test]
+fn a_data_file_swapped_for_a_link_between_phases_is_never_written() {
+    type Swap = fn(&Path, &Path, &Path);
+    let cases: [(&str, Swap, &str); 3] = [
+        (
+            "symlink",
+            |file, victim, _| {
+                std::fs::remove_file(file).unwrap();
+                std::os::unix::fs::symlink(victim, file).unwrap();
+            },
+            "refused: it is a symbolic link, not the file iolab created there",
+        ),
+        (
+            "hard link to a file outside",
+            |file, victim, _| {
+                std::fs::remove_file(file).unwrap();
+                std::fs::hard_link(victim, file).unwrap();
+            },
+            "that iolab created there (the file was replaced); and it has 2 links",
+        ),
+        (
+            "second name outside",
+            |file, _, outside| std::fs::hard_link(file, outside).unwrap(),
+            "refused: it has 2 links: another name (a hard link) points at the same data",
+        ),
+    ];
+    for (what, swap, says) in cases {
+        let s = Scratch::new();
+        let target = s.path().join("t");
+        std::fs::create_dir(&target).unwrap();
+        let victim = s.path().join("victim.txt");
+        let precious: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&victim, &precious).unwrap();
+        let outside = s.path().join("outside.dat");
+        let go = s.path().join("go");
+        let t = target.to_str().unwrap().to_string();
+        let child = spawn_with(
+            &s,
+            &[
+                "run",
+                "-q",
+                "--dir",
+                &t,
+                "--op",
+                "write,write",
+                "--size",
+                "1MiB",
+                "--bs",
+                "64KiB",
+                "--reps",
+                "1",
+            ],
+            |c| c.env("IOLAB_TEST_PAUSE_BETWEEN_PHASES", &go),
+        );
+        let mut wd = None;
+        wait_until(60, "the first write phase to complete", || {
+            wd = work_dirs(&target).into_iter().next();
+            wd.as_ref().is_some_and(|d| {
+                std::fs::read_to_string(d.join(".iolab-owner")).is_ok_and(|m| m.contains("\nwritten = 1\n"))
+            })
+        });
+        let file = wd.unwrap().join("w0000.dat");
+        swap(&file, &victim, &outside);
+        let outside_before = outside.exists().then(|| content_hash(&outside));
+        std::fs::write(&go, b"").unwrap();
+        let out = finish(child, 60);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+        assert!(err.contains(&format!("error: open on {}: refused: ", file.display())), "{what}: {err}");
+        assert!(err.contains(says), "{what}: {err}");
+        assert_eq!(std::fs::read(&victim).unwrap(), precious, "{what}: the file outside was written");
+        if let Some(h) = outside_before {
+            assert_eq!(content_hash(&outside), h, "{what}: the second name's data changed");
+            assert_eq!(h.1, 1 << 20);
+        }
+        let r = runs(&s.db());
+        assert_eq!(r.len(), 1, "{what}: {r:?}");
+        assert_eq!(r[0].0, "failed", "{what}: {r:?}");
+        assert!(r[0].1.as_deref().unwrap_or("").contains(&file.display().to_string()), "{what}: {r:?}");
+    }
+}

@@ -222,6 +222,14 @@ fn reuse_refuses_what_does_not_match_and_reads_whole_blocks() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(want), "{args:?}: {}", stderr(&out));
     }
+    // A kept file with a second name (a hard link outside) is no longer iolab's alone.
+    let second = s.path().join("second-name");
+    std::fs::hard_link(&p, &second).unwrap();
+    let (code, err) = reread(&s, &id, &["--verify"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("w0000.dat has 2 links: a hard link elsewhere points at the data run"), "{err}");
+    std::fs::remove_file(&second).unwrap();
+    assert_eq!(reread(&s, &id, &["--verify"]).0, Some(0));
     // Data written without verify cannot be verified.
     let doc = s.run_json(&[
         "--op",
