@@ -11,7 +11,7 @@ pub mod env;
 pub mod error;
 pub mod experiment;
 pub mod latency;
-pub(crate) mod launch;
+pub mod launch;
 pub mod plan;
 pub mod report;
 pub mod results;

@@ -1,18 +1,44 @@
-//! The `iolab` binary: parse the command line, run the command, map errors to exit codes
-//! (0 ok, 1 run failed, 2 bad input, 130/143 interrupted; 0 and no message when the reader of
-//! stdout goes away, as with `iolab ... | head`).
+//! The `iolab` binary: join the MPI world when an MPI launcher started it (in a build with the
+//! `mpi` feature), parse the command line, run the command, map errors to exit codes (0 ok,
+//! 1 run failed, 2 bad input, 130/143 interrupted; 0 and no message when the reader of stdout
+//! goes away, as with `iolab ... | head`).
 
 use clap::Parser;
 
 fn main() {
-    let cli = iolab::cli::Cli::parse();
-    iolab::env::signals::install();
-    if let Err(e) = iolab::cmd::main(cli) {
-        if e.is_broken_pipe() {
-            // The reader of stdout went away (`iolab ... | head`): nothing more to say.
-            std::process::exit(0);
+    #[cfg(feature = "mpi")]
+    let session = match iolab::launch::mpi::start() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(e.exit_code());
         }
-        eprintln!("error: {e}");
-        std::process::exit(e.exit_code());
+    };
+    let code = run();
+    #[cfg(feature = "mpi")]
+    if let Some(s) = session {
+        s.finish(code);
+    }
+    std::process::exit(code);
+}
+
+/// The command line's command; its exit code.
+fn run() -> i32 {
+    let cli = match iolab::cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    iolab::env::signals::install();
+    match iolab::cmd::main(cli) {
+        Ok(()) => 0,
+        // The reader of stdout went away (`iolab ... | head`): nothing more to say.
+        Err(e) if e.is_broken_pipe() => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
     }
 }

@@ -148,6 +148,11 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// This machine's host name (uname's nodename; empty if unknown).
+pub fn hostname() -> String {
+    uname().0
+}
+
 fn uname() -> (String, String, String) {
     // SAFETY: utsname is plain data; uname fills it with NUL-terminated strings.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };

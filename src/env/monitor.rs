@@ -19,3 +19,16 @@ pub trait Monitor: Sync {
     /// A warning for the user (e.g. a work directory that could not be removed).
     fn note(&self, _msg: &str) {}
 }
+
+/// A monitor that shows nothing and never stops a phase (an MPI rank serving rank 0: signals
+/// end it directly).
+pub struct Quiet;
+
+impl Monitor for Quiet {
+    fn tick(&self, _bytes_done: u64) -> Option<i32> {
+        None
+    }
+    fn wants_ticks(&self) -> bool {
+        false
+    }
+}

@@ -115,7 +115,9 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         Ok(n)
     };
 
-    let workers = parse_u64("workers", get("workers").unwrap_or("1"))?;
+    // Under mpirun, one worker per rank unless told otherwise.
+    let ranks = crate::launch::world().map_or(1, |w| w.size).to_string();
+    let workers = parse_u64("workers", get("workers").unwrap_or(&ranks))?;
     if workers == 0 || workers > 4096 {
         return Err(Error::spec("workers", workers, "must be between 1 and 4096"));
     }
@@ -271,6 +273,15 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         }
     }
     let access = layout::resolve_access(params, layout, workers as u32, dirs.len())?;
+    if access.launcher == Launcher::Mpi
+        && let Some(p) = phases.iter().find(|p| p.workers.is_some_and(|n| u64::from(n) > workers))
+    {
+        return Err(Error::spec(
+            "ops",
+            &p.name,
+            format!("more workers than the run's {workers} (the MPI ranks times their threads)"),
+        ));
+    }
     if drop_caches && !phases.iter().any(|p| p.cache == CachePolicy::Cold) {
         return Err(Error::spec("drop_caches", "true", "only applies to cold phases"));
     }

@@ -249,6 +249,8 @@ pub struct SampleWire {
     max_inflight: u64,
     #[serde(default)]
     role: Option<RoleSample>,
+    #[serde(default)]
+    place: Option<crate::worker::Placement>,
 }
 
 impl SampleWire {
@@ -277,6 +279,7 @@ impl SampleWire {
             calls: s.calls,
             max_inflight: s.max_inflight,
             role: s.role,
+            place: s.place,
         })
     }
 
@@ -326,6 +329,7 @@ impl SampleWire {
             calls: self.calls,
             max_inflight: self.max_inflight,
             role: self.role,
+            place: self.place,
         })
     }
 }

@@ -1,7 +1,10 @@
-//! Launchers: how workers come to exist (threads, child processes) and how their samples come
-//! back; the child-process protocol; the strategies' launchers.
+//! Launchers: how workers come to exist (threads, child processes, MPI ranks) and how their
+//! samples come back; the child-process protocol; the strategies' launchers; the MPI world
+//! this process is part of, if any.
 
 pub mod child;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod process;
 pub mod strategy_process;
 pub mod strategy_threads;
@@ -45,7 +48,58 @@ pub static LAUNCHERS: &[LauncherDef] = &[
         workers: process::run_phase_processes,
         strategy: strategy_process::run,
     },
+    #[cfg(feature = "mpi")]
+    LauncherDef {
+        launcher: Launcher::Mpi,
+        workers: mpi::run_phase,
+        strategy: mpi::run_strategy,
+    },
 ];
+
+/// The MPI world this process belongs to (`mpirun -np N iolab ...` in a build with the `mpi`
+/// feature): its size, this process's rank, and every rank's host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorldInfo {
+    pub rank: u32,
+    pub size: u32,
+    /// Host name of each rank, by rank.
+    pub hosts: Vec<String>,
+}
+
+impl WorldInfo {
+    /// The distinct hosts, in order of their first rank, with the ranks on each.
+    pub fn placement(&self) -> Vec<(String, Vec<u32>)> {
+        let mut out: Vec<(String, Vec<u32>)> = vec![];
+        for (r, h) in self.hosts.iter().enumerate() {
+            match out.iter_mut().find(|(host, _)| host == h) {
+                Some((_, ranks)) => ranks.push(r as u32),
+                None => out.push((h.clone(), vec![r as u32])),
+            }
+        }
+        out
+    }
+}
+
+static WORLD: std::sync::OnceLock<WorldInfo> = std::sync::OnceLock::new();
+
+/// The MPI world, when this process was started by an MPI launcher in a build with the `mpi`
+/// feature; `None` otherwise.
+pub fn world() -> Option<&'static WorldInfo> {
+    WORLD.get()
+}
+
+/// Records the MPI world (once, at start-up).
+pub fn set_world(w: WorldInfo) {
+    let _ = WORLD.set(w);
+}
+
+/// Whether this build can run MPI ranks.
+pub const HAS_MPI: bool = cfg!(feature = "mpi");
+
+/// The rank a phase's worker `i` runs on: with `threads` workers per rank, rank `i / threads`.
+pub fn rank_of(worker: usize, threads: usize) -> usize {
+    worker / threads.max(1)
+}
 
 /// Every worker's result, or the most telling error: a real failure before the "aborted"
 /// echoes of it.

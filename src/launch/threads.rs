@@ -15,12 +15,54 @@ use super::collect;
 /// Runs workers as threads of this process (one worker, with nothing to show while it runs:
 /// on this thread).
 pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
-    let n = job.phase.workers.len();
-    if n == 1 && !monitor.wants_ticks() {
-        return run_inline(job);
+    run_workers(job, 0..job.phase.workers.len(), None, monitor)
+}
+
+/// The start gate of workers whose launching thread takes part in the start: every worker and
+/// the launcher meet at `ready`, the launcher does its part (`across`: the barrier across MPI
+/// ranks), then all meet at `go`.
+struct TwoStep {
+    ready: Barrier,
+    go: Barrier,
+}
+
+impl StartGate for TwoStep {
+    fn wait(&self) {
+        self.ready.wait();
+        self.go.wait();
+    }
+}
+
+/// Runs workers `range` of the phase as threads of this process. `across`, when given, is what
+/// this thread does once all of them have opened their files and before any starts (with
+/// `start = barrier`; with `start = free` it runs at once): the MPI launcher's barrier across
+/// ranks. A rank with no worker in the phase still takes part in it.
+pub fn run_workers(
+    job: &PhaseJob<'_>,
+    range: std::ops::Range<usize>,
+    across: Option<&dyn Fn()>,
+    monitor: &dyn Monitor,
+) -> Result<Vec<WorkerSample>> {
+    let n = range.len();
+    let barrier_start = job.spec.start != StartMode::Free;
+    if let Some(f) = across
+        && (n == 0 || !barrier_start)
+    {
+        f();
+    }
+    if n == 0 {
+        return Ok(vec![]);
+    }
+    if n == 1 && !monitor.wants_ticks() && across.is_none() {
+        return run_inline(job, range.start);
     }
     let (barrier, free) = (Barrier::new(n), FreeStart);
-    let gate: &dyn StartGate = if job.spec.start == StartMode::Free { &free } else { &barrier };
+    let two = TwoStep { ready: Barrier::new(n + 1), go: Barrier::new(n + 1) };
+    let gate: &dyn StartGate = match (barrier_start, across.is_some()) {
+        (false, _) => &free,
+        (true, true) => &two,
+        (true, false) => &barrier,
+    };
     let abort = AtomicBool::new(false);
     let progress: Vec<Padded<AtomicU64>> = (0..n).map(|_| Padded::default()).collect();
     let finished = AtomicUsize::new(0);
@@ -32,9 +74,10 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
         // Workers start with SIGINT/SIGTERM blocked, so the signals reach this thread (which
         // stops the phase) and never interrupt a worker's system call.
         let masked = crate::env::signals::Blocked::new();
-        let handles: Vec<_> = (0..n)
+        let handles: Vec<_> = range
+            .clone()
             .map(|i| {
-                let ctx = job.ctx(i, gate, &abort, &progress[i].0);
+                let ctx = job.ctx(i, gate, &abort, &progress[i - range.start].0);
                 let (abort, finished, coordinator) = (&abort, &finished, &coordinator);
                 std::thread::Builder::new()
                     .name(format!("iolab-w{i}"))
@@ -52,6 +95,13 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
             })
             .collect();
         drop(masked);
+        if let Some(f) = across
+            && barrier_start
+        {
+            two.ready.wait();
+            f();
+            two.go.wait();
+        }
         let tick = std::time::Duration::from_millis(50);
         let mut last_tick = std::time::Instant::now();
         while finished.load(Acquire) < n {
@@ -80,9 +130,9 @@ pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Ve
 /// Runs the one worker of a phase on this thread. A stop signal reaches it through
 /// [`crate::env::signals::stop_requested`], which the loop reads before each op; a panic is
 /// reported as an error, as from a thread.
-fn run_inline(job: &PhaseJob<'_>) -> Result<Vec<WorkerSample>> {
+fn run_inline(job: &PhaseJob<'_>, i: usize) -> Result<Vec<WorkerSample>> {
     let (abort, progress) = (AtomicBool::new(false), AtomicU64::new(0));
-    let ctx = job.ctx(0, &FreeStart, &abort, &progress);
+    let ctx = job.ctx(i, &FreeStart, &abort, &progress);
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.engine.run)(&ctx)))
         .unwrap_or_else(|_| Err(Error::Run("a worker panicked".into())));
     if let Some(sig) = crate::env::signals::pending() {

@@ -49,8 +49,10 @@ pub fn spec_layout(s: &Spec) -> String {
 /// How workers ran, when not the default threads with a barrier: "processes, free start".
 pub fn spec_launch(s: &Spec) -> Option<String> {
     let mut v = vec![];
-    if s.launcher == crate::spec::Launcher::Process {
-        v.push("processes");
+    match s.launcher {
+        crate::spec::Launcher::Process => v.push("processes"),
+        crate::spec::Launcher::Mpi => v.push("MPI ranks"),
+        crate::spec::Launcher::Thread => {}
     }
     if s.start == crate::spec::StartMode::Free {
         v.push("free start");

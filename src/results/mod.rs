@@ -96,6 +96,11 @@ pub struct WorkerResult {
     pub tid: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_tids: Option<Vec<u32>>,
+    /// MPI: the rank the worker ran on, and that rank's host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl WorkerResult {
@@ -123,6 +128,8 @@ impl WorkerResult {
             times_ns: s.role.as_ref().map(|r| r.times),
             tid: s.role.as_ref().map(|r| r.tid),
             commit_tids: s.role.as_ref().map(|r| r.commit_tids.clone()),
+            rank: s.place.as_ref().map(|p| p.rank),
+            host: s.place.as_ref().map(|p| p.host.clone()),
         }
     }
 }

@@ -406,16 +406,20 @@ pub enum Launcher {
     Thread,
     /// Child processes: the binary re-executes itself once per worker.
     Process,
+    /// MPI ranks (`mpirun -np N iolab ...`, in a build with the `mpi` feature): every rank
+    /// runs workers; rank 0 plans, gathers and stores.
+    Mpi,
 }
 
 impl Launcher {
-    pub const ALL: [Launcher; 2] = [Launcher::Thread, Launcher::Process];
+    pub const ALL: [Launcher; 3] = [Launcher::Thread, Launcher::Process, Launcher::Mpi];
 
     /// The word a spec uses.
     pub fn name(self) -> &'static str {
         match self {
             Launcher::Thread => "thread",
             Launcher::Process => "process",
+            Launcher::Mpi => "mpi",
         }
     }
 
@@ -424,6 +428,7 @@ impl Launcher {
         let plural = |l: Launcher| match l {
             Launcher::Thread => "threads",
             Launcher::Process => "processes",
+            Launcher::Mpi => "mpi",
         };
         Launcher::ALL.into_iter().find(|&l| s == l.name() || s == plural(l))
     }

@@ -217,7 +217,7 @@ impl Store {
             .prepare_cached(
                 "SELECT worker, bytes, ops, time_ns, sync_ns, sync_calls, open_ns, close_ns, bytes_per_s,
                         latency_json, histogram_json, calls_json, max_inflight,
-                        role, times_json, tid, commit_tids_json
+                        role, times_json, tid, commit_tids_json, rank, host
                  FROM worker_results WHERE run_id = ?1 AND phase = ?2 ORDER BY worker",
             )
             .map_err(|e| self.err(e))?;
@@ -244,6 +244,8 @@ impl Store {
                         times_ns: None,
                         tid: r.get(15)?,
                         commit_tids: None,
+                        rank: r.get(17)?,
+                        host: r.get(18)?,
                     },
                     r.get::<_, String>(9)?,
                     r.get::<_, String>(10)?,

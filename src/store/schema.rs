@@ -1,7 +1,7 @@
 //! The store's SQLite schema, one migration per version.
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 5;
+pub const STORE_VERSION: i64 = 6;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -116,6 +116,18 @@ ALTER TABLE worker_results ADD COLUMN commit_tids_json TEXT;
 ALTER TABLE phase_results ADD COLUMN syncs_in_flight_max INTEGER;
 ";
 
+/// Version 6: MPI runs: the rank each worker ran on and that rank's host.
+const SCHEMA_V6_RANKS: &str = "
+ALTER TABLE worker_results ADD COLUMN rank INTEGER;
+ALTER TABLE worker_results ADD COLUMN host TEXT;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
-pub(super) const MIGRATIONS: &[&str] =
-    &[SCHEMA_V1, SCHEMA_V2_EXPERIMENTS, SCHEMA_V3_TRACES, SCHEMA_V4_CALLS, SCHEMA_V5_STRATEGIES];
+pub(super) const MIGRATIONS: &[&str] = &[
+    SCHEMA_V1,
+    SCHEMA_V2_EXPERIMENTS,
+    SCHEMA_V3_TRACES,
+    SCHEMA_V4_CALLS,
+    SCHEMA_V5_STRATEGIES,
+    SCHEMA_V6_RANKS,
+];

@@ -139,8 +139,9 @@ impl Store {
                 tx.execute(
                     "INSERT INTO worker_results (run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
                          open_ns, close_ns, bytes_per_s, latency_json, histogram_json, calls_json, max_inflight,
-                         role, times_json, tid, commit_tids_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                         role, times_json, tid, commit_tids_json, rank, host)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+                         ?20, ?21)",
                     params![
                         run_id,
                         *phase as i64,
@@ -160,7 +161,9 @@ impl Store {
                         w.role,
                         w.times_ns.map(|t| self.json(&t)).transpose()?,
                         w.tid,
-                        w.commit_tids.as_ref().map(|t| self.json(t)).transpose()?
+                        w.commit_tids.as_ref().map(|t| self.json(t)).transpose()?,
+                        w.rank,
+                        w.host
                     ],
                 )
                 .map_err(|e| self.err(e))?;

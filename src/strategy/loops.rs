@@ -350,6 +350,7 @@ fn main_loop(
         calls,
         max_inflight: u64::from(ops > 0),
         role: Some(RoleSample { role: role.role, tid, times: t, commit_tids, syncs_in_flight_max: 0 }),
+        place: None,
     })
 }
 
@@ -485,5 +486,6 @@ fn sync_loop(ctx: &RoleCtx<'_>, c: &mut Committer, mb: &Mailbox) -> Result<Worke
             commit_tids: if calls > 0 { vec![tid] } else { vec![] },
             syncs_in_flight_max: 0,
         }),
+        place: None,
     })
 }

@@ -101,6 +101,18 @@ pub struct WorkerSample {
     pub max_inflight: u64,
     /// A strategy's role: what it was and where its time went (None for plain workers).
     pub role: Option<RoleSample>,
+    /// Where it ran, under the MPI launcher (None for threads and processes of one host).
+    pub place: Option<Placement>,
+}
+
+/// Where a worker ran under the MPI launcher.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    pub rank: u32,
+    pub host: String,
+    /// The resident fraction of the worker's files on its host before the phase, measured
+    /// there when that host is not the coordinator's (whose check covers its own view).
+    pub resident: Option<f64>,
 }
 
 /// Where a role's time went, in ns, from the start barrier to its end (`times_ns` in JSON).

@@ -143,6 +143,7 @@ impl LoopDone {
             calls,
             max_inflight: self.max_inflight,
             role: None,
+            place: None,
         })
     }
 }

@@ -175,7 +175,11 @@ pub fn figure1(exp: &ExperimentResult) -> Vec<Fig1> {
         let Some(strategy) = spec.strategy else { continue };
         let times: Vec<&Repetition> = complete(p).collect();
         let Some(sm) = p.phases.iter().find_map(|ph| ph.time_summary.as_ref()) else { continue };
-        let launcher = if spec.launcher == Launcher::Process { "processes" } else { "threads" };
+        let launcher = match spec.launcher {
+            Launcher::Process => "processes",
+            Launcher::Mpi => "MPI ranks",
+            Launcher::Thread => "threads",
+        };
         let data = data_label(spec);
         let others: Vec<String> = p
             .params

@@ -1,0 +1,364 @@
+//! The MPI launcher (`launcher = mpi`, in a build with the `mpi` feature): under `mpirun -np N
+//! iolab ...` every rank runs workers; rank 0 reads the command line, plans, tells the other
+//! ranks each phase, gathers their samples, and prints and stores; the other ranks serve rank
+//! 0's orders until it says stop, and print nothing unless they fail (docs/mpi.md).
+//!
+//! A phase: rank 0 broadcasts the order (the resolved spec, the phase, the files and their
+//! identities; every rank rebuilds the same plan from the spec, a pure function). Each rank
+//! opens its workers' files (threads, `workers / ranks` of them), all ranks meet at an
+//! `MPI_Barrier`, and each worker times its own I/O from there. Each rank then sends rank 0
+//! its samples (or its error); rank 0 waits for them without blocking, so a signal still ends
+//! the run. MPI is only ever called from each rank's main thread (`MPI_THREAD_FUNNELED`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mpi::Threading;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::FileId;
+use crate::error::{Error, Result};
+use crate::launch::child::SampleWire;
+use crate::launch::{WorldInfo, rank_of, set_world, threads, world};
+use crate::plan::RunPlan;
+use crate::plan::verify::BlockTag;
+use crate::spec::Spec;
+use crate::worker::{Monitor, PhaseJob, Placement, WorkerSample};
+
+/// The tag of a rank's reply to rank 0.
+const REPLY: i32 = 7;
+/// The longest host name sent (bytes).
+const HOST_BYTES: usize = 256;
+
+/// What rank 0 tells the other ranks.
+#[derive(Serialize, Deserialize)]
+enum Order {
+    Phase(Box<PhaseOrder>),
+    /// End with this exit code.
+    Stop(i32),
+}
+
+/// One phase, as every rank needs it.
+#[derive(Serialize, Deserialize)]
+struct PhaseOrder {
+    spec: Spec,
+    phase: usize,
+    /// Paths of all files of the run, by global file id.
+    paths: Vec<PathBuf>,
+    /// The files as rank 0 created them.
+    ids: Vec<FileId>,
+    tag: BlockTag,
+}
+
+/// A rank's answer to a phase order.
+#[derive(Serialize, Deserialize)]
+struct Reply {
+    rank: u32,
+    result: std::result::Result<Vec<SampleWire>, String>,
+}
+
+/// Rank 0's hold on MPI: ends it (and tells the other ranks to end) in [`Session::finish`].
+pub struct Session {
+    universe: mpi::environment::Universe,
+}
+
+/// The size of the world the launcher that started this process announced (Open MPI's
+/// `OMPI_COMM_WORLD_SIZE`, the PMI `PMI_SIZE` of MPICH's Hydra and Slurm), if any.
+fn launcher_size() -> Option<(String, u64)> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().and_then(|v| v.trim().parse().ok()).map(|n| (k.to_string(), n)))
+}
+
+/// This process's rank as its launcher announced it (for saying an error once, not N times).
+fn launcher_rank() -> u64 {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().and_then(|v| v.trim().parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Joins the MPI world when an MPI launcher started this process; without one, `None` and
+/// nothing happens. Every rank but 0 serves rank 0 here and exits; rank 0 gets its session.
+/// A world of a size other than the launcher's (a binary built for another MPI: each process
+/// a world of its own) is an error, said by the first process only.
+pub fn start() -> Result<Option<Session>> {
+    let Some((var, expected)) = launcher_size() else { return Ok(None) };
+    let Some((universe, threading)) = mpi::initialize_with_threading(Threading::Funneled) else {
+        return Err(Error::Run("MPI was already initialised".into()));
+    };
+    let comm = universe.world();
+    let (rank, size) = (comm.rank() as u32, comm.size() as u32);
+    if u64::from(size) != expected {
+        let version = mpi::environment::library_version().unwrap_or_default();
+        let version = version.trim_end_matches('\0').lines().next().unwrap_or("").to_string();
+        let err = Error::spec(
+            "mpirun",
+            format!("{var}={expected}"),
+            format!(
+                "the launcher started {expected} processes but MPI sees a world of {size}: this iolab was built with {version}; start it with that MPI's mpirun"
+            ),
+        );
+        if launcher_rank() != 0 {
+            // SAFETY: ending the process; nothing of ours is in flight.
+            unsafe { mpi::ffi::MPI_Finalize() };
+            std::process::exit(err.exit_code());
+        }
+        return Err(err);
+    }
+    if threading < Threading::Funneled {
+        return Err(Error::Run(format!("MPI offers only {threading:?} threading; iolab needs Funneled")));
+    }
+    let mut name = crate::env::host::hostname().into_bytes();
+    name.truncate(HOST_BYTES);
+    name.resize(HOST_BYTES, 0);
+    let mut all = vec![0u8; HOST_BYTES * size as usize];
+    comm.all_gather_into(&name[..], &mut all[..]);
+    let hosts = all
+        .chunks(HOST_BYTES)
+        .map(|c| String::from_utf8_lossy(&c[..c.iter().position(|&b| b == 0).unwrap_or(HOST_BYTES)]).into_owned())
+        .collect();
+    set_world(WorldInfo { rank, size, hosts });
+    if rank != 0 {
+        let code = serve(&comm);
+        drop(universe);
+        std::process::exit(code);
+    }
+    Ok(Some(Session { universe }))
+}
+
+impl Session {
+    /// Ends the MPI world with rank 0's exit code: an interrupted run aborts every rank (some
+    /// may be mid-phase); any other end tells the other ranks to stop with the same code and
+    /// finalises.
+    pub fn finish(self, code: i32) {
+        let comm = self.universe.world();
+        if code > 128 {
+            comm.abort(code);
+        }
+        let _ = broadcast_order(&comm, &Order::Stop(code));
+        drop(self.universe);
+    }
+}
+
+fn broadcast_order(comm: &SimpleCommunicator, order: &Order) -> Result<()> {
+    let mut bytes = serde_json::to_vec(order).map_err(|e| Error::Run(format!("MPI order: {e}")))?;
+    let root = comm.process_at_rank(0);
+    let mut len = bytes.len() as u64;
+    root.broadcast_into(&mut len);
+    root.broadcast_into(&mut bytes[..]);
+    Ok(())
+}
+
+fn receive_order(comm: &SimpleCommunicator) -> std::result::Result<Order, String> {
+    let root = comm.process_at_rank(0);
+    let mut len = 0u64;
+    root.broadcast_into(&mut len);
+    let mut bytes = vec![0u8; len as usize];
+    root.broadcast_into(&mut bytes[..]);
+    serde_json::from_slice(&bytes).map_err(|e| format!("an order from rank 0 that is not one: {e}"))
+}
+
+/// The body of every rank but 0: carry out phase orders until told to stop; the exit code.
+fn serve(comm: &SimpleCommunicator) -> i32 {
+    // The stop signals of mpirun end a serving rank at once (rank 0 keeps the results).
+    // SAFETY: restoring default dispositions has no memory-safety preconditions.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(libc::SIGTERM, libc::SIG_DFL);
+    }
+    let mut planned: Option<(Spec, RunPlan)> = None;
+    loop {
+        let order = match receive_order(comm) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("error: rank {}: {e}", comm.rank());
+                return 1;
+            }
+        };
+        match order {
+            Order::Stop(code) => return code,
+            Order::Phase(p) => {
+                let result = serve_phase(comm, &p, &mut planned).map_err(|e| e.to_string());
+                let reply = Reply { rank: comm.rank() as u32, result };
+                let bytes = serde_json::to_vec(&reply).unwrap_or_else(|e| {
+                    let r = Reply { rank: reply.rank, result: Err(format!("its results could not be sent: {e}")) };
+                    serde_json::to_vec(&r).unwrap_or_default()
+                });
+                comm.process_at_rank(0).send_with_tag(&bytes[..], REPLY);
+            }
+        }
+    }
+}
+
+/// This rank's part of a phase: its workers, timed from the barrier all ranks meet at.
+fn serve_phase(
+    comm: &SimpleCommunicator,
+    p: &PhaseOrder,
+    planned: &mut Option<(Spec, RunPlan)>,
+) -> Result<Vec<SampleWire>> {
+    if planned.as_ref().is_none_or(|(s, _)| *s != p.spec) {
+        *planned = Some((p.spec.clone(), crate::plan::plan(&p.spec)));
+    }
+    let (_, plan) = planned.as_ref().expect("planned above");
+    let barrier = || comm.barrier();
+    let Some(phase) = plan.phases.get(p.phase) else {
+        barrier();
+        return Err(Error::Run(format!("no phase {} in the plan", p.phase)));
+    };
+    let w = world().expect("the world is known");
+    let range = my_workers(phase.workers.len(), &p.spec, w);
+    let engine = match crate::worker::registry::find(&p.spec.engine) {
+        Some(e) => e,
+        None => {
+            barrier();
+            return Err(Error::Run(format!("no engine {}", p.spec.engine)));
+        }
+    };
+    let elsewhere = w.hosts[w.rank as usize] != w.hosts[0];
+    // Ranks on another host than rank 0 see the files through their own client: check them
+    // there (same inode, one link, no link) and set their own cache state.
+    let local = if elsewhere && engine.def.caps.real_io {
+        local_view(p, plan, phase, range.clone())
+    } else {
+        Ok((p.ids.clone(), None))
+    };
+    let (ids, resident) = match local {
+        Ok(v) => v,
+        Err(e) => {
+            barrier();
+            return Err(e);
+        }
+    };
+    let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
+    let job = PhaseJob { spec: &p.spec, phase, paths: &p.paths, ids: &ids, sizes: &sizes, engine, tag: p.tag };
+    let samples = threads::run_workers(&job, range, Some(&barrier), &crate::env::monitor::Quiet)?;
+    samples.into_iter().map(|s| SampleWire::of(placed(s, w, resident), true)).collect()
+}
+
+/// The workers of a phase of `n` workers that this rank runs.
+fn my_workers(n: usize, spec: &Spec, w: &WorldInfo) -> std::ops::Range<usize> {
+    let threads = (spec.workers / w.size).max(1) as usize;
+    let mine = |i: &usize| rank_of(*i, threads) == w.rank as usize;
+    let first = (0..n).find(mine).unwrap_or(n);
+    first..(first..n).find(|i| !mine(i)).unwrap_or(n)
+}
+
+/// The identities of this rank's files as its host sees them (a shared file system gives each
+/// client its own device number, never another inode), checked, and the cache state set as the
+/// phase asks: the resident fraction found.
+fn local_view(
+    p: &PhaseOrder,
+    plan: &RunPlan,
+    phase: &crate::plan::PhasePlan,
+    range: std::ops::Range<usize>,
+) -> Result<(Vec<FileId>, Option<f64>)> {
+    let mut ids = p.ids.clone();
+    let mut mine: Vec<usize> = phase.workers[range].iter().flat_map(|w| w.files.iter().map(|&g| g as usize)).collect();
+    mine.sort_unstable();
+    mine.dedup();
+    let host = crate::env::host::hostname();
+    for &g in &mine {
+        let path = &p.paths[g];
+        let meta = std::fs::symlink_metadata(path).map_err(|e| {
+            Error::Run(format!(
+                "host {host} does not see {} ({e}): under mpirun the directory must be shared by every host",
+                crate::text::escape_path(path)
+            ))
+        })?;
+        let seen = FileId::of(&meta);
+        if seen.ino != p.ids[g].ino {
+            return Err(Error::Run(format!(
+                "host {host} sees another file at {} than the one rank 0 created (inode {} instead of {}): the directory is not shared by every host",
+                crate::text::escape_path(path),
+                seen.ino,
+                p.ids[g].ino
+            )));
+        }
+        ids[g] = seen;
+    }
+    let paths: Vec<PathBuf> = mine.iter().map(|&g| p.paths[g].clone()).collect();
+    let own: Vec<FileId> = mine.iter().map(|&g| ids[g]).collect();
+    let _ = plan;
+    let fraction = crate::target::cache::prepare(phase.cache, &paths, &own, false)?;
+    Ok((ids, Some(fraction)))
+}
+
+/// A sample with where it ran.
+fn placed(mut s: WorkerSample, w: &WorldInfo, resident: Option<f64>) -> WorkerSample {
+    s.place = Some(Placement { rank: w.rank, host: w.hosts[w.rank as usize].clone(), resident });
+    s
+}
+
+/// Rank 0's side of a phase: the order to every rank, its own workers, then every rank's
+/// samples (waited for without blocking, so a signal still ends the run).
+pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
+    let w = world().ok_or_else(|| Error::Run("launcher = mpi outside an MPI world".into()))?;
+    let comm = SimpleCommunicator::world();
+    let order = PhaseOrder {
+        spec: job.spec.clone(),
+        phase: job.phase.index,
+        paths: job.paths.to_vec(),
+        ids: job.ids.to_vec(),
+        tag: job.tag,
+    };
+    broadcast_order(&comm, &Order::Phase(Box::new(order)))?;
+    let barrier = || comm.barrier();
+    let range = my_workers(job.phase.workers.len(), job.spec, w);
+    let own = threads::run_workers(job, range, Some(&barrier), monitor);
+    let mut samples = vec![];
+    let mut failure = None;
+    match own {
+        Ok(s) => samples.extend(s.into_iter().map(|s| placed(s, w, None))),
+        Err(e) => failure = Some(e),
+    }
+    let mut waiting = w.size as usize - 1;
+    let mut last_tick = std::time::Instant::now();
+    while waiting > 0 {
+        let Some(probed) = comm.any_process().immediate_matched_probe_with_tag(REPLY) else {
+            if last_tick.elapsed() >= Duration::from_millis(50) {
+                last_tick = std::time::Instant::now();
+                if let Some(sig) = monitor.tick(0) {
+                    return Err(Error::Interrupted(sig));
+                }
+            }
+            std::thread::sleep(Duration::from_micros(200));
+            continue;
+        };
+        let (bytes, status) = probed.matched_receive_vec::<u8>();
+        waiting -= 1;
+        let from = status.source_rank();
+        let host = w.hosts.get(from as usize).cloned().unwrap_or_default();
+        let reply: Reply = match serde_json::from_slice(&bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                let e = Error::Run(format!("rank {from} ({host}) sent something that is not a reply: {e}"));
+                Error::keep_telling(&mut failure, e);
+                continue;
+            }
+        };
+        match reply.result {
+            Ok(wires) => {
+                for wire in wires {
+                    match wire.into_sample(None) {
+                        Ok(s) => samples.push(s),
+                        Err(e) => Error::keep_telling(&mut failure, e),
+                    }
+                }
+            }
+            Err(msg) => Error::keep_telling(&mut failure, Error::Run(format!("rank {} ({host}): {msg}", reply.rank))),
+        }
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    samples.sort_by_key(|s| s.worker);
+    Ok(samples)
+}
+
+/// The strategies do not run on MPI ranks (refused when the spec is resolved).
+pub fn run_strategy(_: &PhaseJob<'_>, _: &dyn Monitor) -> Result<Vec<WorkerSample>> {
+    Err(Error::spec("launcher", "mpi", "the compute/I-O strategies do not run on MPI ranks"))
+}
