@@ -37,7 +37,11 @@ pub fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
         report::plan::plan_json(&spec, &plan)
     } else {
         let free: Vec<_> = spec.dirs.iter().map(|d| crate::env::sys::fs_free(d).ok()).collect();
-        report::plan::plan_text(&spec, &plan, &free)
+        let mut t = report::plan::plan_text(&spec, &plan, &free);
+        if let Some(w) = crate::launch::world() {
+            t += &report::hosts::placement_text(&w.hosts, (spec.workers / w.size).max(1));
+        }
+        t
     };
     put(stdout, &text)?;
     preflight::check(&spec, &plan, real_io(&spec.engine))

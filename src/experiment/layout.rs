@@ -112,7 +112,8 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
     };
 
     let world = crate::launch::world();
-    let launcher_s = get("launcher").unwrap_or(if world.is_some_and(|w| w.size > 1) { "mpi" } else { "thread" });
+    let launcher_s =
+        get("launcher").unwrap_or(if world.is_some_and(|w| w.size > 1) { "mpi" } else { "thread" });
     let launcher = Launcher::parse(launcher_s).ok_or_else(|| {
         let names: Vec<&str> = Launcher::ALL.iter().map(|l| l.name()).collect();
         Error::spec("launcher", launcher_s, format!("expected {}", names.join(", ")))

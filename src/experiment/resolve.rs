@@ -274,6 +274,15 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
     }
     let access = layout::resolve_access(params, layout, workers as u32, dirs.len())?;
     if access.launcher == Launcher::Mpi
+        && let Some(s) = get("strategy")
+    {
+        return Err(Error::spec(
+            "strategy",
+            s,
+            "the compute/I-O strategies do not run on MPI ranks yet (threads and processes only; docs/mpi.md)",
+        ));
+    }
+    if access.launcher == Launcher::Mpi
         && let Some(p) = phases.iter().find(|p| p.workers.is_some_and(|n| u64::from(n) > workers))
     {
         return Err(Error::spec(

@@ -18,13 +18,13 @@ use crate::plan::{self, Op, RunPlan};
 use crate::results::{
     CacheCheck, ExperimentResult, PhaseResult, PointResult, Repetition, SCHEMA_VERSION, Status,
 };
-use crate::spec::{OpKind, Spec};
+use crate::spec::{CachePolicy, OpKind, Spec};
 use crate::target::cache;
 use crate::target::owned::{self, FileId};
 use crate::target::workdir::WorkDirs;
 use crate::worker::data::DataPath;
 use crate::worker::registry::Registered;
-use crate::worker::{Monitor, PhaseJob};
+use crate::worker::{Monitor, PhaseJob, WorkerSample};
 
 /// One point of an experiment: its own parameters (empty without a sweep) and resolved spec.
 #[derive(Debug, Clone)]
@@ -319,6 +319,7 @@ fn run_phases(
         monitor.end();
         match outcome {
             Ok(samples) => {
+                let check = with_remote_views(phase.cache, fraction, &samples, real);
                 let mut r = Repetition::from_samples(rep, run_id, &samples, &check);
                 r.prealloc_ns = prealloc_ns;
                 let commits = r.workers.iter().map(|w| w.sync_calls).sum();
@@ -353,6 +354,18 @@ fn run_phases(
         }
     }
     Ok(())
+}
+
+/// The cache check over every host's view: MPI ranks on other hosts than the coordinator's
+/// measured their own files before the phase; the worst view counts (the most resident for
+/// cold, the least for warm).
+fn with_remote_views(policy: CachePolicy, own: f64, samples: &[WorkerSample], real: bool) -> CacheCheck {
+    let views = samples.iter().filter_map(|s| s.place.as_ref().and_then(|p| p.resident));
+    let fraction = match policy {
+        CachePolicy::Warm => views.fold(own, f64::min),
+        _ => views.fold(own, f64::max),
+    };
+    CacheCheck::judge(policy, fraction, real)
 }
 
 /// Test hook, not for users: with IOLAB_TEST_PAUSE_BETWEEN_PHASES=FILE in the environment,

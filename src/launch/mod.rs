@@ -49,11 +49,7 @@ pub static LAUNCHERS: &[LauncherDef] = &[
         strategy: strategy_process::run,
     },
     #[cfg(feature = "mpi")]
-    LauncherDef {
-        launcher: Launcher::Mpi,
-        workers: mpi::run_phase,
-        strategy: mpi::run_strategy,
-    },
+    LauncherDef { launcher: Launcher::Mpi, workers: mpi::run_phase, strategy: mpi::run_strategy },
 ];
 
 /// The MPI world this process belongs to (`mpirun -np N iolab ...` in a build with the `mpi`

@@ -118,7 +118,9 @@ pub fn start() -> Result<Option<Session>> {
     comm.all_gather_into(&name[..], &mut all[..]);
     let hosts = all
         .chunks(HOST_BYTES)
-        .map(|c| String::from_utf8_lossy(&c[..c.iter().position(|&b| b == 0).unwrap_or(HOST_BYTES)]).into_owned())
+        .map(|c| {
+            String::from_utf8_lossy(&c[..c.iter().position(|&b| b == 0).unwrap_or(HOST_BYTES)]).into_owned()
+        })
         .collect();
     set_world(WorldInfo { rank, size, hosts });
     if rank != 0 {
@@ -184,7 +186,10 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
                 let result = serve_phase(comm, &p, &mut planned).map_err(|e| e.to_string());
                 let reply = Reply { rank: comm.rank() as u32, result };
                 let bytes = serde_json::to_vec(&reply).unwrap_or_else(|e| {
-                    let r = Reply { rank: reply.rank, result: Err(format!("its results could not be sent: {e}")) };
+                    let r = Reply {
+                        rank: reply.rank,
+                        result: Err(format!("its results could not be sent: {e}")),
+                    };
                     serde_json::to_vec(&r).unwrap_or_default()
                 });
                 comm.process_at_rank(0).send_with_tag(&bytes[..], REPLY);
@@ -233,7 +238,8 @@ fn serve_phase(
         }
     };
     let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
-    let job = PhaseJob { spec: &p.spec, phase, paths: &p.paths, ids: &ids, sizes: &sizes, engine, tag: p.tag };
+    let job =
+        PhaseJob { spec: &p.spec, phase, paths: &p.paths, ids: &ids, sizes: &sizes, engine, tag: p.tag };
     let samples = threads::run_workers(&job, range, Some(&barrier), &crate::env::monitor::Quiet)?;
     samples.into_iter().map(|s| SampleWire::of(placed(s, w, resident), true)).collect()
 }
@@ -256,7 +262,8 @@ fn local_view(
     range: std::ops::Range<usize>,
 ) -> Result<(Vec<FileId>, Option<f64>)> {
     let mut ids = p.ids.clone();
-    let mut mine: Vec<usize> = phase.workers[range].iter().flat_map(|w| w.files.iter().map(|&g| g as usize)).collect();
+    let mut mine: Vec<usize> =
+        phase.workers[range].iter().flat_map(|w| w.files.iter().map(|&g| g as usize)).collect();
     mine.sort_unstable();
     mine.dedup();
     let host = crate::env::host::hostname();
@@ -348,7 +355,9 @@ pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<Worker
                     }
                 }
             }
-            Err(msg) => Error::keep_telling(&mut failure, Error::Run(format!("rank {} ({host}): {msg}", reply.rank))),
+            Err(msg) => {
+                Error::keep_telling(&mut failure, Error::Run(format!("rank {} ({host}): {msg}", reply.rank)))
+            }
         }
     }
     if let Some(e) = failure {

@@ -61,7 +61,24 @@ const HEADER: &[&str] = &[
     "worker_wait_ns",
     "worker_cpu_ns",
     "worker_runq_ns",
+    "worker_rank",
+    "worker_host",
+    "host_ranks",
+    "host_max_sar_bytes_per_s",
 ];
+
+/// The MPI columns of a worker: its rank and host, the ranks on that host and the host's
+/// aggregate rate (empty without MPI).
+fn host_cols(r: &crate::results::Repetition, w: Option<&crate::results::WorkerResult>) -> [String; 4] {
+    let Some(w) = w.filter(|w| w.host.is_some()) else { return Default::default() };
+    let h = r.hosts.iter().find(|h| Some(&h.host) == w.host.as_ref());
+    [
+        w.rank.map(|n| n.to_string()).unwrap_or_default(),
+        w.host.clone().unwrap_or_default(),
+        h.map(|h| h.ranks.len().to_string()).unwrap_or_default(),
+        h.map(|h| h.max_sar_bytes_per_s.to_string()).unwrap_or_default(),
+    ]
+}
 
 /// The strategy columns of a worker (empty for plain workers).
 fn role_cols(w: Option<&crate::results::WorkerResult>) -> Vec<String> {
@@ -135,6 +152,7 @@ impl Exporter for Csv {
                         let blanks = vec![String::new(); 14];
                         let mut after = vec![String::new(), String::new(), in_flight.clone()];
                         after.extend(role_cols(None));
+                        after.extend(host_cols(r, None));
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }
@@ -159,6 +177,7 @@ impl Exporter for Csv {
                         let mut after =
                             vec![wk.open_ns.to_string(), wk.close_ns.to_string(), in_flight.clone()];
                         after.extend(role_cols(Some(wk)));
+                        after.extend(host_cols(r, Some(wk)));
                         w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }

@@ -66,6 +66,7 @@ pub fn spec_launch(s: &Spec) -> Option<String> {
 /// Everything under the main table.
 pub fn render_details(exp: &ExperimentResult) -> String {
     let mut out = costs(exp);
+    out += &super::hosts::render_hosts(exp);
     out += &periods(exp);
     out += &layouts(exp);
     out

@@ -18,7 +18,9 @@ use crate::stats::{self, Summary};
 use crate::worker::WorkerSample;
 
 mod design;
+pub mod hosts;
 pub use design::{Axis, Design, Headline, PresetRef};
+pub use hosts::HostShare;
 
 /// Version of the JSON layout. Fields may be added; none is renamed or removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -192,6 +194,10 @@ pub struct Repetition {
     /// Strategies: the most commits that were in flight at once (all workers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syncs_in_flight_max: Option<u64>,
+    /// MPI: each host's ranks, workers, bytes and rates (from the workers; empty on one host
+    /// without MPI).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostShare>,
 }
 
 impl Repetition {
@@ -231,7 +237,15 @@ impl Repetition {
                 .filter_map(|s| s.role.as_ref())
                 .map(|r| r.syncs_in_flight_max)
                 .max(),
+            hosts: vec![],
         }
+        .with_hosts()
+    }
+
+    /// The repetition with its per-host figures worked out from its workers.
+    pub fn with_hosts(mut self) -> Repetition {
+        self.hosts = hosts::host_shares(&self.workers);
+        self
     }
 
     /// A repetition that did not complete.
@@ -254,6 +268,7 @@ impl Repetition {
             env: RunEnv::default(),
             file_layout: None,
             syncs_in_flight_max: None,
+            hosts: vec![],
         }
     }
 }

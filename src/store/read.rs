@@ -129,7 +129,9 @@ impl Store {
                 env: serde_json::from_str(&env_json).map_err(|e| self.err(e))?,
                 file_layout,
                 syncs_in_flight_max: r.get::<_, Option<i64>>(17).map_err(g)?.map(|n| n as u64),
-            };
+                hosts: vec![],
+            }
+            .with_hosts();
             let ph =
                 points.get_mut(point as usize).and_then(|p| p.phases.get_mut(phase as usize)).ok_or_else(
                     || self.err(format!("run {} names a point or phase the experiment lacks", rep.run_id)),

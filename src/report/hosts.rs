@@ -1,0 +1,111 @@
+//! The per-host section under the terminal table of an MPI run: for each phase and host, its
+//! ranks and workers and the host's aggregate rates, mean over complete repetitions.
+
+use crate::results::{ExperimentResult, HostShare, Status};
+use crate::units::fmt_rate;
+
+use super::text_table;
+
+/// Ranks as short ranges: `0-3,6`.
+pub fn rank_ranges(ranks: &[u32]) -> String {
+    let mut out: Vec<String> = vec![];
+    let mut i = 0;
+    while i < ranks.len() {
+        let mut j = i;
+        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j { ranks[i].to_string() } else { format!("{}-{}", ranks[i], ranks[j]) });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
+/// The section (empty when no repetition ran on MPI ranks).
+pub fn render_hosts(exp: &ExperimentResult) -> String {
+    let mut rows = vec![];
+    for p in &exp.points {
+        for ph in &p.phases {
+            let reps: Vec<&[HostShare]> = ph
+                .repetitions
+                .iter()
+                .filter(|r| r.status == Status::Complete && !r.hosts.is_empty())
+                .map(|r| r.hosts.as_slice())
+                .collect();
+            let Some(first) = reps.first() else { continue };
+            for h in first.iter() {
+                let same: Vec<&HostShare> =
+                    reps.iter().filter_map(|hs| hs.iter().find(|x| x.host == h.host)).collect();
+                let mean =
+                    |f: fn(&HostShare) -> f64| same.iter().map(|x| f(x)).sum::<f64>() / same.len() as f64;
+                let name = if exp.points.len() > 1 {
+                    format!("{} {}", super::point_params(p), ph.name)
+                } else {
+                    ph.name.clone()
+                };
+                rows.push(vec![
+                    name,
+                    h.host.clone(),
+                    rank_ranges(&h.ranks),
+                    h.workers.to_string(),
+                    fmt_rate(mean(|x| x.max_sar_bytes_per_s)),
+                    fmt_rate(mean(|x| x.min_sar_bytes_per_s)),
+                ]);
+            }
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut s = "\n".to_string();
+    s += &text_table(&["phase", "host", "ranks", "workers", "max_SAR", "min_SAR"], &rows, &[3, 4, 5]);
+    s += "per host (MPI ranks): max_SAR = sum of the host's worker rates, min_SAR = its bytes / its slowest worker's time; MB/s, mean over complete repetitions\n";
+    s
+}
+
+/// Where an MPI run's workers go (`iolab plan` under mpirun): `hosts` by rank, `threads`
+/// workers per rank (worker i on rank i / threads).
+pub fn placement_text(hosts: &[String], threads: u32) -> String {
+    let mut by_host: Vec<(&str, Vec<u32>)> = vec![];
+    for (r, h) in hosts.iter().enumerate() {
+        match by_host.iter_mut().find(|(x, _)| x == h) {
+            Some((_, rs)) => rs.push(r as u32),
+            None => by_host.push((h, vec![r as u32])),
+        }
+    }
+    let n = by_host.len();
+    let mut s = format!(
+        "placement: {} MPI ranks on {n} host{}, {threads} worker{} per rank (worker i on rank i / {threads})\n",
+        hosts.len(),
+        if n == 1 { "" } else { "s" },
+        if threads == 1 { "" } else { "s" },
+    );
+    for (h, ranks) in &by_host {
+        let workers: Vec<u32> = ranks.iter().flat_map(|&r| r * threads..(r + 1) * threads).collect();
+        s += &format!("  {h}: ranks {}, workers {}\n", rank_ranges(ranks), rank_ranges(&workers));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_as_ranges() {
+        assert_eq!(rank_ranges(&[0, 1, 2, 3]), "0-3");
+        assert_eq!(rank_ranges(&[0, 2, 3, 5]), "0,2-3,5");
+        assert_eq!(rank_ranges(&[7]), "7");
+        assert_eq!(rank_ranges(&[]), "");
+    }
+
+    #[test]
+    fn placement_by_host() {
+        let hosts: Vec<String> = ["h1", "h1", "h2", "h2", "h3", "h3"].iter().map(|s| s.to_string()).collect();
+        let t = placement_text(&hosts, 2);
+        assert_eq!(
+            t,
+            "placement: 6 MPI ranks on 3 hosts, 2 workers per rank (worker i on rank i / 2)\n  h1: ranks 0-1, workers 0-3\n  h2: ranks 2-3, workers 4-7\n  h3: ranks 4-5, workers 8-11\n"
+        );
+    }
+}

@@ -1,0 +1,102 @@
+//! Per-host figures of a repetition run on MPI ranks over several hosts: ranks and workers on
+//! each host, bytes, and the host's aggregate rates.
+
+use serde::{Deserialize, Serialize};
+
+use crate::results::WorkerResult;
+
+/// One host's share of a repetition (workers that ran on MPI ranks only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostShare {
+    pub host: String,
+    /// MPI ranks on the host (distinct ranks of its workers), in order.
+    pub ranks: Vec<u32>,
+    pub workers: u32,
+    pub bytes: u64,
+    /// Sum of the host's worker rates.
+    pub max_sar_bytes_per_s: f64,
+    /// The host's bytes over its slowest worker's time.
+    pub min_sar_bytes_per_s: f64,
+}
+
+/// The hosts of `workers`, in order of their first worker; empty when no worker says where it
+/// ran (threads and processes of one host).
+pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
+    let mut out: Vec<(HostShare, u64)> = vec![];
+    for w in workers {
+        let Some(host) = &w.host else { continue };
+        let i = match out.iter().position(|(h, _)| &h.host == host) {
+            Some(i) => i,
+            None => {
+                let share = HostShare {
+                    host: host.clone(),
+                    ranks: vec![],
+                    workers: 0,
+                    bytes: 0,
+                    max_sar_bytes_per_s: 0.0,
+                    min_sar_bytes_per_s: 0.0,
+                };
+                out.push((share, 0));
+                out.len() - 1
+            }
+        };
+        let (h, slowest) = &mut out[i];
+        if let Some(r) = w.rank
+            && !h.ranks.contains(&r)
+        {
+            h.ranks.push(r);
+        }
+        h.workers += 1;
+        h.bytes += w.bytes;
+        h.max_sar_bytes_per_s += w.bytes_per_s;
+        *slowest = (*slowest).max(w.time_ns);
+    }
+    out.into_iter()
+        .map(|(mut h, slowest)| {
+            h.ranks.sort_unstable();
+            h.min_sar_bytes_per_s = crate::stats::individual_rate(h.bytes, slowest);
+            h
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(rank: u32, host: &str, bytes: u64, time_ns: u64) -> WorkerResult {
+        let mut r: WorkerResult = serde_json::from_value(serde_json::json!({
+            "worker": rank, "bytes": bytes, "ops": 1, "time_ns": time_ns, "sync_ns": 0,
+            "sync_calls": 0, "open_ns": 0, "close_ns": 0,
+            "bytes_per_s": bytes as f64 / (time_ns as f64 / 1e9),
+            "latency_ns": {"p50": 0, "p90": 0, "p99": 0, "p999": 0, "max": 0, "mean": 0.0},
+            "latency_histogram_ns": []
+        }))
+        .unwrap();
+        r.rank = Some(rank);
+        r.host = Some(host.to_string());
+        r
+    }
+
+    #[test]
+    fn hosts_add_up_their_workers() {
+        let ws = [
+            w(0, "h1", 1_000_000, 1_000_000_000),
+            w(2, "h2", 2_000_000, 500_000_000),
+            w(1, "h1", 3_000_000, 2_000_000_000),
+        ];
+        let h = host_shares(&ws);
+        assert_eq!(h.len(), 2);
+        assert_eq!(
+            (h[0].host.as_str(), h[0].ranks.clone(), h[0].workers, h[0].bytes),
+            ("h1", vec![0, 1], 2, 4_000_000)
+        );
+        assert!((h[0].max_sar_bytes_per_s - 2_500_000.0).abs() < 1e-6, "{}", h[0].max_sar_bytes_per_s);
+        assert!((h[0].min_sar_bytes_per_s - 2_000_000.0).abs() < 1e-6, "{}", h[0].min_sar_bytes_per_s);
+        assert_eq!((h[1].host.as_str(), h[1].workers, h[1].bytes), ("h2", 1, 2_000_000));
+        assert!((h[1].max_sar_bytes_per_s - 4_000_000.0).abs() < 1e-6);
+        let mut plain = ws[0].clone();
+        plain.host = None;
+        assert!(host_shares(&[plain]).is_empty());
+    }
+}
