@@ -28,17 +28,23 @@ pub fn stop_requested() -> bool {
 /// Installs the handlers (the binary does this once; the library never does).
 pub fn install() {
     for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: sigaction is plain data; we install a handler that only stores to an atomic,
-        // which is async-signal-safe. No SA_RESTART, so blocking calls return EINTR promptly.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+        also_stop_on(sig);
     }
     // SAFETY: setting a signal's disposition to SIG_IGN has no memory-safety preconditions.
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+}
+
+/// Makes `sig` a stop signal like SIGINT and SIGTERM (rank 0 of an MPI run: SIGUSR1, which
+/// mpirun passes on to its ranks, where its SIGINT and SIGTERM kill them).
+pub fn also_stop_on(sig: libc::c_int) {
+    // SAFETY: sigaction is plain data; we install a handler that only stores to an atomic,
+    // which is async-signal-safe. No SA_RESTART, so blocking calls return EINTR promptly.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
+    }
 }
 
 /// The signal received, if any.
@@ -57,7 +63,7 @@ pub fn check() -> Result<()> {
     }
 }
 
-/// Blocks SIGINT and SIGTERM in the calling thread while alive, so threads spawned meanwhile
+/// Blocks the stop signals (SIGINT, SIGTERM, SIGUSR1) in the calling thread while alive, so threads spawned meanwhile
 /// inherit the block; restores the previous mask on drop.
 pub struct Blocked {
     old: libc::sigset_t,
@@ -73,6 +79,7 @@ impl Blocked {
             libc::sigemptyset(&mut set);
             libc::sigaddset(&mut set, libc::SIGINT);
             libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::sigaddset(&mut set, libc::SIGUSR1);
             libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
             Blocked { old }
         }

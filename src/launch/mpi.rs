@@ -123,6 +123,11 @@ pub fn start() -> Result<Option<Session>> {
         })
         .collect();
     set_world(WorldInfo { rank, size, hosts });
+    if rank == 0 {
+        // mpirun passes SIGUSR1 on to its ranks (its SIGINT and SIGTERM kill them): a stop
+        // that keeps what was measured and cleans up, as SIGINT does on one host.
+        crate::env::signals::also_stop_on(libc::SIGUSR1);
+    }
     if rank != 0 {
         let code = serve(&comm);
         drop(universe);
@@ -165,11 +170,14 @@ fn receive_order(comm: &SimpleCommunicator) -> std::result::Result<Order, String
 
 /// The body of every rank but 0: carry out phase orders until told to stop; the exit code.
 fn serve(comm: &SimpleCommunicator) -> i32 {
-    // The stop signals of mpirun end a serving rank at once (rank 0 keeps the results).
-    // SAFETY: restoring default dispositions has no memory-safety preconditions.
+    // The stop signals of mpirun end a serving rank at once (rank 0 keeps the results); a
+    // file size limit is an error of the write that meets it, as on rank 0.
+    // SAFETY: setting signal dispositions has no memory-safety preconditions.
     unsafe {
         libc::signal(libc::SIGINT, libc::SIG_DFL);
         libc::signal(libc::SIGTERM, libc::SIG_DFL);
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        libc::signal(libc::SIGUSR1, libc::SIG_IGN);
     }
     let mut planned: Option<(Spec, RunPlan)> = None;
     loop {
@@ -208,7 +216,7 @@ fn serve_phase(
         *planned = Some((p.spec.clone(), crate::plan::plan(&p.spec)));
     }
     let (_, plan) = planned.as_ref().expect("planned above");
-    let barrier = || comm.barrier();
+    let barrier = || phase_barrier(comm);
     let Some(phase) = plan.phases.get(p.phase) else {
         barrier();
         return Err(Error::Run(format!("no phase {} in the plan", p.phase)));
@@ -312,7 +320,7 @@ pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<Worker
         tag: job.tag,
     };
     broadcast_order(&comm, &Order::Phase(Box::new(order)))?;
-    let barrier = || comm.barrier();
+    let barrier = || phase_barrier(&comm);
     let range = my_workers(job.phase.workers.len(), job.spec, w);
     let own = threads::run_workers(job, range, Some(&barrier), monitor);
     let mut samples = vec![];
@@ -365,6 +373,30 @@ pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<Worker
     }
     samples.sort_by_key(|s| s.worker);
     Ok(samples)
+}
+
+/// The barrier all ranks start a phase from (the same non-blocking barrier on every rank: a
+/// blocking and a non-blocking collective never match). Waited for by polling, so that on rank
+/// 0 a stop signal ends the wait and the run ends with what was measured; the workers see the
+/// stop themselves.
+fn phase_barrier(comm: &SimpleCommunicator) {
+    use mpi::ffi;
+    use mpi::raw::AsRaw;
+    // SAFETY: a request handle is plain data; RSMPI_REQUEST_NULL is its null value.
+    let mut req = unsafe { ffi::RSMPI_REQUEST_NULL };
+    // SAFETY: a valid communicator and a request to fill; MPI_Ibarrier is collective and every
+    // rank enters the phase's barrier.
+    unsafe { ffi::MPI_Ibarrier(comm.as_raw(), &mut req) };
+    loop {
+        let mut done = 0;
+        // SAFETY: `req` is the active request MPI_Ibarrier made; the status is ignored.
+        unsafe { ffi::MPI_Test(&mut req, &mut done, ffi::RSMPI_STATUS_IGNORE) };
+        if done != 0 || crate::env::signals::stop_requested() {
+            // Left pending on a stop: the run ends and MPI with it.
+            return;
+        }
+        std::thread::yield_now();
+    }
 }
 
 /// The strategies do not run on MPI ranks (refused when the spec is resolved).
