@@ -86,6 +86,9 @@ fn launcher_rank() -> u64 {
 /// a world of its own) is an error, said by the first process only.
 pub fn start() -> Result<Option<Session>> {
     let Some((var, expected)) = launcher_size() else { return Ok(None) };
+    // A file size limit is an error of the write that meets it, on every rank.
+    // SAFETY: setting a signal's disposition has no memory-safety preconditions.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let Some((universe, threading)) = mpi::initialize_with_threading(Threading::Funneled) else {
         return Err(Error::Run("MPI was already initialised".into()));
     };
@@ -170,13 +173,12 @@ fn receive_order(comm: &SimpleCommunicator) -> std::result::Result<Order, String
 
 /// The body of every rank but 0: carry out phase orders until told to stop; the exit code.
 fn serve(comm: &SimpleCommunicator) -> i32 {
-    // The stop signals of mpirun end a serving rank at once (rank 0 keeps the results); a
-    // file size limit is an error of the write that meets it, as on rank 0.
+    // The stop signals of mpirun end a serving rank at once (rank 0 keeps the results); its
+    // SIGUSR1 is rank 0's to act on.
     // SAFETY: setting signal dispositions has no memory-safety preconditions.
     unsafe {
         libc::signal(libc::SIGINT, libc::SIG_DFL);
         libc::signal(libc::SIGTERM, libc::SIG_DFL);
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
         libc::signal(libc::SIGUSR1, libc::SIG_IGN);
     }
     let mut planned: Option<(Spec, RunPlan)> = None;
@@ -367,6 +369,9 @@ pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<Worker
                 Error::keep_telling(&mut failure, Error::Run(format!("rank {} ({host}): {msg}", reply.rank)))
             }
         }
+    }
+    if let Some(sig) = crate::env::signals::pending() {
+        return Err(Error::Interrupted(sig));
     }
     if let Some(e) = failure {
         return Err(e);

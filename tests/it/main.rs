@@ -15,6 +15,8 @@ mod inputs;
 mod latency;
 mod layouts;
 mod limits;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod plots;
 mod processes;
 mod reports;

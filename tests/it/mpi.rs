@@ -1,0 +1,376 @@
+//! MPI runs (build with `--features mpi`): the real binary under Open MPI's `mpirun` on this
+//! host; a rank's I/O error, a rank killed with -9 and a stop through mpirun; misuse refused
+//! before anything is made; MPICH's launcher on the Open MPI build; three simulated hosts.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::*;
+
+/// `mpirun` (Open MPI) with `np` ranks of the test binary, as root and oversubscribed, with the
+/// test memory size and the scratch store, in the scratch directory; ended after 240 s.
+fn mpirun_cmd(s: &Scratch, np: usize, args: &[&str]) -> Command {
+    let mut c = Command::new("timeout");
+    c.args(["240", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", &np.to_string()])
+        .arg(bin())
+        .args(args)
+        .env("IOLAB_RAM_BYTES", TEST_RAM_BYTES.to_string())
+        .env("IOLAB_DB", s.db())
+        .current_dir(s.path());
+    c
+}
+
+fn mpirun(s: &Scratch, np: usize, args: &[&str]) -> Output {
+    mpirun_cmd(s, np, args)
+        .output()
+        .expect("mpirun (Open MPI) must be installed: scripts/test.sh installs it")
+}
+
+fn ok_json(o: &Output) -> Value {
+    assert!(o.status.success(), "exit {:?}: {}", o.status.code(), stderr(o));
+    // One document: rank 0 prints, the other ranks print nothing.
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+/// The experiments in the scratch store (none when there is no store yet).
+fn experiments(s: &Scratch) -> Vec<iolab::store::ExperimentRow> {
+    if !s.db().exists() {
+        return vec![];
+    }
+    iolab::store::Store::open_read_only(&s.db()).and_then(|st| st.list()).unwrap_or_default()
+}
+
+/// Complete runs of the one stored experiment (0 before there is one).
+fn runs_ok(s: &Scratch) -> u64 {
+    experiments(s).first().map_or(0, |e| e.runs_complete)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string()
+}
+
+/// Four ranks write one shared file and read it back cold: one table's worth of results (one
+/// JSON document, one stored experiment), four workers on ranks 0-3 of this host, and the
+/// file's bytes exactly what four writers of their quarter must leave.
+#[test]
+fn four_ranks_share_one_file_and_store_one_experiment() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let o = mpirun(
+        &s,
+        4,
+        &[
+            "run",
+            "--layout",
+            "shared",
+            "--op",
+            "write,read:cold",
+            "--size",
+            "1MiB",
+            "--bs",
+            "64KiB",
+            "--reps",
+            "2",
+            "--seed",
+            "5",
+            "--keep",
+            "--json",
+            "--quiet",
+            "--dir",
+            &dir,
+        ],
+    );
+    let doc = ok_json(&o);
+    assert_eq!(doc["spec"]["launcher"], "mpi");
+    let host = hostname();
+    for ph in phases(&doc) {
+        let reps = ph["repetitions"].as_array().unwrap();
+        assert_eq!(reps.len(), 2, "{ph}");
+        for r in reps {
+            assert_eq!(r["status"], "complete");
+            assert_eq!(r["total_bytes"], 4 << 20);
+            let ranks: Vec<u64> =
+                r["workers"].as_array().unwrap().iter().map(|w| w["rank"].as_u64().unwrap()).collect();
+            assert_eq!(ranks, [0, 1, 2, 3]);
+            assert!(r["workers"].as_array().unwrap().iter().all(|w| w["host"] == host.as_str()));
+            let hosts = r["hosts"].as_array().unwrap();
+            assert_eq!(hosts.len(), 1);
+            assert_eq!(hosts[0]["ranks"], serde_json::json!([0, 1, 2, 3]));
+            assert_eq!(hosts[0]["bytes"], 4 << 20);
+        }
+        assert_eq!(ph["cache"]["policy"], "cold");
+    }
+    // The kept file of the last repetition: the four quarters as one writer would lay them.
+    let run_id = phases(&doc)[0]["repetitions"][1]["run_id"].as_str().unwrap().to_string();
+    let data = std::fs::read(work_dir(s.path(), &run_id).join("shared.dat")).unwrap();
+    assert!(data == expected_file(5, 0, 4 << 20, 64 << 10), "shared file bytes differ");
+    let exps = experiments(&s);
+    assert_eq!(exps.len(), 1, "{exps:?}");
+}
+
+/// Threads per rank: 2 ranks x 2 workers; the table names the host and its ranks.
+#[test]
+fn ranks_run_threads_and_the_table_shows_hosts() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let o = mpirun(
+        &s,
+        2,
+        &["run", "--workers", "4", "--op", "write,read:cold", "--size", "1MiB", "--reps", "1", "--dir", &dir],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("4 workers x 1 MiB"), "{out}");
+    let host = hostname();
+    let row =
+        out.lines().find(|l| l.starts_with("write ") && l.contains(&host)).unwrap_or_else(|| panic!("{out}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[..4], ["write", host.as_str(), "0-1", "4"], "{row}");
+    assert_eq!(stderr(&o).matches("stored as experiment").count(), 1, "{}", stderr(&o));
+    assert!(s.leftovers().is_empty(), "{:?}", s.leftovers());
+    let o = mpirun(&s, 2, &["plan", "--workers", "4", "--dir", &dir]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("placement: 2 MPI ranks on 1 host, 2 workers per rank"), "{out}");
+    assert!(out.contains(&format!("{host}: ranks 0-1, workers 0-3")), "{out}");
+}
+
+/// Misuse is refused with exit 2 before anything is made: workers that are no multiple of the
+/// ranks, another launcher under mpirun, more workers in a phase than the run has, a strategy.
+#[test]
+fn misuse_under_mpirun_is_refused_up_front() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--workers", "3"], "must be a multiple of the 2 MPI ranks"),
+        (&["--launcher", "thread"], "under mpirun with 2 ranks"),
+        (&["--op", "write,read:workers=4"], "more workers than the run's 2"),
+        (&["--strategy", "S1A"], "do not run on MPI ranks"),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["run", "--size", "1MiB", "--dir", &dir];
+        args.extend_from_slice(extra);
+        let o = mpirun(&s, 2, &args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{extra:?}: {}", stderr(&o));
+        assert!(s.leftovers().is_empty(), "{extra:?}: {:?}", s.leftovers());
+        assert!(!s.db().exists(), "{extra:?} made a store");
+    }
+    // Outside mpirun, the launcher is refused too.
+    let o = s.iolab(&["run", "--launcher", "mpi", "--size", "1MiB", "--dir", &dir]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not started by an MPI launcher"), "{}", stderr(&o));
+}
+
+/// Pids of the ranks of a run whose arguments contain `marker`, by rank.
+fn ranks_of(marker: &str, n: usize) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut found = vec![0u32; n];
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+            if !String::from_utf8_lossy(&cmd).contains(marker)
+                || !cmd.starts_with(bin().to_str().unwrap().as_bytes())
+            {
+                continue;
+            }
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            for var in env.split(|&b| b == 0) {
+                if let Some(r) = var.strip_prefix(b"OMPI_COMM_WORLD_RANK=") {
+                    let r: usize = String::from_utf8_lossy(r).parse().unwrap();
+                    if r < n {
+                        found[r] = pid;
+                    }
+                }
+            }
+        }
+        if found.iter().all(|&p| p != 0) {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "the ranks did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Whether a work directory under `dir` holds `name` with `len` bytes.
+fn written(dir: &Path, name: &str, len: u64) -> bool {
+    std::fs::read_dir(dir).unwrap().flatten().any(|e| {
+        e.file_name().to_string_lossy().starts_with(".iolab-")
+            && std::fs::metadata(e.path().join(name)).is_ok_and(|m| m.len() == len)
+    })
+}
+
+fn wait_for(child: std::process::Child, secs: u64) -> (Output, Duration) {
+    let t = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(secs), "took {took:?}");
+    (o, took)
+}
+
+/// A write error on rank 1 (a file size limit set on it between two phases): the run ends on
+/// every rank with exit 1, the error names the rank, host, call, file and offset; rank 0 stored
+/// the phases that completed; no work directory is left.
+#[test]
+fn an_io_error_on_one_rank_ends_the_run_naming_rank_and_offset() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let go = s.path().join("go");
+    let child = mpirun_cmd(
+        &s,
+        2,
+        &[
+            "run",
+            "--op",
+            "write,read:cold,write",
+            "--size",
+            "4MiB",
+            "--bs",
+            "256KiB",
+            "--reps",
+            "1",
+            "--dir",
+            &dir,
+        ],
+    )
+    .env("IOLAB_TEST_PAUSE_BETWEEN_PHASES", &go)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let ranks = ranks_of(&dir, 2);
+    // Once the first write is done (every rank is past its start), limit rank 1's file size.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !written(s.path(), "w0001.dat", 4 << 20) {
+        assert!(Instant::now() < deadline, "the first phase did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let limit =
+        Command::new("prlimit").args(["--pid", &ranks[1].to_string(), "--fsize=1048576"]).status().unwrap();
+    assert!(limit.success());
+    std::fs::write(&go, b"").unwrap();
+    let (o, _) = wait_for(child, 120);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    let host = hostname();
+    assert!(err.contains(&format!("rank 1 ({host}): pwrite on ")), "{err}");
+    assert!(err.contains("w0001.dat at offset 1048576: File too large"), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("write#2 rep 0 failed: rank 1"), "{out}");
+    let exps = experiments(&s);
+    assert_eq!(exps.len(), 1);
+    let shown = s.iolab(&["results", "show", &exps[0].id, "--json"]);
+    let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let statuses: Vec<&str> =
+        phases(&doc).iter().map(|p| p["repetitions"][0]["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["complete", "complete", "failed"]);
+    let mut left = s.leftovers();
+    left.retain(|n| n != "go");
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// A rank killed with -9 ends the run within seconds on every rank (mpirun kills the others);
+/// the repetitions rank 0 stored before are kept.
+#[test]
+fn a_rank_killed_with_9_ends_the_run_within_seconds() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let child = mpirun_cmd(
+        &s,
+        3,
+        &["run", "--op", "write,read:cold", "--size", "16MiB", "--reps", "1000", "--quiet", "--dir", &dir],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let ranks = ranks_of(&dir, 3);
+    // Wait until rank 0 has stored a repetition.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while runs_ok(&s) == 0 {
+        assert!(Instant::now() < deadline, "no repetition stored");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let t = Instant::now();
+    assert!(Command::new("kill").args(["-9", &ranks[2].to_string()]).status().unwrap().success());
+    let (o, _) = wait_for(child, 150);
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(10), "the run took {took:?} to end after the kill");
+    assert!(!o.status.success());
+    // Every rank is gone (or a zombie about to be reaped) within a few seconds.
+    let gone = |p: u32| {
+        std::fs::read_to_string(format!("/proc/{p}/stat")).is_err_and(|_| true)
+            || std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| s.contains(") Z "))
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !ranks.iter().all(|&p| gone(p)) {
+        let left: Vec<String> = ranks
+            .iter()
+            .filter(|&&p| !gone(p))
+            .map(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default())
+            .collect();
+        assert!(Instant::now() < deadline, "ranks still running: {left:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(experiments(&s).len(), 1);
+    assert!(runs_ok(&s) >= 1);
+}
+
+/// SIGUSR1 to mpirun (which passes it on; its SIGINT and SIGTERM kill the ranks) stops rank 0
+/// as Ctrl-C does on one host: what was measured is stored, the work directory removed, exit
+/// 128 + 10.
+#[test]
+fn sigusr1_through_mpirun_stops_cleanly_and_keeps_results() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let child = mpirun_cmd(
+        &s,
+        2,
+        &["run", "--op", "write,read:cold", "--size", "16MiB", "--reps", "1000", "--quiet", "--dir", &dir],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    ranks_of(&dir, 2);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while runs_ok(&s) == 0 {
+        assert!(Instant::now() < deadline, "no repetition stored");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // `timeout` runs mpirun as its child: signal mpirun itself.
+    let kids = children_of(child.id());
+    assert_eq!(kids.len(), 1, "{kids:?}");
+    assert!(Command::new("kill").args(["-USR1", &kids[0].to_string()]).status().unwrap().success());
+    let (o, _) = wait_for(child, 60);
+    assert_eq!(o.status.code(), Some(138), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted by signal 10"), "{}", stderr(&o));
+    assert!(s.leftovers().is_empty(), "{:?}", s.leftovers());
+    assert!(runs_ok(&s) >= 1);
+}
+
+/// The Open MPI build started by MPICH's launcher: each process is a world of one; refused with
+/// exit 2, said once, nothing made.
+#[test]
+fn another_mpis_launcher_is_refused() {
+    if Command::new("mpiexec.mpich").arg("--version").output().is_err() {
+        eprintln!("skip: no mpiexec.mpich (MPICH) here");
+        return;
+    }
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let o = Command::new("timeout")
+        .args(["120", "mpiexec.mpich", "-n", "2"])
+        .arg(bin())
+        .args(["run", "--size", "1MiB", "--dir", &dir])
+        .env("IOLAB_DB", s.db())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.matches("MPI sees a world of 1").count(), 1, "{err}");
+    assert!(err.contains("PMI_SIZE=2"), "{err}");
+    assert!(s.leftovers().is_empty() && !s.db().exists());
+}
