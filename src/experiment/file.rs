@@ -222,6 +222,9 @@ impl crate::spec::Spec {
         }
         set("launcher", vec![serde_json::to_value(self.launcher).unwrap().as_str().unwrap().into()]);
         set("start", vec![serde_json::to_value(self.start).unwrap().as_str().unwrap().into()]);
+        if let Some(r) = self.reorder_reads {
+            set("reorder_reads", vec![r.label()]);
+        }
         set("latency", vec![serde_json::to_value(self.latency).unwrap().as_str().unwrap().into()]);
         set("verify", vec![self.verify.to_string()]);
         if !self.allow_device.is_empty() {

@@ -273,6 +273,23 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         }
     }
     let access = layout::resolve_access(params, layout, workers as u32, dirs.len())?;
+    let reorder_reads = match get("reorder_reads") {
+        None | Some("none") | Some("0") => None,
+        Some("node") => Some(Reorder::Node),
+        Some(v) => Some(Reorder::Shift(
+            v.parse::<u32>()
+                .map_err(|_| Error::spec("reorder_reads", v, "expected none, node or a number of ranks"))?,
+        )),
+    };
+    if let Some(r) = reorder_reads
+        && access.launcher != Launcher::Mpi
+    {
+        return Err(Error::spec(
+            "reorder_reads",
+            r.label(),
+            "reorders MPI ranks: needs launcher = mpi (mpirun)",
+        ));
+    }
     if access.launcher == Launcher::Mpi
         && let Some(s) = get("strategy")
     {
@@ -334,6 +351,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         stripe_count: access.stripe_count,
         launcher: access.launcher,
         start: access.start,
+        reorder_reads,
         latency: access.latency,
         verify,
         allow_device,

@@ -24,7 +24,7 @@ use crate::launch::child::SampleWire;
 use crate::launch::{WorldInfo, rank_of, set_world, threads, world};
 use crate::plan::RunPlan;
 use crate::plan::verify::BlockTag;
-use crate::spec::Spec;
+use crate::spec::{OpKind, Reorder, Spec};
 use crate::worker::{Monitor, PhaseJob, Placement, WorkerSample};
 
 /// The tag of a rank's reply to rank 0.
@@ -224,7 +224,7 @@ fn serve_phase(
         return Err(Error::Run(format!("no phase {} in the plan", p.phase)));
     };
     let w = world().expect("the world is known");
-    let range = my_workers(phase.workers.len(), &p.spec, w);
+    let mine = my_workers(phase.workers.len(), phase.op == OpKind::Read, &p.spec, w, w.rank);
     let engine = match crate::worker::registry::find(&p.spec.engine) {
         Some(e) => e,
         None => {
@@ -236,7 +236,7 @@ fn serve_phase(
     // Ranks on another host than rank 0 see the files through their own client: check them
     // there (same inode, one link, no link) and set their own cache state.
     let local = if elsewhere && engine.def.caps.real_io {
-        local_view(p, plan, phase, range.clone())
+        local_view(p, phase, &mine)
     } else {
         Ok((p.ids.clone(), None))
     };
@@ -250,16 +250,24 @@ fn serve_phase(
     let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
     let job =
         PhaseJob { spec: &p.spec, phase, paths: &p.paths, ids: &ids, sizes: &sizes, engine, tag: p.tag };
-    let samples = threads::run_workers(&job, range, Some(&barrier), &crate::env::monitor::Quiet)?;
+    let samples = threads::run_workers(&job, &mine, Some(&barrier), &crate::env::monitor::Quiet)?;
     samples.into_iter().map(|s| SampleWire::of(placed(s, w, resident), true)).collect()
 }
 
-/// The workers of a phase of `n` workers that this rank runs.
-fn my_workers(n: usize, spec: &Spec, w: &WorldInfo) -> std::ops::Range<usize> {
+/// The workers (plan indices) of a phase of `n` workers that rank `rank` runs: worker i runs
+/// on rank i / threads; a read phase with `reorder_reads` shifts that, so rank r runs the
+/// workers rank r + shift ran when writing (IOR's task reordering).
+fn my_workers(n: usize, read: bool, spec: &Spec, w: &WorldInfo, rank: u32) -> Vec<usize> {
     let threads = (spec.workers / w.size).max(1) as usize;
-    let mine = |i: &usize| rank_of(*i, threads) == w.rank as usize;
-    let first = (0..n).find(mine).unwrap_or(n);
-    first..(first..n).find(|i| !mine(i)).unwrap_or(n)
+    let shift = match spec.reorder_reads.filter(|_| read) {
+        None => 0,
+        Some(Reorder::Shift(s)) => s as usize,
+        Some(Reorder::Node) => w.hosts.iter().filter(|h| **h == w.hosts[0]).count(),
+    };
+    // Worker i ran on rank i / threads when writing; reading, rank r runs the workers of rank
+    // r + shift: worker i goes to the rank of worker i - shift x threads.
+    let back = (shift % w.size as usize) * threads % n.max(1);
+    (0..n).filter(|&i| rank_of((i + n - back) % n, threads) == rank as usize).collect()
 }
 
 /// The identities of this rank's files as its host sees them (a shared file system gives each
@@ -267,13 +275,12 @@ fn my_workers(n: usize, spec: &Spec, w: &WorldInfo) -> std::ops::Range<usize> {
 /// phase asks: the resident fraction found.
 fn local_view(
     p: &PhaseOrder,
-    plan: &RunPlan,
     phase: &crate::plan::PhasePlan,
-    range: std::ops::Range<usize>,
+    workers: &[usize],
 ) -> Result<(Vec<FileId>, Option<f64>)> {
     let mut ids = p.ids.clone();
     let mut mine: Vec<usize> =
-        phase.workers[range].iter().flat_map(|w| w.files.iter().map(|&g| g as usize)).collect();
+        workers.iter().flat_map(|&i| phase.workers[i].files.iter().map(|&g| g as usize)).collect();
     mine.sort_unstable();
     mine.dedup();
     let host = crate::env::host::hostname();
@@ -298,7 +305,6 @@ fn local_view(
     }
     let paths: Vec<PathBuf> = mine.iter().map(|&g| p.paths[g].clone()).collect();
     let own: Vec<FileId> = mine.iter().map(|&g| ids[g]).collect();
-    let _ = plan;
     let fraction = crate::target::cache::prepare(phase.cache, &paths, &own, false)?;
     Ok((ids, Some(fraction)))
 }
@@ -323,8 +329,8 @@ pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<Worker
     };
     broadcast_order(&comm, &Order::Phase(Box::new(order)))?;
     let barrier = || phase_barrier(&comm);
-    let range = my_workers(job.phase.workers.len(), job.spec, w);
-    let own = threads::run_workers(job, range, Some(&barrier), monitor);
+    let mine = my_workers(job.phase.workers.len(), job.phase.op == OpKind::Read, job.spec, w, 0);
+    let own = threads::run_workers(job, &mine, Some(&barrier), monitor);
     let mut samples = vec![];
     let mut failure = None;
     match own {

@@ -15,7 +15,8 @@ use super::collect;
 /// Runs workers as threads of this process (one worker, with nothing to show while it runs:
 /// on this thread).
 pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
-    run_workers(job, 0..job.phase.workers.len(), None, monitor)
+    let all: Vec<usize> = (0..job.phase.workers.len()).collect();
+    run_workers(job, &all, None, monitor)
 }
 
 /// The start gate of workers whose launching thread takes part in the start: every worker and
@@ -33,17 +34,17 @@ impl StartGate for TwoStep {
     }
 }
 
-/// Runs workers `range` of the phase as threads of this process. `across`, when given, is what
+/// Runs the phase's workers `workers` (plan indices) as threads of this process. `across`, when given, is what
 /// this thread does once all of them have opened their files and before any starts (with
 /// `start = barrier`; with `start = free` it runs at once): the MPI launcher's barrier across
 /// ranks. A rank with no worker in the phase still takes part in it.
 pub fn run_workers(
     job: &PhaseJob<'_>,
-    range: std::ops::Range<usize>,
+    workers: &[usize],
     across: Option<&dyn Fn()>,
     monitor: &dyn Monitor,
 ) -> Result<Vec<WorkerSample>> {
-    let n = range.len();
+    let n = workers.len();
     let barrier_start = job.spec.start != StartMode::Free;
     if let Some(f) = across
         && (n == 0 || !barrier_start)
@@ -54,7 +55,7 @@ pub fn run_workers(
         return Ok(vec![]);
     }
     if n == 1 && !monitor.wants_ticks() && across.is_none() {
-        return run_inline(job, range.start);
+        return run_inline(job, workers[0]);
     }
     let (barrier, free) = (Barrier::new(n), FreeStart);
     let two = TwoStep { ready: Barrier::new(n + 1), go: Barrier::new(n + 1) };
@@ -74,10 +75,11 @@ pub fn run_workers(
         // Workers start with SIGINT/SIGTERM blocked, so the signals reach this thread (which
         // stops the phase) and never interrupt a worker's system call.
         let masked = crate::env::signals::Blocked::new();
-        let handles: Vec<_> = range
-            .clone()
-            .map(|i| {
-                let ctx = job.ctx(i, gate, &abort, &progress[i - range.start].0);
+        let handles: Vec<_> = workers
+            .iter()
+            .enumerate()
+            .map(|(slot, &i)| {
+                let ctx = job.ctx(i, gate, &abort, &progress[slot].0);
                 let (abort, finished, coordinator) = (&abort, &finished, &coordinator);
                 std::thread::Builder::new()
                     .name(format!("iolab-w{i}"))

@@ -54,6 +54,10 @@ pub fn spec_launch(s: &Spec) -> Option<String> {
         crate::spec::Launcher::Mpi => v.push("MPI ranks"),
         crate::spec::Launcher::Thread => {}
     }
+    let reorder = s.reorder_reads.map(|r| format!("rank r reads what rank r+{} wrote", r.label()));
+    if let Some(r) = &reorder {
+        v.push(r);
+    }
     if s.start == crate::spec::StartMode::Free {
         v.push("free start");
     }

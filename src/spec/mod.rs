@@ -360,6 +360,9 @@ pub struct Spec {
     pub launcher: Launcher,
     #[serde(default)]
     pub start: StartMode,
+    /// MPI: which rank reads what another wrote (None: each rank its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder_reads: Option<Reorder>,
     #[serde(default)]
     pub latency: LatencyMode,
     /// Blocks carry a verification header, checked on every read.
@@ -431,6 +434,26 @@ impl Launcher {
             Launcher::Mpi => "mpi",
         };
         Launcher::ALL.into_iter().find(|&l| s == l.name() || s == plural(l))
+    }
+}
+
+/// MPI read reordering: rank r reads what rank r + shift wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reorder {
+    /// A fixed number of ranks.
+    Shift(u32),
+    /// The ranks per host (rank 0's host), so reads come from another host.
+    Node,
+}
+
+impl Reorder {
+    /// The value a spec uses: a number, or `node`.
+    pub fn label(self) -> String {
+        match self {
+            Reorder::Shift(n) => n.to_string(),
+            Reorder::Node => "node".into(),
+        }
     }
 }
 

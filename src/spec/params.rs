@@ -159,9 +159,16 @@ pub const PARAMS: &[ParamDef] = &[
     param(
         "launcher",
         &[value("launcher", "LAUNCHER")],
-        "`thread`",
-        "thread | process (the binary re-executes itself once per worker)",
-        "A process worker is `iolab __worker`",
+        "`thread`; `mpi` under mpirun",
+        "thread | process (the binary re-executes itself once per worker) | mpi (the ranks of `mpirun -np N iolab ...`, in a build with the mpi feature)",
+        "A process worker is `iolab __worker`; MPI ranks: docs/mpi.md",
+    ),
+    param(
+        "reorder_reads",
+        &[value("reorder-reads", "SHIFT")],
+        "none",
+        "MPI: rank r reads what rank r+SHIFT wrote (a number), or `node`: shifted by the ranks per host, so no read is served by the cache of the host that wrote",
+        "IOR's task reordering (`-C`, `-Q`); read phases only",
     ),
     param(
         "start",

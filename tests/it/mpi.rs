@@ -374,3 +374,77 @@ fn another_mpis_launcher_is_refused() {
     assert!(err.contains("PMI_SIZE=2"), "{err}");
     assert!(s.leftovers().is_empty() && !s.db().exists());
 }
+
+/// The build against MPICH ($IOLAB_TEST_MPICH_BIN, which scripts/test.sh builds) under MPICH's
+/// launcher: three ranks, one shared file, one document, ranks 0-2.
+#[test]
+fn an_mpich_build_runs_under_mpiexec_mpich() {
+    let Some(mpich_bin) = std::env::var_os("IOLAB_TEST_MPICH_BIN") else {
+        eprintln!("skip: IOLAB_TEST_MPICH_BIN names no build against MPICH (scripts/test.sh makes one)");
+        return;
+    };
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let o = Command::new("timeout")
+        .args(["240", "mpiexec.mpich", "-n", "3"])
+        .arg(&mpich_bin)
+        .args(["run", "--layout", "shared", "--op", "write,read:cold", "--size", "1MiB", "--bs", "64KiB"])
+        .args(["--reps", "1", "--seed", "3", "--keep", "--json", "--quiet", "--dir", &dir])
+        .env("IOLAB_DB", s.db())
+        .env("IOLAB_RAM_BYTES", TEST_RAM_BYTES.to_string())
+        .output()
+        .unwrap();
+    let doc = ok_json(&o);
+    let r = &phases(&doc)[0]["repetitions"][0];
+    let ranks: Vec<u64> =
+        r["workers"].as_array().unwrap().iter().map(|w| w["rank"].as_u64().unwrap()).collect();
+    assert_eq!(ranks, [0, 1, 2]);
+    let run_id = r["run_id"].as_str().unwrap();
+    let data = std::fs::read(work_dir(s.path(), run_id).join("shared.dat")).unwrap();
+    assert!(data == expected_file(3, 0, 3 << 20, 64 << 10), "shared file bytes differ");
+    assert_eq!(experiments(&s).len(), 1);
+}
+
+/// Task reordering: with `--reorder-reads 1`, rank r reads the files rank r+1 wrote (IOR's
+/// `-C`); the write is as without it.
+#[test]
+fn reorder_reads_shifts_readers_by_ranks() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let o = mpirun(
+        &s,
+        4,
+        &[
+            "run",
+            "--workers",
+            "8",
+            "--op",
+            "write,read:cold",
+            "--size",
+            "1MiB",
+            "--reps",
+            "1",
+            "--reorder-reads",
+            "1",
+        ]
+        .iter()
+        .copied()
+        .chain(["--json", "--quiet", "--no-store", "--dir", &dir])
+        .collect::<Vec<_>>(),
+    );
+    let doc = ok_json(&o);
+    let pairs = |p: usize| -> Vec<(u64, u64)> {
+        phases(&doc)[p]["repetitions"][0]["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| (w["worker"].as_u64().unwrap(), w["rank"].as_u64().unwrap()))
+            .collect()
+    };
+    assert_eq!(pairs(0), [(0, 0), (1, 0), (2, 1), (3, 1), (4, 2), (5, 2), (6, 3), (7, 3)]);
+    assert_eq!(pairs(1), [(0, 3), (1, 3), (2, 0), (3, 0), (4, 1), (5, 1), (6, 2), (7, 2)]);
+    // Without MPI it is refused.
+    let o = s.iolab(&["run", "--reorder-reads", "1", "--size", "1MiB", "--dir", &dir]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("needs launcher = mpi"), "{}", stderr(&o));
+}
