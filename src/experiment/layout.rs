@@ -118,7 +118,7 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
         let names: Vec<&str> = Launcher::ALL.iter().map(|l| l.name()).collect();
         Error::spec("launcher", launcher_s, format!("expected {}", names.join(", ")))
     })?;
-    check_ranks(launcher, workers, world.map(|w| w.size))?;
+    super::ranks::check_world(launcher, workers, world.map(|w| w.size))?;
     let start = match get("start").unwrap_or("barrier") {
         "barrier" => StartMode::Barrier,
         "free" => StartMode::Free,
@@ -131,35 +131,6 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
         other => return Err(Error::spec("latency", other, "expected off, histogram or trace")),
     };
     Ok(Access { files, round_robin, stripe_unit_bytes, stripe_count, launcher, start, latency })
-}
-
-/// The launcher against the MPI world (`ranks`: its size, None when not started by an MPI
-/// launcher): `mpi` needs a build with MPI and mpirun, and then as many workers as ranks or a
-/// multiple (threads per rank); under mpirun with several ranks, only `mpi` makes sense.
-pub(super) fn check_ranks(launcher: Launcher, workers: u32, ranks: Option<u32>) -> Result<()> {
-    match (launcher, ranks) {
-        (Launcher::Mpi, _) if !crate::launch::HAS_MPI => Err(Error::spec(
-            "launcher",
-            "mpi",
-            "this iolab was built without MPI (build it with `cargo build --release --features mpi`)",
-        )),
-        (Launcher::Mpi, None) => Err(Error::spec(
-            "launcher",
-            "mpi",
-            "not started by an MPI launcher (run it as `mpirun -np N iolab ...`)",
-        )),
-        (Launcher::Mpi, Some(n)) if workers % n != 0 => Err(Error::spec(
-            "workers",
-            workers,
-            format!("must be a multiple of the {n} MPI ranks (each rank runs workers / ranks threads)"),
-        )),
-        (l, Some(n)) if n > 1 && l != Launcher::Mpi => Err(Error::spec(
-            "launcher",
-            l.name(),
-            format!("under mpirun with {n} ranks, workers are the ranks (launcher = mpi)"),
-        )),
-        _ => Ok(()),
-    }
 }
 
 /// The most bytes a file, a repetition's data or a run's kept data may hold: file offsets

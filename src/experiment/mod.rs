@@ -15,6 +15,7 @@ mod phases;
 pub mod preset;
 pub mod progress;
 mod range;
+mod ranks;
 mod resolve;
 pub mod run;
 pub mod schedule;

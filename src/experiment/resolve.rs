@@ -273,41 +273,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         }
     }
     let access = layout::resolve_access(params, layout, workers as u32, dirs.len())?;
-    let reorder_reads = match get("reorder_reads") {
-        None | Some("none") | Some("0") => None,
-        Some("node") => Some(Reorder::Node),
-        Some(v) => Some(Reorder::Shift(
-            v.parse::<u32>()
-                .map_err(|_| Error::spec("reorder_reads", v, "expected none, node or a number of ranks"))?,
-        )),
-    };
-    if let Some(r) = reorder_reads
-        && access.launcher != Launcher::Mpi
-    {
-        return Err(Error::spec(
-            "reorder_reads",
-            r.label(),
-            "reorders MPI ranks: needs launcher = mpi (mpirun)",
-        ));
-    }
-    if access.launcher == Launcher::Mpi
-        && let Some(s) = get("strategy")
-    {
-        return Err(Error::spec(
-            "strategy",
-            s,
-            "the compute/I-O strategies do not run on MPI ranks yet (threads and processes only; docs/mpi.md)",
-        ));
-    }
-    if access.launcher == Launcher::Mpi
-        && let Some(p) = phases.iter().find(|p| p.workers.is_some_and(|n| u64::from(n) > workers))
-    {
-        return Err(Error::spec(
-            "ops",
-            &p.name,
-            format!("more workers than the run's {workers} (the MPI ranks times their threads)"),
-        ));
-    }
+    let reorder_reads = super::ranks::check(params, access.launcher, workers, &phases)?;
     if drop_caches && !phases.iter().any(|p| p.cache == CachePolicy::Cold) {
         return Err(Error::spec("drop_caches", "true", "only applies to cold phases"));
     }

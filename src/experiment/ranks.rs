@@ -1,0 +1,125 @@
+//! The checks of an experiment on MPI ranks: the launcher against the MPI world (the build,
+//! mpirun, workers a multiple of the ranks), the read reordering, and what ranks cannot run
+//! yet (strategies, phases with more workers than the run).
+
+use crate::error::{Error, Result};
+use crate::spec::{Launcher, Phase, Reorder};
+
+use super::Params;
+
+/// The launcher against the MPI world (`ranks`: its size, None when not started by an MPI
+/// launcher): `mpi` needs a build with MPI and mpirun, and then as many workers as ranks or a
+/// multiple (threads per rank); under mpirun with several ranks, only `mpi` makes sense.
+pub(super) fn check_world(launcher: Launcher, workers: u32, ranks: Option<u32>) -> Result<()> {
+    match (launcher, ranks) {
+        (Launcher::Mpi, _) if !crate::launch::HAS_MPI => Err(Error::spec(
+            "launcher",
+            "mpi",
+            "this iolab was built without MPI (build it with `cargo build --release --features mpi`)",
+        )),
+        (Launcher::Mpi, None) => Err(Error::spec(
+            "launcher",
+            "mpi",
+            "not started by an MPI launcher (run it as `mpirun -np N iolab ...`)",
+        )),
+        (Launcher::Mpi, Some(n)) if workers % n != 0 => Err(Error::spec(
+            "workers",
+            workers,
+            format!("must be a multiple of the {n} MPI ranks (each rank runs workers / ranks threads)"),
+        )),
+        (l, Some(n)) if n > 1 && l != Launcher::Mpi => Err(Error::spec(
+            "launcher",
+            l.name(),
+            format!("under mpirun with {n} ranks, workers are the ranks (launcher = mpi)"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The MPI parameters of a spec: `reorder_reads` parsed and allowed only on ranks; strategies
+/// and phases with more workers than the run's refused on ranks.
+pub(super) fn check(
+    params: &Params,
+    launcher: Launcher,
+    workers: u64,
+    phases: &[Phase],
+) -> Result<Option<Reorder>> {
+    let get = |k: &str| params.one(k);
+    let reorder_reads = match get("reorder_reads") {
+        None | Some("none") | Some("0") => None,
+        Some("node") => Some(Reorder::Node),
+        Some(v) => Some(Reorder::Shift(
+            v.parse::<u32>()
+                .map_err(|_| Error::spec("reorder_reads", v, "expected none, node or a number of ranks"))?,
+        )),
+    };
+    if let Some(r) = reorder_reads
+        && launcher != Launcher::Mpi
+    {
+        return Err(Error::spec(
+            "reorder_reads",
+            r.label(),
+            "reorders MPI ranks: needs launcher = mpi (mpirun)",
+        ));
+    }
+    if launcher != Launcher::Mpi {
+        return Ok(None);
+    }
+    if let Some(s) = get("strategy") {
+        return Err(Error::spec(
+            "strategy",
+            s,
+            "the compute/I-O strategies do not run on MPI ranks yet (threads and processes only; docs/mpi.md)",
+        ));
+    }
+    if let Some(p) = phases.iter().find(|p| p.workers.is_some_and(|n| u64::from(n) > workers)) {
+        return Err(Error::spec(
+            "ops",
+            &p.name,
+            format!("more workers than the run's {workers} (the MPI ranks times their threads)"),
+        ));
+    }
+    Ok(reorder_reads)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mpi_launcher_needs_the_build_mpirun_and_whole_ranks() {
+        let why = |r: Result<()>| match r {
+            Err(Error::Spec { field, reason, .. }) => format!("{field}: {reason}"),
+            other => format!("{other:?}"),
+        };
+        if crate::launch::HAS_MPI {
+            assert!(why(check_world(Launcher::Mpi, 4, None)).contains("not started by an MPI launcher"));
+            assert!(
+                why(check_world(Launcher::Mpi, 6, Some(4)))
+                    .starts_with("workers: must be a multiple of the 4")
+            );
+            assert!(check_world(Launcher::Mpi, 8, Some(4)).is_ok());
+        } else {
+            assert!(why(check_world(Launcher::Mpi, 4, Some(4))).contains("built without MPI"));
+        }
+        assert!(
+            why(check_world(Launcher::Thread, 4, Some(4))).starts_with("launcher: under mpirun with 4 ranks")
+        );
+        assert!(check_world(Launcher::Thread, 4, Some(1)).is_ok());
+        assert!(check_world(Launcher::Process, 4, None).is_ok());
+    }
+
+    #[test]
+    fn reorder_reads_parses_and_needs_ranks() {
+        let mut p = Params::default();
+        p.set_one("reorder_reads", "2").unwrap();
+        assert_eq!(check(&p, Launcher::Mpi, 4, &[]).unwrap(), Some(Reorder::Shift(2)));
+        assert!(check(&p, Launcher::Thread, 4, &[]).is_err());
+        p.set_one("reorder_reads", "node").unwrap();
+        assert_eq!(check(&p, Launcher::Mpi, 4, &[]).unwrap(), Some(Reorder::Node));
+        p.set_one("reorder_reads", "x").unwrap();
+        assert!(check(&p, Launcher::Mpi, 4, &[]).is_err());
+        p.set_one("reorder_reads", "none").unwrap();
+        assert_eq!(check(&p, Launcher::Thread, 4, &[]).unwrap(), None);
+    }
+}
