@@ -116,7 +116,8 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
         get("launcher").unwrap_or(if world.is_some_and(|w| w.size > 1) { "mpi" } else { "thread" });
     let launcher = Launcher::parse(launcher_s).ok_or_else(|| {
         let names: Vec<&str> = Launcher::ALL.iter().map(|l| l.name()).collect();
-        Error::spec("launcher", launcher_s, format!("expected {}", names.join(", ")))
+        let (last, rest) = names.split_last().expect("launchers");
+        Error::spec("launcher", launcher_s, format!("expected {} or {last}", rest.join(", ")))
     })?;
     super::ranks::check_world(launcher, workers, world.map(|w| w.size))?;
     let start = match get("start").unwrap_or("barrier") {

@@ -298,7 +298,7 @@ fn layout_errors_exit_2_and_write_nothing() {
             "multiple or a divisor",
         ),
         (&["--layout", "striped", "--stripe-count", "3"], "stripe_count", "only 1 target"),
-        (&["--launcher", "fork"], "launcher", "thread or process"),
+        (&["--launcher", "fork"], "launcher", "thread, process or mpi"),
         (&["--start", "later"], "start", "barrier or free"),
     ];
     for (args, field, why) in cases {
