@@ -34,6 +34,7 @@ mod json;
 pub mod plan;
 pub mod plot;
 pub mod strategies;
+pub mod summary;
 mod table;
 pub mod trace;
 

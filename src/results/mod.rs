@@ -18,7 +18,9 @@ use crate::stats::{self, Summary};
 use crate::worker::WorkerSample;
 
 mod design;
+mod flags;
 pub use design::{Axis, Design, Headline, PresetRef};
+pub use flags::{FLAG_KINDS, flag_kind, flag_meaning};
 
 /// Version of the JSON layout. Fields may be added; none is renamed or removed.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -256,31 +256,12 @@ fn cache_section(exp: &ExperimentResult) -> String {
 }
 
 fn summary_section(exp: &ExperimentResult) -> String {
-    let d = &exp.design;
+    let cols = report::summary::Columns::of(exp);
     let mut s = String::from("<section id=\"summary\">\n<h2>Summary</h2>\n");
-    let mut heads: Vec<String> = [
-        "point",
-        "phase",
-        "cache",
-        "runs",
-        "mean",
-        "± sd",
-        "2σ-mean",
-        "trim-mean",
-        "min",
-        "median",
-        "max",
-        "min_SAR",
-        "lat p50",
-        "lat p99",
-        "flags",
-    ]
-    .iter()
-    .map(|h| h.to_string())
-    .collect();
-    if let Some(h) = heads.iter_mut().find(|h| h.as_str() == d.headline.column()) {
-        h.push('*');
-    }
+    let stats = cols.headers();
+    let mut heads: Vec<&str> = vec!["point", "phase", "cache", "runs"];
+    heads.extend(stats.iter().map(String::as_str));
+    heads.push("flags");
     let mut rows = vec![];
     for p in &exp.points {
         for ph in &p.phases {
@@ -291,17 +272,17 @@ fn summary_section(exp: &ExperimentResult) -> String {
                 esc(&format!("{} {:.1}%", ph.cache.policy.name(), ph.cache.resident_fraction * 100.0)),
                 format!("{}/{}", done.len(), ph.repetitions.len()),
             ];
-            row.extend(report::table::summary_cells(ph).iter().map(|c| esc(c)));
+            row.extend(cols.cells(ph).iter().map(|c| esc(c)));
             row.push(flags_html(&ph.flags));
             rows.push(row);
         }
     }
-    let hs: Vec<&str> = heads.iter().map(String::as_str).collect();
-    s += &table("summary", &hs, &rows, &(3..14).collect::<Vec<_>>());
-    s += &format!(
-        "<p class=\"note\">Rates in MB/s (10<sup>6</sup> B/s) of max_SAR = sum of worker rates over the complete runs; min_SAR = bytes / slowest worker's time. * headline: {}.</p>\n",
-        esc(d.headline.about())
-    );
+    s += &table("summary", &heads, &rows, &(3..4 + stats.len()).collect::<Vec<_>>());
+    s += "<ul class=\"legend note\">\n";
+    for line in cols.legend(exp) {
+        s += &format!("<li>{}</li>\n", esc(line.trim()));
+    }
+    s += "</ul>\n";
     let details = report::details::render_details(exp);
     if !details.trim().is_empty() {
         s += "<h3>Costs, periods and file layout</h3>\n<pre>";
