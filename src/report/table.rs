@@ -89,13 +89,30 @@ pub fn render_table(exp: &ExperimentResult) -> String {
             crate::units::fmt_duration_spec(s.comptime_ns.unwrap_or(0))
         ));
     }
+    // What the phases move: on the spec line when every phase moves the same, else a line of
+    // its own per phase.
+    let data = super::details::phase_data(s);
+    let (moved, per_phase) = match &data {
+        Some(d) if d.iter().all(|(_, t)| *t == d[0].1) && !d.is_empty() => (d[0].1.clone(), None),
+        Some(d) => {
+            let each: Vec<String> = d.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+            ("per phase below".to_string(), Some(each.join(" · ")))
+        }
+        None => (
+            format!(
+                "{} worker{} x {}",
+                s.workers,
+                if s.workers == 1 { "" } else { "s" },
+                fmt_size(s.size_bytes)
+            ),
+            None,
+        ),
+    };
     out += &format!(
-        "spec    {}{} · {} worker{} x {} · bs {} · {} · {}{} · {} rep{}\n\n",
+        "spec    {}{} · {} · bs {} · {} · {}{} · {} rep{}\n",
         if exp.points.len() > 1 { "first point: " } else { "" },
         s.engine,
-        s.workers,
-        if s.workers == 1 { "" } else { "s" },
-        fmt_size(s.size_bytes),
+        moved,
         fmt_size(s.bs_bytes),
         super::details::spec_layout(s),
         sync,
@@ -103,6 +120,10 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         s.reps,
         if s.reps == 1 { "" } else { "s" },
     );
+    if let Some(each) = per_phase {
+        out += &format!("phases  {each}\n");
+    }
+    out.push('\n');
 
     let d = &exp.design;
     if let Some(p) = &d.preset {
