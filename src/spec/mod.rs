@@ -59,9 +59,19 @@ pub enum Layout {
     StripedPerWorker,
 }
 
+/// The layouts' words, declared once: [`Layout::NAMES`] and the `--layout` help line
+/// ([`Layout::CHOICES`]) are both made from this list, so neither can leave one out.
+macro_rules! layout_words {
+    ($first:literal $(, $rest:literal)* $(,)?) => {
+        /// Every layout's word, in the order help and errors list them.
+        pub const NAMES: &'static [&'static str] = &[$first $(, $rest)*];
+        /// Every layout's word, as the `--layout` help line lists them: "a | b | c".
+        pub const CHOICES: &'static str = concat!($first $(, " | ", $rest)*);
+    };
+}
+
 impl Layout {
-    pub const NAMES: &'static [&'static str] =
-        &["file-per-worker", "shared", "shared-strided", "striped", "striped-per-worker"];
+    layout_words!("file-per-worker", "shared", "shared-strided", "striped", "striped-per-worker");
     pub fn parse(s: &str) -> Option<Layout> {
         Some(match s {
             "file-per-worker" | "fpp" => Layout::FilePerWorker,
