@@ -67,6 +67,14 @@ fn data_uri(html: &str, file_name: &str) -> Vec<u8> {
     decode_base64(href)
 }
 
+fn gunzip(gz: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    assert!(gz.starts_with(&[0x1f, 0x8b]), "not gzip");
+    let mut out = vec![];
+    flate2::read::GzDecoder::new(gz).read_to_end(&mut out).unwrap();
+    out
+}
+
 fn decode_base64(s: &str) -> Vec<u8> {
     let val = |c: u8| match c {
         b'A'..=b'Z' => c - b'A',
@@ -184,19 +192,41 @@ fn experiment_report() {
     let gs = groups(first.split("</svg>").next().unwrap());
     assert_eq!(of_class(&gs, "series").len(), 1);
     assert_eq!(of_class(&gs, "series")[0].markers(), 2);
-    // Embedded data equals the exports.
+    // Embedded data, gzip-compressed, equals the exports.
     let id = html.split("<code>iolab report ").nth(1).unwrap().split('<').next().unwrap().to_string();
     let csv = s.iolab(&["results", "export", &id, "--csv"]);
-    assert_eq!(data_uri(&html, &format!("{id}.csv")), csv.stdout);
+    assert_eq!(gunzip(&data_uri(&html, &format!("{id}.csv.gz"))), csv.stdout);
     let json = s.iolab(&["results", "export", &id, "--json"]);
-    assert_eq!(data_uri(&html, &format!("{id}.json")), json.stdout);
+    assert_eq!(gunzip(&data_uri(&html, &format!("{id}.json.gz"))), json.stdout);
     let traces = s.iolab(&["results", "trace", &id]);
-    assert_eq!(data_uri(&html, &format!("{id}-traces.csv")), traces.stdout);
+    assert_eq!(gunzip(&data_uri(&html, &format!("{id}-traces.csv.gz"))), traces.stdout);
     // The summary and cache tables name every point and phase.
     for cell in ["<td>workers=1</td>", "<td>workers=2</td>", "<td>read:cold</td>", "<td>cold</td>"] {
         assert!(html.contains(cell), "{cell}");
     }
     check_in_chromium(s.path(), &page, &sections, figures);
+}
+
+/// The page stays small as runs add up: 12 runs of 3 phases and 4 workers make a page of at
+/// most 32 KiB plus 16 KiB per run (the raw data gzip-compressed, lean SVG), where the raw JSON
+/// alone, pretty-printed and base64-encoded, took about 48 KiB per run; the data is there once.
+#[test]
+fn the_report_stays_small() {
+    let s = Scratch::new();
+    let runs = 12;
+    let reps = runs.to_string();
+    s.run_json(&["--size", "1MiB", "--bs", "64KiB", "--workers", "4", "--reps", &reps]);
+    let page = s.path().join("report.html");
+    let out = s.iolab(&["report", "--last", "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let bound = (32 << 10) + runs * (16 << 10);
+    assert!(html.len() <= bound, "{} bytes for {runs} runs, over {bound}", html.len());
+    let json = s.iolab(&["results", "export", "last", "--json"]).stdout;
+    assert!(json.len() > bound, "the raw JSON ({} bytes) alone would not fit", json.len());
+    assert_eq!(html.matches("base64,").count(), 2, "the CSV and the JSON, once each");
+    let id = html.split("<code>iolab report ").nth(1).unwrap().split('<').next().unwrap().to_string();
+    assert_eq!(gunzip(&data_uri(&html, &format!("{id}.json.gz"))), json);
 }
 
 /// The per-host page: the SLAC table with one row, its graph with a bar per figure, and the

@@ -1,10 +1,10 @@
 //! The HTML page of one experiment: what ran (spec, sweep, preset), where (host and targets),
 //! the cache state of every phase, the summary table, every plot that applies, the per-run
-//! figures, and the raw CSV and JSON as downloads.
+//! figures, and the raw CSV and JSON as gzip-compressed downloads.
 
 use std::io::Write;
 
-use super::{data_link, esc, facts, figure, table, utc};
+use super::{esc, facts, figure, gz_link, table, utc};
 use crate::error::{Error, Result};
 use crate::report::plot::{self, Figure, Kind, Options, PresetPlot};
 use crate::report::{self, Exporter, Format, PresetAbout, write_err};
@@ -12,8 +12,9 @@ use crate::results::{ExperimentResult, Status};
 use crate::store::Store;
 use crate::units::{fmt_rate, fmt_size};
 
-/// Traces larger than this (as CSV) are not embedded; the page names the command instead.
-const MAX_EMBEDDED_TRACE_BYTES: usize = 16 << 20;
+/// Traces larger than this (as gzip-compressed CSV) are not embedded; the page names the
+/// command instead.
+const MAX_EMBEDDED_TRACE_BYTES: usize = 2 << 20;
 /// Per-run rows listed at most.
 const MAX_RUN_ROWS: usize = 300;
 
@@ -354,28 +355,40 @@ fn runs_section(exp: &ExperimentResult) -> String {
 
 fn data_section(store: &Store, exp: &ExperimentResult) -> Result<String> {
     let id = &exp.experiment_id;
-    let mut s = String::from("<section id=\"data\">\n<h2>Raw data</h2>\n<ul class=\"downloads\">\n");
+    let mut s = String::from(
+        "<section id=\"data\">\n<h2>Raw data</h2>\n<p class=\"note\">Gzip-compressed (<code>gunzip FILE.gz</code>); each is byte for byte what the command beside it prints.</p>\n<ul class=\"downloads\">\n",
+    );
     let mut csv = vec![];
     report::exporter(Format::Csv).export(exp, &mut csv)?;
-    s += &data_link(
+    s += &gz_link(
         &format!("{id}.csv"),
-        "text/csv",
         &csv,
-        "every repetition of every phase, one row per worker",
-    );
+        &format!("every repetition of every phase, one row per worker: iolab results export {id} --csv"),
+    )?;
     let mut json = vec![];
     report::exporter(Format::Json).export(exp, &mut json)?;
-    s += &data_link(&format!("{id}.json"), "application/json", &json, "the whole result, docs/json.md");
+    s += &gz_link(
+        &format!("{id}.json"),
+        &json,
+        &format!("the whole result, docs/json.md: iolab results export {id} --json"),
+    )?;
     let mut traces = vec![];
     match report::trace::export(store, id, &Default::default(), false, &mut traces) {
-        Ok(()) if traces.len() <= MAX_EMBEDDED_TRACE_BYTES => {
-            s += &data_link(&format!("{id}-traces.csv"), "text/csv", &traces, "every traced op")
-        }
         Ok(()) => {
-            s += &format!(
-                "<li>Traces ({}) are too large to embed: <code>iolab results trace {id} -o traces.csv</code></li>\n",
-                fmt_size(traces.len() as u64)
-            )
+            let gz = super::gzip(&traces)?;
+            if gz.len() <= MAX_EMBEDDED_TRACE_BYTES {
+                s += &gz_link(
+                    &format!("{id}-traces.csv"),
+                    &traces,
+                    &format!("every traced op: iolab results trace {id}"),
+                )?;
+            } else {
+                s += &format!(
+                    "<li>Traces ({}, {} compressed) are too large to embed: <code>iolab results trace {id} -o traces.csv</code></li>\n",
+                    fmt_size(traces.len() as u64),
+                    fmt_size(gz.len() as u64)
+                )
+            }
         }
         Err(Error::NotFound(_)) => {}
         Err(e) => return Err(e),

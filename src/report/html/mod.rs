@@ -53,6 +53,20 @@ pub fn figure(fig: &Figure, number: usize, caption: &str, command: &str) -> Resu
     ))
 }
 
+/// Gzip (RFC 1952) of `data`, at the best compression.
+pub fn gzip(data: &[u8]) -> Result<Vec<u8>> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(data).and_then(|()| gz.finish()).map_err(|e| crate::error::Error::Run(format!("gzip: {e}")))
+}
+
+/// A download link carrying `data` gzip-compressed (`FILE_NAME.gz`), saying both sizes.
+pub fn gz_link(file_name: &str, data: &[u8], what: &str) -> Result<String> {
+    let gz = gzip(data)?;
+    let what = format!("{what}; {} uncompressed", crate::units::fmt_size(data.len() as u64));
+    Ok(data_link(&format!("{file_name}.gz"), "application/gzip", &gz, &what))
+}
+
 /// A download link carrying its data as a base64 data URI.
 pub fn data_link(file_name: &str, mime: &str, data: &[u8], what: &str) -> String {
     format!(
