@@ -11,12 +11,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub mod params;
 pub mod strategy;
 pub use strategy::Strategy;
 
 use crate::units::{fmt_size_spec, parse_size};
-
-pub mod params;
 
 /// What a phase does to the data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,13 +58,10 @@ pub enum Layout {
     StripedPerWorker,
 }
 
-/// The layouts' words, declared once: [`Layout::NAMES`] and the `--layout` help line
-/// ([`Layout::CHOICES`]) are both made from this list, so neither can leave one out.
+/// The layouts' words, once: `NAMES` and the `--layout` help line `CHOICES` ("a | b") both.
 macro_rules! layout_words {
     ($first:literal $(, $rest:literal)* $(,)?) => {
-        /// Every layout's word, in the order help and errors list them.
         pub const NAMES: &'static [&'static str] = &[$first $(, $rest)*];
-        /// Every layout's word, as the `--layout` help line lists them: "a | b | c".
         pub const CHOICES: &'static str = concat!($first $(, " | ", $rest)*);
     };
 }
