@@ -54,10 +54,25 @@ pub fn two_sigma_mean(xs: &[f64]) -> f64 {
     if kept.is_empty() { m } else { mean(&kept) }
 }
 
+/// The samples the 2-sigma mean leaves out: those farther than 2 sd from the mean. None can be
+/// below six samples: no sample lies more than (n - 1) / sqrt(n) sd from the mean, under 2 for
+/// n <= 5.
+pub fn two_sigma_dropped(xs: &[f64]) -> usize {
+    let m = mean(xs);
+    let Some(s) = sd(xs) else { return 0 };
+    xs.iter().filter(|x| (*x - m).abs() > 2.0 * s).count()
+}
+
+/// The samples a trimmed mean drops from each end: floor(n * fraction) (0 below 10 samples for
+/// a 10% trim).
+pub fn trimmed_per_end(n: usize, fraction: f64) -> usize {
+    (n as f64 * fraction).floor() as usize
+}
+
 /// Mean after dropping floor(n * fraction) samples from each end (Benson et al. use 0.10).
 pub fn trimmed_mean(xs: &[f64], fraction: f64) -> f64 {
     let v = sorted(xs);
-    let cut = (v.len() as f64 * fraction).floor() as usize;
+    let cut = trimmed_per_end(v.len(), fraction);
     if v.len() <= 2 * cut {
         return median(xs);
     }
@@ -183,6 +198,20 @@ mod tests {
         // t(9) = 2.2622; half width = 2.2622 * 12.6491 / sqrt(10) = 9.0488.
         let [lo, hi] = s.ci95.unwrap();
         assert!(close(lo, 4.9512) && close(hi, 23.0488), "{lo} {hi}");
+    }
+
+    #[test]
+    fn what_the_robust_means_drop() {
+        // Five samples, one far off: still within 2 sd (max |z| = 4 / sqrt(5) = 1.79).
+        let five = [10.0, 10.0, 10.0, 10.0, 1000.0];
+        assert_eq!(two_sigma_dropped(&five), 0);
+        assert_eq!(two_sigma_mean(&five), mean(&five));
+        // Six: the outlier lies 2.04 sd out and is dropped.
+        let six = [10.0, 10.0, 10.0, 10.0, 10.0, 1000.0];
+        assert_eq!(two_sigma_dropped(&six), 1);
+        assert_eq!(two_sigma_mean(&six), 10.0);
+        assert_eq!(two_sigma_dropped(&[1.0]), 0);
+        assert_eq!([1, 5, 9, 10, 19, 20].map(|n| trimmed_per_end(n, 0.10)), [0, 0, 0, 1, 1, 2]);
     }
 
     #[test]

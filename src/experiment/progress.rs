@@ -1,5 +1,6 @@
-//! Progress on stderr: one bar per phase with live MB/s, shown only on a terminal and never
-//! with `--quiet`; and the stop check for signals.
+//! Progress on stderr: one line per phase run (which repetition of how many, the phase, a
+//! bar, bytes done, the rate so far and the time left at that rate), shown only on a terminal
+//! and never with `--quiet`; and the stop check for signals.
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
@@ -7,8 +8,51 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::units::fmt_rate;
+use crate::units::{fmt_rate, fmt_size};
 use crate::worker::Monitor;
+
+/// Which run a phase belongs to, as the progress line names it: "rep 3/5", "point 2/4 rep 3/5"
+/// when the experiment has several points, "warm-up 1/2" for a warm-up run (`rep` counts from 0).
+pub fn run_label(point: usize, points: usize, rep: u32, reps: u32, warmup: bool) -> String {
+    let which = if warmup { "warm-up" } else { "rep" };
+    let run = format!("{which} {}/{reps}", rep + 1);
+    if points > 1 { format!("point {}/{points} {run}", point + 1) } else { run }
+}
+
+/// The progress line after its bar: bytes done of the phase's total, the rate so far (MB/s =
+/// 10^6 B/s) and the time left at that rate; "-" for the rate and ETA until bytes have moved,
+/// and "finishing" once all have (a write phase's final commit is still inside its time).
+pub fn progress_text(done: u64, total: u64, elapsed_s: f64) -> String {
+    let moved = format!("{} / {}", fmt_size(done), fmt_size(total));
+    if done == 0 || elapsed_s <= 0.0 {
+        return format!("{moved} · - MB/s · ETA -");
+    }
+    let rate = done as f64 / elapsed_s;
+    if done >= total {
+        // Every op is done; the workers commit and close (a final commit can take long).
+        return format!("{moved} · {} MB/s · finishing (commit, close)", fmt_rate(rate));
+    }
+    let left = (total - done) as f64 / rate;
+    format!("{moved} · {} MB/s · ETA {}", fmt_rate(rate), fmt_eta(left))
+}
+
+/// Seconds left, to the precision a person waiting wants: "4.2 s", "42 s", "3 min 05 s",
+/// "2 h 07 min".
+pub fn fmt_eta(secs: f64) -> String {
+    if !secs.is_finite() {
+        return "-".into();
+    }
+    let whole = secs.round() as u64;
+    if secs < 10.0 {
+        format!("{secs:.1} s")
+    } else if whole < 60 {
+        format!("{whole} s")
+    } else if whole < 3600 {
+        format!("{} min {:02} s", whole / 60, whole % 60)
+    } else {
+        format!("{} h {:02} min", whole / 3600, whole % 3600 / 60)
+    }
+}
 
 /// The monitor the command line uses.
 pub struct CliMonitor {
@@ -33,22 +77,21 @@ impl Monitor for CliMonitor {
         }
         let bar = ProgressBar::with_draw_target(Some(total_bytes), ProgressDrawTarget::stderr_with_hz(10));
         bar.set_style(
-            ProgressStyle::with_template("{prefix:>24} [{bar:30}] {percent:>3}% {msg}")
+            ProgressStyle::with_template("{prefix} [{bar:24}] {msg}")
                 .expect("valid template")
                 .progress_chars("=> "),
         );
         bar.set_prefix(label.to_string());
         bar.enable_steady_tick(Duration::from_millis(200));
+        bar.set_message(progress_text(0, total_bytes, 0.0));
         *self.state.lock().expect("progress lock") = Some((bar, Instant::now()));
     }
 
     fn tick(&self, bytes_done: u64) -> Option<i32> {
         if let Some((bar, start)) = self.state.lock().expect("progress lock").as_ref() {
             bar.set_position(bytes_done);
-            let secs = start.elapsed().as_secs_f64();
-            if secs > 0.0 {
-                bar.set_message(format!("{} MB/s", fmt_rate(bytes_done as f64 / secs)));
-            }
+            let total = bar.length().unwrap_or(bytes_done);
+            bar.set_message(progress_text(bytes_done, total, start.elapsed().as_secs_f64()));
         }
         crate::env::signals::pending()
     }
@@ -69,5 +112,30 @@ impl Monitor for CliMonitor {
             Some((bar, _)) => bar.suspend(|| eprintln!("warning: {msg}")),
             None => eprintln!("warning: {msg}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_names_the_run_and_says_what_is_left() {
+        assert_eq!(run_label(0, 1, 2, 5, false), "rep 3/5");
+        assert_eq!(run_label(1, 4, 0, 5, false), "point 2/4 rep 1/5");
+        assert_eq!(run_label(0, 1, 0, 2, true), "warm-up 1/2");
+        // 384 MiB of 512 MiB in 0.5 s: 805 MB/s, the other 128 MiB in 0.17 s.
+        assert_eq!(progress_text(384 << 20, 512 << 20, 0.5), "384 MiB / 512 MiB · 805 MB/s · ETA 0.2 s");
+        assert_eq!(progress_text(0, 512 << 20, 0.0), "0 B / 512 MiB · - MB/s · ETA -");
+        assert_eq!(
+            progress_text(1 << 30, 1 << 30, 2.0),
+            "1 GiB / 1 GiB · 537 MB/s · finishing (commit, close)"
+        );
+        // 1.5 GB of 100 GB at 50 MB/s: 1970 s left.
+        assert_eq!(
+            progress_text(1_500_000_000, 100_000_000_000, 30.0),
+            "1.40 GiB / 93.13 GiB · 50.0 MB/s · ETA 32 min 50 s"
+        );
+        assert_eq!([fmt_eta(42.4), fmt_eta(7630.0), fmt_eta(f64::INFINITY)], ["42 s", "2 h 07 min", "-"]);
     }
 }

@@ -11,6 +11,7 @@ use crate::env::host::HostFacts;
 use crate::env::sys;
 use crate::error::{Error, Result};
 use crate::experiment::Design;
+use crate::experiment::progress;
 use crate::experiment::schedule::schedule;
 use crate::launch::launch;
 use crate::plan::verify::BlockTag;
@@ -148,7 +149,14 @@ pub fn run_experiment(
         let run_id = crate::target::workdir::new_run_id();
         let (reps, err) = match before_run(spec, monitor) {
             Ok(pre) => {
-                let (mut reps, err) = run_once(spec, &plans[pi], slot.rep, &run_id, monitor);
+                let label = progress::run_label(
+                    pi,
+                    points.len(),
+                    slot.rep,
+                    if slot.warmup { spec.warmup } else { spec.reps },
+                    slot.warmup,
+                );
+                let (mut reps, err) = run_once(spec, &plans[pi], slot.rep, &run_id, &label, monitor);
                 for (_, r) in &mut reps {
                     (r.env.settle_ns, r.env.prime_memory_bytes, r.env.prime_ns) = pre;
                 }
@@ -195,8 +203,8 @@ fn before_run(spec: &Spec, monitor: &dyn Monitor) -> Result<(u64, u64, u64)> {
     Ok((slept, spec.prime_memory_bytes, primed.ns))
 }
 
-/// One repetition of one point: the repetitions of the phases that ran, and the error that
-/// stopped it, if any. A failure outside a phase (creating, laying out or preparing files) is
+/// One repetition of one point (`label` names it on the progress line: "rep 3/5"): the
+/// repetitions of the phases that ran, and the error that stopped it, if any. A failure outside a phase (creating, laying out or preparing files) is
 /// recorded as a failed repetition of the phase it kept from running, so the stored run is
 /// never complete when it was not. The work directory is always removed (unless kept); if
 /// that fails, the monitor is told what was left.
@@ -205,13 +213,15 @@ pub fn run_once(
     plan: &RunPlan,
     rep: u32,
     run_id: &str,
+    label: &str,
     monitor: &dyn Monitor,
 ) -> (Vec<(usize, Repetition)>, Option<Error>) {
     let engine = crate::worker::registry::find(&spec.engine).expect("engine checked at resolve");
     let mut out = vec![];
     let mut wd = None;
     let mut at_phase = 0;
-    let err = run_phases(spec, plan, engine, rep, run_id, monitor, &mut wd, &mut out, &mut at_phase).err();
+    let err =
+        run_phases(spec, plan, engine, (rep, label), run_id, monitor, &mut wd, &mut out, &mut at_phase).err();
     if let Some(e) = &err
         && !out.iter().any(|(i, _)| *i == at_phase)
         && at_phase < plan.phases.len()
@@ -248,7 +258,7 @@ fn run_phases(
     spec: &Spec,
     plan: &RunPlan,
     engine: &'static Registered,
-    rep: u32,
+    (rep, label): (u32, &str),
     run_id: &str,
     monitor: &dyn Monitor,
     wd_slot: &mut Option<WorkDirs>,
@@ -309,7 +319,7 @@ fn run_phases(
         let fraction = if real { cache::prepare(phase.cache, &paths, &ids, spec.drop_caches)? } else { 0.0 };
         let check = CacheCheck::judge(phase.cache, fraction, real);
         let job = PhaseJob { spec, phase, paths: &paths, ids: &ids, sizes: &sizes, engine, tag };
-        monitor.begin(&format!("rep {} {}", rep + 1, phase.name), phase.bytes());
+        monitor.begin(&format!("{label} {}", phase.name), phase.bytes());
         if real {
             settle_writeback(&spec.dirs);
         }

@@ -1,6 +1,7 @@
 //! The sections under the terminal table: what each phase paid besides its data ops (open,
 //! close, commit, preallocation), the periods found in traced phases, and where written
-//! files landed on disk.
+//! files landed on disk; and the parts of the spec line above it (the bytes each phase moves,
+//! the layout, how workers ran).
 
 use std::collections::BTreeMap;
 
@@ -21,6 +22,62 @@ fn mean_ns(xs: impl Iterator<Item = u64>) -> Option<u64> {
         n += 1;
     }
     (n > 0).then(|| (sum / n) as u64)
+}
+
+/// What every phase moves, as the plan has it, per phase (name, words): "4 workers x 2 files x
+/// 64 MiB = 512 MiB", "1 worker x 512 MiB", or for a strategy "2 workers x 64 iters x 64 KiB =
+/// 8 MiB". Per-phase worker counts and files per worker count; None for a spec no plan can be
+/// made of (a document from elsewhere with no block size or workers).
+pub fn phase_data(s: &Spec) -> Option<Vec<(String, String)>> {
+    let workers = |ph: &crate::spec::Phase| s.phase_workers(ph);
+    if s.bs_bytes == 0 || s.file_count() == 0 || s.phases.iter().any(|ph| workers(ph) == 0) {
+        return None;
+    }
+    let plural = |n: u64, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    if let (Some(_), Some(iters)) = (s.strategy, s.iters) {
+        let total = (s.workers as u64).checked_mul(iters)?.checked_mul(s.bs_bytes)?;
+        let text = format!(
+            "{} x {} x {} = {}",
+            plural(s.workers as u64, "worker"),
+            plural(iters, "iter"),
+            fmt_size(s.bs_bytes),
+            fmt_size(total)
+        );
+        return Some(s.phases.iter().map(|ph| (ph.name.clone(), text.clone())).collect());
+    }
+    let plan = crate::plan::plan(s);
+    let out = plan.phases.iter().map(|ph| {
+        let w = ph.workers.len() as u64;
+        let total = ph.bytes();
+        let per: Vec<u64> = ph.workers.iter().map(|wp| wp.ops.bytes()).collect();
+        let files: Vec<u64> = ph
+            .workers
+            .iter()
+            .map(|wp| {
+                let mut l: Vec<u32> = wp.files.iter().map(|&f| plan.files[f as usize].logical).collect();
+                l.dedup();
+                l.len() as u64
+            })
+            .collect();
+        let text = if per.iter().any(|&b| b != per[0]) {
+            format!("{}, {} in all", plural(w, "worker"), fmt_size(total))
+        } else if ph.layout.per_worker_files() && files[0] > 1 && files.iter().all(|&k| k == files[0]) {
+            let k = files[0];
+            format!(
+                "{} x {} x {} = {}",
+                plural(w, "worker"),
+                plural(k, "file"),
+                fmt_size(per[0] / k),
+                fmt_size(total)
+            )
+        } else if w == 1 {
+            format!("1 worker x {}", fmt_size(total))
+        } else {
+            format!("{} x {} = {}", plural(w, "worker"), fmt_size(per[0]), fmt_size(total))
+        };
+        (ph.name.clone(), text)
+    });
+    Some(out.collect())
 }
 
 /// The layout part of the spec line: files, round-robin, striping, launcher, start, tracing.
@@ -202,4 +259,59 @@ fn layouts(exp: &ExperimentResult) -> String {
         "\nfile layout after writing (FIEMAP; mean over repetitions; see docs/layouts.md):\n{}",
         lines.concat()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(params: &[(&str, &str)]) -> Vec<(String, String)> {
+        let mut p = crate::experiment::Params::default();
+        for (k, v) in params {
+            p.set(k, v.split(',').map(String::from).collect()).unwrap();
+        }
+        let env = crate::experiment::ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
+        phase_data(&crate::experiment::resolve(&p, &env).unwrap()).unwrap()
+    }
+
+    fn texts(params: &[(&str, &str)]) -> Vec<String> {
+        data(params).into_iter().map(|(_, t)| t).collect()
+    }
+
+    #[test]
+    fn phases_say_what_they_move() {
+        // Eight files of 64 MiB: four writers with two files each, two readers with four.
+        let got = data(&[("files", "8"), ("size", "64MiB"), ("ops", "write:workers=4,read:workers=2:cold")]);
+        assert_eq!(
+            got,
+            [
+                ("write:workers=4".to_string(), "4 workers x 2 files x 64 MiB = 512 MiB".to_string()),
+                ("read:workers=2:cold".to_string(), "2 workers x 4 files x 64 MiB = 512 MiB".to_string()),
+            ]
+        );
+        assert_eq!(texts(&[("size", "512MiB"), ("ops", "write,read:cold")]), ["1 worker x 512 MiB"; 2]);
+        assert_eq!(
+            texts(&[("workers", "4"), ("size", "16MiB"), ("ops", "write")]),
+            ["4 workers x 16 MiB = 64 MiB"]
+        );
+        // Three files over two workers: unequal shares.
+        assert_eq!(
+            texts(&[("files", "3"), ("workers", "2"), ("size", "1MiB"), ("ops", "write")]),
+            ["2 workers, 3 MiB in all"]
+        );
+        // One shared file of 4 x 16 MiB, read back by two workers.
+        assert_eq!(
+            texts(&[
+                ("layout", "shared"),
+                ("workers", "4"),
+                ("size", "16MiB"),
+                ("ops", "write,read:workers=2")
+            ]),
+            ["4 workers x 16 MiB = 64 MiB", "2 workers x 32 MiB = 64 MiB"]
+        );
+        assert_eq!(
+            texts(&[("strategy", "S3"), ("iters", "64"), ("bs", "64KiB"), ("comptime", "0s")]),
+            ["2 workers x 64 iters x 64 KiB = 8 MiB"]
+        );
+    }
 }

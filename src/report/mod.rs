@@ -35,6 +35,7 @@ mod json;
 pub mod plan;
 pub mod plot;
 pub mod strategies;
+pub mod summary;
 mod table;
 pub mod trace;
 

@@ -3,12 +3,12 @@
 
 use std::io::Write;
 
+use super::summary::Columns;
 use super::{Exporter, write_err};
 use crate::error::Result;
-use crate::results::{ExperimentResult, PhaseResult, Status};
-use crate::stats;
+use crate::results::{ExperimentResult, Status};
 use crate::text::text_table;
-use crate::units::{fmt_ns, fmt_rate, fmt_size};
+use crate::units::{fmt_rate, fmt_size};
 
 pub struct Table;
 
@@ -89,13 +89,30 @@ pub fn render_table(exp: &ExperimentResult) -> String {
             crate::units::fmt_duration_spec(s.comptime_ns.unwrap_or(0))
         ));
     }
+    // What the phases move: on the spec line when every phase moves the same, else a line of
+    // its own per phase.
+    let data = super::details::phase_data(s);
+    let (moved, per_phase) = match &data {
+        Some(d) if d.iter().all(|(_, t)| *t == d[0].1) && !d.is_empty() => (d[0].1.clone(), None),
+        Some(d) => {
+            let each: Vec<String> = d.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+            ("per phase below".to_string(), Some(each.join(" · ")))
+        }
+        None => (
+            format!(
+                "{} worker{} x {}",
+                s.workers,
+                if s.workers == 1 { "" } else { "s" },
+                fmt_size(s.size_bytes)
+            ),
+            None,
+        ),
+    };
     out += &format!(
-        "spec    {}{} · {} worker{} x {} · bs {} · {} · {}{} · {} rep{}\n\n",
+        "spec    {}{} · {} · bs {} · {} · {}{} · {} rep{}\n",
         if exp.points.len() > 1 { "first point: " } else { "" },
         s.engine,
-        s.workers,
-        if s.workers == 1 { "" } else { "s" },
-        fmt_size(s.size_bytes),
+        moved,
         fmt_size(s.bs_bytes),
         super::details::spec_layout(s),
         sync,
@@ -103,6 +120,10 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         s.reps,
         if s.reps == 1 { "" } else { "s" },
     );
+    if let Some(each) = per_phase {
+        out += &format!("phases  {each}\n");
+    }
+    out.push('\n');
 
     let d = &exp.design;
     if let Some(p) = &d.preset {
@@ -137,24 +158,17 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         }
     }
     let any_warmup = exp.points.iter().any(|p| p.phases.iter().any(|ph| !ph.warmups.is_empty()));
-    let head_col = d.headline.column().to_string() + "*";
-    let mut stat_cols: Vec<String> = ["mean", "±sd", "2σ-mean", "trim-mean", "min", "median", "max"]
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
-    if let Some(c) = stat_cols.iter_mut().find(|c| **c == d.headline.column()) {
-        *c = head_col;
-    }
+    let cols = Columns::of(exp);
+    let stat_cols = cols.headers();
     let mut headers: Vec<&str> = swept.iter().map(String::as_str).collect();
     let first_num = headers.len() + 3;
     headers.extend(["phase", "cache", "runs"]);
     headers.extend(stat_cols.iter().map(String::as_str));
-    headers.extend(["min_SAR", "lat p50", "lat p99"]);
     if any_warmup {
         headers.push("warm-up");
     }
     headers.push("flags");
-    let n_num = 10 + usize::from(any_warmup);
+    let n_num = stat_cols.len() + usize::from(any_warmup);
     let mut rows = vec![];
     for p in &exp.points {
         for ph in &p.phases {
@@ -164,7 +178,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
             row.push(ph.name.clone());
             row.push(format!("{} {:.1}%", ph.cache.policy.name(), ph.cache.resident_fraction * 100.0));
             row.push(format!("{done}/{}", ph.repetitions.len()));
-            row.extend(summary_cells(ph));
+            row.extend(cols.cells(ph));
             if any_warmup {
                 let w: Vec<String> = ph
                     .warmups
@@ -180,11 +194,14 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     }
     let right: Vec<usize> = (first_num..first_num + n_num).collect();
     out += &text_table(&headers, &rows, &right);
-    out += &format!("\n* headline: {}\n", d.headline.about());
+    out.push('\n');
+    for line in cols.legend(exp) {
+        out += &line;
+        out.push('\n');
+    }
     if any_warmup {
         out += "warm-up: max_SAR of each warm-up run, stored but never in the statistics\n";
     }
-    out += "rates in MB/s (10^6 B/s) of max_SAR = sum of worker rates; min_SAR = bytes / slowest worker's time\n";
     out += &super::details::render_details(exp);
     out + &failures(exp)
 }
@@ -206,35 +223,6 @@ fn failures(exp: &ExperimentResult) -> String {
         }
     }
     out
-}
-
-/// A phase's summary cells as the text table and the HTML report show them: mean, sd, 2-sigma
-/// mean, 10% trimmed mean, min, median, max (MB/s of max_SAR), the mean min_SAR, latency p50
-/// and p99; dashes without a complete repetition, and for latency when none was recorded
-/// (`latency = off`).
-pub fn summary_cells(ph: &PhaseResult) -> Vec<String> {
-    let Some(sm) = &ph.summary else {
-        return vec!["-".to_string(); 10];
-    };
-    let lat = |v: u64| if ph.latency_ns.max == 0 { "-".to_string() } else { fmt_ns(v) };
-    let min_sar: Vec<f64> = ph
-        .repetitions
-        .iter()
-        .filter(|r| r.status == Status::Complete)
-        .map(|r| r.min_sar_bytes_per_s)
-        .collect();
-    vec![
-        fmt_rate(sm.mean),
-        sm.sd.map(fmt_rate).unwrap_or_else(|| "-".into()),
-        fmt_rate(sm.two_sigma_mean),
-        fmt_rate(sm.trimmed_mean_10),
-        fmt_rate(sm.min),
-        fmt_rate(sm.median),
-        fmt_rate(sm.max),
-        fmt_rate(stats::mean(&min_sar)),
-        lat(ph.latency_ns.p50),
-        lat(ph.latency_ns.p99),
-    ]
 }
 
 #[cfg(test)]

@@ -18,8 +18,10 @@ use crate::stats::{self, Summary};
 use crate::worker::WorkerSample;
 
 mod design;
+mod flags;
 pub mod hosts;
 pub use design::{Axis, Design, Headline, PresetRef};
+pub use flags::{FLAG_KINDS, flag_kind, flag_meaning};
 pub use hosts::HostShare;
 
 /// Version of the JSON layout. Fields may be added; none is renamed or removed.

@@ -13,12 +13,11 @@ use serde::{Deserialize, Serialize};
 
 mod launcher;
 pub use launcher::{Launcher, Reorder};
+pub mod params;
 pub mod strategy;
 pub use strategy::Strategy;
 
 use crate::units::{fmt_size_spec, parse_size};
-
-pub mod params;
 
 /// What a phase does to the data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,9 +60,16 @@ pub enum Layout {
     StripedPerWorker,
 }
 
+/// The layouts' words, once: `NAMES` and the `--layout` help line `CHOICES` ("a | b") both.
+macro_rules! layout_words {
+    ($first:literal $(, $rest:literal)* $(,)?) => {
+        pub const NAMES: &'static [&'static str] = &[$first $(, $rest)*];
+        pub const CHOICES: &'static str = concat!($first $(, " | ", $rest)*);
+    };
+}
+
 impl Layout {
-    pub const NAMES: &'static [&'static str] =
-        &["file-per-worker", "shared", "shared-strided", "striped", "striped-per-worker"];
+    layout_words!("file-per-worker", "shared", "shared-strided", "striped", "striped-per-worker");
     pub fn parse(s: &str) -> Option<Layout> {
         Some(match s {
             "file-per-worker" | "fpp" => Layout::FilePerWorker,

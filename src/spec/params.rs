@@ -118,7 +118,7 @@ pub const PARAMS: &[ParamDef] = &[
         "layout",
         &[value("layout", "LAYOUT")],
         "`file-per-worker`",
-        "file-per-worker | shared | shared-strided | striped | striped-per-worker",
+        super::Layout::CHOICES,
         "`shared`: one file, contiguous segments; `shared-strided`: one file, worker w of W owns blocks w, w+W, ...; `striped`: one logical file striped over the targets, contiguous segments; `striped-per-worker`: each worker's file striped. See [layouts.md](layouts.md)",
     ),
     param(

@@ -60,6 +60,22 @@ fn run_and_plan_help_show_every_parameter_flag_with_its_help_line() {
     }
 }
 
+/// `--layout`'s help names every layout `--layout` accepts, in run and plan alike.
+#[test]
+fn layout_help_names_every_layout() {
+    let s = Scratch::new();
+    for cmd in ["run", "plan"] {
+        let help = String::from_utf8(s.iolab(&[cmd, "--help"]).stdout).unwrap();
+        let line = help.lines().find(|l| l.trim_start().starts_with("--layout <LAYOUT>")).unwrap();
+        let words: Vec<&str> = line.split("<LAYOUT>").nth(1).unwrap().split('|').map(str::trim).collect();
+        assert_eq!(words, iolab::spec::Layout::NAMES, "{line}");
+        for w in words {
+            assert!(params_of(&["--layout", w]).is_ok(), "{w}");
+            assert_eq!(iolab::spec::Layout::parse(w).map(|l| l.name()), Some(w));
+        }
+    }
+}
+
 #[test]
 fn each_flag_sets_its_parameter() {
     for def in PARAMS {

@@ -398,3 +398,51 @@ fn a_striped_file_read_first_is_laid_out_through_the_stripe() {
     assert!(unstripe(&comps, 8192) == expected_file(1, 0, 160 << 10, 8192));
     assert_eq!(phases(&doc)[0]["repetitions"][0]["total_bytes"], 160 << 10);
 }
+
+/// The spec line says what each phase moved: with 8 files, 4 writers write 2 files each and 2
+/// readers read 4 each (512 KiB either way, not "1 worker x 64 KiB"), and those are the bytes
+/// the stored result counts.
+#[test]
+fn the_spec_line_states_the_bytes_each_phase_moves() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let args = [
+        "run",
+        "--dir",
+        &dir,
+        "--quiet",
+        "--reps",
+        "1",
+        "--files",
+        "8",
+        "--size",
+        "64KiB",
+        "--bs",
+        "16KiB",
+        "--op",
+        "write:workers=4,read:workers=2:cold",
+    ];
+    let out = s.iolab(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    let spec = lines.iter().find(|l| l.starts_with("spec ")).unwrap();
+    assert!(
+        spec.starts_with("spec    psync · per phase below · bs 16 KiB · file-per-worker (8 files)"),
+        "{spec}"
+    );
+    let per = lines.iter().find(|l| l.starts_with("phases ")).unwrap();
+    assert_eq!(
+        *per,
+        "phases  write:workers=4: 4 workers x 2 files x 64 KiB = 512 KiB · read:workers=2:cold: 2 workers x 4 files x 64 KiB = 512 KiB"
+    );
+    let doc: Value =
+        serde_json::from_slice(&s.iolab(&["results", "export", "last", "--json"]).stdout).unwrap();
+    for ph in phases(&doc) {
+        let rep = &ph["repetitions"][0];
+        assert_eq!(rep["total_bytes"], 512 << 10, "{}", ph["name"]);
+        let workers = rep["workers"].as_array().unwrap();
+        assert_eq!(workers.len(), if ph["name"] == "write:workers=4" { 4 } else { 2 });
+        assert!(workers.iter().all(|w| w["bytes"] == (512 << 10) / workers.len() as u64));
+    }
+}

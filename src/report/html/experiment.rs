@@ -1,10 +1,10 @@
 //! The HTML page of one experiment: what ran (spec, sweep, preset), where (host and targets),
 //! the cache state of every phase, the summary table, every plot that applies, the per-run
-//! figures, and the raw CSV and JSON as downloads.
+//! figures, and the raw CSV and JSON as gzip-compressed downloads.
 
 use std::io::Write;
 
-use super::{data_link, esc, facts, figure, table, utc};
+use super::{esc, facts, figure, gz_link, table, utc};
 use crate::error::{Error, Result};
 use crate::report::plot::{self, Figure, Kind, Options, PresetPlot};
 use crate::report::{self, Exporter, Format, PresetAbout, write_err};
@@ -12,8 +12,9 @@ use crate::results::{ExperimentResult, Status};
 use crate::store::Store;
 use crate::units::{fmt_rate, fmt_size};
 
-/// Traces larger than this (as CSV) are not embedded; the page names the command instead.
-const MAX_EMBEDDED_TRACE_BYTES: usize = 16 << 20;
+/// Traces larger than this (as gzip-compressed CSV) are not embedded; the page names the
+/// command instead.
+const MAX_EMBEDDED_TRACE_BYTES: usize = 2 << 20;
 /// Per-run rows listed at most.
 const MAX_RUN_ROWS: usize = 300;
 
@@ -256,31 +257,12 @@ fn cache_section(exp: &ExperimentResult) -> String {
 }
 
 fn summary_section(exp: &ExperimentResult) -> String {
-    let d = &exp.design;
+    let cols = report::summary::Columns::of(exp);
     let mut s = String::from("<section id=\"summary\">\n<h2>Summary</h2>\n");
-    let mut heads: Vec<String> = [
-        "point",
-        "phase",
-        "cache",
-        "runs",
-        "mean",
-        "± sd",
-        "2σ-mean",
-        "trim-mean",
-        "min",
-        "median",
-        "max",
-        "min_SAR",
-        "lat p50",
-        "lat p99",
-        "flags",
-    ]
-    .iter()
-    .map(|h| h.to_string())
-    .collect();
-    if let Some(h) = heads.iter_mut().find(|h| h.as_str() == d.headline.column()) {
-        h.push('*');
-    }
+    let stats = cols.headers();
+    let mut heads: Vec<&str> = vec!["point", "phase", "cache", "runs"];
+    heads.extend(stats.iter().map(String::as_str));
+    heads.push("flags");
     let mut rows = vec![];
     for p in &exp.points {
         for ph in &p.phases {
@@ -291,17 +273,17 @@ fn summary_section(exp: &ExperimentResult) -> String {
                 esc(&format!("{} {:.1}%", ph.cache.policy.name(), ph.cache.resident_fraction * 100.0)),
                 format!("{}/{}", done.len(), ph.repetitions.len()),
             ];
-            row.extend(report::table::summary_cells(ph).iter().map(|c| esc(c)));
+            row.extend(cols.cells(ph).iter().map(|c| esc(c)));
             row.push(flags_html(&ph.flags));
             rows.push(row);
         }
     }
-    let hs: Vec<&str> = heads.iter().map(String::as_str).collect();
-    s += &table("summary", &hs, &rows, &(3..14).collect::<Vec<_>>());
-    s += &format!(
-        "<p class=\"note\">Rates in MB/s (10<sup>6</sup> B/s) of max_SAR = sum of worker rates over the complete runs; min_SAR = bytes / slowest worker's time. * headline: {}.</p>\n",
-        esc(d.headline.about())
-    );
+    s += &table("summary", &heads, &rows, &(3..4 + stats.len()).collect::<Vec<_>>());
+    s += "<ul class=\"legend note\">\n";
+    for line in cols.legend(exp) {
+        s += &format!("<li>{}</li>\n", esc(line.trim()));
+    }
+    s += "</ul>\n";
     let details = report::details::render_details(exp);
     if !details.trim().is_empty() {
         s += "<h3>Costs, periods and file layout</h3>\n<pre>";
@@ -373,28 +355,40 @@ fn runs_section(exp: &ExperimentResult) -> String {
 
 fn data_section(store: &Store, exp: &ExperimentResult) -> Result<String> {
     let id = &exp.experiment_id;
-    let mut s = String::from("<section id=\"data\">\n<h2>Raw data</h2>\n<ul class=\"downloads\">\n");
+    let mut s = String::from(
+        "<section id=\"data\">\n<h2>Raw data</h2>\n<p class=\"note\">Gzip-compressed (<code>gunzip FILE.gz</code>); each is byte for byte what the command beside it prints.</p>\n<ul class=\"downloads\">\n",
+    );
     let mut csv = vec![];
     report::exporter(Format::Csv).export(exp, &mut csv)?;
-    s += &data_link(
+    s += &gz_link(
         &format!("{id}.csv"),
-        "text/csv",
         &csv,
-        "every repetition of every phase, one row per worker",
-    );
+        &format!("every repetition of every phase, one row per worker: iolab results export {id} --csv"),
+    )?;
     let mut json = vec![];
     report::exporter(Format::Json).export(exp, &mut json)?;
-    s += &data_link(&format!("{id}.json"), "application/json", &json, "the whole result, docs/json.md");
+    s += &gz_link(
+        &format!("{id}.json"),
+        &json,
+        &format!("the whole result, docs/json.md: iolab results export {id} --json"),
+    )?;
     let mut traces = vec![];
     match report::trace::export(store, id, &Default::default(), false, &mut traces) {
-        Ok(()) if traces.len() <= MAX_EMBEDDED_TRACE_BYTES => {
-            s += &data_link(&format!("{id}-traces.csv"), "text/csv", &traces, "every traced op")
-        }
         Ok(()) => {
-            s += &format!(
-                "<li>Traces ({}) are too large to embed: <code>iolab results trace {id} -o traces.csv</code></li>\n",
-                fmt_size(traces.len() as u64)
-            )
+            let gz = super::gzip(&traces)?;
+            if gz.len() <= MAX_EMBEDDED_TRACE_BYTES {
+                s += &gz_link(
+                    &format!("{id}-traces.csv"),
+                    &traces,
+                    &format!("every traced op: iolab results trace {id}"),
+                )?;
+            } else {
+                s += &format!(
+                    "<li>Traces ({}, {} compressed) are too large to embed: <code>iolab results trace {id} -o traces.csv</code></li>\n",
+                    fmt_size(traces.len() as u64),
+                    fmt_size(gz.len() as u64)
+                )
+            }
         }
         Err(Error::NotFound(_)) => {}
         Err(e) => return Err(e),

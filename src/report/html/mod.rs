@@ -53,6 +53,20 @@ pub fn figure(fig: &Figure, number: usize, caption: &str, command: &str) -> Resu
     ))
 }
 
+/// Gzip (RFC 1952) of `data`, at the best compression.
+pub fn gzip(data: &[u8]) -> Result<Vec<u8>> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(data).and_then(|()| gz.finish()).map_err(|e| crate::error::Error::Run(format!("gzip: {e}")))
+}
+
+/// A download link carrying `data` gzip-compressed (`FILE_NAME.gz`), saying both sizes.
+pub fn gz_link(file_name: &str, data: &[u8], what: &str) -> Result<String> {
+    let gz = gzip(data)?;
+    let what = format!("{what}; {} uncompressed", crate::units::fmt_size(data.len() as u64));
+    Ok(data_link(&format!("{file_name}.gz"), "application/gzip", &gz, &what))
+}
+
 /// A download link carrying its data as a base64 data URI.
 pub fn data_link(file_name: &str, mime: &str, data: &[u8], what: &str) -> String {
     format!(
@@ -93,12 +107,23 @@ nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .4rem 1.2rem; pa
 nav a { color: #0b4f8a; }
 h2 { font-size: 1.2rem; border-bottom: 2px solid #111; padding-bottom: .15rem; margin: 2rem 0 .6rem; }
 h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
-.table-wrap { overflow-x: auto; }
-table { border-collapse: collapse; margin: .3rem 0 1rem; font-size: .82rem; }
-th, td { border: 1px solid #888; padding: .18rem .45rem; text-align: left; vertical-align: top; }
+.table-wrap { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; margin: .3rem 0 1rem; font-size: .82rem; max-width: 100%; }
+th, td { border: 1px solid #888; padding: .18rem .45rem; text-align: left; vertical-align: top;
+  overflow-wrap: break-word; }
 thead th { background: #eee; }
-table.facts th { background: #f4f4f4; font-weight: 600; white-space: nowrap; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.facts th { background: #f4f4f4; font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; }
+/* Cells of long unbroken words (paths, mount options, JSON, ids) may break anywhere. */
+table.targets td, table.facts td, table.spec td + td, td code, p, li, figcaption, pre { overflow-wrap: anywhere; }
+/* Narrow screens: tighter tables, and a number may wrap before its unit. */
+@media screen and (max-width: 960px) {
+  body { padding: 1rem .8rem 2rem; }
+  table { font-size: .74rem; }
+  th, td { padding: .12rem .28rem; }
+  td.num { white-space: normal; }
+}
 .flag { font-weight: 700; }
 .flag::before { content: "\2691\00a0"; }
 .ok { color: #333; }

@@ -103,11 +103,40 @@ pub fn svg(fig: &Figure) -> Result<String> {
         }
         let inner = rest.rsplit_once("</svg>").map(|(a, _)| a).unwrap_or(rest);
         out += open;
-        out += inner;
+        out += &lean(inner);
         out += "</g>\n";
     }
     out += "</svg>\n";
     Ok(out)
+}
+
+/// Drops what plotters writes on every element that only restates SVG's defaults (opacity 1,
+/// black fill, no stroke, stroke width 1) or the family the `<svg>` element names, and rounds
+/// font sizes to a tenth of a pixel: the same drawing in about half the bytes.
+fn lean(svg: &str) -> String {
+    let mut s = svg.to_string();
+    for default in [
+        " opacity=\"1\"",
+        " fill=\"#000000\"",
+        " stroke=\"none\"",
+        " stroke-width=\"1\"",
+        &format!(" font-family=\"{FAMILY}\""),
+    ] {
+        s = s.replace(default, "");
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s.as_str();
+    while let Some(at) = rest.find("font-size=\"") {
+        let (head, tail) = rest.split_at(at + "font-size=\"".len());
+        out += head;
+        let end = tail.find('"').unwrap_or(tail.len());
+        match tail[..end].parse::<f64>() {
+            Ok(v) => out += &format!("{}", (v * 10.0).round() / 10.0),
+            Err(_) => out += &tail[..end],
+        }
+        rest = &tail[end..];
+    }
+    out + rest
 }
 
 /// Writes the figure as PNG.
@@ -390,6 +419,23 @@ fn draw_series<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lean_svg_keeps_every_attribute_that_is_not_a_default() {
+        let plotters = concat!(
+            "<circle cx=\"870\" cy=\"146\" r=\"4\" opacity=\"1\" fill=\"#000000\" stroke=\"none\" stroke-width=\"1\"/>\n",
+            "<text x=\"16\" y=\"8\" dy=\"0.76em\" text-anchor=\"start\" font-family=\"sans-serif\" font-size=\"16.129032258064516\" opacity=\"1\" fill=\"#3C3C3C\">\nx\n</text>\n",
+            "<polyline fill=\"none\" opacity=\"0.5\" stroke=\"#0072B2\" stroke-width=\"2\" points=\"20,446 44,446 \"/>\n",
+        );
+        assert_eq!(
+            lean(plotters),
+            concat!(
+                "<circle cx=\"870\" cy=\"146\" r=\"4\"/>\n",
+                "<text x=\"16\" y=\"8\" dy=\"0.76em\" text-anchor=\"start\" font-size=\"16.1\" fill=\"#3C3C3C\">\nx\n</text>\n",
+                "<polyline fill=\"none\" opacity=\"0.5\" stroke=\"#0072B2\" stroke-width=\"2\" points=\"20,446 44,446 \"/>\n",
+            )
+        );
+    }
 
     #[test]
     fn the_embedded_font_parses() {

@@ -1,0 +1,270 @@
+//! A phase's summary columns as the terminal table and the HTML page show them, and the legend
+//! under them that says what every column is: the robust means appear only where they can
+//! differ from the mean, and the legend says why one is missing.
+
+use crate::results::{ExperimentResult, Headline, PhaseResult, Status, flag_kind, flag_meaning};
+use crate::spec::OpKind;
+use crate::stats;
+use crate::units::{fmt_ns, fmt_rate};
+
+/// The summary columns of a table, and what decides them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Columns {
+    pub headline: Headline,
+    /// The 2σ-mean column: it heads the table, or some phase had a run beyond 2 sd.
+    pub two_sigma: bool,
+    /// The trim-mean column: it heads the table, or some phase had 10 runs or more (below
+    /// that a 10% trim drops none).
+    pub trimmed: bool,
+}
+
+/// The max_SAR of each complete repetition of a phase.
+fn rates(ph: &PhaseResult) -> Vec<f64> {
+    ph.repetitions.iter().filter(|r| r.status == Status::Complete).map(|r| r.max_sar_bytes_per_s).collect()
+}
+
+fn two_sigma_drops(ph: &PhaseResult) -> bool {
+    stats::two_sigma_dropped(&rates(ph)) > 0
+}
+
+fn trim_drops(ph: &PhaseResult) -> bool {
+    ph.summary.as_ref().is_some_and(|s| stats::trimmed_per_end(s.n, 0.10) > 0)
+}
+
+impl Columns {
+    pub fn of(exp: &ExperimentResult) -> Columns {
+        let headline = exp.design.headline;
+        let phases = || exp.points.iter().flat_map(|p| &p.phases);
+        Columns {
+            headline,
+            two_sigma: headline == Headline::TwoSigmaMean || phases().any(two_sigma_drops),
+            trimmed: headline == Headline::TrimmedMean10 || phases().any(trim_drops),
+        }
+    }
+
+    /// The headers of the summary cells, the headline's starred.
+    pub fn headers(&self) -> Vec<String> {
+        let mut h = vec!["mean", "±sd"];
+        if self.two_sigma {
+            h.push("2σ-mean");
+        }
+        if self.trimmed {
+            h.push("trim-mean");
+        }
+        h.extend(["min", "median", "max", "min_SAR", "lat p50", "lat p99"]);
+        h.iter().map(|c| if *c == self.headline.column() { format!("{c}*") } else { c.to_string() }).collect()
+    }
+
+    /// A phase's cells under [`Columns::headers`]: mean, sd, the robust means shown (`=` where
+    /// they dropped no run and so equal the mean, unless they are the headline), min, median,
+    /// max (MB/s of max_SAR), the mean min_SAR, latency p50 and p99; dashes without a complete
+    /// repetition, and for latency when none was recorded (`latency = off`).
+    pub fn cells(&self, ph: &PhaseResult) -> Vec<String> {
+        let Some(sm) = &ph.summary else {
+            return vec!["-".to_string(); self.headers().len()];
+        };
+        let lat = |v: u64| if ph.latency_ns.max == 0 { "-".to_string() } else { fmt_ns(v) };
+        let min_sar: Vec<f64> = ph
+            .repetitions
+            .iter()
+            .filter(|r| r.status == Status::Complete)
+            .map(|r| r.min_sar_bytes_per_s)
+            .collect();
+        let robust = |v: f64, drops: bool, head: Headline| {
+            if drops || self.headline == head { fmt_rate(v) } else { "=".to_string() }
+        };
+        let mut c = vec![fmt_rate(sm.mean), sm.sd.map(fmt_rate).unwrap_or_else(|| "-".into())];
+        if self.two_sigma {
+            c.push(robust(sm.two_sigma_mean, two_sigma_drops(ph), Headline::TwoSigmaMean));
+        }
+        if self.trimmed {
+            c.push(robust(sm.trimmed_mean_10, trim_drops(ph), Headline::TrimmedMean10));
+        }
+        c.extend([
+            fmt_rate(sm.min),
+            fmt_rate(sm.median),
+            fmt_rate(sm.max),
+            fmt_rate(stats::mean(&min_sar)),
+            lat(ph.latency_ns.p50),
+            lat(ph.latency_ns.p99),
+        ]);
+        c
+    }
+
+    /// The legend under a table of `exp`: one line per column that needs words (the headline,
+    /// the rates, the robust means shown or why not, the cache column, latency, and every flag
+    /// the table carries).
+    pub fn legend(&self, exp: &ExperimentResult) -> Vec<String> {
+        let phases: Vec<&PhaseResult> = exp.points.iter().flat_map(|p| &p.phases).collect();
+        let mut out = vec![
+            format!("* headline: {}", self.headline.about()),
+            "runs: complete / measured; ±sd: standard deviation of the runs; min, median, max: over the runs"
+                .to_string(),
+            "rates in MB/s (10^6 B/s) of max_SAR = sum of worker rates; min_SAR = bytes / slowest worker's time (mean of the runs)".to_string(),
+        ];
+        let ns: Vec<usize> = phases.iter().filter_map(|ph| ph.summary.as_ref().map(|s| s.n)).collect();
+        let most = ns.iter().copied().max().unwrap_or(0);
+        let with = if ns.iter().all(|&n| n == most) {
+            format!("with {most} runs")
+        } else {
+            format!("with at most {most} runs")
+        };
+        if most > 0 {
+            out.extend(self.robust_lines(most, &with));
+        }
+        let mut cache = "cache: policy before the phase (cold: committed, evicted; warm: read first; asis: left alone) and the most of its files' pages in memory as it began (mincore)".to_string();
+        if phases.iter().any(|ph| ph.op == OpKind::Write) {
+            cache += "; a write phase begins on emptied files: 0.0%";
+        }
+        out.push(cache);
+        let mut lat =
+            "lat p50, lat p99: median and 99th percentile of the time of one op, over every op of the complete runs"
+                .to_string();
+        if phases.iter().any(|ph| ph.summary.is_some() && ph.latency_ns.max == 0) {
+            lat += "; - where none was recorded (latency = off)";
+        }
+        out.push(lat);
+        let mut kinds: Vec<(&str, String)> = vec![];
+        for f in phases.iter().flat_map(|ph| &ph.flags) {
+            if let (Some(kind), Some(m)) = (flag_kind(f), flag_meaning(f))
+                && !kinds.iter().any(|(k, _)| *k == kind)
+            {
+                kinds.push((kind, m));
+            }
+        }
+        if kinds.is_empty() {
+            out.push("flags: none raised (a flag names what makes a row doubtful)".to_string());
+        } else {
+            out.push("flags (\"k of n runs\" when not every run had it):".to_string());
+            out.extend(kinds.into_iter().map(|(k, m)| format!("  {k}: {m}")));
+        }
+        out
+    }
+
+    /// What the 2σ-mean and trim-mean columns are, or why either is not shown, over phases of
+    /// at most `most` runs (`with`: "with 5 runs" or "with at most 5 runs").
+    fn robust_lines(&self, most: usize, with: &str) -> [String; 2] {
+        let two_sigma = if self.two_sigma {
+            "2σ-mean: mean of the runs within mean ± 2 sd (Russell 1998); \"=\" where no run lay beyond, so it equals the mean".to_string()
+        } else {
+            let none_can = if most <= 5 { format!(" ({with} none can)") } else { String::new() };
+            format!("2σ-mean not shown: it equals the mean, as no run lay beyond mean ± 2 sd{none_can}")
+        };
+        let trimmed = if self.trimmed {
+            "trim-mean: mean without the floor(n/10) lowest and highest runs (Benson et al. 2003); \"=\" below 10 runs, where it drops none and equals the mean".to_string()
+        } else {
+            format!(
+                "trim-mean not shown: a 10% trim drops floor(n/10) runs from each end, none {with}, so it equals the mean"
+            )
+        };
+        [two_sigma, trimmed]
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::experiment::run::{NoSink, Silent, run_experiment};
+    use crate::experiment::{Experiment, ResolveEnv};
+
+    /// An experiment run with the null engine (`params` over `size = 64KiB`, `bs = 4KiB`), its
+    /// phases' max_SAR then set to `rates[phase]` (MB/s, one per repetition).
+    pub(crate) fn with_rates(params: &[(&str, &str)], rates: &[&[f64]]) -> ExperimentResult {
+        let mut e = Experiment::default();
+        let reps = rates[0].len().to_string();
+        let all = [("engine", "null"), ("size", "64KiB"), ("bs", "4KiB"), ("reps", reps.as_str())];
+        for (k, v) in all.iter().chain(params) {
+            e.params.set(k, v.split(',').map(String::from).collect()).unwrap();
+        }
+        let env = ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
+        let b = e.build(&env).unwrap();
+        let host = crate::env::host::HostFacts::default();
+        let mut exp =
+            run_experiment(&b.base, &b.points, b.design, host, &mut NoSink, &Silent).unwrap().result;
+        for (ph, rs) in exp.points[0].phases.iter_mut().zip(rates) {
+            for (r, v) in ph.repetitions.iter_mut().zip(rs.iter()) {
+                r.max_sar_bytes_per_s = v * 1e6;
+            }
+            ph.refresh();
+        }
+        exp
+    }
+
+    fn table_lines(exp: &ExperimentResult) -> Vec<String> {
+        crate::report::render_table(exp).lines().map(String::from).collect()
+    }
+
+    #[test]
+    fn five_runs_leave_out_the_means_that_equal_the_mean_and_say_why() {
+        let exp =
+            with_rates(&[("ops", "write,read:warm")], &[&[100.0, 100.0, 100.0, 100.0, 1000.0], &[50.0; 5]]);
+        let lines = table_lines(&exp);
+        let head = lines.iter().find(|l| l.starts_with("phase ")).unwrap();
+        let cols: Vec<&str> = head.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+        assert_eq!(
+            cols,
+            [
+                "phase", "cache", "runs", "mean*", "±sd", "min", "median", "max", "min_SAR", "lat p50",
+                "lat p99", "flags"
+            ]
+        );
+        let write = lines.iter().find(|l| l.starts_with("write ")).unwrap();
+        let cells: Vec<&str> = write.split_whitespace().collect();
+        assert_eq!(&cells[..9], ["write", "cold", "0.0%", "5/5", "280", "402", "100", "100", "1000"]);
+        for want in [
+            "* headline: the mean",
+            "2σ-mean not shown: it equals the mean, as no run lay beyond mean ± 2 sd (with 5 runs none can)",
+            "trim-mean not shown: a 10% trim drops floor(n/10) runs from each end, none with 5 runs, so it equals the mean",
+            "lat p50, lat p99: median and 99th percentile of the time of one op, over every op of the complete runs",
+            "flags (\"k of n runs\" when not every run had it):",
+            "  no I/O (null engine): the null engine moves no data: rates measure iolab's own loop",
+        ] {
+            assert!(lines.iter().any(|l| l == want), "missing {want:?} in\n{}", lines.join("\n"));
+        }
+        let cache = lines.iter().find(|l| l.starts_with("cache: ")).unwrap();
+        assert!(cache.ends_with("; a write phase begins on emptied files: 0.0%"), "{cache}");
+    }
+
+    #[test]
+    fn ten_runs_show_each_robust_mean_where_it_drops_a_run() {
+        // Write: one run of ten far off (2.85 sd): the 2-sigma mean drops it, the trim drops it
+        // and the lowest. Read: no run beyond 2 sd, so "=" under 2σ-mean; the trim still drops two.
+        let mut write = [100.0; 10];
+        write[3] = 1000.0;
+        let read: Vec<f64> = (0..10).map(|i| 100.0 + i as f64).collect();
+        let mut exp = with_rates(&[("ops", "write,read:cold")], &[&write, &read]);
+        exp.points[0].phases[1].repetitions[2].flags.push("noisy: vda read 9 MiB, wrote 0 B".into());
+        exp.points[0].phases[1].refresh();
+        let lines = table_lines(&exp);
+        let head = lines.iter().find(|l| l.starts_with("phase ")).unwrap();
+        assert!(head.contains("  ±sd  2σ-mean  trim-mean  min "), "{head}");
+        let cells = |name: &str| -> Vec<String> {
+            let l = lines.iter().find(|l| l.starts_with(&format!("{name} "))).unwrap();
+            l.split_whitespace().map(String::from).collect()
+        };
+        // phase, policy, resident, runs, mean, sd, 2σ-mean, trim-mean, min, median, max
+        assert_eq!(&cells("write")[4..11], ["190", "285", "100", "100", "100", "100", "1000"]);
+        assert_eq!(&cells("read:cold")[4..11], ["104", "3.03", "=", "104", "100", "104", "109"]);
+        assert!(cells("read:cold").join(" ").ends_with("noisy: vda read 9 MiB, wrote 0 B (1 of 10 runs)"));
+        for want in [
+            "2σ-mean: mean of the runs within mean ± 2 sd (Russell 1998); \"=\" where no run lay beyond, so it equals the mean",
+            "trim-mean: mean without the floor(n/10) lowest and highest runs (Benson et al. 2003); \"=\" below 10 runs, where it drops none and equals the mean",
+            "  noisy: the devices did more I/O during the phase than the phase accounts for",
+        ] {
+            assert!(lines.iter().any(|l| l == want), "missing {want:?} in\n{}", lines.join("\n"));
+        }
+    }
+
+    #[test]
+    fn a_robust_headline_keeps_its_column_and_its_numbers() {
+        let mut exp = with_rates(&[("ops", "write")], &[&[100.0, 110.0, 120.0]]);
+        exp.design.headline = Headline::TwoSigmaMean;
+        let cols = Columns::of(&exp);
+        assert_eq!(
+            cols.headers(),
+            ["mean", "±sd", "2σ-mean*", "min", "median", "max", "min_SAR", "lat p50", "lat p99"]
+        );
+        assert_eq!(cols.cells(&exp.points[0].phases[0])[2], "110");
+        assert!(cols.legend(&exp)[0].starts_with("* headline: the 2-sigma mean"));
+    }
+}

@@ -1,0 +1,57 @@
+//! The honesty flags a phase can carry: their kinds, and what each means, for the legends
+//! under tables.
+
+use super::{COLD_MAX_RESIDENT, WARM_MIN_RESIDENT};
+
+/// Every kind of flag a phase can carry (what its text starts with), for legends.
+pub const FLAG_KINDS: [&str; 6] =
+    ["not cold", "not warm", "cache not controlled", "noisy", "trace writer behind", "no I/O (null engine)"];
+
+/// The kind of a flag (one of [`FLAG_KINDS`]); None for a flag of no known kind.
+pub fn flag_kind(flag: &str) -> Option<&'static str> {
+    FLAG_KINDS.iter().copied().find(|k| flag.starts_with(k))
+}
+
+/// What a flag means, from its kind; None for a flag of no known kind.
+pub fn flag_meaning(flag: &str) -> Option<String> {
+    let pct = |f: f64| format!("{:.0}%", f * 100.0);
+    Some(match flag_kind(flag)? {
+        "not cold" => {
+            format!("over {} of the files' pages were in memory before a cold phase", pct(COLD_MAX_RESIDENT))
+        }
+        "not warm" => {
+            format!("under {} of the files' pages were in memory before a warm phase", pct(WARM_MIN_RESIDENT))
+        }
+        "cache not controlled" => "an asis phase: the cache was left as the phase before left it".into(),
+        "noisy" => "the devices did more I/O during the phase than the phase accounts for".into(),
+        "trace writer behind" => "workers waited for trace buffers, which slowed their ops".into(),
+        _ => "the null engine moves no data: rates measure iolab's own loop".into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::CacheCheck;
+    use crate::spec::CachePolicy;
+
+    #[test]
+    fn every_flag_has_a_meaning() {
+        let dev =
+            crate::env::envctl::DeviceIo { device: "vda".into(), read_bytes: 1 << 30, ..Default::default() };
+        let mut flags = vec![
+            crate::env::envctl::judge_noise(false, 0, 0, &[dev]).unwrap(),
+            format!("{} (2 of 5 runs)", CacheCheck::judge(CachePolicy::Cold, 0.2, true).flags[0]),
+        ];
+        flags.extend(CacheCheck::judge(CachePolicy::Warm, 0.5, true).flags);
+        flags.extend(CacheCheck::judge(CachePolicy::Asis, 0.5, true).flags);
+        flags.extend(CacheCheck::judge(CachePolicy::Cold, 0.0, false).flags);
+        let meanings: Vec<String> =
+            flags.iter().map(|f| flag_meaning(f).unwrap_or_else(|| panic!("{f}"))).collect();
+        assert!(meanings[0].starts_with("the devices did more I/O"), "{meanings:?}");
+        assert!(meanings[1].starts_with("over 5% of the files' pages"), "{meanings:?}");
+        assert!(meanings[2].starts_with("under 95%"), "{meanings:?}");
+        assert!(meanings[4].starts_with("the null engine"), "{meanings:?}");
+        assert_eq!(flag_meaning("unheard of: 3"), None);
+    }
+}
