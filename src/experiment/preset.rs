@@ -53,7 +53,7 @@ pub const FILES: &[&str] = &[
 ];
 
 /// Needs a preset may declare beyond what resolving its spec checks.
-pub const NEEDS: &[&str] = &["mpi"];
+pub const NEEDS: &[&str] = &["io-servers", "mpi-strategies"];
 
 /// A preset's `[preset]` table.
 #[derive(Debug, Clone, Deserialize)]
@@ -140,10 +140,8 @@ impl Preset {
             .needs
             .iter()
             .map(|n| match n.as_str() {
-                "mpi" => {
-                    "needs the `mpi` feature (MPI ranks on several machines), which iolab does not have yet"
-                        .into()
-                }
+                "io-servers" => "needs I/O-server ranks (a file striped over server ranks under mpirun, Russell's BPFS), which iolab does not have yet".into(),
+                "mpi-strategies" => "needs the strategies on MPI ranks (S2DT, S3DT, the MPI-IO strategy), which iolab does not have yet (plain MPI ranks run in a build with `--features mpi`)".into(),
                 other => format!("needs `{other}`"),
             })
             .collect()

@@ -308,14 +308,15 @@ fn reproduce_list_tells_which_presets_run_and_why_not() {
             }
         }
     }
-    assert!(text.contains("needs the `mpi` feature"));
+    assert!(text.contains("needs I/O-server ranks"));
+    assert!(text.contains("needs the strategies on MPI ranks"));
     // Running an unavailable one says why, exit 2.
     let out = s.iolab(&["reproduce", "R7", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("mpi"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("I/O-server ranks"), "{}", stderr(&out));
     let out = s.iolab(&["reproduce", "B-mpi", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("needs the `mpi` feature"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("needs the strategies on MPI ranks"), "{}", stderr(&out));
     let out = s.iolab(&["reproduce", "Z9"]);
     assert_eq!(out.status.code(), Some(2));
     let out = s.iolab(&["reproduce", "R1", "--scale", "huge"]);
