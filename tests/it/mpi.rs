@@ -448,3 +448,141 @@ fn reorder_reads_shifts_readers_by_ranks() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("needs launcher = mpi"), "{}", stderr(&o));
 }
+
+/// `tests/hosts.sh` with `args`; None when it says the simulated hosts cannot be made here
+/// (exit 77: not root, no namespaces).
+fn hosts_sh(args: &[&str], cwd: &Path) -> Option<Output> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts.sh");
+    let o = Command::new("timeout")
+        .arg("240")
+        .arg("bash")
+        .arg(&script)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    if o.status.code() == Some(77) {
+        eprintln!("{}", stderr(&o).trim());
+        return None;
+    }
+    Some(o)
+}
+
+/// Takes the simulated hosts down however the test ends.
+struct HostsDown;
+
+impl Drop for HostsDown {
+    fn drop(&mut self) {
+        hosts_sh(&["down"], Path::new("/"));
+    }
+}
+
+/// Three simulated hosts (network namespaces with their own host names and node-local disks):
+/// six ranks, two per host, under Open MPI and under MPICH, write and read one shared file:
+/// one document with three hosts and their ranks, the file's bytes exact, one experiment
+/// stored; a node-local `--dir` is refused naming the host that cannot see the files, and
+/// leaves nothing on any host's disk.
+#[test]
+fn three_simulated_hosts_show_in_every_output() {
+    let s = Scratch::new();
+    let Some(up) = hosts_sh(&["up"], s.path()) else { return };
+    let _down = HostsDown;
+    assert!(up.status.success(), "{}", stderr(&up));
+    let dir = s.path().to_str().unwrap().to_string();
+    let db = s.db().to_str().unwrap().to_string();
+    let bin = bin().to_str().unwrap().to_string();
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "run",
+            "--layout",
+            "shared",
+            "--op",
+            "write,read:cold",
+            "--size",
+            "1MiB",
+            "--bs",
+            "64KiB",
+            "--reps",
+            "1",
+            "--seed",
+            "7",
+            "--keep",
+            "--json",
+            "--quiet",
+            "--dir",
+            &dir,
+            "--db",
+            &db,
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+        v.extend(extra.iter().map(|a| a.to_string()));
+        v
+    };
+    let mut launchers = vec![("mpirun", bin.clone())];
+    if let Some(m) = std::env::var_os("IOLAB_TEST_MPICH_BIN") {
+        launchers.push(("mpiexec", m.to_string_lossy().into_owned()));
+    } else {
+        eprintln!("skip the MPICH half: IOLAB_TEST_MPICH_BIN names no build against MPICH");
+    }
+    for (n, (launcher, exe)) in launchers.iter().enumerate() {
+        let mut call: Vec<String> = vec![
+            launcher.to_string(),
+            if *launcher == "mpirun" { "-np" } else { "-n" }.into(),
+            "6".into(),
+            exe.clone(),
+        ];
+        call.extend(args(&[]));
+        let call: Vec<&str> = call.iter().map(String::as_str).collect();
+        let o = hosts_sh(&call, s.path()).expect("the hosts are up");
+        let doc = ok_json(&o);
+        for ph in phases(&doc) {
+            let r = &ph["repetitions"][0];
+            assert_eq!(r["status"], "complete", "{launcher}: {r}");
+            let placed: Vec<(u64, String)> = r["workers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| (w["rank"].as_u64().unwrap(), w["host"].as_str().unwrap().to_string()))
+                .collect();
+            let want: Vec<(u64, String)> = (0..6).map(|i| (i, format!("h{}", i / 2 + 1))).collect();
+            assert_eq!(placed, want, "{launcher}");
+            let hosts: Vec<(String, Value)> = r["hosts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| (h["host"].as_str().unwrap().to_string(), h["ranks"].clone()))
+                .collect();
+            assert_eq!(
+                hosts,
+                [
+                    ("h1".into(), serde_json::json!([0, 1])),
+                    ("h2".into(), serde_json::json!([2, 3])),
+                    ("h3".into(), serde_json::json!([4, 5]))
+                ],
+                "{launcher}"
+            );
+        }
+        let run_id = phases(&doc)[0]["repetitions"][0]["run_id"].as_str().unwrap();
+        let data = std::fs::read(work_dir(s.path(), run_id).join("shared.dat")).unwrap();
+        assert!(data == expected_file(7, 0, 6 << 20, 64 << 10), "{launcher}: shared file bytes differ");
+        assert_eq!(experiments(&s).len(), n + 1, "{launcher}: one experiment per run");
+    }
+    // A node-local directory: the other hosts do not see rank 0's files.
+    let mut call: Vec<String> = vec!["mpirun".into(), "-np".into(), "6".into(), bin.clone()];
+    call.extend(
+        ["run", "--dir", "/mnt/node", "--size", "1MiB", "--reps", "1", "--db", &db]
+            .iter()
+            .map(|a| a.to_string()),
+    );
+    let call: Vec<&str> = call.iter().map(String::as_str).collect();
+    let o = hosts_sh(&call, s.path()).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not see /mnt/node/.iolab-"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the directory must be shared by every host"), "{}", stderr(&o));
+    for h in ["h1", "h2", "h3"] {
+        let ls = hosts_sh(&["run", h, "ls -A /mnt/node"], s.path()).unwrap();
+        assert_eq!(String::from_utf8_lossy(&ls.stdout).trim(), "lost+found", "{h}");
+    }
+}

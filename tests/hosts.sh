@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Three simulated hosts on this machine, for the MPI tests (docs/mpi.md): each host h1, h2, h3
+# is a network namespace with its own host name, an `eth0` on a private /24 that exists only
+# inside these namespaces, and a node-local disk (an ext4 image) mounted at /mnt/node inside
+# it; /var/tmp/iolab-hosts/shared, outside them, stands in for the shared parallel file system.
+#
+#   tests/hosts.sh up                   make them (idempotent); prints what it made
+#   tests/hosts.sh down                 remove exactly what `up` made (idempotent)
+#   tests/hosts.sh status               exit 0 when all three are up
+#   tests/hosts.sh run HOST CMD...      run a command on a host
+#   tests/hosts.sh mpirun ARGS...       Open MPI's mpirun across the hosts (2 slots each)
+#   tests/hosts.sh mpiexec ARGS...      MPICH's mpiexec across the hosts (2 slots each)
+#   tests/hosts.sh ssh [OPTS] HOST CMD  how the launchers enter a host (a stand-in for ssh)
+#   tests/hosts.sh shared               print the shared directory
+#
+# Needs root, `ip netns`, unshare, nsenter and mkfs.ext4. Without them it prints one line
+# starting with `skip:` and exits 77, which the tests take as a skip.
+set -euo pipefail
+
+STATE=/var/tmp/iolab-hosts
+NET=10.213.77            # the hosts' /24: routed nowhere, unreachable from the root namespace
+HOSTS=(h1 h2 h3)
+BRIDGE_NS=iolab-hbr
+SELF=$(readlink -f "$0")
+
+skip() {
+    echo "skip: $*" >&2
+    exit 77
+}
+
+need() {
+    [ "$(id -u)" = 0 ] || skip "simulated hosts need root (network namespaces and mounts)"
+    for c in ip unshare nsenter mkfs.ext4 mount; do
+        command -v "$c" >/dev/null 2>&1 || skip "simulated hosts need $c"
+    done
+}
+
+holder_pid() { cat "$STATE/$1.pid" 2>/dev/null || true; }
+
+alive() {
+    local pid
+    pid=$(holder_pid "$1")
+    [ -n "$pid" ] && [ -d "/proc/$pid" ] && grep -q "sleep" "/proc/$pid/cmdline" 2>/dev/null
+}
+
+up() {
+    need
+    mkdir -p "$STATE/shared"
+    chmod 1777 "$STATE/shared"
+    ip netns add "$BRIDGE_NS" 2>/dev/null || ip netns list | grep -qw "$BRIDGE_NS" \
+        || skip "cannot make network namespaces here"
+    ip -n "$BRIDGE_NS" link show br0 >/dev/null 2>&1 || ip -n "$BRIDGE_NS" link add br0 type bridge
+    ip -n "$BRIDGE_NS" link set br0 up
+    # A safety net: the hosts' network is unreachable from the root namespace.
+    ip route replace unreachable "$NET.0/24"
+    : >"$STATE/hosts"
+    local i=0
+    for h in "${HOSTS[@]}"; do
+        i=$((i + 1))
+        echo "$NET.$i $h" >>"$STATE/hosts"
+    done
+    echo "127.0.0.1 localhost" >>"$STATE/hosts"
+    i=0
+    for h in "${HOSTS[@]}"; do
+        i=$((i + 1))
+        local ns="iolab-$h"
+        ip netns list | grep -qw "$ns" || ip netns add "$ns"
+        if ! ip -n "$ns" link show eth0 >/dev/null 2>&1; then
+            ip link add "ih-$h" netns "$BRIDGE_NS" type veth peer name eth0 netns "$ns"
+            ip -n "$BRIDGE_NS" link set "ih-$h" master br0 up
+            ip -n "$ns" addr add "$NET.$i/24" dev eth0
+        fi
+        ip -n "$ns" link set eth0 up
+        ip -n "$ns" link set lo up
+        [ -f "$STATE/$h.img" ] || { truncate -s 256M "$STATE/$h.img" && mkfs.ext4 -q -F "$STATE/$h.img"; }
+        if ! alive "$h"; then
+            # The holder keeps the host's namespaces (UTS, mount) alive; its mounts stay inside.
+            ip netns exec "$ns" unshare --uts --mount --propagation private sh -c "
+                hostname $h
+                mkdir -p /mnt/node
+                mount -o loop '$STATE/$h.img' /mnt/node
+                chmod 1777 /mnt/node
+                mount --bind '$STATE/hosts' /etc/hosts
+                exec sleep infinity" </dev/null >/dev/null 2>&1 &
+            echo $! >"$STATE/$h.pid"
+        fi
+    done
+    # Wait until every host has its name and its disk.
+    for h in "${HOSTS[@]}"; do
+        local tries=0
+        until [ "$(run_on "$h" hostname 2>/dev/null)" = "$h" ] && run_on "$h" mountpoint -q /mnt/node; do
+            tries=$((tries + 1))
+            [ $tries -lt 100 ] || { echo "host $h did not come up" >&2; exit 1; }
+            sleep 0.05
+        done
+    done
+    printf '%s slots=2\n' "${HOSTS[@]}" >"$STATE/hostfile.openmpi"
+    printf '%s:2\n' "${HOSTS[@]}" >"$STATE/hostfile.mpich"
+    printf '#!/bin/sh\nexec %q ssh "$@"\n' "$SELF" >"$STATE/ssh"
+    chmod +x "$STATE/ssh"
+    for h in "${HOSTS[@]}"; do
+        echo "$h: holder $(holder_pid "$h"), $NET address, node disk /mnt/node ($STATE/$h.img)"
+    done
+    echo "shared directory: $STATE/shared"
+}
+
+down() {
+    [ "$(id -u)" = 0 ] || skip "simulated hosts need root"
+    for h in "${HOSTS[@]}"; do
+        local pid
+        pid=$(holder_pid "$h")
+        if [ -n "$pid" ] && alive "$h"; then
+            kill "$pid" 2>/dev/null || true
+            while [ -d "/proc/$pid" ]; do sleep 0.02; done
+        fi
+        rm -f "$STATE/$h.pid"
+        ip netns del "iolab-$h" 2>/dev/null || true
+    done
+    ip netns del "$BRIDGE_NS" 2>/dev/null || true
+    if ip route show | grep -q "^unreachable $NET.0/24"; then
+        ip route del unreachable "$NET.0/24" 2>/dev/null || true
+    fi
+    rm -rf "$STATE"
+}
+
+status() {
+    for h in "${HOSTS[@]}"; do
+        alive "$h" || return 1
+    done
+}
+
+run_on() {
+    local h=$1
+    shift
+    local pid
+    pid=$(holder_pid "$h")
+    [ -n "$pid" ] || { echo "no host $h (run: $SELF up)" >&2; return 1; }
+    nsenter -t "$pid" -n -m -u --wd="$PWD" -- sh -c "$*"
+}
+
+# The stand-in for ssh: skips ssh's options, then runs the command on the host.
+ssh_stand_in() {
+    while [ $# -gt 0 ]; do
+        case $1 in
+        -[1246AaCfGgKkMNnqsTtVvXxYy]*) shift ;;
+        -[BbcDEeFIiJLlmOoPpQRSWw]) shift 2 ;;
+        -*) shift ;;
+        *) break ;;
+        esac
+    done
+    local h=$1
+    shift
+    run_on "$h" "$@"
+}
+
+case ${1:-} in
+up) up ;;
+down) down ;;
+status) status ;;
+shared) echo "$STATE/shared" ;;
+run)
+    shift
+    h=$1
+    shift
+    run_on "$h" "$@"
+    ;;
+ssh)
+    shift
+    ssh_stand_in "$@"
+    ;;
+mpirun)
+    shift
+    status || skip "the simulated hosts are not up ($SELF up)"
+    # mpirun itself starts inside h1: started from the root namespace, ranks cannot reach the
+    # hosts.
+    args=$(printf ' %q' "$@")
+    run_on h1 "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root \
+        --oversubscribe --hostfile $STATE/hostfile.openmpi --mca plm_rsh_agent $STATE/ssh \
+        --mca btl tcp,vader,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 $args"
+    ;;
+mpiexec)
+    shift
+    status || skip "the simulated hosts are not up ($SELF up)"
+    args=$(printf ' %q' "$@")
+    run_on h1 "mpiexec.mpich -f $STATE/hostfile.mpich -launcher ssh -launcher-exec $STATE/ssh -iface eth0 $args"
+    ;;
+*)
+    sed -n '2,20p' "$SELF"
+    exit 2
+    ;;
+esac
