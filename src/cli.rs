@@ -135,9 +135,10 @@ impl FromArgMatches for SpecArgs {
         let many =
             |id: &str| -> Vec<String> { m.get_many::<String>(id).into_iter().flatten().cloned().collect() };
         let mut flags = Params::default();
-        // A parameter's later flags win over its earlier ones (--targets over --dir, --trace
-        // over --latency).
+        // Two flags of one parameter that disagree (`--trace --latency off`, `--dir A
+        // --targets B`) are an error, not a silent choice.
         for def in PARAMS {
+            let mut first: Option<(String, Vec<String>)> = None;
             for flag in def.flags {
                 let values = match flag.kind {
                     FlagKind::Switch(v) => m.get_flag(flag.name).then(|| vec![v.to_string()]),
@@ -148,6 +149,19 @@ impl FromArgMatches for SpecArgs {
                     FlagKind::Repeated => Some(many(flag.name)).filter(|v| !v.is_empty()),
                 };
                 if let Some(values) = values {
+                    let given = match flag.kind {
+                        FlagKind::Switch(_) => format!("--{}", flag.name),
+                        _ => format!("--{} {}", flag.name, values.join(",")),
+                    };
+                    if let Some((other, earlier)) = &first
+                        && *earlier != values
+                    {
+                        return Err(clap::Error::raw(
+                            clap::error::ErrorKind::ArgumentConflict,
+                            format!("{other} and {given} both set `{}`: give one of them\n", def.key),
+                        ));
+                    }
+                    first.get_or_insert((given, values.clone()));
                     flags.set(def.key, values).map_err(|e| {
                         clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{e}\n"))
                     })?;
@@ -205,7 +219,7 @@ pub struct OutputArgs {
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
     /// Do not store the results
-    #[arg(long)]
+    #[arg(long, conflicts_with = "db")]
     pub no_store: bool,
     /// No progress display
     #[arg(long, short)]

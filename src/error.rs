@@ -7,11 +7,11 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Bad input: a spec field, CLI flag or file has a value iolab refuses. Exit code 2.
-    #[error("{field} = `{value}`: {reason}")]
+    #[error("{field} = `{}`: {reason}", crate::text::one_line(value))]
     Spec { field: String, value: String, reason: String },
 
     /// A system call failed during a run. Names the call, the file and (if any) the offset.
-    #[error("{call} on {path}{}: {source}", offset.map(|o| format!(" at offset {o}")).unwrap_or_default())]
+    #[error("{call} on {}{}: {source}", crate::text::escape_path(path), offset.map(|o| format!(" at offset {o}")).unwrap_or_default())]
     Io {
         call: &'static str,
         path: PathBuf,
@@ -21,7 +21,7 @@ pub enum Error {
     },
 
     /// The results store could not be opened, read or written.
-    #[error("store {path}: {msg}")]
+    #[error("store {}: {msg}", crate::text::escape_path(path))]
     Store { path: PathBuf, msg: String },
 
     /// The run was stopped by a signal; results measured before it are kept.

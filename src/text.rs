@@ -58,6 +58,23 @@ pub fn escape_path(path: &std::path::Path) -> String {
     out
 }
 
+/// Text that stays on one line: control characters shown as in [`escape_path`] (a value a
+/// user gave, quoted back in an error).
+pub fn one_line(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| match c {
+            '\n' => "\\n".to_string(),
+            '\t' => "\\t".to_string(),
+            '\r' => "\\r".to_string(),
+            c if c.is_control() => format!("\\x{:02x}", c as u32),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +88,6 @@ mod tests {
         assert_eq!(escape_path(Path::new("/tmp/a\nb\tc\x1bd")), "/tmp/a\\nb\\tc\\x1bd");
         assert_eq!(escape_path(Path::new(OsStr::from_bytes(b"/tmp/\xffz"))), "/tmp/\\xffz");
         assert_eq!(escape_path(Path::new("/tmp/é\\")), "/tmp/é\\\\");
+        assert_eq!(one_line("a\nb\\c\x07"), "a\\nb\\c\\x07");
     }
 }

@@ -57,7 +57,11 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     let outcome = run_experiment(&built.base, &built.points, built.design, host, sink, &monitor)?;
     report::exporter(format_of(json, csv)).export(&outcome.result, stdout)?;
     if let (Some(s), false) = (&store, quiet) {
-        eprintln!("stored as experiment {} in {}", outcome.result.experiment_id, s.path().display());
+        eprintln!(
+            "stored as experiment {} in {}",
+            outcome.result.experiment_id,
+            crate::text::escape_path(s.path())
+        );
     }
     match outcome.error {
         Some(e) => Err(e),

@@ -257,6 +257,18 @@ pub fn fs_space(dir: &Path) -> io::Result<(u64, u64, u64)> {
     Ok((st.f_bavail as u64 * st.f_frsize as u64, st.f_favail as u64, st.f_files as u64))
 }
 
+/// The type (statfs `f_type` magic number) of the file system holding `dir`.
+pub fn fs_magic(dir: &Path) -> io::Result<u64> {
+    let c = cpath(dir)?;
+    // SAFETY: statfs is plain data, filled by the call.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid path and `st` a writable statfs.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.f_type as u64)
+}
+
 /// Writes back the dirty data and metadata of the file system holding `dir` (syncfs(2)).
 pub fn syncfs(dir: &Path) -> io::Result<()> {
     let d = File::open(dir)?;

@@ -1,7 +1,7 @@
 //! Parses and checks raw [`Params`] into a typed, validated [`Spec`]; every error names the
 //! parameter and the value at fault.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::phases::parse_phases;
 use super::{PARAMS, Params, layout};
@@ -145,7 +145,13 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
     let cache_s = get("cache").unwrap_or("cold");
     let cache = CachePolicy::parse(cache_s)
         .ok_or_else(|| Error::spec("cache", cache_s, "unknown cache policy (cold, warm, asis)"))?;
-    let default_ops: Vec<String> = DEFAULT_OPS.iter().map(|s| s.to_string()).collect();
+    // O_DIRECT bypasses the page cache: no warm read by default.
+    let direct_asked = get("direct").is_some_and(|v| matches!(v, "true" | "yes" | "1" | "on"));
+    let default_ops: Vec<String> = DEFAULT_OPS
+        .iter()
+        .filter(|op| !(direct_asked && op.ends_with(":warm")))
+        .map(|s| s.to_string())
+        .collect();
     let phases = parse_phases(params.0.get("ops").unwrap_or(&default_ops), cache, order)?;
 
     let engine = get("engine").unwrap_or("psync").to_string();
@@ -203,7 +209,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
     )?;
     let mut dirs = Vec::new();
     for d in &dir_values {
-        dirs.push(check_dir(d, &env.cwd, &allow_device)?);
+        dirs.push(crate::target::device::check_dir(d, &env.cwd, &allow_device)?);
     }
     if verify {
         if !engine_def.caps.real_io {
@@ -355,20 +361,6 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
     // Last: the buffers of a spec that is otherwise sound must fit in memory.
     super::memory::check(&spec)?;
     Ok((spec, notes))
-}
-
-fn check_dir(d: &str, cwd: &Path, allow_device: &[PathBuf]) -> Result<PathBuf> {
-    let p = if Path::new(d).is_absolute() { PathBuf::from(d) } else { cwd.join(d) };
-    let meta = std::fs::metadata(&p).map_err(|e| Error::spec("dirs", d, format!("cannot use: {e}")))?;
-    let canon = p.canonicalize().map_err(|e| Error::spec("dirs", d, format!("cannot resolve: {e}")))?;
-    crate::target::device::check_target(d, &canon, &meta, allow_device)?;
-    if !meta.is_dir() {
-        return Err(Error::spec("dirs", d, "not a directory"));
-    }
-    if let Err(e) = crate::env::sys::writable(&p) {
-        return Err(Error::spec("dirs", d, format!("not writable: {e}")));
-    }
-    Ok(canon)
 }
 
 #[cfg(test)]

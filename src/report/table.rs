@@ -55,7 +55,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
             dev.push(format!("read-ahead {ra} KiB"));
         }
         let on = if dev.is_empty() { String::new() } else { format!(" on {}", dev.join(", ")) };
-        out += &format!("target  {}: {}{on}\n", t.dir.display(), t.fs_type);
+        out += &format!("target  {}: {}{on}\n", crate::text::escape_path(&t.dir), t.fs_type);
     }
     let sync = match s.sync {
         crate::spec::SyncPolicy::None => "no commit".to_string(),

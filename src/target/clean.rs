@@ -113,8 +113,8 @@ pub fn leftovers_warning(targets: &[PathBuf], except: Option<&str>) -> Option<St
     );
     let mut dirs: Vec<String> = vec![];
     for f in &found {
-        s += &format!("  {} ({}, {})\n", f.path.display(), fmt_size(f.bytes()), f.origin());
-        let parent = f.path.parent().unwrap_or(Path::new(".")).display().to_string();
+        s += &format!("  {} ({}, {})\n", crate::text::escape_path(&f.path), fmt_size(f.bytes()), f.origin());
+        let parent = crate::text::escape_path(f.path.parent().unwrap_or(Path::new(".")));
         if !dirs.contains(&parent) {
             dirs.push(parent);
         }
@@ -149,18 +149,20 @@ pub fn clean(target: &Path, opts: CleanOpts, report: &mut String) -> Result<Vec<
     };
     let mut errors = vec![];
     if entries.is_empty() {
-        *report += &format!("{}: no iolab work directories\n", target.display());
+        *report += &format!("{}: no iolab work directories\n", crate::text::escape_path(target));
     }
     for e in entries {
         let f = match e {
             Entry::NotWork { path, reason } => {
-                *report +=
-                    &format!("{}: not touched: not an iolab work directory ({reason})\n", path.display());
+                *report += &format!(
+                    "{}: not touched: not an iolab work directory ({reason})\n",
+                    crate::text::escape_path(&path)
+                );
                 continue;
             }
             Entry::Work(f) => f,
         };
-        let p = f.path.display();
+        let p = crate::text::escape_path(&f.path);
         match &f.state {
             OwnerState::Running => {
                 *report += &format!("{p}: not touched: {}\n", f.origin());

@@ -3,13 +3,87 @@
 //! of it mounted, held by device-mapper/md, or used as swap) is refused even then. iolab writes
 //! only files in directories: writing to a raw block device is not built, so an allowed block
 //! device is refused too, with that reason. `--allow-device` therefore admits only directories
-//! under /dev (such as the tmpfs /dev/shm).
+//! under /dev (such as the tmpfs /dev/shm). Kernel pseudo file systems (proc, sysfs, cgroup,
+//! ...) are no place for data and are refused by name.
 
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+
+/// A target directory as given (`d`, relative to `cwd`): it exists, is a directory, is no device
+/// (unless allowed) and no pseudo file system, and is writable; its canonical path.
+pub fn check_dir(d: &str, cwd: &Path, allow_device: &[PathBuf]) -> Result<PathBuf> {
+    let p = if Path::new(d).is_absolute() { PathBuf::from(d) } else { cwd.join(d) };
+    let meta = std::fs::metadata(&p).map_err(|e| Error::spec("dirs", d, format!("cannot use: {e}")))?;
+    let canon = p.canonicalize().map_err(|e| Error::spec("dirs", d, format!("cannot resolve: {e}")))?;
+    check_target(d, &canon, &meta, allow_device)?;
+    if let Some(fs) = pseudo_fs(&canon) {
+        return Err(Error::spec(
+            "dirs",
+            crate::text::escape_path(Path::new(d)),
+            format!("{fs} is a pseudo file system (kernel state shown as files), not a place for data"),
+        ));
+    }
+    if !meta.is_dir() {
+        return Err(Error::spec("dirs", d, "not a directory"));
+    }
+    if let Err(e) = crate::env::sys::writable(&p) {
+        return Err(Error::spec("dirs", d, format!("not writable: {e}")));
+    }
+    Ok(canon)
+}
+
+/// Kernel file systems that show kernel state as files (statfs magic, name): no place for data.
+const PSEUDO: &[(u64, &str)] = &[
+    (0x9fa0, "proc"),
+    (0x6265_6572, "sysfs"),
+    (0x0027_e0eb, "cgroup"),
+    (0x6367_7270, "cgroup2"),
+    (0x6462_6720, "debugfs"),
+    (0x7472_6163, "tracefs"),
+    (0x7363_6673, "securityfs"),
+    (0x6165_676c, "pstore"),
+    (0xcafe_4a11, "bpf"),
+    (0x6265_6570, "configfs"),
+    (0x1cd1, "devpts"),
+    (0x1980_0202, "mqueue"),
+    (0x9584_58f6, "hugetlbfs"),
+    (0xde5e_81e4, "efivarfs"),
+    (0x4249_4e4d, "binfmt_misc"),
+    (0xf97c_ff8c, "selinuxfs"),
+    (0x6e73_6673, "nsfs"),
+    (0x6573_5543, "fusectl"),
+];
+
+#[cfg(test)]
+mod pseudo_tests {
+    use super::*;
+
+    #[test]
+    fn kernel_state_is_no_place_for_data() {
+        assert_eq!(pseudo_fs(Path::new("/proc")), Some("proc"));
+        assert_eq!(pseudo_fs(Path::new("/proc/self")), Some("proc"));
+        assert_eq!(pseudo_fs(Path::new("/sys/kernel")), Some("sysfs"));
+        assert_eq!(pseudo_fs(Path::new("/sys/fs/cgroup")), Some("sysfs"));
+        assert_eq!(pseudo_fs(&std::env::temp_dir()), None);
+        assert_eq!(pseudo_fs(Path::new(env!("CARGO_MANIFEST_DIR"))), None);
+    }
+}
+
+/// The name of the pseudo file system holding `dir` (proc, sysfs, cgroup, ...), if it is one;
+/// anything under /proc or /sys counts (cgroup v1 mounts a tmpfs at /sys/fs/cgroup).
+pub fn pseudo_fs(dir: &Path) -> Option<&'static str> {
+    if dir.starts_with("/proc") {
+        return Some("proc");
+    }
+    if dir.starts_with("/sys") {
+        return Some("sysfs");
+    }
+    let magic = crate::env::sys::fs_magic(dir).ok()?;
+    PSEUDO.iter().find(|(m, _)| *m == magic).map(|(_, n)| *n)
+}
 
 /// Checks target `given` (resolved to `canon`, with metadata `meta`) against the device rules.
 pub fn check_target(given: &str, canon: &Path, meta: &fs::Metadata, allowed: &[PathBuf]) -> Result<()> {

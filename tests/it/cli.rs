@@ -93,12 +93,25 @@ fn each_flag_sets_its_parameter() {
     assert_eq!(params_of(&[]).unwrap(), Params::default());
 }
 
+/// Two flags of one parameter that disagree are refused (exit 2 from the binary), naming both;
+/// flags that agree are fine; `--set` wins over the flags.
 #[test]
-fn later_flags_of_a_parameter_and_set_win() {
-    let p = params_of(&["--dir", "x", "--targets", "a,b", "--latency", "off", "--trace"]).unwrap();
-    assert_eq!(p, map(&[("dirs", &["a", "b"]), ("latency", &["trace"])]));
-    let p = params_of(&["--trace", "--latency", "off", "--set", "bs=4k", "--bs", "8k"]).unwrap();
+fn conflicting_flags_of_a_parameter_are_refused_and_set_wins() {
+    let e = params_of(&["--dir", "x", "--targets", "a,b"]).unwrap_err();
+    assert!(e.contains("--dir x and --targets a,b both set `dirs`"), "{e}");
+    let e = params_of(&["--latency", "off", "--trace"]).unwrap_err();
+    assert!(e.contains("--latency off and --trace both set `latency`"), "{e}");
+    let p = params_of(&["--latency", "trace", "--trace"]).unwrap();
+    assert_eq!(p, map(&[("latency", &["trace"])]));
+    let p = params_of(&["--trace", "--set", "bs=4k", "--bs", "8k"]).unwrap();
     assert_eq!(p, map(&[("latency", &["trace"]), ("bs", &["4k"])]));
+    let s = Scratch::new();
+    for args in [&["run", "--trace", "--latency", "off"][..], &["run", "--no-store", "--db", "x.db"]] {
+        let o = s.iolab(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--no-store") || stderr(&o).contains("both set"), "{}", stderr(&o));
+        assert!(s.leftovers().is_empty() && !s.db().exists(), "{args:?}");
+    }
     let p = params_of(&["--set", "targets=a,b", "--set", "op=write,read", "--set", "name=x,y"]).unwrap();
     assert_eq!(p, map(&[("dirs", &["a", "b"]), ("ops", &["write", "read"]), ("name", &["x,y"])]));
 }

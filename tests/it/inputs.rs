@@ -162,3 +162,43 @@ fn a_closed_stdout_ends_the_command_quietly() {
     let list = String::from_utf8(s.iolab(&["results", "list"]).stdout).unwrap();
     assert_eq!(list.lines().count(), 3, "a header and two experiments: {list}");
 }
+
+/// A directory whose name holds a newline: every line that shows it (the table's target line,
+/// the plan) stays one line, the newline shown as `\n`; an error quoting it too.
+#[test]
+fn paths_with_control_characters_stay_on_one_line() {
+    let s = Scratch::new();
+    let odd = s.path().join("a\nb\tc");
+    std::fs::create_dir(&odd).unwrap();
+    let dir = odd.to_str().unwrap();
+    let o = s.iolab(&["run", "--dir", dir, "--size", "1MiB", "--reps", "1", "--no-store", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let target = out.lines().find(|l| l.starts_with("target ")).unwrap();
+    assert!(target.contains("a\\nb\\tc: "), "{target}");
+    let o = s.iolab(&["plan", "--dir", dir, "--size", "1MiB"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.lines().any(|l| l.contains("in ") && l.contains("a\\nb\\tc")), "{out}");
+    assert!(!out.lines().any(|l| l.starts_with("b\t") || l.starts_with("b\\tc")), "{out}");
+    let missing = s.path().join("no\nsuch");
+    let o = s.iolab(&["run", "--dir", missing.to_str().unwrap(), "--size", "1MiB"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("no\\nsuch"), "{}", stderr(&o));
+}
+
+/// Kernel pseudo file systems are no place for data: refused by name, exit 2, before the free
+/// space check can say "0 B free".
+#[test]
+fn pseudo_file_systems_are_refused() {
+    let s = Scratch::new();
+    for (dir, fs) in [("/proc", "proc"), ("/sys/kernel", "sysfs"), ("/sys/fs/cgroup", "sysfs")] {
+        if !Path::new(dir).exists() {
+            continue;
+        }
+        let o = s.iolab(&["run", "--dir", dir, "--size", "1MiB"]);
+        assert_eq!(o.status.code(), Some(2), "{dir}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("{fs} is a pseudo file system")), "{dir}: {}", stderr(&o));
+        assert!(!s.db().exists());
+    }
+}

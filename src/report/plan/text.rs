@@ -43,7 +43,7 @@ fn text(p: &Planned<'_>) -> String {
             "  {:<14} {:>10}  in {}\n",
             f.name,
             fmt_size(f.size_bytes),
-            spec.dirs[f.target].display()
+            crate::text::escape_path(&spec.dirs[f.target])
         );
     }
     if plan.files.len() > 16 {
@@ -55,7 +55,8 @@ fn text(p: &Planned<'_>) -> String {
             continue;
         }
         if let Some(&Some((free, inodes))) = free.get(i) {
-            s += &format!(" (free in {}: {}, {} inodes)", d.display(), fmt_size(free), inodes);
+            s +=
+                &format!(" (free in {}: {}, {} inodes)", crate::text::escape_path(d), fmt_size(free), inodes);
         }
     }
     s += "\n";
