@@ -213,3 +213,35 @@ fn experiment_file_errors_name_the_file_line_column_and_key() {
         }
     }
 }
+
+/// `--direct` alone (the README's example) runs write and a cold read: a warm read makes no
+/// sense with O_DIRECT, so it is not among the default phases then.
+#[test]
+fn direct_alone_runs_the_phases_that_make_sense() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let o = s.iolab(&[
+        "run",
+        "--direct",
+        "--bs",
+        "4KiB",
+        "--order",
+        "random",
+        "--json",
+        "--size",
+        "1MiB",
+        "--reps",
+        "1",
+        "--quiet",
+        "--no-store",
+        "--dir",
+        &dir,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> =
+        doc["points"][0]["phases"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["write", "read:cold"]);
+    let o = s.iolab(&["run", "--direct", "--op", "write,read:warm", "--size", "1MiB", "--dir", &dir]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -5,6 +5,7 @@ mod util;
 mod architecture;
 mod cli;
 mod core;
+mod doc_examples;
 mod engines;
 mod experiments;
 mod exporters;

@@ -586,3 +586,39 @@ fn three_simulated_hosts_show_in_every_output() {
         assert_eq!(String::from_utf8_lossy(&ls.stdout).trim(), "lost+found", "{h}");
     }
 }
+
+/// The one-host `mpirun` lines of README.md and docs/mpi.md run (small: `--size 1MiB --reps 1`
+/// in place of theirs), with the test binary; lines with a hostfile need a cluster (the
+/// simulated hosts test runs the same commands across hosts).
+#[test]
+fn documented_mpirun_lines_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let mut ran = 0;
+    for f in ["README.md", "docs/mpi.md"] {
+        let text = std::fs::read_to_string(root.join(f)).unwrap();
+        for line in
+            text.lines().map(str::trim).filter(|l| l.starts_with("mpirun -np ") && !l.contains("--hostfile"))
+        {
+            let line = line.split(" #").next().unwrap();
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let np: usize = words[2].parse().unwrap();
+            assert_eq!(words[3], "target/release/iolab", "{f}: {line}");
+            let mut args: Vec<String> = words[4..].iter().map(|w| w.to_string()).collect();
+            for (flag, value) in [("--size", "1MiB"), ("--reps", "1")] {
+                match args.iter().position(|a| a == flag) {
+                    Some(i) => args[i + 1] = value.into(),
+                    None if args[0] == "run" => args.extend([flag.to_string(), value.to_string()]),
+                    None => {}
+                }
+            }
+            args.extend(["--dir".to_string(), dir.clone()]);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = mpirun(&s, np, &args);
+            assert!(o.status.success(), "{f}: {line}: {}", stderr(&o));
+            ran += 1;
+        }
+    }
+    assert!(ran >= 4, "only {ran} lines");
+}
