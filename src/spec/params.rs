@@ -95,7 +95,7 @@ pub const PARAMS: &[ParamDef] = &[
     list(param(
         "ops",
         &[value("op", "OPS")],
-        "`write,read:cold,read:warm`",
+        "`write,read:cold,read:warm` (with `direct`: `write,read:cold`)",
         "Phases in order, e.g. write,read:cold,read:warm; each is write, rewrite or read, with optional :ORDER, :CACHE, :workers=N, :round_robin=R, :layout=L",
         "See [Phases](#phases)",
     )),
