@@ -1,4 +1,4 @@
-//! Per-worker counts of the system calls an engine made: fixed-size counters that the hot loop
+//! Per-worker counts of the system (and MPI-IO) calls an engine made: fixed-size counters that the hot loop
 //! bumps without allocating, turned into a `{"pwrite": n, ...}` map for results.
 
 use std::collections::BTreeMap;
@@ -18,11 +18,16 @@ pub enum Call {
     Ftruncate,
     IoUringEnter,
     IoUringRegister,
+    MpiFileWriteAt,
+    MpiFileWriteAtAll,
+    MpiFileReadAt,
+    MpiFileReadAtAll,
+    MpiFileSync,
 }
 
 impl Call {
     /// Every call, in the order of the counters.
-    pub const ALL: [Call; 12] = [
+    pub const ALL: [Call; 17] = [
         Call::Pread,
         Call::Pwrite,
         Call::Preadv,
@@ -35,6 +40,11 @@ impl Call {
         Call::Ftruncate,
         Call::IoUringEnter,
         Call::IoUringRegister,
+        Call::MpiFileWriteAt,
+        Call::MpiFileWriteAtAll,
+        Call::MpiFileReadAt,
+        Call::MpiFileReadAtAll,
+        Call::MpiFileSync,
     ];
 
     /// The system call's name (the key in results).
@@ -52,6 +62,11 @@ impl Call {
             Call::Ftruncate => "ftruncate",
             Call::IoUringEnter => "io_uring_enter",
             Call::IoUringRegister => "io_uring_register",
+            Call::MpiFileWriteAt => "MPI_File_write_at",
+            Call::MpiFileWriteAtAll => "MPI_File_write_at_all",
+            Call::MpiFileReadAt => "MPI_File_read_at",
+            Call::MpiFileReadAtAll => "MPI_File_read_at_all",
+            Call::MpiFileSync => "MPI_File_sync",
         }
     }
 }

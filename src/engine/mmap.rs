@@ -38,6 +38,7 @@ pub static DEF: EngineDef = EngineDef {
         strided_to_kernel: false,
         window: true,
         probe: super::always_available,
+        main_thread: false,
     },
 };
 

@@ -19,6 +19,8 @@ pub use crate::target::owned::FileId;
 
 pub mod calls;
 pub mod mmap;
+#[cfg(feature = "mpi")]
+pub mod mpiio;
 pub mod null;
 pub mod opts;
 pub mod psync;
@@ -56,6 +58,11 @@ pub struct Setup<'a> {
     /// The commit policy of this phase (`None` for reads) and the commit call.
     pub sync: SyncPolicy,
     pub sync_call: SyncCall,
+    /// Every worker of the phase opens the same file (the shared layouts): an MPI-IO engine
+    /// opens it on all ranks together.
+    pub shared_by_all: bool,
+    /// `engine = mpiio`: collective or independent calls, and the hints.
+    pub mpiio: Option<&'a crate::spec::MpiIo>,
 }
 
 impl<'a> Setup<'a> {
@@ -80,6 +87,8 @@ impl<'a> Setup<'a> {
             window: None,
             sync: SyncPolicy::None,
             sync_call: SyncCall::Fdatasync,
+            shared_by_all: false,
+            mpiio: None,
         }
     }
 
@@ -173,6 +182,8 @@ pub struct Caps {
     pub window: bool,
     /// Checks that the kernel offers what the engine needs; the reason if not.
     pub probe: fn() -> std::result::Result<(), String>,
+    /// Must run on the launching thread (MPI is called only from a rank's main thread).
+    pub main_thread: bool,
 }
 
 /// A probe for engines that need nothing special.

@@ -21,6 +21,7 @@ pub static DEF: EngineDef = EngineDef {
         strided_to_kernel: false,
         window: false,
         probe: super::always_available,
+        main_thread: false,
     },
 };
 

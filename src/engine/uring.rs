@@ -42,6 +42,7 @@ pub static DEF: EngineDef = EngineDef {
         strided_to_kernel: false,
         window: false,
         probe,
+        main_thread: false,
     },
 };
 

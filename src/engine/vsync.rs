@@ -28,6 +28,7 @@ pub static DEF: EngineDef = EngineDef {
         strided_to_kernel: true,
         window: false,
         probe: super::always_available,
+        main_thread: false,
     },
 };
 

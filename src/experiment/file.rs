@@ -196,6 +196,12 @@ impl crate::spec::Spec {
         set("cache", vec![self.cache.name().into()]);
         set("seed", vec![self.seed.to_string()]);
         set("engine", vec![self.engine.clone()]);
+        if let Some(m) = &self.mpiio {
+            set("mpiio", vec![if m.collective { "collective" } else { "independent" }.into()]);
+            if !m.hints.is_empty() {
+                set("mpiio_hint", m.hints.iter().map(|(k, v)| format!("{k}={v}")).collect());
+            }
+        }
         set("direct", vec![self.direct.to_string()]);
         set("sync", vec![self.sync.label()]);
         set("sync_call", vec![serde_json::to_value(self.sync_call).unwrap().as_str().unwrap().into()]);

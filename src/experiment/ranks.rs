@@ -3,7 +3,7 @@
 //! yet (strategies, phases with more workers than the run).
 
 use crate::error::{Error, Result};
-use crate::spec::{Launcher, Phase, Reorder};
+use crate::spec::{Launcher, Layout, MpiIo, Phase, Reorder};
 
 use super::Params;
 
@@ -80,6 +80,85 @@ pub(super) fn check(
         ));
     }
     Ok(reorder_reads)
+}
+
+/// The MPI-IO engine's settings: `mpiio` and `mpiio_hint` only with `engine = mpiio`, which
+/// runs on MPI ranks, one worker each (MPI is called from each rank's main thread), on whole
+/// blocks below 2 GiB (an MPI count is an int), without O_DIRECT; collective I/O needs the
+/// one file all ranks share.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn mpiio(
+    params: &Params,
+    engine: &str,
+    launcher: Launcher,
+    workers: u64,
+    layout: Layout,
+    direct: bool,
+    bs: u64,
+) -> Result<Option<MpiIo>> {
+    let mode = params.one("mpiio");
+    let hints = params.0.get("mpiio_hint").cloned().unwrap_or_default();
+    if engine != "mpiio" {
+        if let Some(m) = mode {
+            return Err(Error::spec("mpiio", m, "applies to engine = mpiio only"));
+        }
+        if let Some(h) = hints.first() {
+            return Err(Error::spec("mpiio_hint", h, "applies to engine = mpiio only"));
+        }
+        return Ok(None);
+    }
+    if launcher != Launcher::Mpi {
+        return Err(Error::spec("engine", engine, "MPI-IO runs on MPI ranks: start iolab with mpirun"));
+    }
+    let ranks = crate::launch::world().map_or(1, |w| u64::from(w.size));
+    if workers != ranks {
+        return Err(Error::spec(
+            "workers",
+            workers,
+            format!(
+                "engine = mpiio runs one worker per MPI rank ({ranks} ranks): MPI is called from each rank's main thread"
+            ),
+        ));
+    }
+    if direct {
+        return Err(Error::spec(
+            "direct",
+            "true",
+            "engine = mpiio opens files through MPI; O_DIRECT is not passed",
+        ));
+    }
+    if bs > i32::MAX as u64 {
+        return Err(Error::spec(
+            "bs",
+            bs,
+            "engine = mpiio moves at most 2 GiB - 1 per call (an MPI count is an int)",
+        ));
+    }
+    let collective = match mode.unwrap_or("independent") {
+        "independent" => false,
+        "collective" => true,
+        other => return Err(Error::spec("mpiio", other, "expected independent or collective")),
+    };
+    if collective && layout.per_worker_files() {
+        return Err(Error::spec(
+            "mpiio",
+            "collective",
+            format!(
+                "collective I/O needs the one file all ranks share (layout shared or shared-strided, not {})",
+                layout.name()
+            ),
+        ));
+    }
+    let hints = hints
+        .iter()
+        .map(|h| match h.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() && !k.contains('\0') && !v.contains('\0') => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(Error::spec("mpiio_hint", h, "expected KEY=VALUE")),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(MpiIo { collective, hints }))
 }
 
 #[cfg(test)]

@@ -304,6 +304,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         order,
         cache,
         seed,
+        mpiio: super::ranks::mpiio(params, &engine, access.launcher, workers, layout, direct, bs_bytes)?,
         engine,
         direct,
         sync,

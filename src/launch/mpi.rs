@@ -193,7 +193,7 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
         match order {
             Order::Stop(code) => return code,
             Order::Phase(p) => {
-                let result = serve_phase(comm, &p, &mut planned).map_err(|e| e.to_string());
+                let result = serve_phase(&p, &mut planned).map_err(|e| e.to_string());
                 let reply = Reply { rank: comm.rank() as u32, result };
                 let bytes = serde_json::to_vec(&reply).unwrap_or_else(|e| {
                     let r = Reply {
@@ -209,16 +209,12 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
 }
 
 /// This rank's part of a phase: its workers, timed from the barrier all ranks meet at.
-fn serve_phase(
-    comm: &SimpleCommunicator,
-    p: &PhaseOrder,
-    planned: &mut Option<(Spec, RunPlan)>,
-) -> Result<Vec<SampleWire>> {
+fn serve_phase(p: &PhaseOrder, planned: &mut Option<(Spec, RunPlan)>) -> Result<Vec<SampleWire>> {
     if planned.as_ref().is_none_or(|(s, _)| *s != p.spec) {
         *planned = Some((p.spec.clone(), crate::plan::plan(&p.spec)));
     }
     let (_, plan) = planned.as_ref().expect("planned above");
-    let barrier = || phase_barrier(comm);
+    let barrier = phase_barrier;
     let Some(phase) = plan.phases.get(p.phase) else {
         barrier();
         return Err(Error::Run(format!("no phase {} in the plan", p.phase)));
@@ -328,7 +324,7 @@ pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<Worker
         tag: job.tag,
     };
     broadcast_order(&comm, &Order::Phase(Box::new(order)))?;
-    let barrier = || phase_barrier(&comm);
+    let barrier = phase_barrier;
     let mine = my_workers(job.phase.workers.len(), job.phase.op == OpKind::Read, job.spec, w, 0);
     let own = threads::run_workers(job, &mine, Some(&barrier), monitor);
     let mut samples = vec![];
@@ -390,9 +386,10 @@ pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<Worker
 /// blocking and a non-blocking collective never match). Waited for by polling, so that on rank
 /// 0 a stop signal ends the wait and the run ends with what was measured; the workers see the
 /// stop themselves.
-fn phase_barrier(comm: &SimpleCommunicator) {
+fn phase_barrier() {
     use mpi::ffi;
     use mpi::raw::AsRaw;
+    let comm = SimpleCommunicator::world();
     // SAFETY: a request handle is plain data; RSMPI_REQUEST_NULL is its null value.
     let mut req = unsafe { ffi::RSMPI_REQUEST_NULL };
     // SAFETY: a valid communicator and a request to fill; MPI_Ibarrier is collective and every

@@ -34,6 +34,18 @@ impl StartGate for TwoStep {
     }
 }
 
+/// The start of a worker that runs on the launching thread: the launcher's part (`across`),
+/// when the start is a barrier (with a free start it already ran).
+struct AcrossGate<'a>(Option<&'a (dyn Fn() + Sync)>, bool);
+
+impl StartGate for AcrossGate<'_> {
+    fn wait(&self) {
+        if let (Some(f), true) = (self.0, self.1) {
+            f();
+        }
+    }
+}
+
 /// Runs the phase's workers `workers` (plan indices) as threads of this process. `across`, when given, is what
 /// this thread does once all of them have opened their files and before any starts (with
 /// `start = barrier`; with `start = free` it runs at once): the MPI launcher's barrier across
@@ -41,7 +53,7 @@ impl StartGate for TwoStep {
 pub fn run_workers(
     job: &PhaseJob<'_>,
     workers: &[usize],
-    across: Option<&dyn Fn()>,
+    across: Option<&(dyn Fn() + Sync)>,
     monitor: &dyn Monitor,
 ) -> Result<Vec<WorkerSample>> {
     let n = workers.len();
@@ -55,7 +67,12 @@ pub fn run_workers(
         return Ok(vec![]);
     }
     if n == 1 && !monitor.wants_ticks() && across.is_none() {
-        return run_inline(job, workers[0]);
+        return run_inline(job, workers[0], &FreeStart);
+    }
+    if n == 1 && job.engine.def.caps.main_thread {
+        // An engine that must run on this thread (MPI-IO): the start is this thread's own.
+        let across = AcrossGate(across, barrier_start);
+        return run_inline(job, workers[0], &across);
     }
     let (barrier, free) = (Barrier::new(n), FreeStart);
     let two = TwoStep { ready: Barrier::new(n + 1), go: Barrier::new(n + 1) };
@@ -132,9 +149,9 @@ pub fn run_workers(
 /// Runs the one worker of a phase on this thread. A stop signal reaches it through
 /// [`crate::env::signals::stop_requested`], which the loop reads before each op; a panic is
 /// reported as an error, as from a thread.
-fn run_inline(job: &PhaseJob<'_>, i: usize) -> Result<Vec<WorkerSample>> {
+fn run_inline(job: &PhaseJob<'_>, i: usize, gate: &dyn StartGate) -> Result<Vec<WorkerSample>> {
     let (abort, progress) = (AtomicBool::new(false), AtomicU64::new(0));
-    let ctx = job.ctx(i, &FreeStart, &abort, &progress);
+    let ctx = job.ctx(i, gate, &abort, &progress);
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.engine.run)(&ctx)))
         .unwrap_or_else(|_| Err(Error::Run("a worker panicked".into())));
     if let Some(sig) = crate::env::signals::pending() {

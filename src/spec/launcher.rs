@@ -59,3 +59,14 @@ impl Reorder {
         }
     }
 }
+
+/// The MPI-IO engine's settings (`engine = mpiio`): collective or independent data calls, and
+/// the hints given to `MPI_File_open` (ROMIO's `cb_nodes`, `romio_cb_write`, ...).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MpiIo {
+    /// `MPI_File_write_at_all` / `read_at_all` rather than `write_at` / `read_at`.
+    pub collective: bool,
+    /// (key, value) pairs, in the order given.
+    #[serde(default)]
+    pub hints: Vec<(String, String)>,
+}

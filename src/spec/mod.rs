@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod launcher;
-pub use launcher::{Launcher, Reorder};
+pub use launcher::{Launcher, MpiIo, Reorder};
 pub mod params;
 pub mod strategy;
 pub use strategy::Strategy;
@@ -331,6 +331,9 @@ pub struct Spec {
     pub cache: CachePolicy,
     pub seed: u64,
     pub engine: String,
+    /// `engine = mpiio`: its mode and hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpiio: Option<MpiIo>,
     pub direct: bool,
     pub sync: SyncPolicy,
     pub sync_call: SyncCall,

@@ -207,6 +207,20 @@ pub const PARAMS: &[ParamDef] = &[
         "See [engines.md](engines.md)",
     ),
     param(
+        "mpiio",
+        &[value("mpiio", "MODE")],
+        "`independent`",
+        "engine = mpiio: independent (MPI_File_write_at, read_at) | collective (write_at_all, read_at_all; a shared file)",
+        "In a build with the mpi feature, under mpirun; see [engines.md](engines.md)",
+    ),
+    list(param(
+        "mpiio_hint",
+        &[Flag { kind: FlagKind::Repeated, ..value("mpiio-hint", "KEY=VALUE") }],
+        "none",
+        "engine = mpiio: an MPI-IO hint for MPI_File_open, e.g. romio_cb_write=enable or cb_nodes=2 (repeatable)",
+        "",
+    )),
+    param(
         "direct",
         &[switch("direct")],
         "`false`",

@@ -157,6 +157,8 @@ fn open_writer<'a>(ctx: &'a RoleCtx<'_>, w: &'a Write) -> Result<Writer<'a>> {
         // commit windows as it unmaps them either.
         sync: if w.commits { spec.sync } else { SyncPolicy::None },
         sync_call: spec.sync_call,
+        shared_by_all: false,
+        mpiio: None,
     };
     let mech = mechanism::open(&spec.engine, &setup)?;
     let receivers = w.receives.iter().map(|r| (*r, ctx.shm.receiver(r.ring))).collect();

@@ -182,6 +182,8 @@ impl WorkerCtx<'_> {
             window: spec.window_bytes,
             sync: self.sync_policy(),
             sync_call: spec.sync_call,
+            shared_by_all: !spec.layout.per_worker_files(),
+            mpiio: spec.mpiio.as_ref(),
         }
     }
 

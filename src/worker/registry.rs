@@ -33,6 +33,8 @@ pub static ENGINES: &[Registered] = &[
     Registered::sync::<Vsync>(&crate::engine::vsync::DEF),
     Registered::sync::<Mmap>(&crate::engine::mmap::DEF),
     Registered::with_depth::<Uring>(&crate::engine::uring::DEF),
+    #[cfg(feature = "mpi")]
+    Registered::sync::<crate::engine::mpiio::MpiIo>(&crate::engine::mpiio::DEF),
     Registered::sync::<Null>(&crate::engine::null::DEF),
 ];
 

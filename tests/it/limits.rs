@@ -12,7 +12,10 @@ use crate::util::*;
 /// returns its message.
 fn refused(s: &Scratch, args: &[&str]) -> String {
     let dir = s.path().to_str().unwrap().to_string();
-    let mut all = vec!["run", "-q", "--dir", &dir];
+    let mut all = vec!["run", "-q"];
+    if !args.contains(&"--targets") {
+        all.extend(["--dir", &dir]);
+    }
     all.extend_from_slice(args);
     let out = s.iolab(&all);
     let err = stderr(&out);

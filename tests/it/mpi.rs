@@ -596,7 +596,7 @@ fn documented_mpirun_lines_run() {
     let s = Scratch::new();
     let dir = s.path().to_str().unwrap().to_string();
     let mut ran = 0;
-    for f in ["README.md", "docs/mpi.md"] {
+    for f in ["README.md", "docs/mpi.md", "docs/engines.md"] {
         let text = std::fs::read_to_string(root.join(f)).unwrap();
         for line in
             text.lines().map(str::trim).filter(|l| l.starts_with("mpirun -np ") && !l.contains("--hostfile"))
@@ -621,4 +621,72 @@ fn documented_mpirun_lines_run() {
         }
     }
     assert!(ran >= 4, "only {ran} lines");
+}
+
+/// `--engine mpiio`: four ranks write one shared file with collective calls and read it back;
+/// its bytes are exact; the calls made are the MPI-IO ones. Independent calls over one file per
+/// rank, with a hint: each file's bytes. Misuse refused with exit 2.
+#[test]
+fn mpiio_collective_and_independent_write_exact_bytes() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let base = [
+        "--op",
+        "write,read:cold",
+        "--size",
+        "1MiB",
+        "--bs",
+        "64KiB",
+        "--reps",
+        "1",
+        "--keep",
+        "--json",
+        "--quiet",
+        "--no-store",
+        "--dir",
+        &dir,
+    ];
+    let mut args =
+        vec!["run", "--engine", "mpiio", "--mpiio", "collective", "--layout", "shared", "--seed", "5"];
+    args.extend_from_slice(&base);
+    let doc = ok_json(&mpirun(&s, 4, &args));
+    let calls = |p: usize| phases(&doc)[p]["repetitions"][0]["workers"][0]["calls"].clone();
+    assert_eq!(calls(0), serde_json::json!({"MPI_File_sync": 1, "MPI_File_write_at_all": 16}));
+    assert_eq!(calls(1), serde_json::json!({"MPI_File_read_at_all": 16}));
+    let run_id = phases(&doc)[0]["repetitions"][0]["run_id"].as_str().unwrap().to_string();
+    let data = std::fs::read(work_dir(s.path(), &run_id).join("shared.dat")).unwrap();
+    assert!(data == expected_file(5, 0, 4 << 20, 64 << 10), "collective: shared file bytes differ");
+
+    let mut args = vec!["run", "--engine", "mpiio", "--mpiio-hint", "romio_cb_write=enable", "--seed", "6"];
+    args.extend_from_slice(&base);
+    let doc = ok_json(&mpirun(&s, 2, &args));
+    assert_eq!(doc["spec"]["mpiio"]["hints"], serde_json::json!([["romio_cb_write", "enable"]]));
+    let run_id = phases(&doc)[0]["repetitions"][0]["run_id"].as_str().unwrap().to_string();
+    for gid in 0..2u32 {
+        let data = std::fs::read(work_dir(s.path(), &run_id).join(format!("w{gid:04}.dat"))).unwrap();
+        assert!(data == expected_file(6, gid, 1 << 20, 64 << 10), "independent: file {gid} bytes differ");
+    }
+
+    let cases: [(&[&str], &str); 4] = [
+        (&["--engine", "mpiio", "--workers", "4"], "one worker per MPI rank"),
+        (
+            &["--engine", "mpiio", "--mpiio", "collective"],
+            "collective I/O needs the one file all ranks share",
+        ),
+        (&["--mpiio-hint", "cb_nodes=2"], "applies to engine = mpiio only"),
+        (&["--engine", "mpiio", "--mpiio-hint", "novalue"], "expected KEY=VALUE"),
+    ];
+    let fresh = Scratch::new();
+    let fdir = fresh.path().to_str().unwrap().to_string();
+    for (extra, want) in cases {
+        let mut args = vec!["run", "--size", "1MiB", "--dir", &fdir];
+        args.extend_from_slice(extra);
+        let o = mpirun(&fresh, 2, &args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{extra:?}: {}", stderr(&o));
+        assert!(fresh.leftovers().is_empty(), "{extra:?}");
+    }
+    let o = fresh.iolab(&["run", "--engine", "mpiio", "--size", "1MiB", "--dir", &fdir]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("start iolab with mpirun"), "{}", stderr(&o));
 }

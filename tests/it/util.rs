@@ -54,7 +54,10 @@ impl Scratch {
     /// with stderr if it fails.
     pub fn run_json(&self, args: &[&str]) -> Value {
         let dir = self.path().to_str().unwrap().to_string();
-        let mut all = vec!["run", "--json", "--quiet", "--dir", &dir];
+        let mut all = vec!["run", "--json", "--quiet"];
+        if !args.contains(&"--targets") {
+            all.extend(["--dir", dir.as_str()]);
+        }
         all.extend_from_slice(args);
         let out = self.iolab(&all);
         assert!(out.status.success(), "iolab {all:?} failed: {}", String::from_utf8_lossy(&out.stderr));

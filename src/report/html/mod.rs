@@ -115,6 +115,9 @@ thead th { background: #eee; }
 table.facts th { background: #f4f4f4; font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.num { white-space: nowrap; }
+/* The strategies' time table has many columns: smaller, and numbers may wrap before units. */
+table.strategy-times { font-size: .74rem; }
+table.strategy-times td.num { white-space: normal; }
 /* Cells of long unbroken words (paths, mount options, JSON, ids) may break anywhere. */
 table.targets td, table.facts td, table.spec td + td, td code, p, li, figcaption, pre { overflow-wrap: anywhere; }
 /* Narrow screens: tighter tables, and a number may wrap before its unit. */

@@ -147,11 +147,14 @@ fn every_preset_parses_and_validates_as_far_as_this_build_allows() {
         assert!(ids.contains(&want), "no preset {want}");
     }
     assert!(
-        all.iter().filter(|p| p.meta.id.starts_with("B-")).any(|p| p.meta.needs.contains(&"mpi".to_string()))
+        all.iter()
+            .filter(|p| p.meta.id.starts_with("B-"))
+            .any(|p| p.meta.needs.contains(&"mpi-strategies".to_string()))
     );
-    for id in ["R7", "R8", "R9", "R10", "B-mpi"] {
-        assert_eq!(preset::find(id).unwrap().meta.needs, ["mpi"], "{id} needs MPI");
+    for id in ["R7", "R8", "R9", "R10"] {
+        assert_eq!(preset::find(id).unwrap().meta.needs, ["io-servers"], "{id} needs I/O-server ranks");
     }
+    assert_eq!(preset::find("B-mpi").unwrap().meta.needs, ["mpi-strategies"]);
     for p in &all {
         let id = &p.meta.id;
         assert!(!p.meta.title.is_empty() && !p.meta.study.is_empty() && !p.meta.plot.x.is_empty(), "{id}");

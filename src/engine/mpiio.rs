@@ -1,0 +1,213 @@
+//! `mpiio`: MPI-IO through the MPI library's own file calls (IOR's MPIIO backend), in a build
+//! with the `mpi` feature, one worker per rank on the rank's main thread. A file every rank
+//! shares (the shared layouts) is opened on all ranks together (`MPI_COMM_WORLD`), any other
+//! on this rank alone (`MPI_COMM_SELF`); with the hints given (`MPI_Info`). Each op is one
+//! `MPI_File_write_at` / `read_at` at its offset, or with `mpiio = collective` one
+//! `write_at_all` / `read_at_all`, which every rank calls the same number of times (every rank
+//! has as many ops); a commit is `MPI_File_sync` (collective on a shared file), whatever the
+//! commit call asked for. MPI opens by path: the file is first checked to still be the one
+//! iolab created (no link, same inode, one link).
+
+use std::ffi::CString;
+use std::io;
+use std::os::raw::{c_int, c_void};
+
+use mpi::ffi;
+
+use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, Setup, buffer};
+use crate::env::sys::AlignedBuf;
+use crate::error::{Error, Result};
+use crate::plan::Op;
+use crate::spec::SyncCall;
+
+pub static DEF: EngineDef = EngineDef {
+    name: "mpiio",
+    about: "MPI-IO (MPI_File_write_at/read_at, or the _all collective calls with mpiio = collective), MPI_File_sync; MPI ranks only",
+    caps: Caps {
+        direct: false,
+        open_sync: false,
+        real_io: true,
+        sync_calls: &[SyncCall::Fdatasync, SyncCall::Fsync],
+        max_iodepth: 1,
+        strided: None,
+        strided_to_kernel: false,
+        window: false,
+        probe: super::always_available,
+        main_thread: true,
+    },
+};
+
+pub struct MpiIo {
+    files: Vec<ffi::MPI_File>,
+    collective: bool,
+    buf: AlignedBuf,
+    calls: CallCounts,
+}
+
+// SAFETY: an MPI_File handle is an opaque pointer the MPI library owns; the engine is used by
+// one thread at a time (a rank's main thread), as MPI_THREAD_FUNNELED requires.
+unsafe impl Send for MpiIo {}
+
+/// The text of MPI error code `code`.
+fn mpi_error(code: c_int) -> io::Error {
+    let mut text = vec![0u8; 1024];
+    let mut len: c_int = 0;
+    // SAFETY: the buffer holds MPI_MAX_ERROR_STRING (at most 1024 here) bytes; MPI writes at
+    // most that many and the length.
+    unsafe { ffi::MPI_Error_string(code, text.as_mut_ptr().cast(), &mut len) };
+    text.truncate(len.max(0) as usize);
+    io::Error::other(format!("MPI error {code}: {}", String::from_utf8_lossy(&text)))
+}
+
+fn check(code: c_int, call: Call) -> CallResult<()> {
+    if code == ffi::MPI_SUCCESS as c_int { Ok(()) } else { Err(CallError::new(call, mpi_error(code))) }
+}
+
+/// An `MPI_Info` with the hints, freed when dropped.
+struct Info(ffi::MPI_Info);
+
+impl Info {
+    fn new(hints: &[(String, String)]) -> Result<Info> {
+        // SAFETY: RSMPI_INFO_NULL is a constant handle.
+        let mut info = unsafe { ffi::RSMPI_INFO_NULL };
+        if hints.is_empty() {
+            return Ok(Info(info));
+        }
+        // SAFETY: MPI_Info_create fills a fresh handle.
+        unsafe { ffi::MPI_Info_create(&mut info) };
+        for (k, v) in hints {
+            let bad = |_| Error::spec("mpiio_hint", format!("{k}={v}"), "holds a NUL byte");
+            let (k, v) = (CString::new(k.as_str()).map_err(bad)?, CString::new(v.as_str()).map_err(bad)?);
+            // SAFETY: `info` is a valid handle; key and value are NUL-terminated strings that
+            // MPI copies.
+            unsafe { ffi::MPI_Info_set(info, k.as_ptr(), v.as_ptr()) };
+        }
+        Ok(Info(info))
+    }
+}
+
+impl Drop for Info {
+    fn drop(&mut self) {
+        // SAFETY: only a handle made by MPI_Info_create is freed, once.
+        if self.0 != unsafe { ffi::RSMPI_INFO_NULL } {
+            unsafe { ffi::MPI_Info_free(&mut self.0) };
+        }
+    }
+}
+
+impl Engine for MpiIo {
+    fn open(setup: &Setup<'_>) -> Result<Self> {
+        let mpiio = setup.mpiio.cloned().unwrap_or_default();
+        let info = Info::new(&mpiio.hints)?;
+        // SAFETY: constant communicator handles.
+        let comm = unsafe { if setup.shared_by_all { ffi::RSMPI_COMM_WORLD } else { ffi::RSMPI_COMM_SELF } };
+        let mode = if setup.write { ffi::MPI_MODE_WRONLY } else { ffi::MPI_MODE_RDONLY } as c_int;
+        let mut files = Vec::with_capacity(setup.paths.len());
+        for (p, &id) in setup.paths.iter().zip(setup.ids) {
+            // MPI opens by path: only the file iolab created, checked just before.
+            drop(crate::target::owned::open(p, id, setup.write, 0)?);
+            let c = CString::new(std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str())).map_err(|_| {
+                Error::Run(format!("{}: a path with a NUL byte", crate::text::escape_path(p)))
+            })?;
+            // SAFETY: a valid communicator, a NUL-terminated path, a valid info handle and a
+            // handle to fill.
+            let mut fh = unsafe { ffi::RSMPI_FILE_NULL };
+            let code = unsafe { ffi::MPI_File_open(comm, c.as_ptr(), mode, info.0, &mut fh) };
+            if code != ffi::MPI_SUCCESS as c_int {
+                return Err(Error::io("MPI_File_open", p, None, mpi_error(code)));
+            }
+            files.push(fh);
+        }
+        Ok(MpiIo {
+            files,
+            collective: mpiio.collective,
+            buf: buffer(setup, setup.bs)?,
+            calls: CallCounts::default(),
+        })
+    }
+
+    #[inline(always)]
+    fn buf(&mut self) -> &mut [u8] {
+        &mut self.buf
+    }
+
+    #[inline(always)]
+    fn io(&mut self, op: Op, write: bool) -> CallResult<u64> {
+        let fh = self.files[op.file as usize];
+        let len = op.len as c_int;
+        let at = op.offset as ffi::MPI_Offset;
+        // SAFETY: MPI_Status is plain data the calls fill.
+        let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+        // SAFETY: the buffer holds at least `len` bytes (bs); `fh` is open; the datatype is a
+        // constant handle.
+        let (call, code) = unsafe {
+            let ty = ffi::RSMPI_UINT8_T;
+            match (write, self.collective) {
+                (true, false) => (
+                    Call::MpiFileWriteAt,
+                    ffi::MPI_File_write_at(fh, at, self.buf.as_ptr().cast::<c_void>(), len, ty, &mut status),
+                ),
+                (true, true) => (
+                    Call::MpiFileWriteAtAll,
+                    ffi::MPI_File_write_at_all(
+                        fh,
+                        at,
+                        self.buf.as_ptr().cast::<c_void>(),
+                        len,
+                        ty,
+                        &mut status,
+                    ),
+                ),
+                (false, false) => (
+                    Call::MpiFileReadAt,
+                    ffi::MPI_File_read_at(
+                        fh,
+                        at,
+                        self.buf.as_mut_ptr().cast::<c_void>(),
+                        len,
+                        ty,
+                        &mut status,
+                    ),
+                ),
+                (false, true) => (
+                    Call::MpiFileReadAtAll,
+                    ffi::MPI_File_read_at_all(
+                        fh,
+                        at,
+                        self.buf.as_mut_ptr().cast::<c_void>(),
+                        len,
+                        ty,
+                        &mut status,
+                    ),
+                ),
+            }
+        };
+        self.calls.add(call);
+        check(code, call)?;
+        let mut count: c_int = 0;
+        // SAFETY: `status` was filled by the data call above.
+        check(unsafe { ffi::MPI_Get_count(&status, ffi::RSMPI_UINT8_T, &mut count) }, call)?;
+        Ok(count.max(0) as u64)
+    }
+
+    fn sync(&mut self, file: u32, _call: SyncCall) -> CallResult<()> {
+        self.calls.add(Call::MpiFileSync);
+        // SAFETY: the handle is open.
+        check(unsafe { ffi::MPI_File_sync(self.files[file as usize]) }, Call::MpiFileSync)
+    }
+
+    fn close(mut self) -> io::Result<CallCounts> {
+        for fh in &mut self.files {
+            // SAFETY: each handle is open and closed once.
+            let code = unsafe { ffi::MPI_File_close(fh) };
+            if code != ffi::MPI_SUCCESS as c_int {
+                return Err(mpi_error(code));
+            }
+        }
+        Ok(self.calls)
+    }
+
+    fn call_name(write: bool) -> &'static str {
+        if write { "MPI_File_write_at" } else { "MPI_File_read_at" }
+    }
+}
