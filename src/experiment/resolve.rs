@@ -156,11 +156,12 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
 
     let engine = get("engine").unwrap_or("psync").to_string();
     let engine_def = crate::worker::registry::find(&engine).map(|r| r.def).ok_or_else(|| {
-        Error::spec(
-            "engine",
-            &engine,
-            format!("unknown engine (one of: {})", crate::worker::registry::names().join(", ")),
-        )
+        let names = crate::worker::registry::names().join(", ");
+        let why = match engine.as_str() {
+            "mpiio" => format!("this iolab was built without MPI (`--features mpi`); engines here: {names}"),
+            _ => format!("unknown engine (one of: {names})"),
+        };
+        Error::spec("engine", &engine, why)
     })?;
 
     let sync_s = get("sync").unwrap_or("end");

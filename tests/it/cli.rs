@@ -245,3 +245,22 @@ fn direct_alone_runs_the_phases_that_make_sense() {
     let o = s.iolab(&["run", "--direct", "--op", "write,read:warm", "--size", "1MiB", "--dir", &dir]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// MPI in a build without the feature: the launcher and the MPI-IO engine say why they are
+/// missing (exit 2).
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn mpi_in_a_build_without_it_says_so() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    for (args, want) in [
+        (["run", "--launcher", "mpi"], "built without MPI"),
+        (["run", "--engine", "mpiio"], "built without MPI"),
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--dir", &dir]);
+        let o = s.iolab(&all);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+}
