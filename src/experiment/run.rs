@@ -3,7 +3,6 @@
 //! [`Sink`] (the store) at once, so an interruption loses nothing already measured.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use crate::env::envctl::{self, PhaseProbe};
@@ -15,7 +14,7 @@ use crate::experiment::progress;
 use crate::experiment::schedule::schedule;
 use crate::launch::launch;
 use crate::plan::verify::BlockTag;
-use crate::plan::{self, Op, RunPlan};
+use crate::plan::{self, RunPlan};
 use crate::results::{
     CacheCheck, ExperimentResult, PhaseResult, PointResult, Repetition, SCHEMA_VERSION, Status,
 };
@@ -23,7 +22,6 @@ use crate::spec::{CachePolicy, OpKind, Spec};
 use crate::target::cache;
 use crate::target::owned::{self, FileId};
 use crate::target::workdir::WorkDirs;
-use crate::worker::data::DataPath;
 use crate::worker::registry::Registered;
 use crate::worker::{Monitor, PhaseJob, WorkerSample};
 
@@ -292,7 +290,14 @@ fn run_phases(
         }
         wd.sync_markers()?;
         if plan.layout_first {
-            lay_out(spec, plan, &paths, &ids, BlockTag { generation: 1, ..base_tag })?;
+            crate::worker::prepare::lay_out(
+                spec,
+                plan,
+                &paths,
+                &ids,
+                BlockTag { generation: 1, ..base_tag },
+                |_| true,
+            )?;
             wd.record_written(1)?;
         }
         (paths, ids)
@@ -314,7 +319,7 @@ fn run_phases(
             if kept { base_tag } else { BlockTag { generation: generation(plan, phase.index), ..base_tag } };
         let mut prealloc_ns = 0;
         if real && phase.op == OpKind::Write {
-            prealloc_ns = recreate(spec, plan, &paths, &ids)?;
+            prealloc_ns = crate::worker::prepare::recreate(spec, plan, &paths, &ids, |_| true)?;
         }
         let fraction = if real { cache::prepare(phase.cache, &paths, &ids, spec.drop_caches)? } else { 0.0 };
         let check = CacheCheck::judge(phase.cache, fraction, real);
@@ -389,62 +394,6 @@ fn pause_for_tests() -> Result<()> {
     while std::fs::symlink_metadata(&go).is_err() {
         crate::env::signals::check()?;
         std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    Ok(())
-}
-
-/// Before a write phase: empty every file, then preallocate if asked. Returns the time
-/// preallocation took (reported separately, not part of any worker's t_i). A file is opened
-/// (and so emptied) only if it is still the one iolab created, `ids`.
-fn recreate(spec: &Spec, plan: &RunPlan, paths: &[PathBuf], ids: &[FileId]) -> Result<u64> {
-    let mut ns = 0;
-    for ((f, p), &id) in plan.files.iter().zip(paths).zip(ids) {
-        crate::env::signals::check()?;
-        let file = owned::open(p, id, true, 0)?;
-        file.set_len(0).map_err(|e| Error::io("ftruncate", p, None, e))?;
-        if spec.prealloc {
-            let t = sys::now_ns();
-            sys::fallocate(&file, f.size_bytes).map_err(|e| Error::io("fallocate", p, Some(0), e))?;
-            ns += sys::now_ns() - t;
-        }
-    }
-    Ok(ns)
-}
-
-/// Writes every file in full (untimed) when the first phase reads or rewrites: the same
-/// bytes a write phase would produce, through the same data path, committed. A short write is
-/// an error naming the offset, as in the timed loop.
-fn lay_out(spec: &Spec, plan: &RunPlan, paths: &[PathBuf], ids: &[FileId], tag: BlockTag) -> Result<()> {
-    let len = plan::piece_len(spec);
-    let mut buf = Vec::new();
-    buf.try_reserve_exact(spec.bs_bytes as usize).map_err(|e| {
-        Error::Run(format!("cannot allocate a block of {} bytes to lay files out: {e}", spec.bs_bytes))
-    })?;
-    buf.resize(spec.bs_bytes as usize, 0);
-    for (gid, ((f, p), &id)) in plan.files.iter().zip(paths).zip(ids).enumerate() {
-        let mut data = DataPath::with(spec, &[gid as u32], tag);
-        data.init_write_buf(&mut buf);
-        let file = owned::open(p, id, true, 0)?;
-        let mut off = 0;
-        while off < f.size_bytes {
-            crate::env::signals::check()?;
-            let n = len.min(f.size_bytes - off) as usize;
-            data.before_write(&mut buf[..n], Op { file: 0, offset: off, len: n as u64 });
-            let w = file.write_at(&buf[..n], off).map_err(|e| Error::io("pwrite", p, Some(off), e))?;
-            if w != n {
-                let short = std::io::Error::other(crate::worker::data::short_write(
-                    p,
-                    id,
-                    &buf[w..n],
-                    off + w as u64,
-                    w as u64,
-                    n as u64,
-                ));
-                return Err(Error::io("pwrite", p, Some(off), short));
-            }
-            off += n as u64;
-        }
-        file.sync_data().map_err(|e| Error::io("fdatasync", p, None, e))?;
     }
     Ok(())
 }

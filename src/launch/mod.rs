@@ -5,6 +5,8 @@
 pub mod child;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+#[cfg(feature = "mpi")]
+pub mod mpi_hosts;
 pub mod process;
 pub mod strategy_process;
 pub mod strategy_threads;

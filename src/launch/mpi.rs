@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::FileId;
 use crate::error::{Error, Result};
 use crate::launch::child::SampleWire;
+use crate::launch::mpi_hosts::{self, HostFiles, View};
 use crate::launch::{WorldInfo, rank_of, set_world, threads, world};
 use crate::plan::RunPlan;
 use crate::plan::verify::BlockTag;
@@ -182,6 +183,7 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
         libc::signal(libc::SIGUSR1, libc::SIG_IGN);
     }
     let mut planned: Option<(Spec, RunPlan)> = None;
+    let mut files = HostFiles::default();
     loop {
         let order = match receive_order(comm) {
             Ok(o) => o,
@@ -191,9 +193,12 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
             }
         };
         match order {
-            Order::Stop(code) => return code,
+            Order::Stop(code) => {
+                files.finish();
+                return code;
+            }
             Order::Phase(p) => {
-                let result = serve_phase(&p, &mut planned).map_err(|e| e.to_string());
+                let result = serve_phase(&p, &mut planned, &mut files).map_err(|e| e.to_string());
                 let reply = Reply { rank: comm.rank() as u32, result };
                 let bytes = serde_json::to_vec(&reply).unwrap_or_else(|e| {
                     let r = Reply {
@@ -208,34 +213,42 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
     }
 }
 
-/// This rank's part of a phase: its workers, timed from the barrier all ranks meet at.
-fn serve_phase(p: &PhaseOrder, planned: &mut Option<(Spec, RunPlan)>) -> Result<Vec<SampleWire>> {
+/// This rank's part of a phase: its host's files made ready (by the host's first rank, when
+/// the directory is node-local), then its workers, timed from the barrier all ranks meet at.
+/// Every rank meets two barriers per phase, whatever fails: files ready, then start.
+fn serve_phase(
+    p: &PhaseOrder,
+    planned: &mut Option<(Spec, RunPlan)>,
+    files: &mut HostFiles,
+) -> Result<Vec<SampleWire>> {
     if planned.as_ref().is_none_or(|(s, _)| *s != p.spec) {
         *planned = Some((p.spec.clone(), crate::plan::plan(&p.spec)));
     }
     let (_, plan) = planned.as_ref().expect("planned above");
     let barrier = phase_barrier;
-    let Some(phase) = plan.phases.get(p.phase) else {
-        barrier();
-        return Err(Error::Run(format!("no phase {} in the plan", p.phase)));
-    };
     let w = world().expect("the world is known");
-    let mine = my_workers(phase.workers.len(), phase.op == OpKind::Read, &p.spec, w, w.rank);
-    let engine = match crate::worker::registry::find(&p.spec.engine) {
-        Some(e) => e,
-        None => {
-            barrier();
-            return Err(Error::Run(format!("no engine {}", p.spec.engine)));
-        }
+    let engine = crate::worker::registry::find(&p.spec.engine);
+    let (Some(phase), Some(engine)) = (plan.phases.get(p.phase), engine) else {
+        barrier();
+        barrier();
+        return Err(Error::Run(format!("no phase {} or no engine {} here", p.phase, p.spec.engine)));
     };
-    let elsewhere = w.hosts[w.rank as usize] != w.hosts[0];
-    // Ranks on another host than rank 0 see the files through their own client: check them
-    // there (same inode, one link, no link) and set their own cache state.
-    let local = if elsewhere && engine.def.caps.real_io {
-        local_view(p, phase, &mine)
+    let host = &w.hosts[w.rank as usize];
+    let elsewhere = *host != w.hosts[0] && engine.def.caps.real_io;
+    let first_on_host = w.hosts.iter().position(|h| h == host) == Some(w.rank as usize);
+    let ready = if elsewhere && first_on_host {
+        let mine = |n: usize, read: bool, r: u32| my_workers(n, read, &p.spec, w, r);
+        let used = mpi_hosts::host_files(plan, w, host, mine);
+        files.prepare(&p.spec, plan, p.phase, &p.paths, &p.ids, p.tag, &used).map(|_| ())
     } else {
-        Ok((p.ids.clone(), None))
+        Ok(())
     };
+    barrier();
+    let mine = my_workers(phase.workers.len(), phase.op == OpKind::Read, &p.spec, w, w.rank);
+    // Ranks on another host than rank 0 see the files through their own client: check them
+    // there and set their own cache state.
+    let local =
+        ready.and_then(|()| if elsewhere { local_view(p, phase, &mine) } else { Ok((p.ids.clone(), None)) });
     let (ids, resident) = match local {
         Ok(v) => v,
         Err(e) => {
@@ -280,11 +293,18 @@ fn local_view(
     mine.sort_unstable();
     mine.dedup();
     let host = crate::env::host::hostname();
+    let node_local =
+        mine.first().and_then(|&g| mpi_hosts::view_of(&p.paths[g], p.ids[g])) == Some(View::NodeLocal);
     for &g in &mine {
         let path = &p.paths[g];
+        if node_local {
+            // This host's own files, made by its first rank.
+            ids[g] = mpi_hosts::local_identity(path)?;
+            continue;
+        }
         let meta = std::fs::symlink_metadata(path).map_err(|e| {
             Error::Run(format!(
-                "host {host} does not see {} ({e}): under mpirun the directory must be shared by every host",
+                "host {host} does not see {} ({e}): the directory is neither shared by every host nor a node-local one this host has",
                 crate::text::escape_path(path)
             ))
         })?;
@@ -325,6 +345,8 @@ pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<Worker
     };
     broadcast_order(&comm, &Order::Phase(Box::new(order)))?;
     let barrier = phase_barrier;
+    // The other hosts' files are ready (node-local directories filled by each host's first rank).
+    barrier();
     let mine = my_workers(job.phase.workers.len(), job.phase.op == OpKind::Read, job.spec, w, 0);
     let own = threads::run_workers(job, &mine, Some(&barrier), monitor);
     let mut samples = vec![];

@@ -28,6 +28,7 @@ pub use crate::env::monitor::Monitor;
 pub mod async_loop;
 pub mod commits;
 pub mod data;
+pub mod prepare;
 pub mod registry;
 pub mod sync_loop;
 

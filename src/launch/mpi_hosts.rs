@@ -1,0 +1,176 @@
+//! The run's files on the hosts other than rank 0's, for MPI ranks: a host either sees rank
+//! 0's directory (a shared file system: the same inode at the same path) or has a node-local
+//! one of the same name (`--dir /local/disk` on every node), which the host's first rank then
+//! fills as rank 0 fills its own: the work directory with its marker and the files the host's
+//! workers use, emptied before each write phase, laid out in full when the first phase reads;
+//! removed when the run ends (unless kept).
+
+use std::path::PathBuf;
+
+use crate::engine::FileId;
+use crate::error::{Error, Result};
+use crate::launch::WorldInfo;
+use crate::plan::RunPlan;
+use crate::plan::verify::BlockTag;
+use crate::spec::{OpKind, Spec};
+use crate::target::workdir::WorkDirs;
+use crate::text::escape_path;
+
+/// How this host sees the run's directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// The same files as rank 0 (a shared file system).
+    Shared,
+    /// A directory of its own, filled here.
+    NodeLocal,
+}
+
+/// One host's files of the current run, kept by the host's first rank between phases.
+#[derive(Default)]
+pub struct HostFiles {
+    run_id: String,
+    wd: Option<WorkDirs>,
+}
+
+/// The run id in the paths of a run's files (`DIR/.iolab-RUNID/NAME`).
+pub fn run_id_of(paths: &[PathBuf]) -> String {
+    paths
+        .first()
+        .and_then(|p| p.parent())
+        .and_then(|d| d.file_name())
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix(".iolab-"))
+        .unwrap_or("")
+        .to_string()
+}
+
+/// How this host sees file `path`, which rank 0 created as `id`: `None` when it does not
+/// exist here.
+pub fn view_of(path: &std::path::Path, id: FileId) -> Option<View> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some(if FileId::of(&meta).ino == id.ino { View::Shared } else { View::NodeLocal })
+}
+
+impl HostFiles {
+    /// Before a phase, on the host's first rank: for a new run, decide how this host sees its
+    /// directory (by the first of `files`, the files the host's workers use) and, node-local,
+    /// make the work directory and the files (laid out if the run starts by reading); before a
+    /// write phase, empty them. Returns the view.
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare(
+        &mut self,
+        spec: &Spec,
+        plan: &RunPlan,
+        phase: usize,
+        paths: &[PathBuf],
+        ids: &[FileId],
+        tag: BlockTag,
+        files: &[usize],
+    ) -> Result<View> {
+        let run_id = run_id_of(paths);
+        let Some(&first) = files.first() else { return Ok(View::Shared) };
+        if run_id != self.run_id {
+            self.finish();
+            self.run_id = run_id.clone();
+            if view_of(&paths[first], ids[first]) == Some(View::Shared) {
+                return Ok(View::Shared);
+            }
+            if spec.reorder_reads.is_some() {
+                return Err(Error::Run(format!(
+                    "reorder_reads needs a directory every host shares; {} is node-local on host {}",
+                    escape_path(paths[first].parent().unwrap_or(&paths[first])),
+                    crate::env::host::hostname()
+                )));
+            }
+            let mut wd = WorkDirs::create(spec, &run_id)?;
+            for &g in files {
+                wd.create_file(&paths[g])?;
+            }
+            wd.sync_markers()?;
+            self.wd = Some(wd);
+            if plan.layout_first {
+                let local = self.local_ids(paths, ids, files)?;
+                let tag = BlockTag { generation: 1, ..tag };
+                crate::worker::prepare::lay_out(spec, plan, paths, &local, tag, |g| files.contains(&g))?;
+            }
+        }
+        if self.wd.is_none() {
+            return Ok(View::Shared);
+        }
+        if plan.phases[phase].op == OpKind::Write {
+            let local = self.local_ids(paths, ids, files)?;
+            crate::worker::prepare::recreate(spec, plan, paths, &local, |g| files.contains(&g))?;
+        }
+        Ok(View::NodeLocal)
+    }
+
+    /// The identities of `files` as this host made them (the others as rank 0 gave them).
+    fn local_ids(&self, paths: &[PathBuf], ids: &[FileId], files: &[usize]) -> Result<Vec<FileId>> {
+        let mut out = ids.to_vec();
+        for &g in files {
+            out[g] = local_identity(&paths[g])?;
+        }
+        Ok(out)
+    }
+
+    /// The run ended: removes this host's work directory (unless kept); a failure is said on
+    /// stderr, naming the host, and left for `iolab clean`.
+    pub fn finish(&mut self) {
+        if let Some(mut wd) = self.wd.take()
+            && let Err(e) = wd.cleanup()
+        {
+            eprintln!(
+                "warning: host {}: {e}; remove what is left with `iolab clean`",
+                crate::env::host::hostname()
+            );
+        }
+    }
+}
+
+/// The identity of a node-local file as this host sees it: a regular file, not a link, with
+/// one link (what [`crate::target::owned`] checks again at every open).
+pub fn local_identity(path: &std::path::Path) -> Result<FileId> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| Error::io("lstat", path, None, e))?;
+    if !meta.file_type().is_file() || std::os::unix::fs::MetadataExt::nlink(&meta) != 1 {
+        return Err(Error::Run(format!(
+            "{} on host {} is not the file iolab made there (a link, or not a regular file)",
+            escape_path(path),
+            crate::env::host::hostname()
+        )));
+    }
+    Ok(FileId::of(&meta))
+}
+
+/// The files the workers on `host` use in any phase of the run.
+pub fn host_files(
+    plan: &RunPlan,
+    w: &WorldInfo,
+    host: &str,
+    mine: impl Fn(usize, bool, u32) -> Vec<usize>,
+) -> Vec<usize> {
+    let ranks: Vec<u32> = (0..w.size).filter(|&r| w.hosts[r as usize] == host).collect();
+    let mut files: Vec<usize> = vec![];
+    for ph in &plan.phases {
+        for &r in &ranks {
+            for i in mine(ph.workers.len(), ph.op == OpKind::Read, r) {
+                files.extend(ph.workers[i].files.iter().map(|&g| g as usize));
+            }
+        }
+    }
+    files.sort_unstable();
+    files.dedup();
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_id_comes_from_the_work_directory() {
+        let p = [PathBuf::from("/mnt/node/.iolab-abc123/w0000.dat")];
+        assert_eq!(run_id_of(&p), "abc123");
+        assert_eq!(run_id_of(&[PathBuf::from("/x/w0000.dat")]), "");
+        assert_eq!(run_id_of(&[]), "");
+    }
+}
