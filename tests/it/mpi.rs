@@ -271,28 +271,28 @@ fn an_io_error_on_one_rank_ends_the_run_naming_rank_and_offset() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// Starts a long run on `np` ranks and waits until rank 0 has stored a repetition; the
+/// `timeout` process around mpirun and the ranks' pids.
+fn long_run_with_a_stored_rep(s: &Scratch, np: usize) -> (std::process::Child, Vec<u32>) {
+    let dir = s.path().to_str().unwrap().to_string();
+    let args =
+        ["run", "--op", "write,read:cold", "--size", "16MiB", "--reps", "1000", "--quiet", "--dir", &dir];
+    let child = mpirun_cmd(s, np, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let ranks = ranks_of(&dir, np);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while runs_ok(s) == 0 {
+        assert!(Instant::now() < deadline, "no repetition stored");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (child, ranks)
+}
+
 /// A rank killed with -9 ends the run within seconds on every rank (mpirun kills the others);
 /// the repetitions rank 0 stored before are kept.
 #[test]
 fn a_rank_killed_with_9_ends_the_run_within_seconds() {
     let s = Scratch::new();
-    let dir = s.path().to_str().unwrap().to_string();
-    let child = mpirun_cmd(
-        &s,
-        3,
-        &["run", "--op", "write,read:cold", "--size", "16MiB", "--reps", "1000", "--quiet", "--dir", &dir],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let ranks = ranks_of(&dir, 3);
-    // Wait until rank 0 has stored a repetition.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while runs_ok(&s) == 0 {
-        assert!(Instant::now() < deadline, "no repetition stored");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (child, ranks) = long_run_with_a_stored_rep(&s, 3);
     let t = Instant::now();
     assert!(Command::new("kill").args(["-9", &ranks[2].to_string()]).status().unwrap().success());
     let (o, _) = wait_for(child, 150);
@@ -324,22 +324,7 @@ fn a_rank_killed_with_9_ends_the_run_within_seconds() {
 #[test]
 fn sigusr1_through_mpirun_stops_cleanly_and_keeps_results() {
     let s = Scratch::new();
-    let dir = s.path().to_str().unwrap().to_string();
-    let child = mpirun_cmd(
-        &s,
-        2,
-        &["run", "--op", "write,read:cold", "--size", "16MiB", "--reps", "1000", "--quiet", "--dir", &dir],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    ranks_of(&dir, 2);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while runs_ok(&s) == 0 {
-        assert!(Instant::now() < deadline, "no repetition stored");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (child, _) = long_run_with_a_stored_rep(&s, 2);
     // `timeout` runs mpirun as its child: signal mpirun itself.
     let kids = children_of(child.id());
     assert_eq!(kids.len(), 1, "{kids:?}");
