@@ -230,6 +230,10 @@ pub struct OutputArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub spec: SpecArgs,
+    /// The memory to defeat: sizes given as a multiple of RAM (`0.25xRAM`) use SIZE instead of
+    /// this machine's memory (its total, or its cgroup limit)
+    #[arg(long, value_name = "SIZE")]
+    pub ram: Option<String>,
     #[command(flatten)]
     pub out: OutputArgs,
 }
@@ -327,6 +331,10 @@ pub struct ReproduceArgs {
     /// Set any spec parameter: --set key=value (repeatable)
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// The memory to defeat: the preset's sizes given as a multiple of RAM use SIZE instead of
+    /// this machine's memory (its total, or its cgroup limit)
+    #[arg(long, value_name = "SIZE")]
+    pub ram: Option<String>,
     #[command(flatten)]
     pub out: OutputArgs,
 }

@@ -74,7 +74,7 @@ pub fn read_store(db: &Option<PathBuf>) -> Result<Store> {
 /// The experiment the flags of `run` and `plan` describe, every point resolved (with no
 /// parameters at all: the default experiment, named `default`).
 fn build(args: &RunArgs) -> Result<Built> {
-    let env = ResolveEnv::current()?;
+    let env = ResolveEnv::with_ram(args.ram.as_deref())?;
     let mut exp = args.spec.experiment(env.ram_bytes)?;
     if exp.params.0.is_empty() {
         exp.params.set_one("name", "default")?;

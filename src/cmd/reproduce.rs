@@ -13,7 +13,7 @@ use super::{open_store, put, results, run};
 
 /// `iolab reproduce`: list the presets, print one, or run one.
 pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> {
-    let env = ResolveEnv::current()?;
+    let env = ResolveEnv::with_ram(args.ram.as_deref())?;
     if args.list {
         return put(stdout, &list(&args.dirs, &env)?);
     }

@@ -26,6 +26,19 @@ impl ResolveEnv {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         })
     }
+
+    /// This machine, with the memory to defeat stated by the user (`--ram SIZE`) when given.
+    pub fn with_ram(ram: Option<&str>) -> Result<ResolveEnv> {
+        let mut env = ResolveEnv::current()?;
+        if let Some(v) = ram {
+            env.ram_bytes = match parse_size(v, 0) {
+                Ok(0) => return Err(Error::spec("ram", v, "must be positive")),
+                Ok(n) => n,
+                Err(e) => return Err(Error::spec("ram", v, e.0)),
+            };
+        }
+        Ok(env)
+    }
 }
 
 fn parse_bool(key: &str, v: &str) -> Result<bool> {

@@ -264,3 +264,26 @@ fn mpi_in_a_build_without_it_says_so() {
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// `--ram SIZE` states the memory to defeat: sizes relative to memory follow it in the plan and
+/// the presets' list; a size that is no size, or zero, is refused (exit 2).
+#[test]
+fn ram_states_the_memory_to_defeat() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let o = s.iolab(&["plan", "--size", "0.5xRAM", "--ram", "1GiB", "--dir", &dir]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("w0000.dat         512 MiB"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = s.iolab(&["reproduce", "--list", "--ram", "3000000000"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("size 0.25xRAM = 750000000 bytes (with 2.79 GiB of memory)"), "{out}");
+    for bad in ["0", "lots"] {
+        let o = s.iolab(&["plan", "--size", "1MiB", "--ram", bad, "--dir", &dir]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(stderr(&o).contains(&format!("ram = `{bad}`")), "{}", stderr(&o));
+    }
+}
