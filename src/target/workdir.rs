@@ -146,8 +146,24 @@ pub struct WorkDirs {
 impl WorkDirs {
     /// Creates `TARGET/.iolab-RUNID/` with its marker under each distinct target of `spec`.
     /// Fails rather than reuse anything that exists.
+    /// On a failure part way, what was made is removed; what cannot be is named in the error,
+    /// for `iolab clean`.
     pub fn create(spec: &Spec, run_id: &str) -> Result<WorkDirs> {
-        let mut wd = WorkDirs { dirs: vec![], map: vec![], keep: spec.keep };
+        let mut wd = WorkDirs { dirs: vec![], map: vec![], keep: false };
+        match wd.make(spec, run_id) {
+            Ok(()) => {
+                wd.keep = spec.keep;
+                Ok(wd)
+            }
+            Err(e) => match wd.cleanup() {
+                Ok(()) => Err(e),
+                Err(c) => Err(Error::Run(format!("{e}; {c}; remove what is left with `iolab clean`"))),
+            },
+        }
+    }
+
+    fn make(&mut self, spec: &Spec, run_id: &str) -> Result<()> {
+        let wd = self;
         let marker = Marker {
             run_id: run_id.to_string(),
             owner: Owner::current(),
@@ -184,7 +200,7 @@ impl WorkDirs {
             f.write_all(text.as_bytes()).map_err(|e| Error::io("write", &mpath, None, e))?;
             f.sync_all().map_err(|e| Error::io("fsync", &mpath, None, e))?;
         }
-        Ok(wd)
+        Ok(())
     }
 
     /// The work directory under logical target `i`.
