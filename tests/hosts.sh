@@ -45,10 +45,12 @@ alive() {
 
 up() {
     need
-    mkdir -p "$STATE/shared"
-    chmod 1777 "$STATE/shared"
+    # Can namespaces be made here at all (containers often forbid it)? Ask before making anything.
+    unshare --uts --mount true 2>/dev/null || skip "cannot make UTS and mount namespaces here"
     ip netns add "$BRIDGE_NS" 2>/dev/null || ip netns list | grep -qw "$BRIDGE_NS" \
         || skip "cannot make network namespaces here"
+    mkdir -p "$STATE/shared"
+    chmod 1777 "$STATE/shared"
     ip -n "$BRIDGE_NS" link show br0 >/dev/null 2>&1 || ip -n "$BRIDGE_NS" link add br0 type bridge
     ip -n "$BRIDGE_NS" link set br0 up
     # A safety net: the hosts' network is unreachable from the root namespace.
@@ -98,10 +100,13 @@ up() {
     printf '%s:2\n' "${HOSTS[@]}" >"$STATE/hostfile.mpich"
     printf '#!/bin/sh\nexec %q ssh "$@"\n' "$SELF" >"$STATE/ssh"
     chmod +x "$STATE/ssh"
+    i=0
     for h in "${HOSTS[@]}"; do
-        echo "$h: holder $(holder_pid "$h"), $NET address, node disk /mnt/node ($STATE/$h.img)"
+        i=$((i + 1))
+        echo "$h: holder $(holder_pid "$h"), address $NET.$i, node disk /mnt/node ($STATE/$h.img)"
     done
     echo "shared directory: $STATE/shared"
+    echo "use: $SELF run h2 ls /mnt/node | $SELF mpirun -np 6 PROG | $SELF mpiexec -n 6 PROG | $SELF down"
 }
 
 down() {
@@ -111,7 +116,11 @@ down() {
         pid=$(holder_pid "$h")
         if [ -n "$pid" ] && alive "$h"; then
             kill "$pid" 2>/dev/null || true
-            while [ -d "/proc/$pid" ]; do sleep 0.02; done
+            # Done once it is a zombie: its mounts (and so its loop device) are released by then,
+            # and the wait for init to reap it can take seconds.
+            while [ -d "/proc/$pid" ] && ! grep -q '^State:.Z' "/proc/$pid/status" 2>/dev/null; do
+                sleep 0.02
+            done
         fi
         rm -f "$STATE/$h.pid"
         ip netns del "iolab-$h" 2>/dev/null || true
@@ -148,6 +157,7 @@ ssh_stand_in() {
         *) break ;;
         esac
     done
+    [ $# -ge 1 ] || { echo "usage: $SELF ssh [OPTIONS] HOST COMMAND..." >&2; exit 2; }
     local h=$1
     shift
     run_on "$h" "$@"
@@ -160,6 +170,7 @@ status) status ;;
 shared) echo "$STATE/shared" ;;
 run)
     shift
+    [ $# -ge 1 ] || { echo "usage: $SELF run HOST COMMAND..." >&2; exit 2; }
     h=$1
     shift
     run_on "$h" "$@"
