@@ -18,6 +18,7 @@ pub struct HostFacts {
     pub os: String,
     pub kernel: String,
     pub cpu_model: String,
+    /// The machine's online CPUs (not the affinity of this process).
     pub cpus: u32,
     pub cpu_mhz: f64,
     /// The memory iolab could use ([`ram_bytes`]: MemTotal, or a lower cgroup limit), which
@@ -148,6 +149,13 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The machine's online CPUs (not this process's affinity: mpirun binds each rank to a core).
+fn online_cpus() -> u32 {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if n > 0 { n as u32 } else { std::thread::available_parallelism().map_or(1, |n| n.get() as u32) }
+}
+
 /// This machine's host name (uname's nodename; empty if unknown).
 pub fn hostname() -> String {
     uname().0
@@ -184,7 +192,7 @@ pub fn probe(dirs: &[PathBuf]) -> HostFacts {
         os,
         kernel,
         cpu_model: field("model name").unwrap_or_default(),
-        cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+        cpus: online_cpus(),
         cpu_mhz: field("cpu MHz").and_then(|v| v.parse().ok()).unwrap_or(0.0),
         mem_bytes: ram_bytes().ok().flatten().unwrap_or(0),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),

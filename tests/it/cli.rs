@@ -287,3 +287,26 @@ fn ram_states_the_memory_to_defeat() {
         assert!(stderr(&o).contains(&format!("ram = `{bad}`")), "{}", stderr(&o));
     }
 }
+
+/// The host's CPU count is the machine's, not the affinity of the process (mpirun binds each
+/// rank to one core): `iolab info` says the same bound to one CPU as unbound.
+#[test]
+fn the_cpu_count_is_the_machines_not_the_affinity() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let cpu_line = |o: std::process::Output| -> String {
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).lines().find(|l| l.starts_with("cpu ")).unwrap().to_string()
+    };
+    let free = cpu_line(s.iolab(&["info", dir]));
+    let Ok(bound) = std::process::Command::new("taskset")
+        .args(["-c", "0"])
+        .arg(crate::util::bin())
+        .args(["info", dir])
+        .output()
+    else {
+        eprintln!("skip: no taskset here");
+        return;
+    };
+    assert_eq!(cpu_line(bound), free);
+}
