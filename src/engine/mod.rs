@@ -63,6 +63,28 @@ pub struct Setup<'a> {
     pub shared_by_all: bool,
     /// `engine = mpiio`: collective or independent calls, and the hints.
     pub mpiio: Option<&'a crate::spec::MpiIo>,
+    /// `engine = mpiio`: the worker sees only its own blocks of the file through an MPI file
+    /// view, so op offsets count its own bytes (`None`: the whole file).
+    pub view: Option<FileView>,
+}
+
+/// A file as one worker sees it: `block` bytes at `disp`, `disp + stride`, `disp + 2 x stride`,
+/// ... (its parts of an interleaved file); offset k of the view is byte
+/// `disp + k / block x stride + k % block` of the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileView {
+    pub disp: u64,
+    pub block: u64,
+    pub stride: u64,
+}
+
+impl FileView {
+    /// The view offset of file byte `offset`, if the view holds it.
+    pub fn view_offset(self, offset: u64) -> Option<u64> {
+        let rel = offset.checked_sub(self.disp)?;
+        let (k, within) = (rel / self.stride, rel % self.stride);
+        (within < self.block).then_some(k * self.block + within)
+    }
 }
 
 impl<'a> Setup<'a> {
@@ -89,6 +111,7 @@ impl<'a> Setup<'a> {
             sync_call: SyncCall::Fdatasync,
             shared_by_all: false,
             mpiio: None,
+            view: None,
         }
     }
 

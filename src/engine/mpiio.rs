@@ -14,7 +14,7 @@ use std::os::raw::{c_int, c_void};
 
 use mpi::ffi;
 
-use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, Setup, buffer};
+use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, FileView, Setup, buffer};
 use crate::env::sys::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::plan::Op;
@@ -29,7 +29,7 @@ pub static DEF: EngineDef = EngineDef {
         real_io: true,
         sync_calls: &[SyncCall::Fdatasync, SyncCall::Fsync],
         max_iodepth: 1,
-        strided: None,
+        strided: Some("one MPI derived datatype per op (MPI_Type_vector), gathered by MPI"),
         strided_to_kernel: false,
         window: false,
         probe: super::always_available,
@@ -41,6 +41,10 @@ pub struct MpiIo {
     files: Vec<ffi::MPI_File>,
     collective: bool,
     buf: AlignedBuf,
+    /// The memory of one strided op: a vector of its pieces (`None`: contiguous bytes).
+    mem_type: Option<ffi::MPI_Datatype>,
+    /// The file view (its type freed at close).
+    view: Option<(FileView, ffi::MPI_Datatype)>,
     calls: CallCounts,
 }
 
@@ -118,10 +122,57 @@ impl Engine for MpiIo {
             }
             files.push(fh);
         }
+        let view = match setup.view {
+            None => None,
+            Some(v) => {
+                let ty = view_type(v).map_err(|e| Error::Run(format!("MPI file view: {e}")))?;
+                for (fh, p) in files.iter().zip(setup.paths) {
+                    // SAFETY: an open file, committed types, a NUL-terminated data
+                    // representation and a valid info handle; collective over the ranks that
+                    // opened the file, which all set their views here.
+                    let code = unsafe {
+                        ffi::MPI_File_set_view(
+                            *fh,
+                            v.disp as ffi::MPI_Offset,
+                            ffi::RSMPI_UINT8_T,
+                            ty,
+                            c"native".as_ptr(),
+                            info.0,
+                        )
+                    };
+                    if code != ffi::MPI_SUCCESS as c_int {
+                        return Err(Error::io("MPI_File_set_view", p, None, mpi_error(code)));
+                    }
+                }
+                Some((v, ty))
+            }
+        };
+        let mem_type = match setup.mem {
+            None => None,
+            Some(m) => {
+                let int = |v: usize| {
+                    c_int::try_from(v).map_err(|_| Error::spec("mem_stride", v, "too large for MPI"))
+                };
+                let (count, len, stride) = (int(setup.bs / m.len)?, int(m.len)?, int(m.stride)?);
+                // SAFETY: a datatype handle to fill.
+                let mut ty = unsafe { ffi::RSMPI_DATATYPE_NULL };
+                // SAFETY: valid counts and a constant base type; the new type is committed
+                // before use and freed at close.
+                check(
+                    unsafe { ffi::MPI_Type_vector(count, len, stride, ffi::RSMPI_UINT8_T, &mut ty) },
+                    Call::MpiFileWriteAt,
+                )
+                .and_then(|()| check(unsafe { ffi::MPI_Type_commit(&mut ty) }, Call::MpiFileWriteAt))
+                .map_err(|e| Error::Run(format!("MPI_Type_vector for strided memory: {}", e.err)))?;
+                Some(ty)
+            }
+        };
         Ok(MpiIo {
             files,
             collective: mpiio.collective,
-            buf: buffer(setup, setup.bs)?,
+            buf: buffer(setup, setup.mem_bytes())?,
+            mem_type,
+            view,
             calls: CallCounts::default(),
         })
     }
@@ -134,14 +185,23 @@ impl Engine for MpiIo {
     #[inline(always)]
     fn io(&mut self, op: Op, write: bool) -> CallResult<u64> {
         let fh = self.files[op.file as usize];
-        let len = op.len as c_int;
-        let at = op.offset as ffi::MPI_Offset;
+        // SAFETY: a constant handle.
+        let (ty, len) = self.mem_type.map_or((unsafe { ffi::RSMPI_UINT8_T }, op.len as c_int), |t| (t, 1));
+        let at = match self.view {
+            None => op.offset,
+            Some((v, _)) => match v.view_offset(op.offset) {
+                Some(k) => k,
+                None => {
+                    let why = format!("offset {} is outside this worker's file view {v:?}", op.offset);
+                    return Err(CallError::new(Call::MpiFileWriteAt, io::Error::other(why)));
+                }
+            },
+        } as ffi::MPI_Offset;
         // SAFETY: MPI_Status is plain data the calls fill.
         let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
         // SAFETY: the buffer holds at least `len` bytes (bs); `fh` is open; the datatype is a
         // constant handle.
         let (call, code) = unsafe {
-            let ty = ffi::RSMPI_UINT8_T;
             match (write, self.collective) {
                 (true, false) => (
                     Call::MpiFileWriteAt,
@@ -185,8 +245,9 @@ impl Engine for MpiIo {
         self.calls.add(call);
         check(code, call)?;
         let mut count: c_int = 0;
-        // SAFETY: `status` was filled by the data call above.
-        check(unsafe { ffi::MPI_Get_count(&status, ffi::RSMPI_UINT8_T, &mut count) }, call)?;
+        // SAFETY: `status` was filled by the data call above, with datatype `ty`; its basic
+        // elements are bytes.
+        check(unsafe { ffi::MPI_Get_elements(&status, ty, &mut count) }, call)?;
         Ok(count.max(0) as u64)
     }
 
@@ -197,6 +258,15 @@ impl Engine for MpiIo {
     }
 
     fn close(mut self) -> io::Result<CallCounts> {
+        // SAFETY: types this engine made and committed, freed once; constant handles are not.
+        unsafe {
+            if let Some(ty) = self.mem_type.as_mut() {
+                ffi::MPI_Type_free(ty);
+            }
+            if let Some((_, ty)) = self.view.as_mut() {
+                ffi::MPI_Type_free(ty);
+            }
+        }
         for fh in &mut self.files {
             // SAFETY: each handle is open and closed once.
             let code = unsafe { ffi::MPI_File_close(fh) };
@@ -209,5 +279,29 @@ impl Engine for MpiIo {
 
     fn call_name(write: bool) -> &'static str {
         if write { "MPI_File_write_at" } else { "MPI_File_read_at" }
+    }
+}
+
+/// The filetype of a view: `block` bytes, then a hole up to `stride` (tiled by MPI).
+fn view_type(v: FileView) -> std::result::Result<ffi::MPI_Datatype, io::Error> {
+    let block = c_int::try_from(v.block).map_err(|_| io::Error::other("a block above 2 GiB"))?;
+    // SAFETY: datatype handles to fill; the base type is a constant; the intermediate type is
+    // freed once the resized one exists.
+    unsafe {
+        let (mut one, mut ty) = (ffi::RSMPI_DATATYPE_NULL, ffi::RSMPI_DATATYPE_NULL);
+        let code = ffi::MPI_Type_contiguous(block, ffi::RSMPI_UINT8_T, &mut one);
+        if code != ffi::MPI_SUCCESS as c_int {
+            return Err(mpi_error(code));
+        }
+        let code = ffi::MPI_Type_create_resized(one, 0, v.stride as ffi::MPI_Aint, &mut ty);
+        ffi::MPI_Type_free(&mut one);
+        if code != ffi::MPI_SUCCESS as c_int {
+            return Err(mpi_error(code));
+        }
+        let code = ffi::MPI_Type_commit(&mut ty);
+        if code != ffi::MPI_SUCCESS as c_int {
+            return Err(mpi_error(code));
+        }
+        Ok(ty)
     }
 }

@@ -53,7 +53,7 @@ pub const FILES: &[&str] = &[
 ];
 
 /// Needs a preset may declare beyond what resolving its spec checks.
-pub const NEEDS: &[&str] = &["io-servers", "mpi-strategies"];
+pub const NEEDS: &[&str] = &["io-servers", "mpi"];
 
 /// A preset's `[preset]` table.
 #[derive(Debug, Clone, Deserialize)]
@@ -139,10 +139,19 @@ impl Preset {
         self.meta
             .needs
             .iter()
-            .map(|n| match n.as_str() {
+            .filter_map(|n| {
+                Some(match n.as_str() {
                 "io-servers" => "needs I/O-server ranks (a file striped over server ranks under mpirun, Russell's BPFS), which iolab does not have yet".into(),
-                "mpi-strategies" => "needs the strategies on MPI ranks (S2DT, S3DT, the MPI-IO strategy), which iolab does not have yet (plain MPI ranks run in a build with `--features mpi`)".into(),
+                "mpi" if !crate::launch::HAS_MPI => format!(
+                    "needs MPI ranks, and this iolab was built without the `mpi` feature (build it with `cargo build --release --features mpi`, then run `mpirun -np 2 iolab reproduce {}`)",
+                    self.meta.id
+                ),
+                "mpi" if crate::launch::world().is_none() => {
+                    format!("needs MPI ranks: run it as `mpirun -np 2 iolab reproduce {}`", self.meta.id)
+                }
+                "mpi" => return None,
                 other => format!("needs `{other}`"),
+            })
             })
             .collect()
     }

@@ -1,6 +1,6 @@
 //! The checks of an experiment on MPI ranks: the launcher against the MPI world (the build,
-//! mpirun, workers a multiple of the ranks), the read reordering, and what ranks cannot run
-//! yet (strategies, phases with more workers than the run).
+//! mpirun, workers a multiple of the ranks, one rank per strategy worker), the read
+//! reordering, and phases with more workers than the run.
 
 use crate::error::{Error, Result};
 use crate::spec::{Launcher, Layout, MpiIo, Phase, Reorder};
@@ -36,8 +36,8 @@ pub(super) fn check_world(launcher: Launcher, workers: u32, ranks: Option<u32>) 
     }
 }
 
-/// The MPI parameters of a spec: `reorder_reads` parsed and allowed only on ranks; strategies
-/// and phases with more workers than the run's refused on ranks.
+/// The MPI parameters of a spec: `reorder_reads` parsed and allowed only on ranks; a strategy
+/// with other than one worker per rank, and phases with more workers than the run's, refused.
 pub(super) fn check(
     params: &Params,
     launcher: Launcher,
@@ -65,11 +65,16 @@ pub(super) fn check(
     if launcher != Launcher::Mpi {
         return Ok(None);
     }
-    if let Some(s) = get("strategy") {
+    if let Some(s) = get("strategy")
+        && let Some(ranks) = crate::launch::world().map(|w| u64::from(w.size))
+        && workers != ranks
+    {
         return Err(Error::spec(
-            "strategy",
-            s,
-            "the compute/I-O strategies do not run on MPI ranks yet (threads and processes only; docs/mpi.md)",
+            "workers",
+            workers,
+            format!(
+                "strategy {s} on MPI ranks runs one worker per rank ({ranks} ranks): start as many ranks as workers"
+            ),
         ));
     }
     if let Some(p) = phases.iter().find(|p| p.workers.is_some_and(|n| u64::from(n) > workers)) {

@@ -42,7 +42,7 @@ pub fn with_defaults(params: &Params, ram_bytes: u64) -> Result<Option<Params>> 
                 return Err(Error::spec(
                     key,
                     v,
-                    "only means something with a strategy (--strategy S1A|S1B|S2|S3|S5)",
+                    "only means something with a strategy (--strategy S1A|S1B|S2|S3|S5, on MPI ranks also S2DT|S3DT|MPI-IO)",
                 ));
             }
         }
@@ -54,6 +54,15 @@ pub fn with_defaults(params: &Params, ram_bytes: u64) -> Result<Option<Params>> 
     }
     if !p.0.contains_key("ops") {
         p.set("ops", vec!["write".into()])?;
+    }
+    // The MPI-IO strategy writes through MPI-IO, collectively as the study did.
+    if strategy == Strategy::MpiIo {
+        if get(&p, "engine").is_none() {
+            p.set_one("engine", "mpiio")?;
+        }
+        if get(&p, "engine") == Some("mpiio") && get(&p, "mpiio").is_none() {
+            p.set_one("mpiio", "collective")?;
+        }
     }
     let layout = layout_of(strategy);
     match get(&p, "layout") {
@@ -180,7 +189,21 @@ pub fn resolve_into(params: &Params, spec: &mut Spec) -> Result<()> {
             "a strategy's workers start together at a barrier (the study's template)",
         ));
     }
-    if !MECHANISMS.contains(&spec.engine.as_str()) {
+    if strategy.mpi_only() && spec.launcher != crate::spec::Launcher::Mpi {
+        return Err(Error::spec(
+            "strategy",
+            name,
+            format!(
+                "{} needs MPI ranks: run it as `mpirun -np {} iolab ...` with a build that has the mpi feature (docs/mpi.md)",
+                if strategy.datatypes() { "sending an MPI derived datatype" } else { "MPI-IO" },
+                spec.workers
+            ),
+        ));
+    }
+    if strategy == Strategy::MpiIo && spec.engine != "mpiio" {
+        return Err(Error::spec("engine", &spec.engine, "strategy MPI-IO writes with engine = mpiio"));
+    }
+    if strategy != Strategy::MpiIo && !MECHANISMS.contains(&spec.engine.as_str()) {
         return Err(Error::spec(
             "engine",
             &spec.engine,
@@ -200,8 +223,10 @@ pub fn resolve_into(params: &Params, spec: &mut Spec) -> Result<()> {
     let w = spec.workers as u64;
     let workers_err = |why: &str| Err(Error::spec("workers", w, format!("strategy {name} {why}")));
     match strategy {
-        Strategy::S3 if w != 2 => return workers_err("has exactly 2 workers: one computes, one writes"),
-        Strategy::S2 | Strategy::S5 if w < 2 => {
+        Strategy::S3 | Strategy::S3DT if w != 2 => {
+            return workers_err("has exactly 2 workers: one computes, one writes");
+        }
+        Strategy::S2 | Strategy::S2DT | Strategy::S5 if w < 2 => {
             return workers_err("needs at least 2 workers: the writer and a worker that hands it its buffer");
         }
         _ if w > MAX_WORKERS => return workers_err(&format!("takes at most {MAX_WORKERS} workers")),

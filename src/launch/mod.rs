@@ -8,6 +8,10 @@ pub mod mpi;
 #[cfg(feature = "mpi")]
 pub mod mpi_hosts;
 pub mod process;
+#[cfg(feature = "mpi")]
+pub mod strategy_mpi;
+#[cfg(feature = "mpi")]
+mod strategy_mpi_handoff;
 pub mod strategy_process;
 pub mod strategy_threads;
 pub mod threads;

@@ -22,7 +22,7 @@ use crate::engine::FileId;
 use crate::error::{Error, Result};
 use crate::launch::child::SampleWire;
 use crate::launch::mpi_hosts::{self, HostFiles, View};
-use crate::launch::{WorldInfo, rank_of, set_world, threads, world};
+use crate::launch::{WorldInfo, rank_of, set_world, strategy_mpi, threads, world};
 use crate::plan::RunPlan;
 use crate::plan::verify::BlockTag;
 use crate::spec::{OpKind, Reorder, Spec};
@@ -259,7 +259,13 @@ fn serve_phase(
     let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
     let job =
         PhaseJob { spec: &p.spec, phase, paths: &p.paths, ids: &ids, sizes: &sizes, engine, tag: p.tag };
-    let samples = threads::run_workers(&job, &mine, Some(&barrier), &crate::env::monitor::Quiet)?;
+    let samples = match p.spec.strategy {
+        None => threads::run_workers(&job, &mine, Some(&barrier), &crate::env::monitor::Quiet)?,
+        Some(_) => {
+            barrier();
+            strategy_mpi::run_rank(&job, w.rank, w.size)?
+        }
+    };
     samples.into_iter().map(|s| SampleWire::of(placed(s, w, resident), true)).collect()
 }
 
@@ -334,6 +340,26 @@ fn placed(mut s: WorkerSample, w: &WorldInfo, resident: Option<f64>) -> WorkerSa
 /// Rank 0's side of a phase: the order to every rank, its own workers, then every rank's
 /// samples (waited for without blocking, so a signal still ends the run).
 pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
+    run_phase_with(job, monitor, |mine| threads::run_workers(job, mine, Some(&phase_barrier), monitor))
+}
+
+/// Rank 0's side of a strategy phase: its role, then every rank's samples, with the most
+/// commits in flight at once counted from all of them.
+pub fn run_strategy(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
+    let mut samples = run_phase_with(job, monitor, |_| {
+        phase_barrier();
+        let w = world().ok_or_else(|| Error::Run("launcher = mpi outside an MPI world".into()))?;
+        strategy_mpi::run_rank(job, 0, w.size)
+    })?;
+    strategy_mpi::in_flight(&mut samples);
+    Ok(samples)
+}
+
+fn run_phase_with(
+    job: &PhaseJob<'_>,
+    monitor: &dyn Monitor,
+    own: impl FnOnce(&[usize]) -> Result<Vec<WorkerSample>>,
+) -> Result<Vec<WorkerSample>> {
     let w = world().ok_or_else(|| Error::Run("launcher = mpi outside an MPI world".into()))?;
     let comm = SimpleCommunicator::world();
     let order = PhaseOrder {
@@ -348,7 +374,7 @@ pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<Worker
     // The other hosts' files are ready (node-local directories filled by each host's first rank).
     barrier();
     let mine = my_workers(job.phase.workers.len(), job.phase.op == OpKind::Read, job.spec, w, 0);
-    let own = threads::run_workers(job, &mine, Some(&barrier), monitor);
+    let own = own(&mine);
     let mut samples = vec![];
     let mut failure = None;
     match own {
@@ -390,7 +416,13 @@ pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<Worker
                 }
             }
             Err(msg) => {
-                Error::keep_telling(&mut failure, Error::Run(format!("rank {} ({host}): {msg}", reply.rank)))
+                // An echo of another rank's failure stays one.
+                let e = if msg.starts_with("aborted") {
+                    Error::Run(msg)
+                } else {
+                    Error::Run(format!("rank {} ({host}): {msg}", reply.rank))
+                };
+                Error::keep_telling(&mut failure, e)
             }
         }
     }
@@ -427,9 +459,4 @@ fn phase_barrier() {
         }
         std::thread::yield_now();
     }
-}
-
-/// The strategies do not run on MPI ranks (refused when the spec is resolved).
-pub fn run_strategy(_: &PhaseJob<'_>, _: &dyn Monitor) -> Result<Vec<WorkerSample>> {
-    Err(Error::spec("launcher", "mpi", "the compute/I-O strategies do not run on MPI ranks"))
 }

@@ -198,7 +198,7 @@ fn run_child(job: &Job) -> Result<Vec<WorkerSample>> {
         paths: &job.paths,
         ids: &job.ids,
         sizes: &job.sizes,
-        shm: &shm,
+        coord: &shm,
     };
     loops::run(&ctx)
 }

@@ -33,7 +33,7 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
                     paths: job.paths,
                     ids: job.ids,
                     sizes: job.sizes,
-                    shm: &shm,
+                    coord: &shm,
                 };
                 let (finished, shm) = (&finished, &shm);
                 std::thread::Builder::new()

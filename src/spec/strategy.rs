@@ -17,10 +17,18 @@ pub enum Strategy {
     S3,
     /// As S2, but a sync thread of the writer commits, woken every sync size.
     S5,
+    /// As S2 on MPI ranks, strided data sent as an MPI derived datatype instead of packed.
+    S2DT,
+    /// As S3 on MPI ranks, strided data sent as an MPI derived datatype instead of packed.
+    S3DT,
+    /// Every MPI rank computes and writes its parts of the one file with
+    /// `MPI_File_write_at_all` through a file view; commits are `MPI_File_sync`.
+    #[serde(rename = "MPI-IO")]
+    MpiIo,
 }
 
 impl Strategy {
-    pub const NAMES: &'static [&'static str] = &["S1A", "S1B", "S2", "S3", "S5"];
+    pub const NAMES: &'static [&'static str] = &["S1A", "S1B", "S2", "S3", "S5", "S2DT", "S3DT", "MPI-IO"];
 
     pub fn parse(s: &str) -> Option<Strategy> {
         Some(match s.to_ascii_uppercase().as_str() {
@@ -29,6 +37,9 @@ impl Strategy {
             "S2" => Strategy::S2,
             "S3" => Strategy::S3,
             "S5" => Strategy::S5,
+            "S2DT" => Strategy::S2DT,
+            "S3DT" => Strategy::S3DT,
+            "MPI-IO" | "MPIIO" => Strategy::MpiIo,
             _ => return None,
         })
     }
@@ -42,6 +53,16 @@ impl Strategy {
         matches!(self, Strategy::S1A | Strategy::S1B)
     }
 
+    /// Only MPI ranks can run it (derived datatypes, MPI-IO).
+    pub fn mpi_only(self) -> bool {
+        matches!(self, Strategy::S2DT | Strategy::S3DT | Strategy::MpiIo)
+    }
+
+    /// Strided data travels as an MPI derived datatype (else it is packed before it is sent).
+    pub fn datatypes(self) -> bool {
+        matches!(self, Strategy::S2DT | Strategy::S3DT)
+    }
+
     /// The study's one-line description.
     pub fn about(self) -> &'static str {
         match self {
@@ -50,6 +71,11 @@ impl Strategy {
             Strategy::S2 => "all compute; worker 0 receives the others' buffers and writes one file",
             Strategy::S3 => "worker 1 computes everything; worker 0 writes it to one file",
             Strategy::S5 => "as S2, with a sync thread in the writer woken every sync size",
+            Strategy::S2DT => "as S2 on MPI ranks, strided data sent as a derived datatype",
+            Strategy::S3DT => "as S3 on MPI ranks, strided data sent as a derived datatype",
+            Strategy::MpiIo => {
+                "every rank computes and writes its parts with MPI_File_write_at_all through a file view"
+            }
         }
     }
 }

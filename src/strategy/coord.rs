@@ -1,10 +1,21 @@
 //! The interfaces between a strategy's roles. Each is small on purpose, so that another
 //! transport can implement it: [`crate::strategy::shm`] implements all of them in shared
-//! memory (threads of one process, or processes of one machine); MPI ranks would implement
-//! [`Group`] with MPI_Barrier, [`CommitOrder`] with a token passed between ranks, and the
-//! hand-off with MPI_Send / MPI_Recv (S2, S3) or derived datatypes (S2DT, S3DT).
+//! memory (threads of one process, or processes of one machine); on MPI ranks
+//! (`crate::launch::strategy_mpi`, with the `mpi` feature) [`Group`] is a barrier of messages,
+//! [`CommitOrder`] a token rank 0 grants, and the hand-off MPI_Isend / MPI_Recv (S2, S3) or
+//! derived datatypes (S2DT, S3DT).
 
+use super::plan::Receive;
 use crate::error::{Error, Result};
+
+/// Everything a role coordinates through: the group, the commit order, and the ends of the
+/// hand-offs it uses (made before the timed loop).
+pub trait Coord: Group + CommitOrder {
+    /// The sending end of hand-off `ring` (a producer's).
+    fn sender(&self, ring: u32) -> Result<Box<dyn Sender + '_>>;
+    /// The receiving end of hand-off `r` (the writer's).
+    fn receiver(&self, r: Receive) -> Result<Box<dyn Receiver + '_>>;
+}
 
 /// The error a role returns when another worker (or a signal) stopped the run; the launcher
 /// reports the original failure instead of these echoes.

@@ -7,14 +7,12 @@
 //! boundary.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 
-use super::Role;
-use super::coord::{self, CommitOrder, Group, Receiver, Sender};
+use super::coord::{self, Coord, Group, Receiver};
 use super::data::{self, Message};
 use super::mechanism::{self, Committer, Mechanism};
 use super::plan::{Plan, Receive, RolePlan, Write};
-use super::shm::{self, Shm, ShmReceiver};
+use super::sync_thread::{Mailbox, sync_thread};
 use super::{RoleSample, RoleTimes, Strategy, gettid, thread_cpu_ns, thread_runq_ns};
 use crate::engine::{CallCounts, FileId, Setup};
 use crate::env::sys::now_ns;
@@ -40,17 +38,18 @@ pub struct RoleCtx<'a> {
     pub paths: &'a [PathBuf],
     pub ids: &'a [FileId],
     pub sizes: &'a [u64],
-    pub shm: &'a Shm,
+    /// How the roles meet, order commits and hand data over.
+    pub coord: &'a dyn Coord,
 }
 
 /// Attributes the time since the last boundary to one bucket.
-struct Lap {
-    prev: u64,
+pub(super) struct Lap {
+    pub(super) prev: u64,
 }
 
 impl Lap {
     #[inline(always)]
-    fn to(&mut self, bucket: &mut u64) -> u64 {
+    pub(super) fn to(&mut self, bucket: &mut u64) -> u64 {
         let t = now_ns();
         *bucket += t - self.prev;
         self.prev = t;
@@ -65,7 +64,7 @@ struct Writer<'a> {
     id: FileId,
     plan: &'a Write,
     op_len: u64,
-    receivers: Vec<(Receive, ShmReceiver<'a>)>,
+    receivers: Vec<(Receive, Box<dyn Receiver + 'a>)>,
 }
 
 /// Runs one worker's role (and, for the S5 writer, its sync thread); returns its sample (two
@@ -73,7 +72,7 @@ struct Writer<'a> {
 pub fn run(ctx: &RoleCtx<'_>) -> Result<Vec<WorkerSample>> {
     let r = run_role(ctx);
     if r.is_err() {
-        ctx.shm.stop();
+        ctx.coord.stop();
     }
     r
 }
@@ -85,7 +84,7 @@ fn run_role(ctx: &RoleCtx<'_>) -> Result<Vec<WorkerSample>> {
         Ok(w) => w,
         Err(e) => {
             // Still meet the others at the start barrier's stop, so nobody waits for us.
-            ctx.shm.stop();
+            ctx.coord.stop();
             return Err(e);
         }
     };
@@ -138,7 +137,11 @@ fn open_writer<'a>(ctx: &'a RoleCtx<'_>, w: &'a Write) -> Result<Writer<'a>> {
     let path = ctx.paths[w.file as usize].as_path();
     let id = ctx.ids.get(w.file as usize).copied().unwrap_or_default();
     let size = ctx.sizes[w.file as usize];
-    warm_up(path, id, size, spec.prealloc, spec.seed)?;
+    let view = ctx.plan.view(ctx.role);
+    // A file all writers share (MPI-IO) is warmed up by worker 0 alone.
+    if view.is_none() || ctx.role.worker == 0 {
+        warm_up(path, id, size, spec.prealloc, spec.seed)?;
+    }
     let op_len = w.parts_per_iter as u64 * ctx.plan.bs;
     let paths = [path.to_path_buf()];
     let ids = [id];
@@ -157,11 +160,12 @@ fn open_writer<'a>(ctx: &'a RoleCtx<'_>, w: &'a Write) -> Result<Writer<'a>> {
         // commit windows as it unmaps them either.
         sync: if w.commits { spec.sync } else { SyncPolicy::None },
         sync_call: spec.sync_call,
-        shared_by_all: false,
-        mpiio: None,
+        shared_by_all: view.is_some(),
+        mpiio: spec.mpiio.as_ref(),
+        view,
     };
     let mech = mechanism::open(&spec.engine, &setup)?;
-    let receivers = w.receives.iter().map(|r| (*r, ctx.shm.receiver(r.ring))).collect();
+    let receivers = w.receives.iter().map(|r| Ok((*r, ctx.coord.receiver(*r)?))).collect::<Result<_>>()?;
     Ok(Writer { mech, path, id, plan: w, op_len, receivers })
 }
 
@@ -196,17 +200,19 @@ fn main_loop(
     open_ns: u64,
     mailbox: Option<&Mailbox>,
 ) -> Result<WorkerSample> {
-    let (spec, plan, role, shm) = (ctx.spec, ctx.plan, ctx.role, ctx.shm);
+    let (spec, plan, role, co) = (ctx.spec, ctx.plan, ctx.role, ctx.coord);
     let mem = spec.mem();
     let part_mem = mem.map_or(plan.bs as usize, |m| m.mem_bytes(plan.bs as usize));
     // Where this role's own output lands: its own file, or the writer's (file 0).
     let (file, per_iter, first) = match &role.write {
+        Some(w) if plan.view(role).is_some() => (w.file, plan.workers, role.worker),
         Some(w) if w.parts_per_iter == 1 => (w.file, 1, 0),
         Some(w) => (w.file, w.parts_per_iter, role.compute.map_or(0, |c| c.parts.first)),
         None => (0, plan.workers, role.compute.map_or(0, |c| c.parts.first)),
     };
+    let view = plan.view(role).is_some();
     let salt = crate::plan::fill::file_salt(spec.seed, file);
-    let mut sender = role.sends.map(|ring| shm.sender(ring));
+    let mut sender = role.sends.map(|ring| co.sender(ring)).transpose()?;
     let mut hist = new_hist();
     // The writer's ops, file index 0 being the global file `file`.
     let mut trace = (writer.is_some() && spec.latency == LatencyMode::Trace)
@@ -222,18 +228,18 @@ fn main_loop(
     // (3) The start barrier. (CPU and run-queue clocks read just before: a wait at a barrier
     // neither runs nor waits for a CPU.)
     let (cpu0, runq0) = (thread_cpu_ns(), thread_runq_ns());
-    shm.barrier().map_err(|_| Error::Run("aborted before start".into()))?;
+    co.barrier().map_err(|_| Error::Run("aborted before start".into()))?;
     let start_ns = now_ns();
     if let Some(mb) = mailbox {
         mb.start(start_ns);
     }
     let mut lap = Lap { prev: start_ns };
     let mut commit = |w: &mut Writer<'_>, lap: &mut Lap, t: &mut RoleTimes| -> Result<()> {
-        shm.begin(exclusive)?;
+        co.begin(exclusive)?;
         lap.to(&mut t.wait);
         let r = w.mech.sync(spec.sync_call);
         lap.to(&mut t.sync);
-        shm.end(exclusive);
+        co.end(exclusive);
         r.map_err(|e| Error::io(e.call.name(), w.path, None, e.err))?;
         sync_calls += 1;
         if !commit_tids.contains(&tid) {
@@ -258,18 +264,19 @@ fn main_loop(
                     b
                 }
                 (None, Some(w)) => {
-                    let lo = first as usize * part_mem;
+                    // Through a file view the writer's buffer holds its own part only.
+                    let lo = if view { 0 } else { first as usize * part_mem };
                     &mut w.mech.buf()[lo..lo + c.parts.parts as usize * part_mem]
                 }
                 (None, None) => {
                     return Err(Error::Run("a compute role with nowhere to put its output".into()));
                 }
             };
-            compute(buf, mem, spec.seed, &msg, c.per_iter_ns, lap.prev, shm)?;
+            compute(buf, mem, spec.seed, &msg, c.per_iter_ns, lap.prev, co)?;
             lap.to(&mut t.compute);
         }
         // (4b) Barrier.
-        shm.barrier()?;
+        co.barrier()?;
         lap.to(&mut t.wait);
         // (4c) Hand over, or receive and write.
         if let Some(tx) = &mut sender {
@@ -284,7 +291,7 @@ fn main_loop(
             rx.take_into(&mut w.mech.buf()[lo..lo + r.parts.parts as usize * part_mem])?;
             lap.to(&mut t.handoff);
         }
-        let op = Op { file: 0, offset: plan.offset(w.plan.parts_per_iter, i, 0), len: w.op_len };
+        let op = Op { file: 0, offset: plan.write_offset(role, w.plan, i), len: w.op_len };
         let t0 = lap.prev;
         let done = w.mech.write(op).map_err(|e| Error::io(e.call.name(), w.path, Some(op.offset), e.err))?;
         let t1 = lap.to(&mut t.write);
@@ -300,7 +307,7 @@ fn main_loop(
         bytes += done;
         ops += 1;
         since += done;
-        shm.progress(role.worker, bytes);
+        co.progress(role.worker, bytes);
         // (4d) Maybe sync.
         let due = match spec.sync {
             SyncPolicy::Every(n) => since >= n,
@@ -320,7 +327,7 @@ fn main_loop(
         match mailbox {
             Some(mb) => {
                 mb.finish(bytes);
-                mb.wait_done(bytes, shm)?;
+                mb.wait_done(bytes, co)?;
                 lap.to(&mut t.wait);
             }
             None if since > 0 && spec.sync != SyncPolicy::None => commit(w, &mut lap, &mut t)?,
@@ -351,142 +358,13 @@ fn main_loop(
         trace,
         calls,
         max_inflight: u64::from(ops > 0),
-        role: Some(RoleSample { role: role.role, tid, times: t, commit_tids, syncs_in_flight_max: 0 }),
-        place: None,
-    })
-}
-
-/// How the S5 writer and its sync thread talk: the writer asks for bytes to be committed up to
-/// an offset; the sync thread commits everything asked for since its last commit (requests
-/// that arrive while it commits are merged into its next one).
-#[derive(Default)]
-struct Mailbox {
-    /// Bumped at every message to the sync thread, which sleeps on it.
-    seq: AtomicU32,
-    start_ns: AtomicU64,
-    requested: AtomicU64,
-    finish: AtomicBool,
-    quit: AtomicBool,
-    done: AtomicU64,
-    /// Bumped at every commit done; the writer sleeps on it at the end.
-    done_seq: AtomicU32,
-}
-
-impl Mailbox {
-    fn poke(&self) {
-        self.seq.fetch_add(1, Release);
-        shm::futex_wake(&self.seq, 1);
-    }
-    fn start(&self, t: u64) {
-        self.start_ns.store(t, Release);
-        self.poke();
-    }
-    fn request(&self, upto: u64) {
-        self.requested.store(upto, Release);
-        self.poke();
-    }
-    fn finish(&self, total: u64) {
-        self.requested.store(total, Release);
-        self.finish.store(true, Release);
-        self.poke();
-    }
-    fn quit(&self) {
-        self.quit.store(true, Release);
-        self.poke();
-    }
-    /// The writer waits until everything up to `total` is committed.
-    fn wait_done(&self, total: u64, group: &dyn Group) -> Result<()> {
-        loop {
-            let ds = self.done_seq.load(Acquire);
-            if self.done.load(Acquire) >= total {
-                return Ok(());
-            }
-            if group.stopped() {
-                return Err(coord::stopped());
-            }
-            shm::futex_wait(&self.done_seq, ds, shm::NAP_NS);
-        }
-    }
-}
-
-/// The S5 sync thread: woken whenever the writer has written the sync size, it commits what
-/// was written since its last commit, while the writer goes on computing and writing.
-fn sync_thread(ctx: &RoleCtx<'_>, mut c: Committer, mb: &Mailbox) -> Result<WorkerSample> {
-    let r = sync_loop(ctx, &mut c, mb);
-    if r.is_err() {
-        ctx.shm.stop();
-    }
-    r
-}
-
-fn sync_loop(ctx: &RoleCtx<'_>, c: &mut Committer, mb: &Mailbox) -> Result<WorkerSample> {
-    let shm = ctx.shm;
-    let tid = gettid();
-    let path = ctx.role.write.as_ref().map(|w| ctx.paths[w.file as usize].as_path()).unwrap_or(Path::new(""));
-    // Wait for the start.
-    loop {
-        let s = mb.seq.load(Acquire);
-        if mb.start_ns.load(Acquire) != 0 {
-            break;
-        }
-        if mb.quit.load(Acquire) || shm.stopped() {
-            return Err(coord::stopped());
-        }
-        shm::futex_wait(&mb.seq, s, shm::NAP_NS);
-    }
-    let start_ns = mb.start_ns.load(Acquire);
-    let (cpu0, runq0) = (thread_cpu_ns(), thread_runq_ns());
-    let mut t = RoleTimes::default();
-    let mut lap = Lap { prev: start_ns };
-    let (mut committed, mut calls) = (0u64, 0u64);
-    loop {
-        let s = mb.seq.load(Acquire);
-        let want = mb.requested.load(Acquire);
-        if want > committed {
-            lap.to(&mut t.wait);
-            shm.begin(false)?;
-            let r = c.commit(committed, want);
-            lap.to(&mut t.sync);
-            shm.end(false);
-            r.map_err(|e| Error::io(e.call.name(), path, Some(committed), e.err))?;
-            calls += 1;
-            committed = want;
-            mb.done.store(want, Release);
-            mb.done_seq.fetch_add(1, Release);
-            shm::futex_wake(&mb.done_seq, 1);
-            continue;
-        }
-        if mb.finish.load(Acquire) && committed >= mb.requested.load(Acquire) {
-            break;
-        }
-        if mb.quit.load(Acquire) || shm.stopped() {
-            return Err(coord::stopped());
-        }
-        shm::futex_wait(&mb.seq, s, shm::NAP_NS);
-    }
-    let end_ns = lap.to(&mut t.wait);
-    t.cpu = thread_cpu_ns().saturating_sub(cpu0);
-    t.runq = thread_runq_ns().saturating_sub(runq0);
-    Ok(WorkerSample {
-        worker: ctx.plan.workers,
-        bytes: 0,
-        ops: 0,
-        start_ns,
-        end_ns,
-        sync_ns: t.sync,
-        sync_calls: calls,
-        open_ns: 0,
-        close_ns: 0,
-        hist: new_hist(),
-        trace: None,
-        calls: c.calls,
-        max_inflight: 0,
         role: Some(RoleSample {
-            role: Role::Sync,
+            role: role.role,
             tid,
             times: t,
-            commit_tids: if calls > 0 { vec![tid] } else { vec![] },
+            commit_tids,
             syncs_in_flight_max: 0,
+            commit_spans_ns: vec![],
         }),
         place: None,
     })

@@ -58,6 +58,9 @@ pub fn open(name: &str, setup: &Setup<'_>) -> Result<Box<dyn Mechanism>> {
         "psync" => Box::new(Psync::open(setup)?),
         "vsync" => Box::new(Vsync::open(setup)?),
         "mmap" => Box::new(Mmap::open(setup)?),
+        // The MPI-IO strategy's writers (checked when the spec is resolved).
+        #[cfg(feature = "mpi")]
+        "mpiio" => Box::new(crate::engine::mpiio::MpiIo::open(setup)?),
         other => {
             return Err(Error::spec(
                 "engine",

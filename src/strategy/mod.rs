@@ -23,6 +23,7 @@ pub mod loops;
 pub mod mechanism;
 pub mod plan;
 pub mod shm;
+pub mod sync_thread;
 
 pub use crate::spec::strategy::{Role, Strategy};
 pub use crate::worker::{RoleSample, RoleTimes};

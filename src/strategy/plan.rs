@@ -103,7 +103,18 @@ impl Plan {
                     write: Some(Write { file: p, parts_per_iter: 1, receives: vec![], commits: true }),
                 })
                 .collect(),
-            Strategy::S2 | Strategy::S5 => (0..w)
+            Strategy::MpiIo => (0..w)
+                .map(|p| RolePlan {
+                    worker: p,
+                    role: Role::ComputeWrite,
+                    compute: Some(Compute { per_iter_ns: share(w), parts: one(p) }),
+                    sends: None,
+                    // Its parts of the one file, seen through a file view: part p of every
+                    // iteration, so in the view iteration i is at i x bs.
+                    write: Some(Write { file: 0, parts_per_iter: 1, receives: vec![], commits: true }),
+                })
+                .collect(),
+            Strategy::S2 | Strategy::S2DT | Strategy::S5 => (0..w)
                 .map(|p| {
                     let compute = Some(Compute { per_iter_ns: share(w), parts: one(p) });
                     if p == 0 {
@@ -117,7 +128,7 @@ impl Plan {
                                 file: 0,
                                 parts_per_iter: w,
                                 receives,
-                                commits: strategy == Strategy::S2,
+                                commits: strategy != Strategy::S5,
                             }),
                         }
                     } else {
@@ -125,7 +136,7 @@ impl Plan {
                     }
                 })
                 .collect(),
-            Strategy::S3 => {
+            Strategy::S3 | Strategy::S3DT => {
                 let all = Parts { first: 0, parts: w };
                 vec![
                     RolePlan {
@@ -157,6 +168,24 @@ impl Plan {
     /// per iteration.
     pub fn offset(&self, parts_per_iter: u32, iter: u64, part: u32) -> u64 {
         (iter * parts_per_iter as u64 + part as u64) * self.bs
+    }
+
+    /// Where a writer's op of iteration `iter` lies in its file: a writer through a file view
+    /// (MPI-IO) writes its own part of the interleaved file, the others every part they hold.
+    pub fn write_offset(&self, role: &RolePlan, w: &Write, iter: u64) -> u64 {
+        match self.view(role) {
+            Some(_) => self.offset(self.workers, iter, role.worker),
+            None => self.offset(w.parts_per_iter, iter, 0),
+        }
+    }
+
+    /// The file view a writer sees its file through (MPI-IO: part `worker` of every iteration).
+    pub fn view(&self, role: &RolePlan) -> Option<crate::engine::FileView> {
+        (self.strategy == Strategy::MpiIo).then(|| crate::engine::FileView {
+            disp: role.worker as u64 * self.bs,
+            block: self.bs,
+            stride: self.workers as u64 * self.bs,
+        })
     }
 
     /// The rings (producer worker ids) the run needs, each with its message size in parts.
@@ -197,9 +226,14 @@ impl Plan {
                     what.push(format!("receives from {}", from.join(", ")));
                 }
                 what.push(format!(
-                    "writes {} per iteration to file {}{}",
+                    "writes {} per iteration to file {}{}{}",
                     crate::units::fmt_size(w.parts_per_iter as u64 * self.bs),
                     w.file,
+                    if self.view(r).is_some() {
+                        " (its part, through a file view, collectively)"
+                    } else {
+                        ""
+                    },
                     if w.commits { " and syncs" } else { "" }
                 ));
             }
@@ -220,9 +254,10 @@ mod tests {
     /// program computes W x comptime in all.
     #[test]
     fn parts_are_produced_and_written_exactly_once() {
-        for s in [Strategy::S1A, Strategy::S1B, Strategy::S2, Strategy::S3, Strategy::S5] {
+        use Strategy::*;
+        for s in [S1A, S1B, S2, S3, S5, S2DT, S3DT, MpiIo] {
             for w in 2..=4u32 {
-                if s == Strategy::S3 && w != 2 {
+                if matches!(s, S3 | S3DT) && w != 2 {
                     continue;
                 }
                 let p = Plan::new(s, w, 10, 4096, 3_000_000_000);

@@ -217,6 +217,15 @@ impl Drop for Shm {
     }
 }
 
+impl coord::Coord for Shm {
+    fn sender(&self, ring: u32) -> Result<Box<dyn Sender + '_>> {
+        Ok(Box::new(Shm::sender(self, ring)))
+    }
+    fn receiver(&self, r: super::plan::Receive) -> Result<Box<dyn Receiver + '_>> {
+        Ok(Box::new(Shm::receiver(self, r.ring)))
+    }
+}
+
 impl Group for Shm {
     fn barrier(&self) -> Result<()> {
         let (count, generation) = (self.u32_at(BAR_COUNT), self.u32_at(BAR_GEN));

@@ -150,8 +150,13 @@ pub struct RoleSample {
     pub times: RoleTimes,
     /// The threads that issued this role's commits (distinct, in order of first commit).
     pub commit_tids: Vec<u32>,
-    /// The most commits in flight at once in the whole run (all workers).
+    /// The most commits in flight at once in the whole run (all workers; on MPI ranks, on
+    /// one host).
     pub syncs_in_flight_max: u64,
+    /// On MPI ranks: each commit's (start, end) on the rank's clock, until rank 0 has counted
+    /// [`RoleSample::syncs_in_flight_max`] from them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commit_spans_ns: Vec<(u64, u64)>,
 }
 
 impl WorkerSample {
@@ -185,6 +190,14 @@ impl WorkerCtx<'_> {
             sync_call: spec.sync_call,
             shared_by_all: !spec.layout.per_worker_files(),
             mpiio: spec.mpiio.as_ref(),
+            // MPI-IO sees a worker's blocks of a shared-strided file through a file view.
+            view: match self.plan.ops.map {
+                crate::plan::BlockMap::Strided { first, stride } if spec.engine == "mpiio" => {
+                    let bs = self.plan.ops.bs;
+                    Some(crate::engine::FileView { disp: first * bs, block: bs, stride: stride * bs })
+                }
+                _ => None,
+            },
         }
     }
 

@@ -18,6 +18,8 @@ mod layouts;
 mod limits;
 #[cfg(feature = "mpi")]
 mod mpi;
+#[cfg(feature = "mpi")]
+mod mpi_strategies;
 mod plots;
 mod processes;
 mod reports;

@@ -10,7 +10,7 @@ use crate::util::*;
 
 /// `mpirun` (Open MPI) with `np` ranks of the test binary, as root and oversubscribed, with the
 /// test memory size and the scratch store, in the scratch directory; ended after 240 s.
-fn mpirun_cmd(s: &Scratch, np: usize, args: &[&str]) -> Command {
+pub(crate) fn mpirun_cmd(s: &Scratch, np: usize, args: &[&str]) -> Command {
     let mut c = Command::new("timeout");
     c.args(["240", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", &np.to_string()])
         .arg(bin())
@@ -21,13 +21,13 @@ fn mpirun_cmd(s: &Scratch, np: usize, args: &[&str]) -> Command {
     c
 }
 
-fn mpirun(s: &Scratch, np: usize, args: &[&str]) -> Output {
+pub(crate) fn mpirun(s: &Scratch, np: usize, args: &[&str]) -> Output {
     mpirun_cmd(s, np, args)
         .output()
         .expect("mpirun (Open MPI) must be installed: scripts/test.sh installs it")
 }
 
-fn ok_json(o: &Output) -> Value {
+pub(crate) fn ok_json(o: &Output) -> Value {
     assert!(o.status.success(), "exit {:?}: {}", o.status.code(), stderr(o));
     // One document: rank 0 prints, the other ranks print nothing.
     serde_json::from_slice(&o.stdout)
@@ -137,7 +137,8 @@ fn ranks_run_threads_and_the_table_shows_hosts() {
 }
 
 /// Misuse is refused with exit 2 before anything is made: workers that are no multiple of the
-/// ranks, another launcher under mpirun, more workers in a phase than the run has, a strategy.
+/// ranks, another launcher under mpirun, more workers in a phase than the run has, a strategy
+/// with other than one worker per rank.
 #[test]
 fn misuse_under_mpirun_is_refused_up_front() {
     let s = Scratch::new();
@@ -146,7 +147,7 @@ fn misuse_under_mpirun_is_refused_up_front() {
         (&["--workers", "3"], "must be a multiple of the 2 MPI ranks"),
         (&["--launcher", "thread"], "under mpirun with 2 ranks"),
         (&["--op", "write,read:workers=4"], "more workers than the run's 2"),
-        (&["--strategy", "S1A"], "do not run on MPI ranks"),
+        (&["--strategy", "S1A", "--workers", "4"], "runs one worker per rank"),
     ];
     for (extra, want) in cases {
         let mut args = vec!["run", "--size", "1MiB", "--dir", &dir];
@@ -164,7 +165,7 @@ fn misuse_under_mpirun_is_refused_up_front() {
 }
 
 /// Pids of the ranks of a run whose arguments contain `marker`, by rank.
-fn ranks_of(marker: &str, n: usize) -> Vec<u32> {
+pub(crate) fn ranks_of(marker: &str, n: usize) -> Vec<u32> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let mut found = vec![0u32; n];
@@ -624,7 +625,7 @@ fn three_simulated_hosts_show_in_every_output() {
     assert!(stderr(&o).contains("(h2): ") || stderr(&o).contains("(h3): "), "{}", stderr(&o));
 }
 
-/// The one-host `mpirun` lines of README.md and docs/mpi.md run (small: `--size 1MiB --reps 1`
+/// The one-host `mpirun` lines of README.md, docs/mpi.md, docs/engines.md and docs/strategies.md run (small: `--size 1MiB --reps 1`
 /// in place of theirs), with the test binary; lines with a hostfile need a cluster (the
 /// simulated hosts test runs the same commands across hosts).
 #[test]
@@ -633,7 +634,7 @@ fn documented_mpirun_lines_run() {
     let s = Scratch::new();
     let dir = s.path().to_str().unwrap().to_string();
     let mut ran = 0;
-    for f in ["README.md", "docs/mpi.md", "docs/engines.md"] {
+    for f in ["README.md", "docs/mpi.md", "docs/engines.md", "docs/strategies.md"] {
         let text = std::fs::read_to_string(root.join(f)).unwrap();
         for line in
             text.lines().map(str::trim).filter(|l| l.starts_with("mpirun -np ") && !l.contains("--hostfile"))
@@ -693,6 +694,29 @@ fn mpiio_collective_and_independent_write_exact_bytes() {
     let run_id = phases(&doc)[0]["repetitions"][0]["run_id"].as_str().unwrap().to_string();
     let data = std::fs::read(work_dir(s.path(), &run_id).join("shared.dat")).unwrap();
     assert!(data == expected_file(5, 0, 4 << 20, 64 << 10), "collective: shared file bytes differ");
+
+    // Shared-strided through file views, strided memory as a derived datatype: the bytes four
+    // psync threads leave from the same strided memory (their engine gathers the pieces).
+    let strided = ["--layout", "shared-strided", "--mem-len", "8", "--mem-stride", "32", "--seed", "5"];
+    let shared_file = |doc: &Value| {
+        let run_id = phases(doc)[0]["repetitions"][0]["run_id"].as_str().unwrap().to_string();
+        std::fs::read(work_dir(s.path(), &run_id).join("shared.dat")).unwrap()
+    };
+    let mut args = vec!["run", "--engine", "mpiio", "--mpiio", "collective"];
+    args.extend_from_slice(&strided);
+    args.extend_from_slice(&base);
+    let views = ok_json(&mpirun(&s, 4, &args));
+    let view_calls = phases(&views)[0]["repetitions"][0]["workers"][0]["calls"].clone();
+    assert_eq!(view_calls, serde_json::json!({"MPI_File_sync": 1, "MPI_File_write_at_all": 16}));
+    let mut args = vec!["run", "--engine", "psync", "--workers", "4"];
+    args.extend_from_slice(&strided);
+    args.extend_from_slice(&base);
+    let o = s.iolab(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let threads: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (a, b) = (shared_file(&views), shared_file(&threads));
+    assert_eq!(a.len(), 4 << 20);
+    assert!(a == b, "views with a derived datatype: bytes differ from psync's");
 
     let mut args = vec!["run", "--engine", "mpiio", "--mpiio-hint", "romio_cb_write=enable", "--seed", "6"];
     args.extend_from_slice(&base);

@@ -15,7 +15,7 @@ use crate::util::*;
 /// The messages a strategy run must leave, per file name, from the study's definitions: in
 /// S1A and S1B worker w writes its own file, iteration i of its `bs` bytes at `i x bs`; in S2
 /// and S5 every worker produces part w of each iteration, at `(i x W + w) x bs` of one file;
-/// in S3 worker 1 produces all W parts of an iteration, at `i x W x bs`.
+/// (and MPI-IO, S2DT); in S3 and S3DT worker 1 produces all W parts of an iteration, at `i x W x bs`.
 fn expected_messages(spec: &Spec) -> BTreeMap<String, Vec<Message>> {
     let (w, bs, iters) = (spec.workers as u64, spec.bs_bytes, spec.iters.unwrap());
     let salt = |gid: u32| iolab::plan::fill::file_salt(spec.seed, gid);
@@ -35,14 +35,14 @@ fn expected_messages(spec: &Spec) -> BTreeMap<String, Vec<Message>> {
                     out.entry(format!("w{p:04}.dat")).or_default().push(m);
                 }
             }
-            "S2" | "S5" => {
+            "S2" | "S5" | "S2DT" | "MPI-IO" => {
                 for p in 0..w as u32 {
                     let offset = (i * w + p as u64) * bs;
                     let m = Message { producer: p, iter: i, salt: salt(0), offset, disk_len: bs as usize };
                     out.entry("shared.dat".into()).or_default().push(m);
                 }
             }
-            "S3" => {
+            "S3" | "S3DT" => {
                 let m = Message {
                     producer: 1,
                     iter: i,
@@ -60,7 +60,7 @@ fn expected_messages(spec: &Spec) -> BTreeMap<String, Vec<Message>> {
 
 /// Checks every kept file of a run byte for byte, and that the tags name every iteration of
 /// every producer exactly once.
-fn check_files(dir: &Path, spec: &Spec) {
+pub(crate) fn check_files(dir: &Path, spec: &Spec) {
     let layout: Option<Strided> = spec.mem();
     let want = expected_messages(spec);
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -70,9 +70,10 @@ fn check_files(dir: &Path, spec: &Spec) {
         .collect();
     names.sort();
     assert_eq!(names, want.keys().cloned().collect::<Vec<_>>(), "files of {dir:?}");
-    let producers: Vec<u32> = match spec.strategy.unwrap().name() {
-        "S3" => vec![1],
-        _ => (0..spec.workers).collect(),
+    let s3 = matches!(spec.strategy.unwrap().name(), "S3" | "S3DT");
+    let producers: Vec<u32> = match s3 {
+        true => vec![1],
+        false => (0..spec.workers).collect(),
     };
     let mut seen: BTreeMap<(u32, u32), usize> = BTreeMap::new();
     for (name, msgs) in &want {
@@ -95,9 +96,7 @@ fn check_files(dir: &Path, spec: &Spec) {
         for at in (0..bytes.len()).step_by(4096) {
             let t = data::read_tag(&bytes[at..], msgs[0].salt);
             assert_eq!(t.offset, at as u64, "{name}: stamp at {at}");
-            if at as u64 % spec.bs_bytes == 0
-                && (spec.strategy.unwrap().name() != "S3" || at as u64 % (2 * spec.bs_bytes) == 0)
-            {
+            if at as u64 % spec.bs_bytes == 0 && (!s3 || at as u64 % (2 * spec.bs_bytes) == 0) {
                 *seen.entry((t.producer, t.iter)).or_default() += 1;
             }
         }

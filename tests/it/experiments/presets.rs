@@ -147,14 +147,12 @@ fn every_preset_parses_and_validates_as_far_as_this_build_allows() {
         assert!(ids.contains(&want), "no preset {want}");
     }
     assert!(
-        all.iter()
-            .filter(|p| p.meta.id.starts_with("B-"))
-            .any(|p| p.meta.needs.contains(&"mpi-strategies".to_string()))
+        all.iter().filter(|p| p.meta.id.starts_with("B-")).any(|p| p.meta.needs.contains(&"mpi".to_string()))
     );
     for id in ["R7", "R8", "R9", "R10"] {
         assert_eq!(preset::find(id).unwrap().meta.needs, ["io-servers"], "{id} needs I/O-server ranks");
     }
-    assert_eq!(preset::find("B-mpi").unwrap().meta.needs, ["mpi-strategies"]);
+    assert_eq!(preset::find("B-mpi").unwrap().meta.needs, ["mpi"]);
     for p in &all {
         let id = &p.meta.id;
         assert!(!p.meta.title.is_empty() && !p.meta.study.is_empty() && !p.meta.plot.x.is_empty(), "{id}");
@@ -180,7 +178,9 @@ fn every_preset_parses_and_validates_as_far_as_this_build_allows() {
                 Err(Error::Spec { field, value, reason }) => {
                     let why = format!("{field} = {value}: {reason}");
                     assert!(
-                        field == "preset" && reason.contains("`mpi` feature") || is_pending(&why),
+                        field == "preset"
+                            && (reason.contains("`mpi` feature") || reason.contains("needs MPI ranks"))
+                            || is_pending(&why),
                         "{id} at {scale:?} fails on something this build should have: {why}"
                     );
                 }
@@ -312,14 +312,14 @@ fn reproduce_list_tells_which_presets_run_and_why_not() {
         }
     }
     assert!(text.contains("needs I/O-server ranks"));
-    assert!(text.contains("needs the strategies on MPI ranks"));
+    assert!(text.contains("needs MPI ranks"));
     // Running an unavailable one says why, exit 2.
     let out = s.iolab(&["reproduce", "R7", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("I/O-server ranks"), "{}", stderr(&out));
     let out = s.iolab(&["reproduce", "B-mpi", "--scale", "quick", "--dir", s.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("needs the strategies on MPI ranks"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("needs MPI ranks"), "{}", stderr(&out));
     let out = s.iolab(&["reproduce", "Z9"]);
     assert_eq!(out.status.code(), Some(2));
     let out = s.iolab(&["reproduce", "R1", "--scale", "huge"]);

@@ -1,0 +1,369 @@
+//! Strategies on MPI ranks (`mpirun -np W iolab run --strategy ...`): rank r plays worker r's
+//! role, and the roles coordinate by MPI messages, implementing the interfaces of
+//! [`crate::strategy::coord`]: a barrier of zero-byte messages through rank 0, the S1B commit
+//! token granted by rank 0, and the hand-off as `MPI_Isend` / `MPI_Recv` of the producer's
+//! buffer (packed first when memory is strided; S2DT and S3DT send it as an `MPI_Type_vector`
+//! instead, and the writer receives it with the same type straight into its strided memory).
+//!
+//! Every wait polls (`MPI_Test`, `MPI_Iprobe`) and also watches for a stop: a rank that fails
+//! sends a stop message to every other rank, so no rank waits forever for a peer that will
+//! never arrive. MPI is called only from each rank's main thread (the S5 sync thread only
+//! reads and sets flags). Tags carry the phase's number, so a message of a stopped phase can
+//! never match one of a later phase.
+
+use std::os::raw::c_int;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
+
+use mpi::ffi;
+
+use super::strategy_mpi_handoff::{Datatype, MpiReceiver, MpiSender, buffer};
+use crate::env::sys::now_ns;
+use crate::error::{Error, Result};
+use crate::plan::mem::Strided;
+use crate::strategy::coord::{self, CommitOrder, Coord, Group, Receiver, Sender};
+use crate::strategy::loops::{self, RoleCtx};
+use crate::strategy::plan::Receive;
+use crate::strategy::{Plan, gettid};
+use crate::worker::{PhaseJob, WorkerSample};
+
+/// Message kinds (a tag is the phase's base plus one of these).
+const ARRIVE: c_int = 0;
+const RELEASE: c_int = 1;
+const STOP: c_int = 2;
+const TOKEN_ASK: c_int = 3;
+const TOKEN_GRANT: c_int = 4;
+const TOKEN_BACK: c_int = 5;
+pub(super) const DATA: c_int = 6;
+const KINDS: c_int = 8;
+/// Tags start above the launcher's own (its reply tag is 7); MPI guarantees tags to 32767.
+const TAG_BASE: c_int = 64;
+const EPOCHS: u32 = 4000;
+
+/// Strategy phases run so far by this rank (every rank runs every phase, so all agree).
+static EPOCH: AtomicU32 = AtomicU32::new(0);
+
+pub(super) fn comm() -> ffi::MPI_Comm {
+    // SAFETY: a constant handle, valid while MPI is initialised.
+    unsafe { ffi::RSMPI_COMM_WORLD }
+}
+
+pub(super) fn byte() -> ffi::MPI_Datatype {
+    // SAFETY: a constant handle.
+    unsafe { ffi::RSMPI_UINT8_T }
+}
+
+/// Rank 0's S1B token: who holds it and who waits for it, in order.
+#[derive(Default)]
+struct Token {
+    holder: Option<c_int>,
+    queue: std::collections::VecDeque<c_int>,
+}
+
+/// The coordination of one rank's role.
+pub struct MpiCoord {
+    rank: c_int,
+    size: c_int,
+    base: c_int,
+    main_tid: u32,
+    stopped: AtomicBool,
+    /// The stop was told to the other ranks (or came from one).
+    told: AtomicBool,
+    /// Rank 0 only, touched by its main thread only.
+    token: Mutex<Token>,
+    /// When this rank's commit in flight began (one at a time per rank), and every commit's
+    /// span, for the most commits in flight at once (computed by rank 0 from all ranks').
+    commit_from: AtomicU64,
+    spans: Mutex<Vec<(u64, u64)>>,
+    progress: AtomicU64,
+    pub(super) mem: Option<Strided>,
+    datatypes: bool,
+    bs: u64,
+    /// Each hand-off's producer and its message size in parts.
+    rings: Vec<(u32, u32)>,
+}
+
+impl MpiCoord {
+    pub fn new(plan: &Plan, rank: u32, size: u32, mem: Option<Strided>) -> MpiCoord {
+        let epoch = EPOCH.fetch_add(1, Relaxed) % EPOCHS;
+        MpiCoord {
+            rank: rank as c_int,
+            size: size as c_int,
+            base: TAG_BASE + epoch as c_int * KINDS,
+            main_tid: gettid(),
+            stopped: AtomicBool::new(false),
+            told: AtomicBool::new(false),
+            token: Mutex::new(Token::default()),
+            commit_from: AtomicU64::new(0),
+            spans: Mutex::new(Vec::with_capacity(plan.iters as usize + 2)),
+            progress: AtomicU64::new(0),
+            mem,
+            datatypes: plan.strategy.datatypes(),
+            bs: plan.bs,
+            rings: plan.rings(),
+        }
+    }
+
+    fn on_main(&self) -> bool {
+        gettid() == self.main_tid
+    }
+
+    pub(super) fn tag(&self, kind: c_int) -> c_int {
+        self.base + kind
+    }
+
+    /// A zero-byte message (sent eagerly: returns at once).
+    fn note(&self, to: c_int, kind: c_int) {
+        // SAFETY: no data is read (count 0); a valid rank, tag and communicator.
+        unsafe { ffi::MPI_Send(std::ptr::null(), 0, byte(), to, self.tag(kind), comm()) };
+    }
+
+    /// The source of a waiting message of `kind` from `from` (or any rank), if one is there.
+    pub(super) fn probe(&self, from: c_int, kind: c_int) -> Option<c_int> {
+        let mut flag = 0;
+        // SAFETY: MPI_Status is plain data the call fills.
+        let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid source (or ANY_SOURCE), tag and communicator; flag and status to fill.
+        unsafe { ffi::MPI_Iprobe(from, self.tag(kind), comm(), &mut flag, &mut status) };
+        (flag != 0).then_some(status.MPI_SOURCE)
+    }
+
+    /// Takes a zero-byte message of `kind` from `from`, if one is there.
+    fn take_note(&self, from: c_int, kind: c_int) -> Option<c_int> {
+        let src = self.probe(from, kind)?;
+        // SAFETY: receives the zero-byte message just probed; nothing is written.
+        unsafe {
+            ffi::MPI_Recv(
+                std::ptr::null_mut(),
+                0,
+                byte(),
+                src,
+                self.tag(kind),
+                comm(),
+                ffi::RSMPI_STATUS_IGNORE,
+            )
+        };
+        Some(src)
+    }
+
+    fn any() -> c_int {
+        // SAFETY: a constant.
+        unsafe { ffi::RSMPI_ANY_SOURCE }
+    }
+
+    /// One round of the main thread's duties: tell a stop, see one, serve the token (rank 0).
+    /// Err once the run is stopped.
+    fn poll(&self) -> Result<()> {
+        if crate::env::signals::stop_requested() {
+            self.stopped.store(true, Release);
+        }
+        if self.stopped.load(Acquire) {
+            if !self.told.swap(true, AcqRel) {
+                for r in (0..self.size).filter(|&r| r != self.rank) {
+                    self.note(r, STOP);
+                }
+            }
+            return Err(coord::stopped());
+        }
+        if self.take_note(Self::any(), STOP).is_some() {
+            self.told.store(true, Release);
+            self.stopped.store(true, Release);
+            return Err(coord::stopped());
+        }
+        if self.rank == 0 {
+            let mut t = self.token.lock().unwrap_or_else(|e| e.into_inner());
+            while let Some(src) = self.take_note(Self::any(), TOKEN_ASK) {
+                t.queue.push_back(src);
+            }
+            while self.take_note(Self::any(), TOKEN_BACK).is_some() {
+                t.holder = None;
+            }
+            if t.holder.is_none()
+                && let Some(next) = t.queue.pop_front()
+            {
+                t.holder = Some(next);
+                if next != 0 {
+                    self.note(next, TOKEN_GRANT);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Polls until `ready`.
+    pub(super) fn wait_until(&self, mut ready: impl FnMut() -> bool) -> Result<()> {
+        loop {
+            self.poll()?;
+            if ready() {
+                return Ok(());
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Every commit's (start, end) on this rank's clock.
+    pub fn take_spans(&self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut *self.spans.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Group for MpiCoord {
+    fn barrier(&self) -> Result<()> {
+        if self.rank == 0 {
+            let mut arrived = 0;
+            self.wait_until(|| {
+                while self.take_note(Self::any(), ARRIVE).is_some() {
+                    arrived += 1;
+                }
+                arrived == self.size - 1
+            })?;
+            (1..self.size).for_each(|r| self.note(r, RELEASE));
+            Ok(())
+        } else {
+            self.poll()?;
+            self.note(0, ARRIVE);
+            self.wait_until(|| self.take_note(0, RELEASE).is_some())
+        }
+    }
+
+    fn stop(&self) {
+        self.stopped.store(true, Release);
+        if self.on_main() {
+            let _ = self.poll();
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        if self.on_main() {
+            return self.poll().is_err();
+        }
+        self.stopped.load(Acquire)
+    }
+
+    fn progress(&self, _worker: u32, bytes: u64) {
+        self.progress.store(bytes, Relaxed);
+    }
+}
+
+impl CommitOrder for MpiCoord {
+    fn begin(&self, exclusive: bool) -> Result<()> {
+        if exclusive {
+            if self.rank == 0 {
+                self.token.lock().unwrap_or_else(|e| e.into_inner()).queue.push_back(0);
+                self.wait_until(|| self.token.lock().unwrap_or_else(|e| e.into_inner()).holder == Some(0))?;
+            } else {
+                self.note(0, TOKEN_ASK);
+                self.wait_until(|| self.take_note(0, TOKEN_GRANT).is_some())?;
+            }
+        }
+        self.commit_from.store(now_ns(), Release);
+        Ok(())
+    }
+
+    fn end(&self, exclusive: bool) {
+        let span = (self.commit_from.load(Acquire), now_ns());
+        self.spans.lock().unwrap_or_else(|e| e.into_inner()).push(span);
+        if exclusive {
+            if self.rank == 0 {
+                self.token.lock().unwrap_or_else(|e| e.into_inner()).holder = None;
+                let _ = self.poll();
+            } else {
+                self.note(0, TOKEN_BACK);
+            }
+        }
+    }
+
+    /// This rank's own (rank 0 computes the run's from every rank's spans).
+    fn max_in_flight(&self) -> u64 {
+        u64::from(!self.spans.lock().unwrap_or_else(|e| e.into_inner()).is_empty())
+    }
+}
+
+impl Coord for MpiCoord {
+    fn sender(&self, ring: u32) -> Result<Box<dyn Sender + '_>> {
+        let parts = self.rings.iter().find(|r| r.0 == ring).map_or(1, |r| r.1);
+        let disk = (u64::from(parts) * self.bs) as usize;
+        let mem = self.mem.map_or(disk, |m| m.mem_bytes(disk));
+        let dt = match (self.datatypes, self.mem) {
+            (true, Some(m)) => Some(Datatype::vector(m, disk)?),
+            _ => None,
+        };
+        let packed =
+            if dt.is_none() && self.mem.is_some() { vec![buffer(disk)?, buffer(disk)?] } else { vec![] };
+        Ok(Box::new(MpiSender {
+            co: self,
+            bufs: vec![buffer(mem)?, buffer(mem)?],
+            packed,
+            // SAFETY: a constant handle.
+            reqs: [unsafe { ffi::RSMPI_REQUEST_NULL }; 2],
+            next: 0,
+            disk,
+            dt,
+        }))
+    }
+
+    fn receiver(&self, r: Receive) -> Result<Box<dyn Receiver + '_>> {
+        let disk = (r.parts.parts as u64 * self.bs) as usize;
+        let dt = match (self.datatypes, self.mem) {
+            (true, Some(m)) => Some(Datatype::vector(m, disk)?),
+            _ => None,
+        };
+        let staging = (dt.is_none() && self.mem.is_some()).then(|| buffer(disk)).transpose()?;
+        Ok(Box::new(MpiReceiver { co: self, from: r.from as c_int, disk, dt, staging }))
+    }
+}
+
+/// This rank's role of a strategy phase, run on this (main) thread; its samples, each role
+/// sample carrying its commits' spans for [`in_flight`].
+pub fn run_rank(job: &PhaseJob<'_>, rank: u32, size: u32) -> Result<Vec<WorkerSample>> {
+    let spec = job.spec;
+    let plan = Plan::of(spec).ok_or_else(|| Error::Run("no strategy in this spec".into()))?;
+    if plan.roles.len() != size as usize {
+        return Err(Error::spec(
+            "workers",
+            plan.roles.len(),
+            format!("strategy {} on MPI ranks runs one worker per rank ({size} ranks)", plan.strategy.name()),
+        ));
+    }
+    let co = MpiCoord::new(&plan, rank, size, spec.mem());
+    let role = plan.roles.iter().find(|r| r.worker == rank).expect("one role per rank");
+    let ctx =
+        RoleCtx { spec, plan: &plan, role, paths: job.paths, ids: job.ids, sizes: job.sizes, coord: &co };
+    let mut samples = loops::run(&ctx)?;
+    // Untimed: every role has ended, so rank 0 serves the S1B token until the last commit of
+    // every rank is done.
+    co.barrier()?;
+    let spans = co.take_spans();
+    if let Some(r) = samples.iter_mut().rev().find_map(|s| s.role.as_mut()) {
+        r.commit_spans_ns = spans;
+    }
+    Ok(samples)
+}
+
+/// The most commits in flight at once on one host, from every role's commit spans (each host
+/// has its own clock; the spans are cleared once counted).
+pub fn in_flight(samples: &mut [WorkerSample]) {
+    let mut by_host: std::collections::BTreeMap<String, Vec<(u64, i32)>> = Default::default();
+    for s in samples.iter_mut() {
+        let host = s.place.as_ref().map(|p| p.host.clone()).unwrap_or_default();
+        let Some(r) = s.role.as_mut() else { continue };
+        let events = by_host.entry(host).or_default();
+        for (a, b) in std::mem::take(&mut r.commit_spans_ns) {
+            events.push((a, 1));
+            events.push((b, -1));
+        }
+    }
+    let mut max = 0i64;
+    for events in by_host.values_mut() {
+        // Ends before starts at the same instant: touching spans do not overlap.
+        events.sort_unstable();
+        let mut n = 0i64;
+        for &(_, d) in events.iter() {
+            n += i64::from(d);
+            max = max.max(n);
+        }
+    }
+    for r in samples.iter_mut().filter_map(|s| s.role.as_mut()) {
+        r.syncs_in_flight_max = max as u64;
+    }
+}
