@@ -83,10 +83,12 @@ fn plan_estimates_the_time_from_the_rates_of_earlier_runs() {
         )
     );
     assert!(!s.db().exists(), "planning creates no store");
-    let doc = s.run_json(&["--size", "4MiB", "--op", "write,read", "--reps", "2"]);
+    // Two measured runs and a warm-up, which is no sample.
+    let doc = s.run_json(&["--size", "4MiB", "--op", "write,read", "--reps", "2", "--warmup", "1"]);
     let mut one = 0.0;
     for ph in doc["points"][0]["phases"].as_array().unwrap() {
         let reps = ph["repetitions"].as_array().unwrap();
+        assert_eq!(ph["warmups"].as_array().unwrap().len(), 1);
         let bytes: u64 = reps.iter().map(|r| r["total_bytes"].as_u64().unwrap()).sum();
         let ns: u64 = reps.iter().map(|r| r["time_ns"].as_u64().unwrap()).sum();
         one += (4u64 << 20) as f64 / (bytes as f64 * 1e9 / ns as f64);
