@@ -316,7 +316,8 @@ pub struct ReproduceArgs {
     /// Preset id (R1..R10, B.., C1..C7, L1..L4)
     #[arg(required_unless_present = "list")]
     pub id: Option<String>,
-    /// List every preset: study, title, what it needs, and whether this build can run it
+    /// List every preset at --scale: whether this build can run it and the disk holds it, its
+    /// sizes, disk space and estimated time, what it needs, study and title
     #[arg(long, conflicts_with_all = ["print"])]
     pub list: bool,
     /// quick (under a minute), default, or paper (the study's full grid and repetitions)

@@ -61,6 +61,16 @@ fn format_of(json: bool, csv: bool) -> Format {
     }
 }
 
+/// The rates this host measured, from the store the output arguments name (none with
+/// `--no-store`), for estimates.
+pub fn rates(out: &crate::cli::OutputArgs) -> crate::experiment::estimate::Rates {
+    use crate::experiment::estimate::Rates;
+    if out.no_store {
+        return Rates::none();
+    }
+    Rates::of_store(&out.db.clone().unwrap_or_else(store::default_path))
+}
+
 /// The results store `--db` names, else the default one.
 pub fn open_store(db: &Option<PathBuf>) -> Result<Store> {
     Store::open(&db.clone().unwrap_or_else(store::default_path))

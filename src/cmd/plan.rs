@@ -5,6 +5,8 @@ use std::io::Write;
 
 use crate::cli::RunArgs;
 use crate::error::Result;
+use crate::experiment::estimate::{self, Rates};
+use crate::experiment::run::Point;
 use crate::target::preflight;
 use crate::units::fmt_size;
 use crate::worker::registry::real_io;
@@ -41,8 +43,23 @@ pub fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
         if let Some(w) = crate::launch::world() {
             t += &report::hosts::placement_text(&w.hosts, (spec.workers / w.size).max(1));
         }
-        t
+        t + &estimate_text(&built.points, &super::rates(&args.out))
     };
     put(stdout, &text)?;
     preflight::check(&spec, &plan, real_io(&spec.engine))
+}
+
+/// The estimate of the whole experiment: every point, repetition and warm-up.
+fn estimate_text(points: &[Point], rates: &Rates) -> String {
+    let e = estimate::estimate(points, rates);
+    let runs: u64 = points.iter().map(|p| (p.spec.reps + p.spec.warmup) as u64).sum();
+    format!(
+        "estimate for {} run{} ({} point{}): disk space {} at most, time {}\n",
+        runs,
+        if runs == 1 { "" } else { "s" },
+        points.len(),
+        if points.len() == 1 { "" } else { "s" },
+        e.disk_text(),
+        e.time_text()
+    )
 }

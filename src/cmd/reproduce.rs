@@ -6,20 +6,25 @@ use std::io::Write;
 use crate::cli::ReproduceArgs;
 use crate::error::{Error, Result};
 use crate::experiment::ResolveEnv;
+use crate::experiment::estimate::{self, Rates};
 use crate::experiment::preset::{self, Scale};
+use crate::experiment::run::Point;
 use crate::report;
+use crate::target::preflight;
+use crate::units::{fmt_rate, fmt_size};
+use crate::worker::registry::real_io;
 
 use super::{open_store, put, results, run};
 
 /// `iolab reproduce`: list the presets, print one, or run one.
 pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> {
     let env = ResolveEnv::with_ram(args.ram.as_deref())?;
+    let scale = Scale::parse(&args.scale)?;
     if args.list {
-        return put(stdout, &list(&args.dirs, &env)?);
+        return put(stdout, &list(&args.dirs, &env, scale, &super::rates(&args.out))?);
     }
     let id = args.id.clone().unwrap_or_default();
     let p = preset::find(&id)?;
-    let scale = Scale::parse(&args.scale)?;
     if args.print {
         let text = match p.print(scale, &args.dirs, env.ram_bytes) {
             Ok(t) => t,
@@ -46,6 +51,18 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
         exp.params.set_kv(kv)?;
     }
     let built = exp.build(&env).map_err(unavailable)?;
+    if !args.out.quiet {
+        let e = estimate::estimate(&built.points, &super::rates(&args.out));
+        eprintln!(
+            "{} at scale {}: {} point{}, disk space {} at most, time {}",
+            p.meta.id,
+            scale.name(),
+            built.points.len(),
+            if built.points.len() == 1 { "" } else { "s" },
+            e.disk_text(),
+            e.time_text()
+        );
+    }
     run::run_points(built, &args.out, stdout)?;
     if p.meta.id == "L4" && !args.out.no_store && !args.out.json && !args.out.csv {
         let store = open_store(&args.out.db)?;
@@ -55,33 +72,58 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
     Ok(())
 }
 
-/// The `--list` table: every preset with its study, needs and whether this build can run it
-/// here (at the default scale), and below it why each unavailable one is not.
-pub fn list(dirs: &[String], env: &ResolveEnv) -> Result<String> {
+/// The `--list` table at `scale`: every preset with its status (available, unavailable, or
+/// no space: its largest point does not fit on the disk of its targets), the sizes of its
+/// points, the disk space its largest point needs, the estimated time of all its runs, its
+/// needs, study and title; below it why each one cannot run and the notes of resolution.
+pub fn list(dirs: &[String], env: &ResolveEnv, scale: Scale, rates: &Rates) -> Result<String> {
     let mut rows = vec![];
     let mut why = vec![];
     let mut notes = vec![];
+    let mut assumed = false;
     for p in preset::all()? {
-        let status = match p.check(Scale::Default, dirs, env) {
+        let (status, size, disk, time) = match p.check(scale, dirs, env) {
             Ok(built) => {
                 notes.extend(built.notes.iter().map(|n| format!("  {:<15} {n}\n", p.meta.id)));
-                "available".to_string()
+                let e = estimate::estimate(&built.points, rates);
+                assumed |= e.assumed > 0;
+                let status = match space(&built.points) {
+                    Ok(()) => "available",
+                    Err(reason) => {
+                        why.push(format!("  {:<15} {reason}\n", p.meta.id));
+                        "no space"
+                    }
+                };
+                (status, sizes(&built.points), e.disk_text(), e.time_cell())
             }
             Err(reason) => {
                 why.push(format!("  {:<15} {reason}\n", p.meta.id));
-                "unavailable".to_string()
+                ("unavailable", "-".into(), "-".into(), "-".into())
             }
         };
         let uses = p.uses();
         rows.push(vec![
             p.meta.id.clone(),
-            status,
+            status.to_string(),
+            size,
+            disk,
+            time,
             if uses.is_empty() { "-".into() } else { uses.join(", ") },
             p.meta.study.clone(),
             p.meta.title.clone(),
         ]);
     }
-    let mut out = report::text_table(&["id", "status", "needs", "study", "title"], &rows, &[]);
+    let head = ["id", "status", "size", "disk", "time", "needs", "study", "title"];
+    let mut out = format!("scale {}, memory {}\n", scale.name(), fmt_size(env.ram_bytes));
+    out += &report::text_table(&head, &rows, &[]);
+    out += "\nsize: bytes per worker of its points; disk: the space its largest point needs (without the\n\
+            margin of 5% + 64 MiB); time: all its runs, a rough floor, from the rates of similar phases\n\
+            measured on this host (same engine and op, size within 16x)";
+    out += &if assumed {
+        format!(", else `assumed` at {} MB/s\n", fmt_rate(estimate::ASSUMED_BYTES_PER_S))
+    } else {
+        "\n".into()
+    };
     if !why.is_empty() {
         out += "\nwhy unavailable:\n";
         out += &why.concat();
@@ -92,4 +134,30 @@ pub fn list(dirs: &[String], env: &ResolveEnv) -> Result<String> {
     }
     out += "\nrun one: iolab reproduce ID [--scale quick|default|paper] [--dir DIR]...; see its file: iolab reproduce ID --print\n";
     Ok(out)
+}
+
+/// Whether every point fits on the disks of its targets: the preflight's refusal, if not.
+fn space(points: &[Point]) -> std::result::Result<(), String> {
+    for p in points {
+        let plan = crate::plan::plan(&p.spec);
+        if let Err(e) = preflight::check(&p.spec, &plan, real_io(&p.spec.engine)) {
+            return Err(match run::at_point(e, p) {
+                Error::Spec { field, reason, .. } => format!("{field}: {reason}"),
+                other => other.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The sizes of the points: one, a few, or the range.
+fn sizes(points: &[Point]) -> String {
+    let mut v: Vec<u64> = points.iter().map(|p| p.spec.size_bytes).collect();
+    v.sort_unstable();
+    v.dedup();
+    match v.as_slice() {
+        [] => "-".into(),
+        [a, .., b] if v.len() > 3 => format!("{}..{} ({} sizes)", fmt_size(*a), fmt_size(*b), v.len()),
+        _ => v.iter().map(|b| fmt_size(*b)).collect::<Vec<_>>().join(", "),
+    }
 }

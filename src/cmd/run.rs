@@ -5,10 +5,10 @@ use std::io::Write;
 
 use crate::cli::{OutputArgs, RunArgs};
 use crate::env::host;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::experiment::Built;
 use crate::experiment::progress::CliMonitor;
-use crate::experiment::run::{NoSink, Sink, run_experiment};
+use crate::experiment::run::{NoSink, Point, Sink, run_experiment};
 use crate::results::ExperimentResult;
 use crate::worker::registry::real_io;
 use crate::{plan, report};
@@ -29,7 +29,8 @@ pub fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
 pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Result<ExperimentResult> {
     for p in &built.points {
         let plan = plan::plan(&p.spec);
-        crate::target::preflight::check(&p.spec, &plan, real_io(&p.spec.engine))?;
+        crate::target::preflight::check(&p.spec, &plan, real_io(&p.spec.engine))
+            .map_err(|e| at_point(e, p))?;
         if p.spec.reuse.is_some() && real_io(&p.spec.engine) {
             crate::target::reuse::open(&p.spec, &plan)?;
         }
@@ -66,5 +67,16 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     match outcome.error {
         Some(e) => Err(e),
         None => Ok(outcome.result),
+    }
+}
+
+/// Names the sweep point in a spec error of one point, as resolving does.
+pub fn at_point(e: Error, p: &Point) -> Error {
+    match e {
+        Error::Spec { field, value, reason } if !p.params.is_empty() => {
+            let desc: Vec<String> = p.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            Error::Spec { field: format!("{field} (at sweep point {})", desc.join(" ")), value, reason }
+        }
+        other => other,
     }
 }

@@ -175,6 +175,11 @@ fn uname() -> (String, String, String) {
     (s(&u.nodename), s(&u.sysname), format!("{} {}", s(&u.release), s(&u.version)))
 }
 
+/// This machine's id as results record it (`host_id`): /etc/machine-id, else the host name.
+pub fn host_id() -> String {
+    read_trim("/etc/machine-id").unwrap_or_else(|| uname().0)
+}
+
 /// Collects the facts of this machine and of each target directory.
 pub fn probe(dirs: &[PathBuf]) -> HostFacts {
     let (hostname, os, kernel) = uname();
@@ -187,7 +192,7 @@ pub fn probe(dirs: &[PathBuf]) -> HostFacts {
             .map(|(_, v)| v.trim().to_string())
     };
     HostFacts {
-        host_id: read_trim("/etc/machine-id").unwrap_or_else(|| hostname.clone()),
+        host_id: host_id(),
         hostname,
         os,
         kernel,

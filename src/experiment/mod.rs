@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+pub mod estimate;
 mod file;
 mod layout;
 mod memory;
@@ -59,6 +60,7 @@ struct FileMeta {
     study: Option<String>,
     title: Option<String>,
     headline: Option<String>,
+    scale: Option<String>,
 }
 
 /// Reads the `[sweep]` and `[preset]` tables of an experiment file.
@@ -89,7 +91,7 @@ pub fn file_tables(text: &str, ram_bytes: u64) -> Result<(Sweep, Headline, Optio
                 id,
                 study: meta.study.unwrap_or_default(),
                 title: meta.title.unwrap_or_default(),
-                scale: String::new(),
+                scale: meta.scale.unwrap_or_default(),
             });
             (headline, preset)
         }
@@ -101,7 +103,8 @@ pub fn file_tables(text: &str, ram_bytes: u64) -> Result<(Sweep, Headline, Optio
 impl Experiment {
     /// The experiment a command line describes: the experiment file (its parameters,
     /// `[sweep]` and `[preset]`; its stem names it unless it has a `name`), then the
-    /// parameters the flags set over it, the `--sweep` axes (replacing the file's axes of the
+    /// parameters the flags set over it (in a file with a `[preset]` id, fewer `--dir`s than
+    /// its `dirs` are reused in turn), the `--sweep` axes (replacing the file's axes of the
     /// same key) and the `--zip` groups.
     pub fn from_command_line(
         file: Option<&Path>,
@@ -124,7 +127,15 @@ impl Experiment {
             }
             None => Default::default(),
         };
+        let file_dirs = params.0.get("dirs").map_or(0, |d| d.len());
         params.overlay(flags);
+        // A printed preset takes `--dir` as `reproduce` does: fewer directories than its
+        // targets are reused in turn.
+        if preset.is_some()
+            && let Some(given) = flags.0.get("dirs").filter(|g| !g.is_empty() && g.len() < file_dirs)
+        {
+            params.set("dirs", given.iter().cycle().take(file_dirs).cloned().collect())?;
+        }
         for arg in sweeps {
             sweep.push(sweep::parse_arg(arg, ram_bytes)?);
         }

@@ -315,11 +315,12 @@ impl Preset {
         }
         print_sweep(&mut out, &exp.sweep, &q);
         out += &format!(
-            "\n[preset]\nid = {}\nstudy = {}\ntitle = {}\nheadline = {}\n",
+            "\n[preset]\nid = {}\nstudy = {}\ntitle = {}\nheadline = {}\nscale = {}\n",
             q(&m.id),
             q(&m.study),
             q(&m.title),
-            q(&m.headline)
+            q(&m.headline),
+            q(scale.name())
         );
         Ok(out)
     }

@@ -17,6 +17,7 @@ mod schema;
 mod traces;
 mod write;
 
+pub use read::PhaseSample;
 use schema::MIGRATIONS;
 pub use schema::STORE_VERSION;
 pub use traces::TraceRow;

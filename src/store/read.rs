@@ -10,6 +10,18 @@ use crate::latency::Buckets;
 use crate::results::{ExperimentResult, LatencyNs, PointResult, Repetition, WorkerResult};
 use crate::spec::Spec;
 
+/// One measured phase of a stored run, as estimates read it ([`Store::phase_samples`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseSample {
+    pub engine: String,
+    /// `write`, `rewrite` or `read`.
+    pub op: String,
+    /// The point ran a compute/I-O strategy (its time holds compute).
+    pub strategy: bool,
+    pub bytes: u64,
+    pub time_ns: u64,
+}
+
 impl Store {
     /// Experiments, newest first.
     pub fn list(&self) -> Result<Vec<ExperimentRow>> {
@@ -196,6 +208,61 @@ impl Store {
             if preset.is_some_and(|p| presets.contains(&p.as_str())) {
                 out.push(id);
             }
+        }
+        Ok(out)
+    }
+
+    /// Every complete measured phase (no warm-ups) of this host's stored runs, with what the
+    /// point ran (engine, op, whether a strategy), its bytes and time: the rates estimates use.
+    pub fn phase_samples(&self, host_id: &str) -> Result<Vec<PhaseSample>> {
+        let mut kinds: std::collections::HashMap<String, Vec<serde_json::Value>> = Default::default();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, points_json FROM experiments WHERE host_id = ?1")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([host_id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(|e| self.err(e))?;
+        for row in rows {
+            let (id, points) = row.map_err(|e| self.err(e))?;
+            let points: Vec<serde_json::Value> = serde_json::from_str(&points).unwrap_or_default();
+            kinds.insert(id, points.into_iter().map(|p| p["spec"].clone()).collect());
+        }
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.experiment_id, r.point, p.phase, p.total_bytes, p.time_ns
+                 FROM runs r JOIN phase_results p ON p.run_id = r.run_id JOIN experiments e ON e.id = r.experiment_id
+                 WHERE e.host_id = ?1 AND r.warmup = 0 AND p.status = 'complete' AND p.time_ns > 0",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([host_id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, i64>(4)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = vec![];
+        for row in rows {
+            let (id, point, phase, bytes, time_ns) = row.map_err(|e| self.err(e))?;
+            let Some(spec) = kinds.get(&id).and_then(|p| p.get(point as usize)) else { continue };
+            let (Some(engine), Some(op)) =
+                (spec["engine"].as_str(), spec["phases"][phase as usize]["op"].as_str())
+            else {
+                continue;
+            };
+            out.push(PhaseSample {
+                engine: engine.to_string(),
+                op: op.to_string(),
+                strategy: !spec["strategy"].is_null(),
+                bytes: bytes as u64,
+                time_ns: time_ns as u64,
+            });
         }
         Ok(out)
     }

@@ -351,3 +351,66 @@ fn bad_options_write_nothing() {
         assert!(!out_file.exists() && !s.path().join("plot.jpg").exists());
     }
 }
+
+/// The B presets plot the run time in seconds, as `results strategies` tabulates it: each
+/// point is its runs' time (the 10% trimmed mean, which drops none of two runs: the mean); a
+/// rate and the time cannot share an axis.
+#[test]
+fn a_strategy_preset_plots_its_run_time() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let out = s.iolab(&["reproduce", "B", "--scale", "quick", "--dir", dir, "--quiet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (store, exp) = load_last(&s);
+    let preset = iolab::experiment::preset::about(&exp).map(|p| p.plot);
+    let fig = plot::build(&store, &exp, &Options { preset, ..Default::default() }).unwrap();
+    assert_eq!(fig.panels.len(), 1);
+    let panel = &fig.panels[0];
+    assert_eq!(panel.y.title, "time (s, lower is better)");
+    let strategies = ["S1A", "S3"];
+    assert_eq!(panel.series.len(), strategies.len());
+    for (series, strategy) in panel.series.iter().zip(strategies) {
+        assert_eq!(series.points.len(), 2, "comptime 0s and 100ms");
+        for (point, comptime) in series.points.iter().zip(["0s", "100ms"]) {
+            let p = exp
+                .points
+                .iter()
+                .find(|p| p.params["strategy"] == strategy && p.params["comptime"] == comptime)
+                .unwrap();
+            let times: Vec<f64> = p.phases[0].repetitions.iter().map(|r| r.time_ns as f64 / 1e9).collect();
+            assert_eq!(times.len(), 2);
+            let mean = (times[0] + times[1]) / 2.0;
+            assert!((point.y - mean).abs() < 1e-9, "{strategy} {comptime}: {} vs {mean}", point.y);
+        }
+    }
+    // With 100 ms of compute in each S3 run, its time is at least that.
+    assert!(panel.series[1].points[1].y >= 0.1, "{:?}", panel.series[1].points);
+    let svg = plot_svg(&s, &[]);
+    assert!(texts(&svg).iter().any(|t| t == "time (s, lower is better)"));
+    let out = s.iolab(&["plot", "last", "--y", "time,max_sar"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot share an axis"), "{}", stderr(&out));
+}
+
+/// A preset run at quick scale is titled with the sizes it ran, not the default scale's.
+#[test]
+fn plot_titles_name_the_sizes_run() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let out = s.iolab(&["reproduce", "L2", "--scale", "quick", "--dir", dir, "--quiet", "--set", "reps=1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (store, exp) = load_last(&s);
+    let mut bs: Vec<u64> = exp.points.iter().map(|p| p.spec.as_ref().unwrap().bs_bytes).collect();
+    bs.sort_unstable();
+    bs.dedup();
+    let bs: Vec<String> = bs.into_iter().map(iolab::units::fmt_size).collect();
+    let size = iolab::units::fmt_size(exp.points[0].spec.as_ref().unwrap().size_bytes);
+    let want = format!("size {size}, bs {}", bs.join(", "));
+    assert_eq!(want, "size 8 MiB, bs 64 KiB, 1 MiB, 4 MiB", "L2's quick scale");
+    let fig = plot::build(&store, &exp, &Options::default()).unwrap();
+    assert!(fig.title.starts_with("L2 · Tirumala et al. 2003: "), "{}", fig.title);
+    assert!(fig.title.ends_with(&format!(" · {want}")), "{}", fig.title);
+    assert!(!fig.title.contains("128 MiB"), "the default scale's file size: {}", fig.title);
+    let svg = plot_svg(&s, &[]);
+    assert!(svg.contains(&format!("{want}</title>")), "{svg:.300}");
+}

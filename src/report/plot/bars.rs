@@ -31,7 +31,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         legend.push(Style::nth(fi + 1, f.name()));
         let mut points = vec![];
         for (i, c) in cells.iter().enumerate() {
-            let xs: Vec<f64> = c.complete().map(|r| f.of(r) / 1e6).collect();
+            let xs: Vec<f64> = c.complete().map(|r| f.shown(r)).collect();
             let Some((y, bar)) = select::point_stat(&xs, stat, o.bars) else { continue };
             let x = i as f64 - 0.4 + width * (fi as f64 + 0.5);
             let p = Point { x, y, bar, span: Some((x - width * 0.45, x + width * 0.45)) };

@@ -133,7 +133,7 @@ impl Options {
                 return Err(Error::spec(
                     "y",
                     item,
-                    "expected a statistic (mean, median, 2sigma, trimmed) or a figure (max_sar, min_sar, individual)",
+                    "expected a statistic (mean, median, 2sigma, trimmed) or a figure (max_sar, min_sar, individual, time)",
                 ));
             }
         }
@@ -147,6 +147,7 @@ impl Options {
         if figs.is_empty() {
             figs.push(select::Figure::MaxSar);
         }
+        select::check_figures(&figs)?;
         Ok((stat.unwrap_or(exp.design.headline), figs))
     }
 
@@ -164,12 +165,32 @@ impl Options {
     }
 }
 
-/// The figure title: the preset and its study, else the experiment's name.
+/// The figure title: the preset and its study, else the experiment's name; then the sizes the
+/// experiment ran (not a scale's: a preset run at quick scale says its own sizes).
 pub fn title(exp: &ExperimentResult) -> String {
-    match &exp.design.preset {
+    let name = match &exp.design.preset {
         Some(p) => format!("{} · {}: {}", p.id, p.study, p.title),
         None => format!("{} ({})", exp.spec.name, exp.experiment_id),
-    }
+    };
+    format!("{name} · {}", sizes_run(exp))
+}
+
+/// The sizes the points ran: `size 4 MiB, bs 16 KiB..1 MiB` (a few values listed, more as
+/// their range).
+pub fn sizes_run(exp: &ExperimentResult) -> String {
+    let specs: Vec<&crate::spec::Spec> = exp.points.iter().filter_map(|p| p.spec.as_ref()).collect();
+    let specs = if specs.is_empty() { vec![&exp.spec] } else { specs };
+    let values = |f: &dyn Fn(&crate::spec::Spec) -> u64| {
+        let mut v: Vec<u64> = specs.iter().map(|s| f(s)).collect();
+        v.sort_unstable();
+        v.dedup();
+        let size = crate::units::fmt_size;
+        match v.as_slice() {
+            [a, .., b] if v.len() > 3 => format!("{}..{}", size(*a), size(*b)),
+            _ => v.iter().map(|b| size(*b)).collect::<Vec<_>>().join(", "),
+        }
+    };
+    format!("size {}, bs {}", values(&|s| s.size_bytes), values(&|s| s.bs_bytes))
 }
 
 /// Where the numbers come from: experiment, host, scale.

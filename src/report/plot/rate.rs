@@ -142,7 +142,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
                     .iter()
                     .filter(|c| select::label(c, &g.panels) == *pk && select::label(c, &g.series) == *sk)
                 {
-                    by_x.entry(c.value(&g.x)).or_default().extend(c.complete().map(|r| f.of(r) / 1e6));
+                    by_x.entry(c.value(&g.x)).or_default().extend(c.complete().map(|r| f.shown(r)));
                 }
                 let mut points: Vec<Point> = by_x
                     .iter()

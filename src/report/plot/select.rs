@@ -164,6 +164,8 @@ pub enum Figure {
     MinSar,
     /// The average individual worker rate.
     Individual,
+    /// The phase's time, in seconds (Benson et al. 2003 report the run time: lower is better).
+    Time,
 }
 
 impl Figure {
@@ -172,6 +174,7 @@ impl Figure {
             "max_sar" | "max_sar_bytes_per_s" | "total" => Figure::MaxSar,
             "min_sar" | "min_sar_bytes_per_s" => Figure::MinSar,
             "individual" | "avg_individual_bytes_per_s" => Figure::Individual,
+            "time" | "time_s" | "time_ns" => Figure::Time,
             _ => return None,
         })
     }
@@ -180,6 +183,7 @@ impl Figure {
             Figure::MaxSar => "max_SAR",
             Figure::MinSar => "min_SAR",
             Figure::Individual => "avg individual",
+            Figure::Time => "time",
         }
     }
     pub fn about(self) -> &'static str {
@@ -187,6 +191,7 @@ impl Figure {
             Figure::MaxSar => "max_SAR = sum of worker rates",
             Figure::MinSar => "min_SAR = bytes / slowest worker's time",
             Figure::Individual => "average individual worker rate",
+            Figure::Time => "the phase's time (lower is better)",
         }
     }
     pub fn of(self, r: &Repetition) -> f64 {
@@ -194,13 +199,35 @@ impl Figure {
             Figure::MaxSar => r.max_sar_bytes_per_s,
             Figure::MinSar => r.min_sar_bytes_per_s,
             Figure::Individual => r.avg_individual_bytes_per_s,
+            Figure::Time => r.time_ns as f64,
         }
     }
+    /// The figure of a run in the unit its axis shows: MB/s (10^6 B/s) for rates, seconds for
+    /// the time.
+    pub fn shown(self, r: &Repetition) -> f64 {
+        match self {
+            Figure::Time => self.of(r) / 1e9,
+            _ => self.of(r) / 1e6,
+        }
+    }
+}
+
+/// The figures asked for, checked: the time and rates cannot share an axis.
+pub fn check_figures(figs: &[Figure]) -> Result<()> {
+    if figs.len() > 1 && figs.contains(&Figure::Time) {
+        return Err(Error::spec(
+            "y",
+            "time",
+            "the time (seconds) and rates (MB/s) cannot share an axis: plot them apart",
+        ));
+    }
+    Ok(())
 }
 
 /// The y axis title of rates of these figures: the figure's name when there is one.
 pub fn rate_title(figs: &[Figure]) -> String {
     match figs {
+        [Figure::Time] => "time (s, lower is better)".into(),
         [f] => format!("{} (MB/s = 10^6 B/s)", f.name()),
         _ => "rate (MB/s = 10^6 B/s)".into(),
     }

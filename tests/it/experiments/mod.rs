@@ -3,4 +3,5 @@
 
 mod hosts;
 mod presets;
+mod scale;
 mod sweeps;

@@ -1,0 +1,298 @@
+//! Estimates of an experiment before it runs (`iolab plan`, `reproduce --list`): the disk
+//! space its largest point needs, and the time all its runs take, from the rates this host
+//! measured in earlier runs of similar phases (the store), else from a stated assumed rate.
+//!
+//! Similar means the same engine, the same direction (read, or write and rewrite) and the same
+//! size class (the phase's bytes within one power of 16: 1-16 MiB, 16-256 MiB, ...). A phase's
+//! time is its bytes over the class's rate (all its samples' bytes over all their time); a
+//! strategy point adds its compute (the busiest compute role's, the roles in parallel), and
+//! reads of data written first add that write. Warm-ups and settle times count; file creation,
+//! cache eviction and process start do not, so an estimate is a rough floor, shown as such.
+
+use super::run::Point;
+use crate::plan::{self, RunPlan};
+use crate::spec::{OpKind, Spec};
+use crate::store::{PhaseSample, Store};
+use crate::units::{fmt_rate, fmt_size};
+use crate::worker::registry::real_io;
+
+/// The rate assumed where the store has no similar phase: a plain disk's sequential rate.
+pub const ASSUMED_BYTES_PER_S: f64 = 200e6;
+
+/// What makes two phases similar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Class {
+    engine: String,
+    write: bool,
+    size_class: u32,
+}
+
+/// The size class of a phase of `bytes`: its power of 16.
+fn size_class(bytes: u64) -> u32 {
+    (63 - bytes.max(1).leading_zeros()) / 4
+}
+
+/// Measured rates by class: (class, bytes, ns, samples).
+#[derive(Debug, Clone, Default)]
+pub struct Rates(Vec<(Class, u64, u64, usize)>);
+
+impl Rates {
+    /// No measurements: every phase at the assumed rate.
+    pub fn none() -> Rates {
+        Rates::default()
+    }
+
+    /// The rates of stored phases. Strategy runs are left out: their time holds compute.
+    pub fn from_samples(samples: &[PhaseSample]) -> Rates {
+        let mut r = Rates::default();
+        for s in samples.iter().filter(|s| !s.strategy && s.bytes > 0 && s.time_ns > 0) {
+            let c =
+                Class { engine: s.engine.clone(), write: s.op != "read", size_class: size_class(s.bytes) };
+            match r.0.iter_mut().find(|e| e.0 == c) {
+                Some(e) => {
+                    e.1 = e.1.saturating_add(s.bytes);
+                    e.2 = e.2.saturating_add(s.time_ns);
+                    e.3 += 1;
+                }
+                None => r.0.push((c, s.bytes, s.time_ns, 1)),
+            }
+        }
+        r
+    }
+
+    /// The rates this host measured, from the store at `db` if there is one (a store that
+    /// cannot be read gives none: an estimate never fails a command).
+    pub fn of_store(db: &std::path::Path) -> Rates {
+        if !db.is_file() {
+            return Rates::none();
+        }
+        Store::open_read_only(db)
+            .and_then(|s| s.phase_samples(&crate::env::host::host_id()))
+            .map(|v| Rates::from_samples(&v))
+            .unwrap_or_default()
+    }
+
+    /// The rate of a class (bytes/s) and the phases it was measured in.
+    fn rate(&self, c: &Class) -> Option<(f64, usize)> {
+        self.0.iter().find(|e| e.0 == *c).map(|e| (e.1 as f64 * 1e9 / e.2 as f64, e.3))
+    }
+}
+
+/// What an experiment will take.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Estimate {
+    /// Disk space of the point that needs the most (its files, all repetitions' if kept).
+    pub disk_bytes: u64,
+    pub seconds: f64,
+    /// Phase runs timed at measured rates, and how many stored phases those rates came from.
+    pub measured: u64,
+    pub samples: usize,
+    /// Phase runs timed at [`ASSUMED_BYTES_PER_S`].
+    pub assumed: u64,
+}
+
+/// Disk space one point needs at its peak: one repetition's files, or all of them when kept;
+/// none when its engine moves no data or it reads kept files.
+pub fn disk_bytes(spec: &Spec, plan: &RunPlan) -> u64 {
+    if !real_io(&spec.engine) || spec.reuse.is_some() {
+        return 0;
+    }
+    plan.disk_bytes().saturating_mul(if spec.keep { spec.reps as u64 } else { 1 })
+}
+
+/// Estimates the runs of these points.
+pub fn estimate(points: &[Point], rates: &Rates) -> Estimate {
+    let mut e = Estimate::default();
+    let mut used: Vec<Class> = vec![];
+    for p in points {
+        let spec = &p.spec;
+        let plan = plan::plan(spec);
+        e.disk_bytes = e.disk_bytes.max(disk_bytes(spec, &plan));
+        let runs = (spec.reps + spec.warmup) as u64;
+        let mut one = spec.settle_ns as f64 / 1e9;
+        let io = real_io(&spec.engine);
+        let mut time = |bytes: u64, op: OpKind, e: &mut Estimate| {
+            if !io || bytes == 0 {
+                return 0.0;
+            }
+            let c =
+                Class { engine: spec.engine.clone(), write: op.is_write(), size_class: size_class(bytes) };
+            match rates.rate(&c) {
+                Some((r, n)) => {
+                    e.measured += runs;
+                    if !used.contains(&c) {
+                        e.samples += n;
+                        used.push(c);
+                    }
+                    bytes as f64 / r
+                }
+                None => {
+                    e.assumed += runs;
+                    bytes as f64 / ASSUMED_BYTES_PER_S
+                }
+            }
+        };
+        if plan.layout_first {
+            one += time(plan.disk_bytes(), OpKind::Write, &mut e);
+        }
+        for ph in &plan.phases {
+            one += time(ph.bytes(), ph.op, &mut e);
+        }
+        if let Some(sp) = crate::strategy::Plan::of(spec) {
+            let per_iter = sp.roles.iter().filter_map(|r| r.compute).map(|c| c.per_iter_ns).max();
+            one += per_iter.unwrap_or(0) as f64 * sp.iters as f64 / 1e9;
+        }
+        e.seconds += one * runs as f64;
+    }
+    e
+}
+
+/// A duration in seconds, to two significant figures, with `~`: `~40 s`, `~3.5 min`, `~12 h`.
+pub fn fmt_about(seconds: f64) -> String {
+    if seconds < 1.0 {
+        return "< 1 s".into();
+    }
+    let (v, unit) = if seconds < 90.0 {
+        (seconds, "s")
+    } else if seconds < 90.0 * 60.0 {
+        (seconds / 60.0, "min")
+    } else if seconds < 72.0 * 3600.0 {
+        (seconds / 3600.0, "h")
+    } else {
+        (seconds / 86400.0, "days")
+    };
+    let v = if v < 10.0 { (v * 10.0).round() / 10.0 } else { v.round() };
+    let v = if v >= 10.0 { format!("{v:.0}") } else { format!("{v}") };
+    format!("~{v} {unit}")
+}
+
+impl Estimate {
+    /// The time with where its rates came from: `~3 min (rates measured here: 12 earlier
+    /// phase runs)`, `~3 min at 200 MB/s assumed`, or both.
+    pub fn time_text(&self) -> String {
+        let assumed = format!("at {} MB/s assumed", fmt_rate(ASSUMED_BYTES_PER_S));
+        let measured = format!(
+            "rates measured here in {} earlier phase run{}",
+            self.samples,
+            if self.samples == 1 { "" } else { "s" }
+        );
+        let t = fmt_about(self.seconds);
+        match (self.measured, self.assumed) {
+            (0, 0) => format!("{t} (no data moved)"),
+            (_, 0) => format!("{t} ({measured})"),
+            (0, _) => format!("{t} {assumed}"),
+            _ => format!("{t} ({measured}; the rest {assumed})"),
+        }
+    }
+
+    /// The time with one word for where its rates came from, for a table cell.
+    pub fn time_cell(&self) -> String {
+        let t = fmt_about(self.seconds);
+        match (self.measured, self.assumed) {
+            (_, 0) => t,
+            (0, _) => format!("{t} assumed"),
+            _ => format!("{t} partly assumed"),
+        }
+    }
+
+    pub fn disk_text(&self) -> String {
+        if self.disk_bytes == 0 { "none".into() } else { fmt_size(self.disk_bytes) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::{Params, ResolveEnv, resolve};
+
+    fn point(kv: &[(&str, &str)]) -> Point {
+        let mut p = Params::default();
+        p.set("dirs", vec![std::env::temp_dir().display().to_string()]).unwrap();
+        for (k, v) in kv {
+            p.set_one(k, v).unwrap();
+        }
+        let spec = resolve(&p, &ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() }).unwrap();
+        Point { params: Default::default(), spec }
+    }
+
+    fn sample(engine: &str, op: &str, bytes: u64, time_ns: u64) -> PhaseSample {
+        PhaseSample { engine: engine.into(), op: op.into(), strategy: false, bytes, time_ns }
+    }
+
+    #[test]
+    fn without_measurements_every_phase_runs_at_the_assumed_rate() {
+        // 64 MiB written and read back, 3 repetitions plus 1 warm-up.
+        let p = point(&[("size", "64MiB"), ("ops", "write,read"), ("reps", "3"), ("warmup", "1")]);
+        let e = estimate(&[p], &Rates::none());
+        assert_eq!(e.disk_bytes, 64 << 20);
+        assert_eq!((e.measured, e.assumed, e.samples), (0, 8, 0));
+        let want = 4.0 * 2.0 * (64u64 << 20) as f64 / ASSUMED_BYTES_PER_S;
+        assert!((e.seconds - want).abs() < 1e-9, "{} vs {want}", e.seconds);
+        assert_eq!(e.time_text(), "~2.7 s at 200 MB/s assumed");
+    }
+
+    #[test]
+    fn measured_rates_of_the_same_engine_op_and_size_class_are_used() {
+        // Writes of 32 MiB at 100 MB/s (two samples), reads at 400 MB/s; a 16 KiB write and
+        // another engine's write are other classes.
+        let samples = [
+            sample("psync", "write", 32 << 20, (32u64 << 20) * 10),
+            sample("psync", "rewrite", 48 << 20, (48u64 << 20) * 10),
+            sample("psync", "read", 32 << 20, (32u64 << 20) * 10 / 4),
+            sample("psync", "write", 16 << 10, 1),
+            sample("uring", "write", 32 << 20, 1),
+            PhaseSample { strategy: true, ..sample("psync", "read", 32 << 20, 1) },
+        ];
+        let rates = Rates::from_samples(&samples);
+        let p = point(&[("size", "64MiB"), ("ops", "write,read"), ("reps", "2")]);
+        let e = estimate(&[p], &rates);
+        assert_eq!((e.measured, e.assumed, e.samples), (4, 0, 3));
+        let want = 2.0 * ((64u64 << 20) as f64 / 100e6 + (64u64 << 20) as f64 / 400e6);
+        assert!((e.seconds - want).abs() < 1e-6, "{} vs {want}", e.seconds);
+        assert_eq!(e.time_text(), "~1.7 s (rates measured here in 3 earlier phase runs)");
+        // A 1 GiB write is in another class: assumed, and said so.
+        let big = point(&[("size", "1GiB"), ("ops", "write,read"), ("reps", "1")]);
+        let e = estimate(&[big], &rates);
+        assert_eq!((e.measured, e.assumed), (0, 2));
+    }
+
+    #[test]
+    fn the_largest_point_sets_the_disk_space_and_kept_files_multiply_it() {
+        let a = point(&[("size", "8MiB"), ("workers", "2")]);
+        let b = point(&[("size", "4MiB"), ("keep", "true"), ("reps", "5")]);
+        let e = estimate(&[a, b], &Rates::none());
+        assert_eq!(e.disk_bytes, 20 << 20);
+        let n = point(&[("size", "8MiB"), ("engine", "null")]);
+        let e = estimate(&[n], &Rates::none());
+        assert_eq!((e.disk_bytes, e.measured, e.assumed, e.seconds), (0, 0, 0, 0.0));
+        assert_eq!(e.time_text(), "< 1 s (no data moved)");
+    }
+
+    #[test]
+    fn a_strategy_point_adds_its_compute() {
+        let p = point(&[
+            ("strategy", "S1A"),
+            ("workers", "2"),
+            ("iters", "4"),
+            ("bs", "1MiB"),
+            ("size", "4MiB"),
+            ("comptime", "10s"),
+            ("ops", "write"),
+            ("reps", "1"),
+        ]);
+        let e = estimate(&[p], &Rates::none());
+        // Each of the two compute workers spins its 10 s share; 8 MiB written.
+        let want = 10.0 + (8u64 << 20) as f64 / ASSUMED_BYTES_PER_S;
+        assert!((e.seconds - want).abs() < 1e-6, "{} vs {want}", e.seconds);
+    }
+
+    #[test]
+    fn durations_are_shown_to_two_figures() {
+        assert_eq!(fmt_about(0.2), "< 1 s");
+        assert_eq!(fmt_about(2.71), "~2.7 s");
+        assert_eq!(fmt_about(44.6), "~45 s");
+        assert_eq!(fmt_about(210.0), "~3.5 min");
+        assert_eq!(fmt_about(3.0 * 3600.0), "~3 h");
+        assert_eq!(fmt_about(5.0 * 86400.0), "~5 days");
+    }
+}
