@@ -240,6 +240,7 @@ impl Preset {
             "engine",
             "launcher",
             "start",
+            "pieces",
             "strategy",
             "latency",
             "files",
