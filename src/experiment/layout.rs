@@ -140,6 +140,9 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
     Ok(Access { files, round_robin, stripe_unit_bytes, stripe_count, pieces, launcher, start, latency })
 }
 
+/// The most pieces of one block issued together (the io_uring batch of one block).
+pub const MAX_PIECES: u64 = 4096;
+
 /// `pieces = parallel` on a striped layout needs an engine that issues a block's pieces
 /// together (and contiguous memory, whose pieces lie end to end).
 fn check_pieces(spec: &Spec) -> Result<()> {
@@ -153,6 +156,10 @@ fn check_pieces(spec: &Spec) -> Result<()> {
         )
     } else if spec.mem_len_bytes.is_some() {
         "parallel pieces need contiguous memory (no mem_len/mem_stride)".to_string()
+    } else if let Some(n) = spec.stripe_unit_bytes.map(|u| spec.bs_bytes / u).filter(|&n| n > MAX_PIECES) {
+        format!(
+            "a block of {n} stripe units is {n} pieces at once; at most {MAX_PIECES} (a larger stripe_unit or a smaller bs)"
+        )
     } else if let Err(reason) = crate::engine::uring::probe() {
         format!("parallel pieces go through io_uring: {reason}")
     } else {
@@ -443,6 +450,9 @@ mod tests {
             ("pieces", "parallel pieces need contiguous memory (no mem_len/mem_stride)")
         );
         assert_eq!(resolve(&params(&with(&[])), &env()).unwrap().pieces, PiecesMode::Parallel);
+        let e = err(&[&striped[..3], &[("pieces", "parallel"), ("bs", "32MiB"), ("size", "32MiB")]].concat());
+        assert_eq!(e.0, "pieces");
+        assert!(e.2.contains("a block of 8192 stripe units is 8192 pieces at once; at most 4096"), "{}", e.2);
         let s = resolve(&params(&[("pieces", "parallel"), ("engine", "vsync")]), &env()).unwrap();
         assert_eq!((s.layout, s.pieces), (Layout::FilePerWorker, PiecesMode::Parallel));
         assert_eq!(err(&[("latency", "all")]).0, "latency");
