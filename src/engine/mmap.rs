@@ -39,6 +39,7 @@ pub static DEF: EngineDef = EngineDef {
         window: true,
         probe: super::always_available,
         main_thread: false,
+        parallel_pieces: false,
     },
 };
 

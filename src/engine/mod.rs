@@ -17,6 +17,7 @@ use crate::spec::{OpenSync, SyncCall, SyncPolicy};
 use crate::target::owned;
 pub use crate::target::owned::FileId;
 
+pub mod batch;
 pub mod calls;
 pub mod mmap;
 #[cfg(feature = "mpi")]
@@ -53,6 +54,9 @@ pub struct Setup<'a> {
     pub mem: Option<Strided>,
     /// Ops in flight at once (1 for synchronous engines).
     pub iodepth: usize,
+    /// `pieces = parallel` on a striped file: the pieces of one block, issued together
+    /// (0: ops are issued one at a time).
+    pub pieces: usize,
     /// mmap window in bytes (`None`: the whole file).
     pub window: Option<u64>,
     /// The commit policy of this phase (`None` for reads) and the commit call.
@@ -106,6 +110,7 @@ impl<'a> Setup<'a> {
             bs,
             mem: None,
             iodepth: 1,
+            pieces: 0,
             window: None,
             sync: SyncPolicy::None,
             sync_call: SyncCall::Fdatasync,
@@ -141,6 +146,9 @@ impl CallError {
 /// What an engine call returns.
 pub type CallResult<T> = std::result::Result<T, CallError>;
 
+/// What [`Engine::io_pieces`] returns: on failure, the failed piece's index and its error.
+pub type PiecesResult = std::result::Result<(), (usize, CallError)>;
+
 /// A synchronous engine: one op at a time.
 pub trait Engine: Sized + Send {
     /// Opens the files and allocates buffers (before the start barrier, not timed).
@@ -150,6 +158,16 @@ pub trait Engine: Sized + Send {
     fn buf(&mut self) -> &mut [u8];
     /// Performs one op; returns the bytes transferred.
     fn io(&mut self, op: Op, write: bool) -> CallResult<u64>;
+    /// Performs the pieces of one striped block together (`pieces = parallel`; only engines
+    /// whose [`Caps::parallel_pieces`] says so are asked): piece `i` moves bytes
+    /// `[i x len, (i + 1) x len)` of [`Engine::buf`], where `len` is the pieces' common length.
+    /// Returns when every piece is done, with the bytes each moved in `done[i]`; on a failed
+    /// call, the index of the first piece that failed and its error.
+    fn io_pieces(&mut self, pieces: &[Op], write: bool, done: &mut [u64]) -> PiecesResult {
+        let _ = (pieces, done);
+        let err = io::Error::new(io::ErrorKind::Unsupported, "this engine issues pieces one at a time");
+        Err((0, CallError::new(if write { Call::Pwrite } else { Call::Pread }, err)))
+    }
     /// Commits one file's written data.
     fn sync(&mut self, file: u32, call: SyncCall) -> CallResult<()>;
     /// Releases everything; returns the system calls made since open.
@@ -207,6 +225,9 @@ pub struct Caps {
     pub probe: fn() -> std::result::Result<(), String>,
     /// Must run on the launching thread (MPI is called only from a rank's main thread).
     pub main_thread: bool,
+    /// Can issue the pieces of a striped block together (`pieces = parallel`,
+    /// [`Engine::io_pieces`]).
+    pub parallel_pieces: bool,
 }
 
 /// A probe for engines that need nothing special.

@@ -34,6 +34,7 @@ pub static DEF: EngineDef = EngineDef {
         window: false,
         probe: super::always_available,
         main_thread: true,
+        parallel_pieces: false,
     },
 };
 

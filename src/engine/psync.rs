@@ -1,13 +1,20 @@
 //! `psync`: pread/pwrite at explicit offsets, one op per system call (fio's psync, IOR's POSIX).
 //! Strided memory is first packed into a contiguous buffer (writes) or unpacked from it
 //! (reads) inside the op, so the copy counts, as it does for a program that must do it.
+//! With `pieces = parallel` the pieces of a striped block go together, as one io_uring batch
+//! ([`super::batch`]): the positioned reads or writes of pread/pwrite, in flight at once.
 
 use std::fs::File;
 use std::io;
+use std::mem::ManuallyDrop;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
+use std::path::Path;
 
-use super::{Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, FdFiles, Setup, buffer};
+use super::batch::Batch;
+use super::{
+    Call, CallCounts, CallError, CallResult, Caps, Engine, EngineDef, FdFiles, PiecesResult, Setup, buffer,
+};
 use crate::env::sys::AlignedBuf;
 use crate::error::Result;
 use crate::plan::Op;
@@ -28,24 +35,33 @@ pub static DEF: EngineDef = EngineDef {
         window: false,
         probe: super::always_available,
         main_thread: false,
+        parallel_pieces: true,
     },
 };
 
 pub struct Psync {
     fds: FdFiles,
-    /// The worker's memory: contiguous data, or the strided source/destination.
-    buf: AlignedBuf,
+    /// The worker's memory: contiguous data, or the strided source/destination. Freed only
+    /// when no piece of a batch is in flight (see `Drop`).
+    buf: ManuallyDrop<AlignedBuf>,
     /// With strided memory: the contiguous buffer the system calls use.
     packed: Option<(Strided, AlignedBuf)>,
+    /// `pieces = parallel`: the ring a block's pieces go through together.
+    batch: Option<Batch>,
 }
 
 impl Engine for Psync {
     fn open(setup: &Setup<'_>) -> Result<Self> {
         let fds = FdFiles::open(setup)?;
+        let batch = match setup.pieces {
+            0 => None,
+            n => Some(Batch::new(&fds.files, n, setup.paths.first().map_or(Path::new(""), |p| p.as_path()))?),
+        };
         Ok(Psync {
             fds,
+            batch,
             // Page-aligned so the same buffer serves O_DIRECT.
-            buf: buffer(setup, setup.mem_bytes())?,
+            buf: ManuallyDrop::new(buffer(setup, setup.mem_bytes())?),
             packed: setup
                 .mem
                 .map(|m| Ok::<_, crate::error::Error>((m, buffer(setup, setup.bs)?)))
@@ -55,7 +71,7 @@ impl Engine for Psync {
 
     #[inline(always)]
     fn buf(&mut self) -> &mut [u8] {
-        &mut self.buf
+        &mut self.buf[..]
     }
 
     #[inline(always)]
@@ -90,16 +106,43 @@ impl Engine for Psync {
         Ok(n as u64)
     }
 
+    fn io_pieces(&mut self, pieces: &[Op], write: bool, done: &mut [u64]) -> PiecesResult {
+        match &mut self.batch {
+            Some(b) => b.run(&mut self.buf, pieces, write, done, &mut self.fds.calls),
+            None => {
+                let err = io::Error::other("opened without pieces = parallel");
+                Err((0, CallError::new(Call::IoUringEnter, err)))
+            }
+        }
+    }
+
     fn sync(&mut self, file: u32, call: SyncCall) -> CallResult<()> {
         self.fds.sync(file, call)
     }
 
-    fn close(self) -> io::Result<CallCounts> {
-        self.fds.close()
+    fn close(mut self) -> io::Result<CallCounts> {
+        if let Some(b) = &mut self.batch
+            && !b.drain()
+        {
+            return Err(io::Error::other("io_uring: pieces still in flight at close"));
+        }
+        // The files close as `self` drops.
+        Ok(self.fds.calls)
     }
 
     fn call_name(write: bool) -> &'static str {
         if write { "pwrite" } else { "pread" }
+    }
+}
+
+impl Drop for Psync {
+    fn drop(&mut self) {
+        if self.batch.as_mut().is_none_or(|b| b.drain()) {
+            // SAFETY: no piece is in flight, so the kernel no longer touches the buffer; it is
+            // dropped only here.
+            unsafe { ManuallyDrop::drop(&mut self.buf) };
+        }
+        // Otherwise the buffer is leaked: the kernel may still write into it.
     }
 }
 

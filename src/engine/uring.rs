@@ -43,6 +43,7 @@ pub static DEF: EngineDef = EngineDef {
         window: false,
         probe,
         main_thread: false,
+        parallel_pieces: false,
     },
 };
 
@@ -74,7 +75,7 @@ pub fn probe() -> std::result::Result<(), String> {
 /// it, and it reaps only inside io_uring_enter, so where the kernel offers them (6.1+) the ring
 /// is single-issuer with deferred, cooperative task work: completions are posted when the worker
 /// asks for them, not by interrupting it. Older kernels get a plain ring.
-fn new_ring(entries: u32) -> io::Result<IoUring> {
+pub(super) fn new_ring(entries: u32) -> io::Result<IoUring> {
     let lean = IoUring::builder()
         .setup_cqsize(entries)
         .setup_coop_taskrun()

@@ -29,6 +29,7 @@ pub static DEF: EngineDef = EngineDef {
         window: false,
         probe: super::always_available,
         main_thread: false,
+        parallel_pieces: false,
     },
 };
 

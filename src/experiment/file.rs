@@ -226,6 +226,9 @@ impl crate::spec::Spec {
         if let Some(c) = self.stripe_count {
             set("stripe_count", vec![c.to_string()]);
         }
+        if self.pieces != crate::spec::PiecesMode::Serial {
+            set("pieces", vec![self.pieces.name().into()]);
+        }
         set("launcher", vec![serde_json::to_value(self.launcher).unwrap().as_str().unwrap().into()]);
         set("start", vec![serde_json::to_value(self.start).unwrap().as_str().unwrap().into()]);
         if let Some(r) = self.reorder_reads {

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::experiment::{Params, ResolveEnv};
-use crate::spec::{LatencyMode, Launcher, Layout, Spec, StartMode};
+use crate::spec::{LatencyMode, Launcher, Layout, PiecesMode, Spec, StartMode};
 use crate::units::{fmt_size, fmt_size_spec, parse_size};
 
 /// The resolved layout and launch parameters.
@@ -13,6 +13,7 @@ pub(super) struct Access {
     pub round_robin: u32,
     pub stripe_unit_bytes: Option<u64>,
     pub stripe_count: Option<u32>,
+    pub pieces: PiecesMode,
     pub launcher: Launcher,
     pub start: StartMode,
     pub latency: LatencyMode,
@@ -125,13 +126,46 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
         "free" => StartMode::Free,
         other => return Err(Error::spec("start", other, "expected barrier or free")),
     };
+    let pieces = match get("pieces").unwrap_or("serial") {
+        "serial" => PiecesMode::Serial,
+        "parallel" => PiecesMode::Parallel,
+        other => return Err(Error::spec("pieces", other, "expected serial or parallel")),
+    };
     let latency = match get("latency").unwrap_or("histogram") {
         "histogram" => LatencyMode::Histogram,
         "trace" => LatencyMode::Trace,
         "off" => LatencyMode::Off,
         other => return Err(Error::spec("latency", other, "expected off, histogram or trace")),
     };
-    Ok(Access { files, round_robin, stripe_unit_bytes, stripe_count, launcher, start, latency })
+    Ok(Access { files, round_robin, stripe_unit_bytes, stripe_count, pieces, launcher, start, latency })
+}
+
+/// The most pieces of one block issued together (the io_uring batch of one block).
+pub const MAX_PIECES: u64 = 4096;
+
+/// `pieces = parallel` on a striped layout needs an engine that issues a block's pieces
+/// together (and contiguous memory, whose pieces lie end to end).
+fn check_pieces(spec: &Spec) -> Result<()> {
+    if spec.pieces != PiecesMode::Parallel || !spec.layout.striped() {
+        return Ok(());
+    }
+    let why = if !crate::worker::registry::find(&spec.engine).is_some_and(|e| e.def.caps.parallel_pieces) {
+        format!(
+            "engine {} issues a block's pieces one at a time; parallel pieces are built for engine psync",
+            spec.engine
+        )
+    } else if spec.mem_len_bytes.is_some() {
+        "parallel pieces need contiguous memory (no mem_len/mem_stride)".to_string()
+    } else if let Some(n) = spec.stripe_unit_bytes.map(|u| spec.bs_bytes / u).filter(|&n| n > MAX_PIECES) {
+        format!(
+            "a block of {n} stripe units is {n} pieces at once; at most {MAX_PIECES} (a larger stripe_unit or a smaller bs)"
+        )
+    } else if let Err(reason) = crate::engine::uring::probe() {
+        format!("parallel pieces go through io_uring: {reason}")
+    } else {
+        return Ok(());
+    };
+    Err(Error::spec("pieces", "parallel", why))
 }
 
 /// The most bytes a file, a repetition's data or a run's kept data may hold: file offsets
@@ -223,6 +257,7 @@ pub(super) fn check(spec: &Spec, _env: &ResolveEnv) -> Result<()> {
             }
         }
     }
+    check_pieces(spec)?;
     let files = spec.file_count() as u64;
     // Fits: check_totals bounded size x workers.
     let shared_blocks = spec.size_bytes.saturating_mul(spec.workers as u64) / bs;
@@ -398,6 +433,28 @@ mod tests {
         assert_eq!(err(&[("layout", "striped"), ("stripe_count", "2")]).0, "stripe_count");
         assert_eq!(err(&[("launcher", "fork")]).0, "launcher");
         assert_eq!(err(&[("start", "later")]).0, "start");
+        assert_eq!(
+            err(&[("pieces", "both")]),
+            ("pieces".into(), "both".into(), "expected serial or parallel".into())
+        );
+        // Parallel pieces: psync only, contiguous memory; a layout without stripes ignores it.
+        let striped = [("layout", "striped"), ("dirs", ".,."), ("stripe_unit", "4KiB"), ("bs", "8KiB")];
+        let with =
+            |more: &[(&'static str, &'static str)]| [&striped[..], &[("pieces", "parallel")], more].concat();
+        let e = err(&with(&[("engine", "vsync")]));
+        assert_eq!((e.0.as_str(), e.1.as_str()), ("pieces", "parallel"));
+        assert!(e.2.contains("engine vsync issues a block's pieces one at a time"), "{}", e.2);
+        let e = err(&with(&[("mem_len", "1KiB"), ("mem_stride", "2KiB")]));
+        assert_eq!(
+            (e.0.as_str(), e.2.as_str()),
+            ("pieces", "parallel pieces need contiguous memory (no mem_len/mem_stride)")
+        );
+        assert_eq!(resolve(&params(&with(&[])), &env()).unwrap().pieces, PiecesMode::Parallel);
+        let e = err(&[&striped[..3], &[("pieces", "parallel"), ("bs", "32MiB"), ("size", "32MiB")]].concat());
+        assert_eq!(e.0, "pieces");
+        assert!(e.2.contains("a block of 8192 stripe units is 8192 pieces at once; at most 4096"), "{}", e.2);
+        let s = resolve(&params(&[("pieces", "parallel"), ("engine", "vsync")]), &env()).unwrap();
+        assert_eq!((s.layout, s.pieces), (Layout::FilePerWorker, PiecesMode::Parallel));
         assert_eq!(err(&[("latency", "all")]).0, "latency");
         // Traces stream to the store, so no trace is too long for memory.
         let s = resolve(

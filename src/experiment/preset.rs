@@ -249,6 +249,7 @@ impl Preset {
             "engine",
             "launcher",
             "start",
+            "pieces",
             "strategy",
             "latency",
             "files",

@@ -336,6 +336,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         round_robin: access.round_robin,
         stripe_unit_bytes: access.stripe_unit_bytes,
         stripe_count: access.stripe_count,
+        pieces: access.pieces,
         launcher: access.launcher,
         start: access.start,
         reorder_reads,

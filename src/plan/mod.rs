@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::spec::{CachePolicy, Layout, OpKind, Order, Phase, Spec};
+use crate::spec::{CachePolicy, Layout, OpKind, Order, Phase, PiecesMode, Spec};
 
 pub mod fill;
 mod layout;
@@ -51,6 +51,8 @@ pub struct Pieces {
     pub per_block: u64,
     /// Bytes per piece: min(bs, unit).
     pub len: u64,
+    /// `pieces = parallel`: a block's pieces are issued together, as one timed op.
+    pub parallel: bool,
 }
 
 /// The ops of one worker in one phase, generated on demand.
@@ -96,6 +98,21 @@ impl OpSeq {
     /// Bytes per op: bs, or the piece length of a striped file.
     pub fn op_len(&self) -> u64 {
         self.pieces.map_or(self.bs, |p| p.len)
+    }
+
+    /// With `pieces = parallel` and blocks of several pieces: the pieces per block, issued
+    /// together; else 0 (every op on its own).
+    pub fn parallel_pieces(&self) -> u64 {
+        match self.pieces {
+            Some(p) if p.parallel && p.per_block > 1 => p.per_block,
+            _ => 0,
+        }
+    }
+
+    /// The ops the timed loop times: one per block when its pieces go together, else one per
+    /// op.
+    pub fn timed_ops(&self) -> u64 {
+        if self.parallel_pieces() > 0 { self.n_blocks } else { self.n_ops }
     }
 }
 
@@ -233,7 +250,7 @@ fn phase_plan(spec: &Spec, index: usize, ph: &Phase) -> PhasePlan {
     let comps = stripe.map_or(1, |s| s.count);
     let pieces = stripe.map(|s| {
         let len = bs.min(s.unit);
-        Pieces { stripe: s, per_block: bs / len, len }
+        Pieces { stripe: s, per_block: bs / len, len, parallel: spec.pieces == PiecesMode::Parallel }
     });
     let physical = |logical: u32| (logical * comps..(logical + 1) * comps).collect::<Vec<u32>>();
     let shared_blocks = spec.size_bytes.saturating_mul(spec.workers as u64) / bs;

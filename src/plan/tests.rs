@@ -148,6 +148,31 @@ fn striped_blocks_split_into_pieces_on_the_right_components() {
     assert_eq!(ops.len(), 8);
     assert_eq!(&ops[..4], &[(0, 0, 4096), (1, 0, 4096), (2, 0, 4096), (3, 0, 4096)]);
     assert_eq!(ops[4], (0, 4096, 4096));
+    let serial = p.phases[0].workers[0].ops;
+    assert_eq!((serial.parallel_pieces(), serial.timed_ops()), (0, 8));
+    // Parallel pieces: the same pieces, timed as one op per block of 4.
+    let s = spec(&[
+        ("layout", "striped"),
+        ("dirs", &dirs),
+        ("stripe_unit", "4KiB"),
+        ("size", "32KiB"),
+        ("bs", "16KiB"),
+        ("ops", "write"),
+        ("pieces", "parallel"),
+    ]);
+    let par = plan(&s).phases[0].workers[0].ops;
+    assert_eq!((par.parallel_pieces(), par.timed_ops(), par.n_ops), (4, 2, 8));
+    assert!(par.iter().eq(serial.iter()));
+    // A block inside one unit is one piece: nothing to issue together.
+    let s = spec(&[
+        ("layout", "striped"),
+        ("dirs", &dirs),
+        ("stripe_unit", "16KiB"),
+        ("bs", "4KiB"),
+        ("pieces", "parallel"),
+    ]);
+    let one = plan(&s).phases[0].workers[0].ops;
+    assert_eq!((one.parallel_pieces(), one.timed_ops()), (0, one.n_ops));
     // Stripe count 2: only the first two dirs.
     let s = spec(&[
         ("layout", "striped-per-worker"),

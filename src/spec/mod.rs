@@ -367,6 +367,9 @@ pub struct Spec {
     /// Components per striped file: the first `stripe_count` dirs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stripe_count: Option<u32>,
+    /// How the pieces of a block that spans several stripe units are issued.
+    #[serde(default)]
+    pub pieces: PiecesMode,
     #[serde(default)]
     pub launcher: Launcher,
     #[serde(default)]
@@ -420,6 +423,27 @@ pub enum StartMode {
     Barrier,
     /// Each worker starts as soon as its files are open (Russell's uncoordinated children).
     Free,
+}
+
+/// How the pieces of a striped block (one per stripe unit it spans) are issued.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PiecesMode {
+    /// One after another, each its own op.
+    #[default]
+    Serial,
+    /// All together, as one op that ends when the last piece is done (Intel CFS sent the
+    /// requests of one buffer to its I/O nodes at once).
+    Parallel,
+}
+
+impl PiecesMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            PiecesMode::Serial => "serial",
+            PiecesMode::Parallel => "parallel",
+        }
+    }
 }
 
 /// What is kept of each op's latency.

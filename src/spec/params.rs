@@ -157,6 +157,13 @@ pub const PARAMS: &[ParamDef] = &[
         "",
     ),
     param(
+        "pieces",
+        &[value("pieces", "PIECES")],
+        "`serial`",
+        "Striped layouts, a block over several stripe units: serial (its pieces one after another, each an op) | parallel (all at once, one op per block)",
+        "`parallel` issues a block's pieces as one io_uring batch and waits for them all, as Intel CFS sent a buffer's requests to its I/O nodes together; engine psync only. See [layouts.md](layouts.md#striped-one-logical-file-declustered-over-t-targets)",
+    ),
+    param(
         "launcher",
         &[value("launcher", "LAUNCHER")],
         "`thread`; `mpi` under mpirun",

@@ -155,6 +155,7 @@ fn open_writer<'a>(ctx: &'a RoleCtx<'_>, w: &'a Write) -> Result<Writer<'a>> {
         bs: op_len as usize,
         mem: spec.mem(),
         iodepth: 1,
+        pieces: 0,
         window: spec.window_bytes,
         // The S5 writer commits nothing itself (its sync thread does), so its engine must not
         // commit windows as it unmaps them either.

@@ -26,6 +26,7 @@ use crate::spec::{Spec, SyncPolicy};
 pub use crate::env::monitor::Monitor;
 
 pub mod async_loop;
+mod block_loop;
 pub mod commits;
 pub mod data;
 pub mod prepare;
@@ -185,6 +186,7 @@ impl WorkerCtx<'_> {
             bs: spec.bs_bytes as usize,
             mem: spec.mem(),
             iodepth: spec.iodepth as usize,
+            pieces: self.plan.ops.parallel_pieces() as usize,
             window: spec.window_bytes,
             sync: self.sync_policy(),
             sync_call: spec.sync_call,

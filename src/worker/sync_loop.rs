@@ -16,6 +16,14 @@ use super::{WorkerCtx, WorkerSample, trace_err};
 /// The timed loop, the same for every synchronous engine; monomorphised per engine and per
 /// latency mode (so the mode costs no branch per op).
 pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
+    if ctx.plan.ops.parallel_pieces() > 0 {
+        use super::block_loop::block_loop;
+        return match ctx.spec.latency {
+            LatencyMode::Off => block_loop::<E, Off>(ctx, Ok(Off)),
+            LatencyMode::Histogram => block_loop::<E, Hist>(ctx, Ok(Hist::new())),
+            LatencyMode::Trace => block_loop::<E, Traced>(ctx, Traced::start(&ctx.gids).map_err(trace_err)),
+        };
+    }
     match ctx.spec.latency {
         LatencyMode::Off => timed_loop::<E, Off>(ctx, Ok(Off)),
         LatencyMode::Histogram => timed_loop::<E, Hist>(ctx, Ok(Hist::new())),

@@ -418,3 +418,59 @@ fn a_full_store_loses_no_measured_result() {
     assert!(printed > stored, "printed {printed}, stored {stored}: the unstored run is printed too");
     assert!(work_dirs(s.path()).is_empty());
 }
+
+/// `pieces = parallel`: a piece the kernel refuses (EFBIG past RLIMIT_FSIZE) or cuts short is
+/// reported with its own component file and offset, not the block's first.
+#[test]
+fn a_failed_piece_is_named_by_its_component_and_offset() {
+    // Two targets, 64 KiB units, 128 KiB blocks: each block is a piece on s00 and one on s01,
+    // at the same component offset. 512 bytes past 1 MiB on s00 and s01 alike; a limit of 1
+    // MiB + 512 cuts both pieces at that offset short, and the first is reported.
+    let cases: [(u64, &str); 2] = [
+        ((1 << 20) + 512, "pwrite on {W}/striped.s00.dat at offset 1048576: short write: 512 of 65536 bytes"),
+        (1 << 20, "pwrite on {W}/striped.s00.dat at offset 1048576: File too large"),
+    ];
+    for (limit, want) in cases {
+        let s = Scratch::new();
+        let d = s.path().to_str().unwrap().to_string();
+        let targets = format!("{d},{d}");
+        let args = [
+            "run",
+            "-q",
+            "--targets",
+            &targets,
+            "--layout",
+            "striped",
+            "--stripe-unit",
+            "64KiB",
+            "--bs",
+            "128KiB",
+            "--pieces",
+            "parallel",
+            "--op",
+            "write",
+            "--size",
+            "4MiB",
+            "--reps",
+            "1",
+        ];
+        let child = spawn_with(&s, &args, |c| {
+            // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
+            unsafe {
+                c.pre_exec(move || {
+                    let r = libc::rlimit { rlim_cur: limit, rlim_max: limit };
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &r) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                })
+            }
+        });
+        let out = finish(child, 60);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let err = assert_stored(&s, 0, "striped.s00.dat at offset 1048576");
+        let wd = err.split("/striped.s00.dat").next().unwrap().rsplit(' ').next().unwrap().to_string();
+        assert!(err.contains(&want.replace("{W}", &wd)), "{err}");
+        assert!(work_dirs(s.path()).is_empty());
+    }
+}

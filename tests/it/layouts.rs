@@ -446,3 +446,69 @@ fn the_spec_line_states_the_bytes_each_phase_moves() {
         assert!(workers.iter().all(|w| w["bytes"] == (512 << 10) / workers.len() as u64));
     }
 }
+
+/// `pieces = parallel` issues each block's pieces together, one io_uring batch per block: the
+/// components hold exactly the bytes serial pieces leave (and the formula puts there), every
+/// piece is read back and checked, each block is one timed op, and each block costs one
+/// io_uring_enter, with no pread or pwrite.
+#[test]
+fn parallel_pieces_leave_the_bytes_serial_pieces_leave() {
+    for t_count in 2..=4usize {
+        for bs in [8192usize, 16384] {
+            let unit = 4096;
+            let size = 5 * bs;
+            let mut comps_by_mode = vec![];
+            for mode in ["serial", "parallel"] {
+                let s = Scratch::new();
+                let dirs = targets(&s, t_count);
+                let doc = run_in(
+                    &s,
+                    &[
+                        "--layout",
+                        "striped",
+                        "--targets",
+                        &join(&dirs),
+                        "--stripe-unit",
+                        "4KiB",
+                        "--bs",
+                        &bs.to_string(),
+                        "--size",
+                        &size.to_string(),
+                        "--workers",
+                        "2",
+                        "--seed",
+                        "5",
+                        "--op",
+                        "write,read:cold",
+                        "--pieces",
+                        mode,
+                    ],
+                );
+                let id = run_id(&doc);
+                let comps: Vec<Vec<u8>> =
+                    (0..t_count).map(|t| read(&dirs[t], &id, &format!("striped.s{t:02}.dat"))).collect();
+                let want = expected_file(5, 0, 2 * size as u64, unit as u64);
+                assert!(unstripe(&comps, unit) == want, "{mode} T={t_count} bs={bs}: logical file differs");
+                let (pieces, blocks) = ((bs / unit) as u64, 5u64);
+                for ph in phases(&doc) {
+                    for w in ph["repetitions"][0]["workers"].as_array().unwrap() {
+                        let calls = &w["calls"];
+                        let data_call = if ph["op"] == "write" { "pwrite" } else { "pread" };
+                        if mode == "serial" {
+                            assert_eq!(w["ops"], blocks * pieces, "{mode} T={t_count} bs={bs}");
+                            assert_eq!(calls[data_call], blocks * pieces, "{calls}");
+                            assert!(calls.get("io_uring_enter").is_none(), "{calls}");
+                        } else {
+                            assert_eq!(w["ops"], blocks, "{mode} T={t_count} bs={bs}");
+                            assert_eq!(calls["io_uring_enter"], blocks, "{calls}");
+                            assert!(calls.get(data_call).is_none(), "{calls}");
+                            assert_eq!(w["max_inflight"], pieces);
+                        }
+                    }
+                }
+                comps_by_mode.push(comps);
+            }
+            assert!(comps_by_mode[0] == comps_by_mode[1], "T={t_count} bs={bs}: serial and parallel differ");
+        }
+    }
+}

@@ -51,8 +51,8 @@ impl Exporter<Planned<'_>> for Json {
                         .map(|w| WorkerJson {
                             worker: w.worker,
                             files: w.files.iter().map(|&g| fname(g)).collect(),
-                            ops: w.ops.n_ops,
-                            op_bytes: w.ops.op_len(),
+                            ops: w.ops.timed_ops(),
+                            op_bytes: if w.ops.parallel_pieces() > 0 { w.ops.bs } else { w.ops.op_len() },
                             bytes: w.ops.bytes(),
                             first_ops: w
                                 .ops

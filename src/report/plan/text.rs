@@ -102,11 +102,18 @@ fn text(p: &Planned<'_>) -> String {
                     }
                 })
                 .collect();
+            let ops = match w.ops.parallel_pieces() {
+                0 => format!("{} ops of {}", w.ops.n_ops, fmt_size(w.ops.op_len())),
+                n => format!(
+                    "{} ops of {} ({n} pieces of {} together)",
+                    w.ops.timed_ops(),
+                    fmt_size(w.ops.bs),
+                    fmt_size(w.ops.op_len())
+                ),
+            };
             s += &format!(
-                "  worker {}: {} ops of {} on {} ({}), offsets {}{}\n",
+                "  worker {}: {ops} on {} ({}), offsets {}{}\n",
                 w.worker,
-                w.ops.n_ops,
-                fmt_size(w.ops.op_len()),
                 files.join(", "),
                 fmt_size(w.ops.bytes()),
                 first.join(", "),

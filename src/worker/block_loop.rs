@@ -1,0 +1,133 @@
+//! The timed loop of `pieces = parallel` on a striped file: one op per block, whose pieces (one
+//! per stripe unit it spans) the engine issues together ([`Engine::io_pieces`]); the op ends
+//! when its last piece is done, so its latency and the worker's time cover the whole block.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::engine::{CallError, Engine};
+use crate::env::sys::now_ns;
+use crate::error::{Error, Result};
+use crate::latency::Recorder;
+use crate::plan::Op;
+use crate::spec::SyncPolicy;
+
+use super::commits::Commits;
+use super::data::{DataPath, short_write};
+use super::sync_loop::LoopDone;
+use super::{WorkerCtx, WorkerSample};
+
+/// Runs the worker's blocks, each as its pieces issued together.
+pub(super) fn block_loop<E: Engine, R: Recorder>(
+    ctx: &WorkerCtx<'_>,
+    rec: Result<R>,
+) -> Result<WorkerSample> {
+    let ops = ctx.plan.ops;
+    let per_block = ops.parallel_pieces() as usize;
+    let (mut engine, open_ns) = ctx.open_engine(E::open)?;
+    let mut rec = ctx.before_gate(rec)?;
+    let mut data = DataPath::new(ctx);
+    let plen = ops.op_len() as usize;
+    if ctx.write {
+        // Each piece's memory holds what serial pieces carry (a piece-long fill), so the
+        // bytes on disk do not depend on how the pieces were issued.
+        for piece in engine.buf()[..per_block * plen].chunks_mut(plen) {
+            data.init_write_buf(piece);
+        }
+    }
+    let mut commits = Commits::new(ctx.spec.sync_call, ctx.paths.len());
+    let sync_policy = ctx.sync_policy();
+    // Made before the gate: the loop allocates nothing.
+    let mut pieces = vec![Op { file: 0, offset: 0, len: 0 }; per_block];
+    let mut done = vec![0u64; per_block];
+    let piece_err =
+        |p: Op, e: CallError| Error::io(e.call.name(), &ctx.paths[p.file as usize], Some(p.offset), e.err);
+
+    ctx.gate.wait();
+    if ctx.abort.load(Relaxed) {
+        return Err(Error::Run("aborted before start".into()));
+    }
+    let start_ns = now_ns();
+    let mut prev = start_ns;
+    let (mut bytes, mut since_sync) = (0u64, 0u64);
+    for b in 0..ops.n_blocks {
+        if ctx.abort.load(Relaxed) || crate::env::signals::stop_requested() {
+            return Err(Error::Run("aborted".into()));
+        }
+        for (i, p) in pieces.iter_mut().enumerate() {
+            *p = ops.op(b * per_block as u64 + i as u64);
+            if ctx.write {
+                data.before_write(&mut engine.buf()[i * plen..], *p);
+            }
+        }
+        if let Err((i, e)) = engine.io_pieces(&pieces, ctx.write, &mut done) {
+            ctx.abort.store(true, Relaxed);
+            return Err(piece_err(pieces[i], e));
+        }
+        if R::CLOCKED {
+            let t = now_ns();
+            // The block as one op: its first piece's place, the whole block's length.
+            rec.record(Op { len: ops.bs, ..pieces[0] }, prev - start_ns, t - prev);
+            prev = t;
+        }
+        for (i, p) in pieces.iter().enumerate() {
+            if done[i] != p.len {
+                ctx.abort.store(true, Relaxed);
+                let f = p.file as usize;
+                let msg = if ctx.write && done[i] < p.len {
+                    let rest = &engine.buf()[i * plen + done[i] as usize..(i + 1) * plen];
+                    short_write(&ctx.paths[f], ctx.ids[f], rest, p.offset + done[i], done[i], p.len)
+                } else {
+                    format!(
+                        "short {}: {} of {} bytes",
+                        if ctx.write { "write" } else { "read" },
+                        done[i],
+                        p.len
+                    )
+                };
+                return Err(Error::io(
+                    E::call_name(ctx.write),
+                    &ctx.paths[f],
+                    Some(p.offset),
+                    std::io::Error::other(msg),
+                ));
+            }
+            if !ctx.write {
+                data.after_read(&engine.buf()[i * plen..], *p).map_err(|e| {
+                    ctx.abort.store(true, Relaxed);
+                    Error::Run(format!("{}: {e}", ctx.paths[p.file as usize].display()))
+                })?;
+            }
+            if ctx.write {
+                commits.dirty[p.file as usize] = true;
+            }
+        }
+        bytes += ops.bs;
+        ctx.progress.store(bytes, Relaxed);
+        let commit_now = match sync_policy {
+            SyncPolicy::None | SyncPolicy::End => false,
+            SyncPolicy::Each => true,
+            SyncPolicy::Every(n) => {
+                since_sync += ops.bs;
+                since_sync >= n
+            }
+        };
+        if commit_now {
+            if !R::CLOCKED {
+                prev = now_ns();
+            }
+            commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
+            since_sync = 0;
+        }
+    }
+    let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
+    let n = ops.n_blocks;
+    let done = LoopDone {
+        start_ns,
+        open_ns,
+        end_ns,
+        bytes,
+        ops: n,
+        max_inflight: if n > 0 { per_block as u64 } else { 0 },
+    };
+    done.sample(ctx, &commits, rec, || engine.close())
+}
