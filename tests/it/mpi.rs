@@ -597,6 +597,14 @@ fn three_simulated_hosts_show_in_every_output() {
         }
         hosts_sh(&["run", host, &format!("rm -rf /mnt/node/.iolab-{run_id}")], s.path()).unwrap();
     }
+    // The workers plot groups each host's bars, one colour and legend entry per host.
+    let svg = s.path().join("workers.svg");
+    let o = s.iolab(&["plot", "last", "--kind", "workers", "--db", &db, "-o", svg.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    for h in ["h1", "h2", "h3"] {
+        assert!(text.contains(&format!("r_i on host {h}")), "no legend for {h}");
+    }
     // Without --keep every host's disk is left as it was.
     let mut call: Vec<String> = vec!["mpirun".into(), "-np".into(), "6".into(), bin.clone()];
     call.extend(

@@ -1,7 +1,8 @@
 //! Stragglers: each worker's individual rate r_i = bytes_i / t_i (a bar at the statistic over
 //! the repetitions, a marker for each run), beside max_SAR = sum r_i and min_SAR = total bytes
 //! / max t_i (French, Pratt and Das 1991). A slow worker shows as a short bar, and as a gap
-//! between max_SAR and min_SAR.
+//! between max_SAR and min_SAR. On MPI ranks the bars are grouped by host (in order of the
+//! hosts' first ranks, a gap between hosts), one colour per host.
 
 use super::Options;
 use super::axis::{Axis, Unit};
@@ -10,6 +11,9 @@ use super::select;
 use crate::error::{Error, Result};
 use crate::results::{ExperimentResult, Headline, Status};
 use crate::units::fmt_ns;
+
+/// The style of the first host's bars (after the bars, runs and SAR styles).
+const HOST_STYLE: usize = 4;
 
 /// The point whose repetitions had the most workers (the last of equals; 0 without points): the
 /// one the straggler plot shows by default.
@@ -48,8 +52,27 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     }
     let (stat, _) = o.stat_and_figures(exp)?;
     let n_workers = runs.iter().map(|r| r.workers.len()).max().unwrap_or(0);
-    let names: Vec<String> = (0..n_workers).map(|w| format!("w{w}")).collect();
-    let mut bars = vec![];
+    // MPI: each worker's host; bars grouped by host, one colour (series) per host.
+    let host_of: Vec<Option<String>> =
+        (0..n_workers).map(|w| runs.iter().find_map(|r| r.workers.get(w)?.host.clone())).collect();
+    let mut hosts: Vec<String> = vec![];
+    for h in host_of.iter().flatten() {
+        if !hosts.contains(h) {
+            hosts.push(h.clone());
+        }
+    }
+    let group = |w: usize| host_of[w].as_ref().and_then(|h| hosts.iter().position(|x| x == h)).unwrap_or(0);
+    let mut order: Vec<usize> = (0..n_workers).collect();
+    order.sort_by_key(|&w| (group(w), w));
+    let (mut xpos, mut names) = (vec![0usize; n_workers], vec![]);
+    for (k, &w) in order.iter().enumerate() {
+        if k > 0 && group(w) != group(order[k - 1]) {
+            names.push(String::new());
+        }
+        xpos[w] = names.len();
+        names.push(format!("w{w}"));
+    }
+    let mut host_bars: Vec<Vec<Point>> = vec![vec![]; hosts.len().max(1)];
     let mut each = vec![];
     let mut all_y = vec![0.0];
     let mut slowest: Option<(usize, f64)> = None;
@@ -62,13 +85,14 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         if slowest.is_none_or(|(_, s)| t > s) {
             slowest = Some((w, t));
         }
+        let x = xpos[w] as f64;
         for &r in &rates {
-            each.push(Point::new(w as f64, r));
+            each.push(Point::new(x, r));
             all_y.push(r);
         }
-        if let Some(p) = bar(&rates, w as f64, stat, o.bars) {
+        if let Some(p) = bar(&rates, x, stat, o.bars) {
             all_y.extend(p.ys());
-            bars.push(p);
+            host_bars[group(w)].push(p);
         }
     }
     let mut sar_y = vec![0.0];
@@ -100,10 +124,16 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         title: "individual rate r_i = bytes_i / t_i".into(),
         x: Axis::categories("worker", &names),
         y: Axis::numeric("r_i (MB/s = 10^6 B/s)", &all_y, Unit::Number, Some(false), true),
-        series: vec![
-            Series { style: 0, draw: Draw::Bars, points: bars },
-            Series { style: 1, draw: Draw::Markers, points: each },
-        ],
+        series: host_bars
+            .into_iter()
+            .enumerate()
+            .map(|(k, points)| Series {
+                style: if hosts.is_empty() { 0 } else { HOST_STYLE + k },
+                draw: Draw::Bars,
+                points,
+            })
+            .chain([Series { style: 1, draw: Draw::Markers, points: each }])
+            .collect(),
     }];
     sar.push(Series { style: 1, draw: Draw::Markers, points: sar_each });
     panels.push(Panel {
@@ -124,12 +154,15 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
             super::provenance(exp),
         ],
         panels,
-        legend: vec![
+        legend: [
             Style::nth(1, format!("r_i, {}", select::stat_name(stat))),
             Style::nth(0, "each run"),
             Style::nth(2, "max_SAR = sum r_i"),
             Style::nth(3, "min_SAR = bytes / max t_i"),
-        ],
+        ]
+        .into_iter()
+        .chain(hosts.iter().enumerate().map(|(k, h)| Style::nth(HOST_STYLE + k, format!("r_i on host {h}"))))
+        .collect(),
         notes,
         size: o.size,
     })
