@@ -149,7 +149,7 @@ fn the_b_mpi_preset_runs_and_its_table_comes_from_the_store() {
     let table = s.iolab(&["results", "strategies", "last"]);
     assert!(table.status.success(), "{}", stderr(&table));
     let t = String::from_utf8_lossy(&table.stdout);
-    for name in ["S1A", "MPI-IO"] {
+    for name in ["S1A", "S1B", "S2", "S2DT", "S3", "S3DT", "S5", "MPI-IO"] {
         assert!(t.contains(name), "{name} missing from:\n{t}");
     }
     assert!(s.leftovers().is_empty(), "{:?}", s.leftovers());
