@@ -44,6 +44,35 @@ pub fn run_id_of(paths: &[PathBuf]) -> String {
         .to_string()
 }
 
+/// Before anything is made on a node-local directory: its file system has the space this
+/// host's files take (all repetitions' when kept), with the margin rank 0's own check uses;
+/// else the error names the host, the directory and the figures.
+fn check_space(spec: &Spec, plan: &RunPlan, paths: &[PathBuf], files: &[usize]) -> Result<()> {
+    use crate::target::preflight::margin;
+    use crate::units::fmt_size;
+    let copies = if spec.keep { spec.reps as u64 } else { 1 };
+    let need = files
+        .iter()
+        .map(|&g| plan.files[g].size_bytes)
+        .fold(0u64, u64::saturating_add)
+        .saturating_mul(copies);
+    // DIR/.iolab-RUNID/NAME: the target directory is two levels up.
+    let Some(dir) = paths[files[0]].parent().and_then(|d| d.parent()) else { return Ok(()) };
+    let (free, _, _) = crate::env::sys::fs_space(dir).map_err(|e| Error::io("statvfs", dir, None, e))?;
+    let want = need.saturating_add(margin(need));
+    if need > 0 && free < want {
+        return Err(Error::Run(format!(
+            "not enough free space on host {}'s node-local {}: this host's workers write {} there; with the margin of 5% + 64 MiB that is {}, but {} is free",
+            crate::env::host::hostname(),
+            escape_path(dir),
+            fmt_size(need),
+            fmt_size(want),
+            fmt_size(free)
+        )));
+    }
+    Ok(())
+}
+
 /// How this host sees file `path`, which rank 0 created as `id`: `None` when it does not
 /// exist here.
 pub fn view_of(path: &std::path::Path, id: FileId) -> Option<View> {
@@ -82,6 +111,7 @@ impl HostFiles {
                     crate::env::host::hostname()
                 )));
             }
+            check_space(spec, plan, paths, files)?;
             let mut wd = WorkDirs::create(spec, &run_id)?;
             for &g in files {
                 wd.create_file(&paths[g])?;

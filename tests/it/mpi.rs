@@ -631,6 +631,31 @@ fn three_simulated_hosts_show_in_every_output() {
     let o = hosts_sh(&call, s.path()).unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("(h2): ") || stderr(&o).contains("(h3): "), "{}", stderr(&o));
+    hosts_sh(&["run", "h1", "rmdir /mnt/node/only-h1"], s.path()).unwrap();
+    // A node-local disk short of space on h2 only (a filler there): the run stops before
+    // anything is written, naming h2 and the figures, and every host's disk is as it was.
+    hosts_sh(&["run", "h2", "fallocate -l 120M /mnt/node/filler"], s.path()).unwrap();
+    let mut call: Vec<String> = vec!["mpirun".into(), "-np".into(), "6".into(), bin.clone()];
+    call.extend(
+        ["run", "--dir", "/mnt/node", "--size", "20MiB", "--reps", "1", "--quiet", "--db", &db]
+            .iter()
+            .map(|a| a.to_string()),
+    );
+    let call: Vec<&str> = call.iter().map(String::as_str).collect();
+    let o = hosts_sh(&call, s.path()).unwrap();
+    hosts_sh(&["run", "h2", "rm -f /mnt/node/filler"], s.path()).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "not enough free space on host h2's node-local /mnt/node: this host's workers write 40 MiB there"
+        ),
+        "{err}"
+    );
+    for h in ["h1", "h2", "h3"] {
+        let ls = hosts_sh(&["run", h, "ls -A /mnt/node"], s.path()).unwrap();
+        assert_eq!(String::from_utf8_lossy(&ls.stdout).trim(), "lost+found", "{h}");
+    }
 }
 
 /// The one-host `mpirun` lines of README.md, docs/mpi.md, docs/engines.md and docs/strategies.md run (small: `--size 1MiB --reps 1`
