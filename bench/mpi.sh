@@ -1,145 +1,267 @@
 #!/usr/bin/env bash
-# iolab on MPI ranks against IOR and against the limit program (bench/mpi_limit.c: the same MPI
-# and I/O calls, nothing else): a shared-file write (commit at the end) and a cold read on
-# NP ranks of this host, the tools alternated N times (iolab, limit, IOR, iolab, ...), with
-# min/median/max MB/s (10^6 B/s) per tool and phase and the median ratios. Every figure is all
-# bytes over the slowest rank's time from a common barrier (iolab's min_SAR); IOR's own figure
-# (MiB/s, converted) counts from its first open to its last close. Then the scale of the
-# coordination: for 1, 4, 16 and 64 ranks (oversubscribed on a small machine), rank 0's peak
-# memory, the wall time of the whole mpirun, the time inside the timed I/O, and what is left
-# (start-up, plan broadcast, barriers, gathering, storing), with a tiny size per rank.
+# iolab on MPI ranks against the limit program (bench/mpi_limit.c: the same MPI and I/O calls,
+# nothing else) and, given its source, IOR: a shared-file write (fdatasync at the end, inside
+# the time) and a cold read on NP ranks of this host. A warm-up run of each tool, then the
+# tools alternated N times (the order rotating, so no tool always follows the same other one);
+# per tool and phase min/median/max MB/s (10^6 B/s) and the ratios iolab/limit and iolab/IOR.
+# Then the scale of iolab's coordination: for 1, 4, 16 and 64 ranks (oversubscribed on a small
+# machine), 1 MiB per rank, rank 0's peak RSS, the wall time of the whole mpirun, the time in
+# the timed I/O and the rest, beside the limit program's wall time for the same work.
 #
-#   bench/mpi.sh [--ior-src PATH] [--quick] [DIR]
-#     --ior-src PATH   IOR's public source (github.com/hpc/ior): built here against the same
-#                      MPI (./bootstrap, configure CC=mpicc, make) in a temporary directory
-#                      and run side by side; without it IOR is skipped (Debian has no package)
-#     --quick          64 MiB per rank, scale up to 16 ranks (about a minute)
-#     DIR              where the shared file goes (default .)
-#   MPI_NP=4 MPI_SIZE_MIB=256 MPI_BS_KIB=1024 MPI_N=3   the sizes and alternations
+#   bench/mpi.sh [--ior-src PATH] [--quick] [OPTIONS] [DIR]
+#     --ior-src PATH   IOR's public source (github.com/hpc/ior): copied to /tmp, built there
+#                      against the same Open MPI (./bootstrap; ./configure CC=mpicc; make) and
+#                      run beside the others; without it IOR is skipped (Debian has no package)
+#     --quick          64 MiB per rank, scale points 1 4 16 (about a minute without IOR)
+#     --np N           ranks of the comparison (default 4)
+#     --size MIB       MiB per rank (default 256)
+#     --bs KIB         KiB per op (default 1024)
+#     --n N            alternations after the warm-up (default 3)
+#     --prime MIB      memory touched and freed before each write (default 3 x the bytes
+#                      written, at most 3072; 0 = off)
+#     --scale "R ..."  rank counts of the scale table (default "1 4 16 64"; "" = none)
+#     --iolab PATH     the iolab binary (default $IOLAB, else $CARGO_TARGET_DIR/release/iolab,
+#                      else target/release/iolab), built with --features mpi
+#     DIR              where the data files go (default .)
 #
-# Buffered I/O on a virtual machine swings with the guest's memory state (up to 5x here): read
-# the spread, not one figure. The cold read: the file is committed and evicted (iolab checks
-# with mincore; the limit program fadvises; IOR's read runs after drop_caches).
+# Needs Open MPI (mpicc, mpirun), python3, /usr/bin/time; for IOR autoconf, automake, make.
+# The cold read: every tool's file is committed and evicted with posix_fadvise(DONTNEED) (what
+# iolab's read:cold does; mpi_limit does the same inside its run; for IOR, `mpi_limit evict`
+# between IOR's write and its read), and mincore says how much is still resident. No
+# drop_caches: it would also drop the dentries, inodes and binaries, which a tool that times
+# its opens (IOR) would pay for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-ior_src="" quick=0 dir=.
+
+ior_src="" quick=0 dir=. np=4 size_mib="" bs_kib=1024 n=3 prime_mib="" scale="" scale_set=0
+iolab=${IOLAB:-${CARGO_TARGET_DIR:-$root/target}/release/iolab}
 while [ $# -gt 0 ]; do
     case $1 in
     --ior-src) ior_src=$(realpath "$2"); shift 2 ;;
     --quick) quick=1; shift ;;
-    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    --np) np=$2; shift 2 ;;
+    --size) size_mib=$2; shift 2 ;;
+    --bs) bs_kib=$2; shift 2 ;;
+    --n) n=$2; shift 2 ;;
+    --prime) prime_mib=$2; shift 2 ;;
+    --scale) scale=$2; scale_set=1; shift 2 ;;
+    --iolab) iolab=$(realpath "$2"); shift 2 ;;
+    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
+    -*) echo "unknown option $1 (bench/mpi.sh --help)" >&2; exit 2 ;;
     *) dir=$1; shift ;;
     esac
 done
+if [ $quick = 1 ]; then
+    size_mib=${size_mib:-64}
+    [ $scale_set = 1 ] || scale="1 4 16"
+else
+    size_mib=${size_mib:-256}
+    [ $scale_set = 1 ] || scale="1 4 16 64"
+fi
+size=$((size_mib << 20)) bs=$((bs_kib << 10))
+[ "$bs" -gt 0 ] && [ $((size % bs)) = 0 ] || { echo "--size must be a multiple of --bs" >&2; exit 2; }
+[ "$n" -ge 1 ] || { echo "--n must be at least 1" >&2; exit 2; }
+[ -n "$prime_mib" ] || { prime_mib=$((3 * np * size_mib)); [ "$prime_mib" -le 3072 ] || prime_mib=3072; }
 dir=$(realpath "$dir")
-np=${MPI_NP:-4}
-size_mib=${MPI_SIZE_MIB:-256}
-bs_kib=${MPI_BS_KIB:-1024}
-n=${MPI_N:-3}
-scale="1 4 16 64"
-if [ $quick = 1 ]; then size_mib=${MPI_SIZE_MIB:-64}; scale="1 4 16"; fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+# What it needs.
 command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
-    { echo "needs Open MPI: apt-get install libopenmpi-dev openmpi-bin libclang-dev" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time: apt-get install time" >&2; exit 1; }
-echo "building iolab with the mpi feature (cargo build --release --features mpi, target/mpi-release)" >&2
-CARGO_TARGET_DIR=$root/target/mpi-release cargo build --release --features mpi -q
-iolab=$root/target/mpi-release/release/iolab
-"$iolab" engines >/dev/null
+    { echo "needs Open MPI: apt-get install openmpi-bin libopenmpi-dev" >&2; exit 1; }
+mpi_version=$(mpirun --version 2>/dev/null | head -1)
+[[ $mpi_version == *"Open MPI"* ]] ||
+    { echo "mpirun is not Open MPI's ($mpi_version): this script passes Open MPI's options" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "needs python3: apt-get install python3" >&2; exit 1; }
+if [ -n "$scale" ] && [ ! -x /usr/bin/time ]; then
+    echo "installing time (Debian package), for rank 0's peak RSS" >&2
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -q time ||
+        { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q time; }; } >/dev/null 2>&1 ||
+        { echo "/usr/bin/time is needed for rank 0's peak RSS: apt-get install time" >&2; exit 1; }
+fi
+build_hint="build it with: cargo build --release --features mpi (needs libopenmpi-dev libclang-dev), then give
+its path with --iolab PATH, IOLAB=PATH or CARGO_TARGET_DIR=DIR"
+[ -x "$iolab" ] || { printf 'no iolab binary at %s: %s\n' "$iolab" "$build_hint" >&2; exit 1; }
+"$iolab" engines 2>/dev/null | grep -qw mpiio ||
+    { printf '%s is not built with the mpi feature (no mpiio engine): %s\n' "$iolab" "$build_hint" >&2; exit 1; }
+newer=$(find src Cargo.toml Cargo.lock -newer "$iolab" -print -quit 2>/dev/null || true)
+[ -z "$newer" ] || echo "warning: $newer is newer than $iolab: the binary may be stale" >&2
 
+# Files: binaries, outputs and the IOR build in /tmp; data files in DIR. All removed at exit.
+tmp=$(mktemp -d /tmp/iolab-bench-mpi.XXXXXX)
 work=$(mktemp -d "$dir/.bench-mpi.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-mpicc -O2 -Wall -o "$work/mpi_limit" bench/mpi_limit.c
+trap 'rm -rf "$tmp" "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+asroot=()
+[ "$(id -u)" != 0 ] || asroot=(--allow-run-as-root)
+mpi() { # mpi NP CMD...: one mpirun on this host, ranks not bound (they may outnumber the cores)
+    local np=$1
+    shift
+    mpirun "${asroot[@]}" --oversubscribe --bind-to none -np "$np" "$@"
+}
+# quiet CMD...: runs CMD with its stderr kept aside; on failure shows it and stops.
+quiet() {
+    "$@" 2>"$tmp/err.txt" || { local rc=$?; echo "failed ($rc): $*" >&2; tail -30 "$tmp/err.txt" >&2; exit 1; }
+}
+
+limit=$tmp/mpi_limit
+mpicc -O2 -Wall -o "$limit" bench/mpi_limit.c
 ior=""
 if [ -n "$ior_src" ]; then
-    echo "building IOR from $ior_src against $(mpirun --version | head -1)" >&2
-    cp -r "$ior_src" "$work/ior-src"
-    (cd "$work/ior-src" && ./bootstrap && ./configure CC=mpicc && make -j"$(nproc)") >"$work/ior-build.log" 2>&1 ||
-        { tail -20 "$work/ior-build.log" >&2; echo "IOR did not build" >&2; exit 1; }
-    ior=$work/ior-src/src/ior
-else
-    echo "IOR skipped: no --ior-src PATH given (Debian has no IOR package; its source is github.com/hpc/ior)" >&2
+    [ -x "$ior_src/bootstrap" ] || { echo "$ior_src has no bootstrap: not IOR's source" >&2; exit 1; }
+    for t in autoreconf make; do
+        command -v $t >/dev/null || { echo "building IOR needs $t: apt-get install autoconf automake make" >&2; exit 1; }
+    done
+    ior_version=$(git -C "$ior_src" describe --tags --always 2>/dev/null ||
+        sed -n 's/^Version: *//p' "$ior_src/META" 2>/dev/null || echo "?")
+    echo "building IOR ($ior_version) from $ior_src in $tmp/ior against $mpi_version (CC=mpicc)" >&2
+    cp -a "$ior_src/." "$tmp/ior"
+    (cd "$tmp/ior" && ./bootstrap && ./configure CC=mpicc && make -j"$(nproc)") >"$tmp/ior-build.log" 2>&1 ||
+        { tail -20 "$tmp/ior-build.log" >&2; echo "IOR did not build (log above)" >&2; exit 1; }
+    ior=$tmp/ior/src/ior
+    [ -x "$ior" ] || { echo "IOR built, but there is no $ior" >&2; exit 1; }
 fi
-mpirun_() { mpirun --oversubscribe --bind-to none "$@"; }
-size=$((size_mib << 20))
-bs=$((bs_kib << 10))
-results=$work/results.txt
-: >"$results"
-export IOLAB_DB=$work/store.db
 
-# Each tool once: "TOOL PHASE MB/s" lines into $results.
+results=$tmp/results.txt   # lines: TOOL PHASE MIN_SAR_MBPS MAX_SAR_MBPS|- RESIDENT|-
+resident=$tmp/resident.txt # lines: TOOL FRACTION, before each cold read
+prime() { [ "$prime_mib" = 0 ] || "$limit" prime $((prime_mib << 20)); }
+
 run_iolab() {
-    mpirun_ -np "$np" "$iolab" run --layout shared --op write,read:cold --size "$size" --bs "$bs" --reps 1 \
-        --dir "$work" --json --quiet >"$work/out.json"
-    python3 - "$work/out.json" <<'EOF' >>"$results"
+    prime
+    quiet mpi "$np" "$iolab" run --layout shared --op write,read:cold --size "${size_mib}MiB" --bs "${bs_kib}KiB" \
+        --reps 1 --dir "$work" --json --quiet --no-store >"$tmp/iolab.json"
+    python3 - "$tmp/iolab.json" "$np" >>"$results" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
+np = int(sys.argv[2])
 for ph in d["points"][0]["phases"]:
     r = ph["repetitions"][0]
-    print("iolab", ph["name"].split(":")[0], r["total_bytes"] / r["time_ns"] * 1e3)
+    assert r["status"] == "complete", r["status"]
+    ranks = sorted(w["rank"] for w in r["workers"])
+    assert ranks == list(range(np)), f"workers on ranks {ranks}, not one per rank of {np}"
+    name = ph["name"].split(":")[0]
+    res = f'{r["resident_fraction"]:.6f}' if name == "read" else "-"
+    print("iolab", name, r["min_sar_bytes_per_s"] / 1e6, r["max_sar_bytes_per_s"] / 1e6, res)
 EOF
 }
 run_limit() {
-    mpirun_ -np "$np" "$work/mpi_limit" "$work/limit.dat" "$size" "$bs" |
-        awk '{ printf "limit %s %.3f\n", $1, $2 / $3 * 1e3 }' >>"$results"
+    rm -f "$work/limit.dat"
+    prime
+    quiet mpi "$np" "$limit" "$work/limit.dat" "$size" "$bs" >"$tmp/limit.out"
+    awk '$1 == "write" || $1 == "read" { printf "limit %s %.3f %.3f %s\n", $1, $2 / $3 * 1e3, $4 / 1e6, $1 == "read" ? res : "-" }
+         $1 == "resident" { res = $2 }' "$tmp/limit.out" >>"$results"
+    rm -f "$work/limit.dat"
+}
+# IOR: one shared file (no -F), block = size per rank, transfer = bs, one segment, fsync at the
+# end of the write (-e, inside IOR's time), POSIX. Write and read are two runs so that the file
+# can be evicted between them; on one host -C (read another task's data) would change nothing:
+# IOR shifts by the tasks on node 0, which is all of them, and the page cache is shared anyway.
+# IOR's figure is all bytes over the time from the first open to the last close.
+ior_mbps() { # ior_mbps OP FILE: the summary's Max(MiB) of OP in MB/s
+    awk -v op="$1" '/^Summary of all tests/ { s = 1 } s && $1 == op { printf "%.3f\n", $2 * 1.048576; exit }' "$2"
 }
 run_ior() {
     [ -n "$ior" ] || return 0
-    local f=$work/ior.dat common="-a POSIX -b $size -t $bs -s 1 -i 1 -o $work/ior.dat -k"
-    mpirun_ -np "$np" "$ior" $common -w -e >"$work/ior.out"
-    awk '$1 == "write" && NF > 20 { printf "ior write %.3f\n", $2 * 1.048576 }' "$work/ior.out" >>"$results"
-    sync
-    echo 3 >/proc/sys/vm/drop_caches
-    mpirun_ -np "$np" "$ior" $common -r >"$work/ior.out"
-    awk '$1 == "read" && NF > 20 { printf "ior read %.3f\n", $2 * 1.048576 }' "$work/ior.out" >>"$results"
+    local f=$work/ior.dat args=(-a POSIX -b "$size" -t "$bs" -s 1 -i 1 -o "$work/ior.dat")
+    rm -f "$f"
+    prime
+    sync -f "$work"
+    quiet mpi "$np" "$ior" "${args[@]}" -w -e -k >"$tmp/ior-w.out"
+    local res w r
+    res=$("$limit" evict "$f" | awk '{ print $2 }')
+    quiet mpi "$np" "$ior" "${args[@]}" -r >"$tmp/ior-r.out"
+    w=$(ior_mbps write "$tmp/ior-w.out") r=$(ior_mbps read "$tmp/ior-r.out")
+    [ -n "$w" ] && [ -n "$r" ] || { echo "no IOR summary in its output:" >&2; cat "$tmp/ior-w.out" "$tmp/ior-r.out" >&2; exit 1; }
+    echo "ior write $w - -" >>"$results"
+    echo "ior read $r - $res" >>"$results"
     rm -f "$f"
 }
 
-echo "iolab vs the limit program${ior:+ vs IOR}: $np ranks, shared file of $np x $size_mib MiB, bs $bs_kib KiB, $n alternations after a warm-up of each"
+tools=(iolab limit)
+[ -z "$ior" ] || tools+=(ior)
+echo "bench/mpi.sh: iolab on MPI ranks vs the limit program (bench/mpi_limit.c)${ior:+ vs IOR}"
+echo "machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), $(free -g | awk '/^Mem:/ { print $2 }') GiB RAM, Linux $(uname -r); $dir on $(findmnt -n -o FSTYPE,SOURCE -T "$dir" | tr -s ' ')"
+echo "MPI: $mpi_version; iolab: $("$iolab" --version 2>/dev/null | head -1) ($iolab)"
+if [ -n "$ior" ]; then
+    echo "IOR: $ior_version, built here from $ior_src against the same Open MPI"
+else
+    echo "IOR: skipped, no --ior-src PATH given (Debian has no IOR package; its source is github.com/hpc/ior)"
+fi
+echo "case: $np ranks, one shared file of $np x $size_mib MiB, bs $bs_kib KiB: write (fdatasync at the end, timed), then a cold read"
+echo "cold: file committed and evicted with posix_fadvise(DONTNEED), checked with mincore (no drop_caches)"
+echo "MB/s = 10^6 B/s: all bytes over the slowest rank's time from the common barrier (min_SAR; IOR: first open to last close, its MiB/s x 1.048576)"
+echo "note: buffered I/O on this virtual machine swings up to 5x with the guest's memory state (one tool, consecutive runs):"
+echo "      read the spread, not one figure. Before each tool's write, $prime_mib MiB of memory is touched and freed."
+echo "runs: a warm-up of each tool, then $n alternations (${tools[*]}, the order rotating)"
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
-run_iolab; run_limit; run_ior
+
+for t in "${tools[@]}"; do "run_$t"; done # warm-up, not recorded
 : >"$results"
-for _ in $(seq "$n"); do run_iolab; run_limit; run_ior; done
+for i in $(seq 0 $((n - 1))); do
+    echo "alternation $((i + 1)) of $n (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+    for k in $(seq 0 $((${#tools[@]} - 1))); do "run_${tools[$(((i + k) % ${#tools[@]}))]}"; done
+done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
 python3 - "$results" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 tools = [t for t in ("iolab", "limit", "ior") if any(r[0] == t for r in rows)]
-med = {}
-print(f"{'tool':6} {'phase':6} {'runs (MB/s)':40} {'min':>8} {'median':>8} {'max':>8}")
-for phase in ("write", "read"):
+v = {(t, p): [float(r[2]) for r in rows if r[0] == t and r[1] == p] for t in tools for p in ("write", "read")}
+med = {k: statistics.median(x) for k, x in v.items()}
+w = max(24, 8 * len(v["iolab", "write"]))
+print(f"{'tool':6} {'phase':6} {'runs (MB/s)':{w}} {'min':>8} {'median':>8} {'max':>8}")
+for p in ("write", "read"):
     for t in tools:
-        v = [float(r[2]) for r in rows if r[0] == t and r[1] == phase]
-        med[t, phase] = statistics.median(v)
-        print(f"{t:6} {phase:6} {' '.join(f'{x:.0f}' for x in v):40} {min(v):8.0f} {med[t, phase]:8.0f} {max(v):8.0f}")
-for phase in ("write", "read"):
-    line = f"median ratio, {phase}: iolab/limit {med['iolab', phase] / med['limit', phase]:.3f}"
-    if "ior" in tools:
-        line += f", iolab/IOR {med['iolab', phase] / med['ior', phase]:.3f}"
-    print(line)
+        x = v[t, p]
+        print(f"{t:6} {p:6} {' '.join(f'{y:.0f}' for y in x):{w}} {min(x):8.0f} {med[t, p]:8.0f} {max(x):8.0f}")
+print()
+print(f"{'ratio':12} {'phase':6} {'per alternation':{w}} {'min':>8} {'median':>8} {'max':>8}  of medians")
+for p in ("write", "read"):
+    for t in tools[1:]:
+        r = [a / b for a, b in zip(v["iolab", p], v[t, p])]
+        name = "iolab/" + ("IOR" if t == "ior" else t)
+        print(f"{name:12} {p:6} {' '.join(f'{y:.3f}' for y in r):{w}} {min(r):8.3f} {statistics.median(r):8.3f} "
+              f"{max(r):8.3f}  {med['iolab', p] / med[t, p]:.3f}")
+print()
+for p in ("write", "read"):
+    ms = {t: statistics.median(float(r[3]) for r in rows if r[0] == t and r[1] == p) for t in ("iolab", "limit")}
+    print(f"max_SAR (sum of the ranks' rates), median, {p}: iolab {ms['iolab']:.0f} MB/s, limit {ms['limit']:.0f} MB/s")
+res = {t: [float(r[4]) for r in rows if r[0] == t and r[1] == "read"] for t in tools}
+print("resident before each cold read (mincore, fraction of the file): "
+      + "; ".join(f"{t} {max(x):.4f} at most" for t, x in res.items()))
 EOF
 
+[ -n "$scale" ] || exit 0
 echo
-echo "scale: 1 MiB per rank, write and read, 1 repetition; rank 0's peak RSS (/usr/bin/time on rank 0 only)"
-printf '%6s %16s %10s %10s %16s %12s\n' ranks "rank-0 peak RSS" "wall s" "I/O s" "outside I/O s" "store bytes"
+echo "scale: 1 MiB per rank, bs 256 KiB, write + cold read, 1 repetition, the store kept (--db in $work)"
+echo "rank-0 peak RSS: /usr/bin/time -f %M on rank 0 alone (OMPI_COMM_WORLD_RANK = 0), its maximum resident set"
+echo "wall: the whole mpirun (process start-up, MPI_Init ... MPI_Finalize); I/O: the phases' slowest-rank times;"
+echo "limit wall: mpi_limit's whole mpirun for the same write and read (MPI start-up and the same barriers and gathers)"
+printf '%6s %16s %9s %9s %14s %11s %13s %12s\n' ranks "rank-0 peak RSS" "wall s" "I/O s" "outside I/O s" "limit wall s" "iolab-limit s" "store bytes"
 for ranks in $scale; do
     rm -f "$work"/scale.db*
-    t0=$(date +%s%N)
-    mpirun_ -np "$ranks" sh -c '
-        if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then
-            exec /usr/bin/time -f "%M" -o "$0/rss.txt" "$@"
-        else
-            exec "$@"
-        fi' "$work" "$iolab" run --layout shared --op write,read:cold --size 1MiB --bs 256KiB --reps 1 \
-        --dir "$work" --db "$work/scale.db" --json --quiet >"$work/scale.json"
-    t1=$(date +%s%N)
-    python3 - "$work/scale.json" "$ranks" "$(cat "$work/rss.txt")" "$(( (t1 - t0) ))" "$(stat -c %s "$work/scale.db")" <<'EOF'
+    t0=$EPOCHREALTIME
+    # shellcheck disable=SC2016
+    quiet mpi "$ranks" sh -c '
+        if [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ]; then exec /usr/bin/time -f "%M" -o "$0" "$@"; else exec "$@"; fi' \
+        "$tmp/rss.txt" "$iolab" run --layout shared --op write,read:cold --size 1MiB --bs 256KiB --reps 1 \
+        --dir "$work" --db "$work/scale.db" --json --quiet >"$tmp/scale.json"
+    t1=$EPOCHREALTIME
+    rm -f "$work/limit.dat"
+    quiet mpi "$ranks" "$limit" "$work/limit.dat" $((1 << 20)) $((256 << 10)) >/dev/null
+    t2=$EPOCHREALTIME
+    rm -f "$work/limit.dat"
+    python3 - "$tmp/scale.json" "$ranks" "$(tail -1 "$tmp/rss.txt")" "$t0" "$t1" "$t2" "$(stat -c %s "$work/scale.db")" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
-io_ns = sum(ph["repetitions"][0]["time_ns"] for ph in d["points"][0]["phases"])
-ranks, rss_kib, wall_ns, store = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-print(f"{ranks:6} {rss_kib / 1024:12.1f} MiB {wall_ns / 1e9:10.2f} {io_ns / 1e9:10.3f} {(wall_ns - io_ns) / 1e9:16.2f} {store:12}")
+ranks, rss_kib = int(sys.argv[2]), int(sys.argv[3])
+t0, t1, t2 = (float(x) for x in sys.argv[4:7])
+store = int(sys.argv[7])
+reps = [r for ph in d["points"][0]["phases"] for r in ph["repetitions"]]
+assert all(len(r["workers"]) == ranks for r in reps)
+io = sum(r["time_ns"] for r in reps) / 1e9
+wall, lwall = t1 - t0, t2 - t1
+print(f"{ranks:6} {rss_kib / 1024:12.1f} MiB {wall:9.2f} {io:9.3f} {wall - io:14.2f} {lwall:11.2f} {wall - lwall:13.2f} {store:12}")
 EOF
 done
-echo "wall: the whole mpirun, MPI start-up included; I/O: the phases' slowest-rank times"
