@@ -53,6 +53,23 @@ impl Strategy {
         matches!(self, Strategy::S1A | Strategy::S1B)
     }
 
+    /// The order of the study's table (Fig. 1): each strategy beside its derived-datatype form.
+    pub const TABLE_ORDER: [Strategy; 8] = [
+        Strategy::S1A,
+        Strategy::S1B,
+        Strategy::S2,
+        Strategy::S2DT,
+        Strategy::S3,
+        Strategy::S3DT,
+        Strategy::S5,
+        Strategy::MpiIo,
+    ];
+
+    /// Its column in the study's table.
+    pub fn table_rank(self) -> usize {
+        Strategy::TABLE_ORDER.iter().position(|&s| s == self).unwrap_or(0)
+    }
+
     /// Only MPI ranks can run it (derived datatypes, MPI-IO).
     pub fn mpi_only(self) -> bool {
         matches!(self, Strategy::S2DT | Strategy::S3DT | Strategy::MpiIo)

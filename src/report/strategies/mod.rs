@@ -223,7 +223,7 @@ pub fn figure1(exp: &ExperimentResult) -> Vec<Fig1> {
             bytes: times.first().map_or(0, |r| r.total_bytes),
             best: false,
         };
-        found.push((t, comptime, row, spec.engine.clone(), strategy as usize, cell));
+        found.push((t, comptime, row, spec.engine.clone(), strategy.table_rank(), cell));
     }
     for (ti, table) in tables.iter_mut().enumerate() {
         let mut rows: Vec<(u64, String)> =
@@ -235,8 +235,10 @@ pub fn figure1(exp: &ExperimentResult) -> Vec<Fig1> {
         cols.sort();
         cols.dedup();
         table.rows = rows.iter().map(|r| r.1.clone()).collect();
-        table.cols =
-            cols.iter().map(|c| (c.2.clone(), crate::strategy::Strategy::NAMES[c.1].to_string())).collect();
+        table.cols = cols
+            .iter()
+            .map(|c| (c.2.clone(), crate::strategy::Strategy::TABLE_ORDER[c.1].name().to_string()))
+            .collect();
         for f in found.iter().filter(|f| f.0 == ti) {
             let r = rows.iter().position(|x| x.0 == f.1).unwrap_or(0);
             let c = cols.iter().position(|x| x.2 == f.3 && x.1 == f.4).unwrap_or(0);
