@@ -358,10 +358,9 @@ fn compute_time_is_spent_spinning() {
                         cpu + runq >= compute / 10 * 9,
                         "{launcher} {strategy}: cpu {cpu} + runq {runq} < compute {compute}"
                     );
-                    assert!(
-                        cpu >= target / 4,
-                        "{launcher} {strategy}: {cpu} ns of CPU for {target} ns of compute"
-                    );
+                    // How much of that is CPU depends on the machine's load (a spinning thread
+                    // on a busy machine waits for a CPU most of the time); it is never none.
+                    assert!(cpu > 0, "{launcher} {strategy}: no CPU time for {target} ns of compute");
                 } else {
                     assert!(
                         cpu >= target / 2,
