@@ -20,6 +20,7 @@ mod limits;
 mod mpi;
 mod plots;
 mod processes;
+mod readahead;
 mod reports;
 mod rig;
 mod safety;
