@@ -22,6 +22,7 @@ mod mpi;
 mod mpi_strategies;
 mod plots;
 mod processes;
+mod readahead;
 mod reports;
 mod rig;
 mod safety;

@@ -1,0 +1,131 @@
+//! The period detector's tests: planted periods (one, two components, dips, any period and
+//! phase) and series with none (noise, trends, constants, a few stalls).
+
+use super::*;
+use proptest::prelude::*;
+
+/// A deterministic noise source: uniform in [0, 1).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        (crate::plan::splitmix64(&mut self.0) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Approximately normal (sum of 12 uniforms), mean 0, sd 1.
+    fn normal(&mut self) -> f64 {
+        (0..12).map(|_| self.next()).sum::<f64>() - 6.0
+    }
+}
+
+fn noise(n: usize, seed: u64, base: f64, sd: f64) -> Vec<f64> {
+    let mut r = Rng(seed);
+    (0..n).map(|_| (base + sd * r.normal()).max(1.0)).collect()
+}
+
+fn to_ns(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|&x| x as u64).collect()
+}
+
+#[test]
+fn finds_a_spike_every_8_reads() {
+    // C4: 4 KiB reads at 3.5 ms +- 0.3 ms, a prefetch costing 15 ms on every 8th read.
+    let mut x = noise(1280, 1, 3.5e6, 0.3e6);
+    for i in (3..x.len()).step_by(8) {
+        x[i] += 11.5e6;
+    }
+    let p = detect(&to_ns(&x));
+    assert!(!p.is_empty(), "no period found");
+    assert_eq!(p[0].every_ops, 8, "{p:?}");
+    assert_eq!(p[0].at_op, 3);
+    assert!(p[0].strength > 0.8, "{p:?}");
+    assert!((p[0].excess_ns - 11.5e6).abs() < 1.0e6, "{p:?}");
+    assert_eq!(p.len(), 1, "harmonics of 8 are not periods of their own: {p:?}");
+}
+
+#[test]
+fn finds_two_components() {
+    // Spikes every 8 (+12 ms) and a much larger one every 512 (+90 ms).
+    let mut x = noise(8192, 2, 3.5e6, 0.3e6);
+    for i in (0..x.len()).step_by(8) {
+        x[i] += 12e6;
+    }
+    for i in (100..x.len()).step_by(512) {
+        x[i] += 90e6;
+    }
+    let p = detect(&to_ns(&x));
+    let periods: Vec<u64> = p.iter().map(|p| p.every_ops).collect();
+    assert!(periods.contains(&8) && periods.contains(&512), "{p:?}");
+    let big = p.iter().find(|p| p.every_ops == 512).unwrap();
+    assert_eq!(big.at_op, 100);
+}
+
+#[test]
+fn finds_a_periodic_dip() {
+    // Every 16th op is a cache hit: much faster than the rest.
+    let mut x = noise(2048, 3, 5e6, 0.2e6);
+    for i in (5..x.len()).step_by(16) {
+        x[i] = 0.4e6;
+    }
+    let p = detect(&to_ns(&x));
+    assert_eq!(p[0].every_ops, 16, "{p:?}");
+    assert!(p[0].excess_ns < 0.0);
+}
+
+#[test]
+fn finds_nothing_in_white_noise() {
+    for seed in 0..12 {
+        for n in [64, 1000, 4096, 20_000] {
+            let x = noise(n, seed, 100e3, 20e3);
+            assert!(detect(&to_ns(&x)).is_empty(), "seed {seed} n {n}: {:?}", detect(&to_ns(&x)));
+        }
+    }
+    // Heavy-tailed (exponential) noise.
+    for seed in 0..10 {
+        let mut r = Rng(seed + 100);
+        let x: Vec<u64> = (0..4096).map(|_| (-(1.0 - r.next()).ln() * 1e5) as u64 + 1).collect();
+        assert!(detect(&x).is_empty(), "seed {seed}: {:?}", detect(&x));
+    }
+}
+
+#[test]
+fn finds_nothing_in_trends_constants_or_a_few_spikes() {
+    let trend: Vec<u64> = (0..4096).map(|i| 100_000 + i * 37).collect();
+    assert!(detect(&trend).is_empty(), "{:?}", detect(&trend));
+    assert!(detect(&[5000; 4096]).is_empty());
+    assert!(detect(&[1, 2, 3]).is_empty());
+    // Two slow start-up ops 5 apart (C1's first reads): not a period.
+    let mut x = to_ns(&noise(2000, 7, 3.5e6, 0.3e6));
+    x[0] = 100_000_000;
+    x[5] = 100_000_000;
+    assert!(detect(&x).is_empty(), "{:?}", detect(&x));
+}
+
+/// Regression: a buffered write's latencies are a tight, skewed base with a few random
+/// writeback stalls 1000x longer. The stalls dominate the variance, so pairs of them make
+/// autocorrelation peaks at their distances; none of those is a period.
+#[test]
+fn finds_nothing_in_a_few_random_stalls_on_a_tight_base() {
+    for seed in 0..6 {
+        let mut r = Rng(seed + 1000);
+        let mut x: Vec<u64> = (0..16384).map(|_| 3900 + (-(1.0 - r.next()).ln() * 120.0) as u64).collect();
+        for _ in 0..8 {
+            let at = (r.next() * x.len() as f64) as usize;
+            x[at] = 2_000_000 + (r.next() * 60e6) as u64;
+        }
+        assert!(detect(&x).is_empty(), "seed {seed}: {:?}", detect(&x));
+    }
+}
+
+proptest! {
+    #[test]
+    fn a_planted_spike_train_is_found(period in 4u64..40, at in 0u64..40, seed in any::<u64>()) {
+        let at = at % period;
+        let mut x = noise(2048, seed, 1e6, 0.1e6);
+        for i in (at as usize..x.len()).step_by(period as usize) {
+            x[i] += 5e6;
+        }
+        let p = detect(&to_ns(&x));
+        prop_assert!(!p.is_empty());
+        prop_assert_eq!(p[0].every_ops, period);
+        prop_assert_eq!(p[0].at_op, at);
+    }
+}
