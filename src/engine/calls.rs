@@ -16,6 +16,7 @@ pub enum Call {
     Mmap,
     Munmap,
     Ftruncate,
+    Fallocate,
     IoUringEnter,
     IoUringRegister,
     MpiFileWriteAt,
@@ -27,7 +28,7 @@ pub enum Call {
 
 impl Call {
     /// Every call, in the order of the counters.
-    pub const ALL: [Call; 17] = [
+    pub const ALL: [Call; 18] = [
         Call::Pread,
         Call::Pwrite,
         Call::Preadv,
@@ -38,6 +39,7 @@ impl Call {
         Call::Mmap,
         Call::Munmap,
         Call::Ftruncate,
+        Call::Fallocate,
         Call::IoUringEnter,
         Call::IoUringRegister,
         Call::MpiFileWriteAt,
@@ -60,6 +62,7 @@ impl Call {
             Call::Mmap => "mmap",
             Call::Munmap => "munmap",
             Call::Ftruncate => "ftruncate",
+            Call::Fallocate => "fallocate",
             Call::IoUringEnter => "io_uring_enter",
             Call::IoUringRegister => "io_uring_register",
             Call::MpiFileWriteAt => "MPI_File_write_at",

@@ -85,6 +85,41 @@ pub struct LayoutFacts {
     pub boundaries: u64,
     pub alternations: u64,
     pub unplaced_bytes: u64,
+    /// Blocks (of `bs`, or stripe pieces) the phase wrote: a block-by-block interleave of the
+    /// files has `blocks - 1` alternations (0: not known).
+    #[serde(default)]
+    pub blocks: u64,
+}
+
+impl LayoutFacts {
+    /// Alternations per block boundary: 1 when every written block lies between blocks of other
+    /// files (a block-by-block interleave), about (files - 1) / (blocks - 1) when the files lie
+    /// end to end. None when the blocks are not known.
+    pub fn per_block_boundary(&self) -> Option<f64> {
+        (self.blocks > 1).then(|| self.alternations as f64 / (self.blocks - 1) as f64)
+    }
+
+    /// With `alloc = block`, the layout judged against the write order: `together` files were
+    /// written at a time, block by block. Asked for an interleave (2 or more), at least half the
+    /// block boundaries must alternate; asked for files one after another, under half. Else a
+    /// flag saying what was asked and what FIEMAP shows.
+    pub fn judge(&self, together: u64) -> Option<String> {
+        let got = self.per_block_boundary()?;
+        let asked = together >= 2;
+        if asked == (got >= 0.5) || self.unplaced_bytes > 0 {
+            return None;
+        }
+        let what = if asked {
+            format!("{together}-way interleaved write")
+        } else {
+            "files written one by one".into()
+        };
+        Some(format!(
+            "layout not as written: {what}, {} of {} block boundaries alternate between files ({got:.2})",
+            self.alternations,
+            self.blocks - 1
+        ))
+    }
 }
 
 #[repr(C)]
@@ -213,6 +248,7 @@ pub fn analyse(files: &[(String, u64, u64, Vec<Extent>)]) -> LayoutFacts {
         files: per_file,
         boundaries,
         alternations,
+        blocks: 0,
     }
 }
 
@@ -317,6 +353,31 @@ mod tests {
         let b = vec![e(0, 20, 20)];
         let f = analyse(&[("a".into(), 20, 1, a), ("b".into(), 20, 1, b)]);
         assert_eq!((f.fragments, f.boundaries, f.alternations), (2, 1, 1));
+    }
+
+    #[test]
+    fn the_layout_is_judged_against_the_write_order() {
+        // 2 files of 4 blocks: interleaved a0 b0 a1 b1 ..., or end to end.
+        let inter: Vec<Vec<Extent>> =
+            (0..2).map(|f| (0..4).map(|b| e(b * 10, (2 * b + f) * 10, 10)).collect()).collect();
+        let mut f = analyse(&[("a".into(), 40, 1, inter[0].clone()), ("b".into(), 40, 1, inter[1].clone())]);
+        f.blocks = 8;
+        assert_eq!((f.alternations, f.per_block_boundary()), (7, Some(1.0)));
+        assert_eq!(f.judge(2), None);
+        assert_eq!(
+            f.judge(1).unwrap(),
+            "layout not as written: files written one by one, 7 of 7 block boundaries alternate between files (1.00)"
+        );
+        let mut f =
+            analyse(&[("a".into(), 40, 1, vec![e(0, 0, 40)]), ("b".into(), 40, 1, vec![e(0, 40, 40)])]);
+        f.blocks = 8;
+        assert_eq!(f.judge(1), None);
+        assert_eq!(
+            f.judge(2).unwrap(),
+            "layout not as written: 2-way interleaved write, 1 of 7 block boundaries alternate between files (0.14)"
+        );
+        f.blocks = 0;
+        assert_eq!(f.judge(2), None, "blocks unknown: no judgement");
     }
 
     #[test]

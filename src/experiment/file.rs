@@ -55,7 +55,7 @@ fn toml_values(key: &str, v: &toml::Value) -> Result<Vec<String>> {
 }
 
 /// `[[phases]]` tables: `op = "read"`, optional `order`, `cache`, `workers`, `round_robin`,
-/// `layout`. Each becomes the phase string `op:workers=N:round_robin=R:layout=L:order:cache`.
+/// `files`, `layout`. Each becomes `op:workers=N:round_robin=R:files=F:layout=L:order:cache`.
 /// Each value is checked here, so an error names `phases[N].KEY` (N counts from 1).
 fn phases_from_toml(v: &toml::Value) -> Result<Vec<String>> {
     let arr =
@@ -81,7 +81,7 @@ fn phases_from_toml(v: &toml::Value) -> Result<Vec<String>> {
                         )?;
                         (0, val)
                     }
-                    "workers" | "round_robin" => {
+                    "workers" | "round_robin" | "files" => {
                         let n = match v {
                             toml::Value::Integer(n) => u64::try_from(*n).ok(),
                             toml::Value::String(s) => s.parse::<u64>().ok(),
@@ -95,21 +95,21 @@ fn phases_from_toml(v: &toml::Value) -> Result<Vec<String>> {
                     "layout" => {
                         let what = format!("one of {}", crate::spec::Layout::NAMES.join(", "));
                         text_only(crate::spec::Layout::parse(&val).is_some(), &what)?;
-                        (3, format!("{k}={val}"))
+                        (4, format!("{k}={val}"))
                     }
                     "order" => {
                         text_only(crate::spec::Order::parse(&val).is_some(), "seq, reverse or random")?;
-                        (4, val)
+                        (5, val)
                     }
                     "cache" => {
                         text_only(crate::spec::CachePolicy::parse(&val).is_some(), "cold, warm or asis")?;
-                        (5, val)
+                        (6, val)
                     }
                     _ => {
                         return Err(Error::spec(
                             field,
                             val,
-                            "unknown phase key (op, workers, round_robin, layout, order, cache)",
+                            "unknown phase key (op, workers, round_robin, files, layout, order, cache)",
                         ));
                     }
                 };
@@ -176,7 +176,7 @@ fn value_span(text: &str, field: &str) -> Option<usize> {
 }
 
 /// The `key=value` modifiers a phase may carry, in the order phase names list them.
-const PHASE_KEYS: &[&str] = &["workers", "round_robin", "layout"];
+const PHASE_KEYS: &[&str] = &["workers", "round_robin", "files", "layout"];
 
 impl crate::spec::Spec {
     /// The spec as parameters again, so it can be printed as TOML, stored and re-run.
@@ -207,6 +207,7 @@ impl crate::spec::Spec {
         set("sync_call", vec![serde_json::to_value(self.sync_call).unwrap().as_str().unwrap().into()]);
         set("open_sync", vec![serde_json::to_value(self.open_sync).unwrap().as_str().unwrap().into()]);
         set("prealloc", vec![self.prealloc.to_string()]);
+        set("alloc", vec![if self.alloc_block { "block" } else { "fs" }.into()]);
         set("drop_caches", vec![self.drop_caches.to_string()]);
         set("reps", vec![self.reps.to_string()]);
         set("keep", vec![self.keep.to_string()]);

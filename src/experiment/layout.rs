@@ -281,6 +281,16 @@ pub(super) fn check(spec: &Spec, _env: &ResolveEnv) -> Result<()> {
                 ));
             }
         }
+        if let Some(n) = ph.files {
+            if !layout.per_worker_files() || n as u64 > files {
+                let why = format!(
+                    "files={n}: the phase's files are the first N of the set ({files} of layout {})",
+                    layout.name()
+                );
+                return Err(Error::spec("ops", &ph.name, why));
+            }
+        }
+        let files = ph.files.map_or(files, u64::from);
         if layout.per_worker_files() {
             if w > files {
                 let (f, v) = field(ph.workers.is_some(), "files");

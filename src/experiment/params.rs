@@ -87,6 +87,23 @@ impl Params {
     }
 }
 
+/// `alloc`: `fs` (false) or `block` (true), which contradicts `prealloc`.
+pub fn alloc(value: Option<&str>, prealloc: bool) -> Result<bool> {
+    let block = match value.unwrap_or("fs") {
+        "fs" => false,
+        "block" => true,
+        other => return Err(Error::spec("alloc", other, "expected fs or block")),
+    };
+    if block && prealloc {
+        return Err(Error::spec(
+            "alloc",
+            "block",
+            "prealloc allocates every file before the phase; choose one",
+        ));
+    }
+    Ok(block)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

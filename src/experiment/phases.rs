@@ -45,13 +45,14 @@ pub(super) fn parse_phases(
             }
         };
         let (mut order, mut cache) = (default_order, default_cache);
-        let (mut workers, mut round_robin, mut layout) = (None, None, None);
+        let (mut workers, mut round_robin, mut layout, mut files) = (None, None, None, None);
         for m in parts {
             if let Some((k, v)) = m.split_once('=') {
                 let k = k.replace('-', "_");
                 match k.as_str() {
                     "workers" => workers = Some(layout::phase_count(item, &k, v, 4096)?),
                     "round_robin" | "rr" => round_robin = Some(layout::phase_count(item, &k, v, 1 << 20)?),
+                    "files" => files = Some(layout::phase_count(item, &k, v, 1_000_000)?),
                     "layout" => {
                         layout = Some(Layout::parse(v).ok_or_else(|| {
                             Error::spec(
@@ -73,7 +74,9 @@ pub(super) fn parse_phases(
                         return Err(Error::spec(
                             "ops",
                             item,
-                            format!("unknown phase key `{k}` (workers, round_robin, layout, order, cache)"),
+                            format!(
+                                "unknown phase key `{k}` (workers, round_robin, files, layout, order, cache)"
+                            ),
                         ));
                     }
                 }
@@ -86,7 +89,7 @@ pub(super) fn parse_phases(
                     "ops",
                     item,
                     format!(
-                        "unknown modifier `{m}` (seq, reverse, random, cold, warm, asis, workers=N, round_robin=R, layout=L)"
+                        "unknown modifier `{m}` (seq, reverse, random, cold, warm, asis, workers=N, round_robin=R, files=N, layout=L)"
                     ),
                 ));
             }
@@ -94,7 +97,7 @@ pub(super) fn parse_phases(
         let repeats = seen.entry(item).or_insert(0);
         *repeats += 1;
         let name = if *repeats == 1 { item.to_string() } else { format!("{item}#{repeats}") };
-        phases.push(Phase { name, op, order, cache, workers, round_robin, layout });
+        phases.push(Phase { name, op, order, cache, workers, round_robin, layout, files });
     }
     if phases.is_empty() {
         return Err(Error::spec("ops", values.join(","), "at least one phase is needed"));

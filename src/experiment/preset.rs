@@ -255,6 +255,7 @@ impl Preset {
             "files",
             "files_per_worker",
             "sync_call",
+            "alloc",
         ];
         let mut out = vec![];
         let Ok(doc) = self.text.parse::<toml::Table>() else { return out };
@@ -270,15 +271,15 @@ impl Preset {
                     other => vals.push(other.to_string()),
                 }
             }
-            let core = ["file-per-worker", "shared", "psync", "fsync", "fdatasync"];
+            let core = ["file-per-worker", "shared", "psync", "fsync", "fdatasync", "fs"];
             vals.retain(|v| !core.contains(&v.as_str()));
             if !vals.is_empty() {
                 out.push(format!("{k}={}", vals.join("|")));
             }
         }
         let ops: String = doc.get("ops").map(|v| v.to_string()).unwrap_or_default();
-        for m in ["workers=", "round_robin="] {
-            if ops.contains(m) {
+        for m in ["workers=", "round_robin=", "files="] {
+            if ops.contains(&format!(":{m}")) {
                 out.push(format!("per-phase {}", m.trim_end_matches('=')));
             }
         }

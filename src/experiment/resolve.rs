@@ -98,8 +98,7 @@ fn round_ram_size(params: &Params, env: &ResolveEnv) -> Result<Option<(Params, O
     Ok(Some((p, note)))
 }
 
-/// Resolves parameters into a validated spec. Touches the file system only to check that the
-/// target directories exist and are writable.
+/// Resolves parameters into a validated spec; touches only the target dirs (exist, writable).
 pub fn resolve(params: &Params, env: &ResolveEnv) -> Result<Spec> {
     resolve_noted(params, env).map(|(spec, _)| spec)
 }
@@ -325,6 +324,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         sync_call: eo.sync_call,
         open_sync,
         prealloc,
+        alloc_block: super::params::alloc(get("alloc"), prealloc)?,
         drop_caches,
         reps: reps as u32,
         keep,

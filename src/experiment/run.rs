@@ -354,6 +354,15 @@ fn run_phases(
                     };
                     r.file_layout =
                         crate::env::forensics::probe_with(&names, open).ok().map(|(facts, _)| facts);
+                    if let Some(facts) = r.file_layout.as_mut() {
+                        let piece = crate::plan::piece_len(spec);
+                        facts.blocks = plan.files.iter().map(|f| f.size_bytes.div_ceil(piece)).sum();
+                        let together = written_together(spec, phase);
+                        if let (true, Some(flag)) = (spec.alloc_block, together.and_then(|k| facts.judge(k)))
+                        {
+                            r.flags.push(flag);
+                        }
+                    }
                 }
                 out.push((phase.index, r));
                 if let (Some(wd), true) = (wd_slot.as_mut(), phase.op.is_write()) {
@@ -408,6 +417,14 @@ impl Monitor for Silent {
     fn wants_ticks(&self) -> bool {
         false
     }
+}
+
+/// Files a write phase of the per-worker layouts writes at a time, block by block (its workers
+/// times its round-robin width, at most the files); None for one file or a shared file.
+fn written_together(spec: &Spec, phase: &crate::plan::PhasePlan) -> Option<u64> {
+    let files = spec.file_count() as u64;
+    let k = (phase.workers.len() as u64 * phase.round_robin as u64).min(files);
+    (spec.layout.per_worker_files() && files >= 2).then_some(k)
 }
 
 #[cfg(test)]

@@ -257,7 +257,8 @@ fn phase_plan(spec: &Spec, index: usize, ph: &Phase) -> PhasePlan {
     let workers = (0..w_count)
         .map(|w| {
             let (files, n_blocks, map) = if layout.per_worker_files() {
-                let mine: Vec<u32> = (w..spec.file_count()).step_by(w_count as usize).collect();
+                let set = ph.files.map_or(spec.file_count(), |n| n.min(spec.file_count()));
+                let mine: Vec<u32> = (w..set).step_by(w_count as usize).collect();
                 let blocks = spec.size_bytes / bs;
                 let m = mine.len() as u32;
                 let files = mine.iter().flat_map(|&f| physical(f)).collect();

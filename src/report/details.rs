@@ -245,6 +245,11 @@ fn layouts(exp: &ExperimentResult) -> String {
                 mean(|x| x.alternations),
                 mean(|x| x.boundaries),
             );
+            let per: Vec<f64> = facts.iter().filter_map(|x| x.per_block_boundary()).collect();
+            if !per.is_empty() {
+                let m = per.iter().sum::<f64>() / per.len() as f64;
+                line += &format!(" ({m:.3} per block boundary)");
+            }
             let unplaced = mean(|x| x.unplaced_bytes);
             if unplaced > 0.0 {
                 line += &format!("; {} not yet placed (delayed allocation)", fmt_size(unplaced as u64));
@@ -256,7 +261,7 @@ fn layouts(exp: &ExperimentResult) -> String {
         return String::new();
     }
     format!(
-        "\nfile layout after writing (FIEMAP; mean over repetitions; see docs/layouts.md):\n{}",
+        "\nfile layout after writing (FIEMAP; mean over repetitions; per block boundary: 1 = every block between other files' blocks; see docs/layouts.md):\n{}",
         lines.concat()
     )
 }

@@ -4,8 +4,15 @@
 use super::{COLD_MAX_RESIDENT, WARM_MIN_RESIDENT};
 
 /// Every kind of flag a phase can carry (what its text starts with), for legends.
-pub const FLAG_KINDS: [&str; 6] =
-    ["not cold", "not warm", "cache not controlled", "noisy", "trace writer behind", "no I/O (null engine)"];
+pub const FLAG_KINDS: [&str; 7] = [
+    "not cold",
+    "not warm",
+    "cache not controlled",
+    "noisy",
+    "trace writer behind",
+    "no I/O (null engine)",
+    "layout not as written",
+];
 
 /// The kind of a flag (one of [`FLAG_KINDS`]); None for a flag of no known kind.
 pub fn flag_kind(flag: &str) -> Option<&'static str> {
@@ -25,6 +32,10 @@ pub fn flag_meaning(flag: &str) -> Option<String> {
         "cache not controlled" => "an asis phase: the cache was left as the phase before left it".into(),
         "noisy" => "the devices did more I/O during the phase than the phase accounts for".into(),
         "trace writer behind" => "workers waited for trace buffers, which slowed their ops".into(),
+        "layout not as written" => {
+            "with alloc = block, FIEMAP shows the files' blocks not placed in the order they were written"
+                .into()
+        }
         _ => "the null engine moves no data: rates measure iolab's own loop".into(),
     })
 }
@@ -53,5 +64,7 @@ mod tests {
         assert!(meanings[2].starts_with("under 95%"), "{meanings:?}");
         assert!(meanings[4].starts_with("the null engine"), "{meanings:?}");
         assert_eq!(flag_meaning("unheard of: 3"), None);
+        let layout = "layout not as written: 4-way interleaved write, 7 of 511 block boundaries alternate";
+        assert!(flag_meaning(layout).unwrap().contains("FIEMAP"));
     }
 }

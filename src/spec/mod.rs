@@ -263,6 +263,9 @@ pub struct Phase {
     /// This phase's own access layout (only `shared` <-> `shared-strided`: same file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<Layout>,
+    /// The phase works on the first N files of the set only (per-worker layouts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<u32>,
 }
 
 impl Phase {
@@ -339,6 +342,8 @@ pub struct Spec {
     pub sync_call: SyncCall,
     pub open_sync: OpenSync,
     pub prealloc: bool,
+    #[serde(default)] // alloc = block: each block fallocated just before it is written
+    pub alloc_block: bool,
     pub drop_caches: bool,
     pub reps: u32,
     pub keep: bool,
@@ -354,8 +359,7 @@ pub struct Spec {
     /// Order of the runs of an experiment's points.
     #[serde(default)]
     pub interleave: Interleave,
-    /// Files in the set of the per-worker layouts; 1 for the shared ones. (0 only in documents
-    /// written before the field existed, meaning one per worker.)
+    /// Files in the set of the per-worker layouts; 1 for the shared ones (0: one per worker).
     #[serde(default)]
     pub files: u32,
     /// Default round-robin width of phases.
@@ -379,8 +383,7 @@ pub struct Spec {
     pub reorder_reads: Option<Reorder>,
     #[serde(default)]
     pub latency: LatencyMode,
-    /// Blocks carry a verification header, checked on every read.
-    #[serde(default)]
+    #[serde(default)] // a verification header in every block, checked on every read
     pub verify: bool,
     /// Paths under /dev that may be targets (given on the command line only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -432,8 +435,7 @@ pub enum PiecesMode {
     /// One after another, each its own op.
     #[default]
     Serial,
-    /// All together, as one op that ends when the last piece is done (Intel CFS sent the
-    /// requests of one buffer to its I/O nodes at once).
+    /// All together, as one op that ends when the last piece is done (as Intel CFS did).
     Parallel,
 }
 
@@ -450,8 +452,7 @@ impl PiecesMode {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LatencyMode {
-    /// Nothing per op: the loop reads the clock only at the start, around commits and at the
-    /// end (the least overhead).
+    /// Nothing per op: the clock is read at the start, around commits and at the end.
     Off,
     /// An HDR histogram per worker.
     #[default]
@@ -460,9 +461,8 @@ pub enum LatencyMode {
     Trace,
 }
 
-/// Defaults, chosen so that `iolab run` with no arguments is the default experiment: a short,
-/// honest characterisation of the current directory's file system (write with commit at end,
-/// a read verified cold, a read verified warm, five repetitions).
+/// Defaults: `iolab run` alone characterises this file system (write, commit at end, cold and
+/// warm reads verified, five repetitions).
 pub const DEFAULT_OPS: &[&str] = &["write", "read:cold", "read:warm"];
 /// Default bytes per worker.
 pub const DEFAULT_SIZE: &str = "512MiB";

@@ -263,6 +263,13 @@ pub const PARAMS: &[ParamDef] = &[
         "The time is reported as `prealloc_ns`, outside t_i",
     ),
     param(
+        "alloc",
+        &[value("alloc", "ALLOC")],
+        "`fs`",
+        "fs (the file system places blocks when it likes) | block (fallocate each block just before writing it, so blocks land in the order they are written)",
+        "ext4, xfs and btrfs delay allocation to writeback, which lays out files written together (k-way interleaved) like files written one by one; `block` makes the interleave physical. The fallocate calls are inside t_i; before the phase the file system is synced so blocks freed by earlier files are free again. Not with `prealloc`. See [layouts.md](layouts.md#file-layout-after-writing-forensics)",
+    ),
+    param(
         "cache",
         &[value("cache", "CACHE")],
         "`cold`",

@@ -15,6 +15,7 @@ use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::latency::{Hist, Off, Recorder, Traced};
 use crate::spec::{LatencyMode, SyncPolicy};
+use crate::worker::alloc::BlockAlloc;
 use crate::worker::commits::Commits;
 use crate::worker::data::DataPath;
 use crate::worker::sync_loop::LoopDone;
@@ -36,6 +37,7 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
     let depth = (spec.iodepth as usize).max(1);
     let (mut engine, open_ns) = ctx.open_engine(E::open)?;
     let mut rec = ctx.before_gate(rec)?;
+    let mut alloc = ctx.before_gate(BlockAlloc::open(ctx))?;
     let mut data = DataPath::new(ctx);
     if ctx.write {
         for slot in 0..depth {
@@ -67,6 +69,9 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
             let op = ops.op(k);
             if ctx.write {
                 data.before_write(engine.slot_buf(slot as usize), op);
+            }
+            if let Some(a) = alloc.as_mut() {
+                a.block(ctx, k, op)?;
             }
             engine.queue(slot as usize, op, ctx.write).map_err(|e| ctx.op_error(k, e.call.name(), e.err))?;
             slot_op[slot as usize] = (k, prev);
@@ -133,5 +138,9 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
     let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
     let done =
         LoopDone { start_ns, open_ns, end_ns, bytes, ops: ops.n_ops, max_inflight: max_inflight as u64 };
-    done.sample(ctx, &commits, rec, || engine.close())
+    done.sample(ctx, &commits, rec, || {
+        let mut calls = engine.close()?;
+        BlockAlloc::count(&alloc, &mut calls);
+        Ok(calls)
+    })
 }

@@ -11,6 +11,7 @@ use crate::latency::Recorder;
 use crate::plan::Op;
 use crate::spec::SyncPolicy;
 
+use super::alloc::BlockAlloc;
 use super::commits::Commits;
 use super::data::{DataPath, short_write};
 use super::sync_loop::LoopDone;
@@ -25,6 +26,7 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
     let per_block = ops.parallel_pieces() as usize;
     let (mut engine, open_ns) = ctx.open_engine(E::open)?;
     let mut rec = ctx.before_gate(rec)?;
+    let mut alloc = ctx.before_gate(BlockAlloc::open(ctx))?;
     let mut data = DataPath::new(ctx);
     let plen = ops.op_len() as usize;
     if ctx.write {
@@ -54,7 +56,11 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
             return Err(Error::Run("aborted".into()));
         }
         for (i, p) in pieces.iter_mut().enumerate() {
-            *p = ops.op(b * per_block as u64 + i as u64);
+            let k = b * per_block as u64 + i as u64;
+            *p = ops.op(k);
+            if let Some(a) = alloc.as_mut() {
+                a.block(ctx, k, *p)?;
+            }
             if ctx.write {
                 data.before_write(&mut engine.buf()[i * plen..], *p);
             }
@@ -129,5 +135,9 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
         ops: n,
         max_inflight: if n > 0 { per_block as u64 } else { 0 },
     };
-    done.sample(ctx, &commits, rec, || engine.close())
+    done.sample(ctx, &commits, rec, || {
+        let mut calls = engine.close()?;
+        BlockAlloc::count(&alloc, &mut calls);
+        Ok(calls)
+    })
 }

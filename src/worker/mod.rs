@@ -25,6 +25,7 @@ use crate::spec::{Spec, SyncPolicy};
 
 pub use crate::env::monitor::Monitor;
 
+pub mod alloc;
 pub mod async_loop;
 mod block_loop;
 pub mod commits;

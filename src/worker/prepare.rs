@@ -26,6 +26,7 @@ pub fn recreate(
     wanted: impl Fn(usize) -> bool,
 ) -> Result<u64> {
     let mut ns = 0;
+    let mut emptied = vec![];
     for (g, ((f, p), &id)) in plan.files.iter().zip(paths).zip(ids).enumerate() {
         if !wanted(g) {
             continue;
@@ -38,7 +39,11 @@ pub fn recreate(
             sys::fallocate(&file, f.size_bytes).map_err(|e| Error::io("fallocate", p, Some(0), e))?;
             ns += sys::now_ns() - t;
         }
+        if spec.alloc_block {
+            emptied.push(file);
+        }
     }
+    crate::worker::alloc::release_freed(&emptied)?;
     Ok(ns)
 }
 

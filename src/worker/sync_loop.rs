@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::latency::{Hist, Off, Recorder, Traced};
 use crate::spec::{LatencyMode, SyncPolicy};
 
+use super::alloc::BlockAlloc;
 use super::commits::Commits;
 use super::data::{DataPath, short_write};
 use super::{WorkerCtx, WorkerSample, trace_err};
@@ -35,6 +36,7 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
     let ops = ctx.plan.ops;
     let (mut engine, open_ns) = ctx.open_engine(E::open)?;
     let mut rec = ctx.before_gate(rec)?;
+    let mut alloc = ctx.before_gate(BlockAlloc::open(ctx))?;
     let mut data = DataPath::new(ctx);
     if ctx.write {
         data.init_write_buf(engine.buf());
@@ -58,6 +60,9 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
         let op = ops.op(k);
         if ctx.write {
             data.before_write(engine.buf(), op);
+        }
+        if let Some(a) = alloc.as_mut() {
+            a.block(ctx, k, op)?;
         }
         let done = engine.io(op, ctx.write).map_err(|e| io_err(k, e))?;
         if R::CLOCKED {
@@ -110,7 +115,11 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
     let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
     let done =
         LoopDone { start_ns, open_ns, end_ns, bytes, ops: ops.n_ops, max_inflight: u64::from(ops.n_ops > 0) };
-    done.sample(ctx, &commits, rec, || engine.close())
+    done.sample(ctx, &commits, rec, || {
+        let mut calls = engine.close()?;
+        BlockAlloc::count(&alloc, &mut calls);
+        Ok(calls)
+    })
 }
 
 /// Where a timed loop ended, after its final commit.

@@ -512,3 +512,35 @@ fn parallel_pieces_leave_the_bytes_serial_pieces_leave() {
         }
     }
 }
+
+/// A phase's `files=N` works on the first N files of the set: Russell's n readers each read one
+/// of n files (R4), not n readers over all eight.
+#[test]
+fn a_phase_may_work_on_the_first_files_only() {
+    let s = Scratch::new();
+    let doc = s.run_json(&[
+        "--files",
+        "8",
+        "--size",
+        "1MiB",
+        "--bs",
+        "256KiB",
+        "--op",
+        "write:workers=4,read:workers=2:files=2:cold",
+        "--reps",
+        "1",
+    ]);
+    let read = &phases(&doc)[1]["repetitions"][0];
+    assert_eq!(phases(&doc)[0]["repetitions"][0]["total_bytes"], 8 << 20);
+    assert_eq!(read["total_bytes"], 2 << 20, "two files of 1 MiB");
+    let w = read["workers"].as_array().unwrap();
+    assert_eq!(w.len(), 2);
+    assert!(w.iter().all(|w| w["bytes"] == 1 << 20 && w["calls"]["pread"] == 4), "{w:?}");
+    let dir = s.path().to_str().unwrap().to_string();
+    for (ops, why) in [("write,read:files=9", "files=9"), ("write,read:workers=3:files=2", "3 workers")] {
+        let out = s.iolab(&["run", "--dir", &dir, "--files", "8", "--op", ops, "--no-store"]);
+        assert_eq!(out.status.code(), Some(2), "{ops}: {}", stderr(&out));
+        assert!(stderr(&out).contains("ops = `"), "{ops}: {}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{ops}: {}", stderr(&out));
+    }
+}

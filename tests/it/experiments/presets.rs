@@ -76,7 +76,9 @@ fn core_part(p: &Preset) -> Preset {
     fn strip_modifiers(phase: &str) -> String {
         phase
             .split(':')
-            .filter(|m| !m.starts_with("workers=") && !m.starts_with("round_robin="))
+            .filter(|m| {
+                !m.starts_with("workers=") && !m.starts_with("round_robin=") && !m.starts_with("files=")
+            })
             .collect::<Vec<_>>()
             .join(":")
     }
