@@ -195,11 +195,12 @@ fn a_throttled_run_reports_the_throttle_for_reads_and_writes() {
         serde_json::from_slice(&s.iolab(&["results", "show", "last", "--json"]).stdout).unwrap();
     assert_eq!(back, doc);
     let csv = String::from_utf8(s.iolab(&["results", "export", "last", "--csv"]).stdout).unwrap();
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = header.iter().position(|h| *h == "steady_bytes_per_s").unwrap();
-    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    // (Quoted fields: a `noisy` flag holds commas.)
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let col = reader.headers().unwrap().iter().position(|h| h == "steady_bytes_per_s").unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
     assert_eq!(rows.len(), 2);
-    assert_eq!(rows[0][col], "", "the write has no steady rate");
+    assert_eq!(&rows[0][col], "", "the write has no steady rate");
     assert_eq!(rows[1][col].parse::<f64>().unwrap(), steady["bytes_per_s"].as_f64().unwrap());
 
     // The timeline: per phase a step line of 2 points per interval, the steady window (read
