@@ -370,7 +370,7 @@ pub struct InfoArgs {
 pub struct PlotArgs {
     /// Experiment id, a unique prefix of one, or `last`
     pub id: String,
-    /// rate | bars | workers | cdf | histogram | trace (default: the preset's plot, else rate
+    /// rate | bars | workers | cdf | histogram | trace | timeline (default: the preset's plot, else rate
     /// when something is swept, else bars)
     #[arg(long)]
     pub kind: Option<String>,
@@ -394,7 +394,8 @@ pub struct PlotArgs {
     /// confidence interval of the mean) or none
     #[arg(long, default_value = "2sd")]
     pub bars: String,
-    /// Sweep point (index, as `iolab results show` lists them) for workers, cdf, histogram, trace
+    /// Sweep point (index, as `iolab results show` lists them) for workers, cdf, histogram, trace,
+    /// timeline
     #[arg(long)]
     pub point: Option<usize>,
     /// Repetition of a trace (default: the first traced)

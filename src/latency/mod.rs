@@ -7,6 +7,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub mod period;
+pub mod series;
 pub mod trace;
 
 use crate::latency::trace::{TraceOp, TraceRecorder, WorkerTrace};

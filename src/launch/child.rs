@@ -251,6 +251,8 @@ pub struct SampleWire {
     role: Option<RoleSample>,
     #[serde(default)]
     place: Option<crate::worker::Placement>,
+    #[serde(default)]
+    series: Option<crate::latency::series::RateSeries>,
 }
 
 impl SampleWire {
@@ -280,6 +282,7 @@ impl SampleWire {
             max_inflight: s.max_inflight,
             role: s.role,
             place: s.place,
+            series: s.series,
         })
     }
 
@@ -330,6 +333,7 @@ impl SampleWire {
             max_inflight: self.max_inflight,
             role: self.role,
             place: self.place,
+            series: self.series,
         })
     }
 }

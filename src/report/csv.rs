@@ -65,6 +65,7 @@ const HEADER: &[&str] = &[
     "worker_host",
     "host_ranks",
     "host_max_sar_bytes_per_s",
+    "steady_bytes_per_s",
 ];
 
 /// The MPI columns of a worker: its rank and host, the ranks on that host and the host's
@@ -148,11 +149,14 @@ impl Exporter for Csv {
                         e.devices.iter().map(|d| d.write_bytes).sum::<u64>().to_string(),
                     ];
                     let in_flight = r.syncs_in_flight_max.map(|n| n.to_string()).unwrap_or_default();
+                    let steady = r.rate.as_ref().and_then(|x| x.steady).map(|s| s.bytes_per_s.to_string());
+                    let steady = steady.unwrap_or_default();
                     if r.workers.is_empty() {
                         let blanks = vec![String::new(); 14];
                         let mut after = vec![String::new(), String::new(), in_flight.clone()];
                         after.extend(role_cols(None));
                         after.extend(host_cols(r, None));
+                        after.push(steady.clone());
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }
@@ -178,6 +182,7 @@ impl Exporter for Csv {
                             vec![wk.open_ns.to_string(), wk.close_ns.to_string(), in_flight.clone()];
                         after.extend(role_cols(Some(wk)));
                         after.extend(host_cols(r, Some(wk)));
+                        after.push(steady.clone());
                         w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }

@@ -34,6 +34,7 @@ pub mod html;
 mod json;
 pub mod plan;
 pub mod plot;
+pub(crate) mod steady;
 pub mod strategies;
 pub mod summary;
 mod table;

@@ -202,6 +202,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     if any_warmup {
         out += "warm-up: max_SAR of each warm-up run, stored but never in the statistics\n";
     }
+    out += &super::steady::render_steady(exp);
     out += &super::details::render_details(exp);
     out + &failures(exp)
 }

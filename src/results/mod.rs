@@ -20,6 +20,7 @@ use crate::worker::WorkerSample;
 mod design;
 mod flags;
 pub mod hosts;
+pub mod series;
 pub use design::{Axis, Design, Headline, PresetRef};
 pub use flags::{FLAG_KINDS, flag_kind, flag_meaning};
 pub use hosts::HostShare;
@@ -105,6 +106,9 @@ pub struct WorkerResult {
     pub rank: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// Bytes completed per interval of t_i (None with `latency = off`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<crate::latency::series::RateSeries>,
 }
 
 impl WorkerResult {
@@ -134,6 +138,7 @@ impl WorkerResult {
             commit_tids: s.role.as_ref().map(|r| r.commit_tids.clone()),
             rank: s.place.as_ref().map(|p| p.rank),
             host: s.place.as_ref().map(|p| p.host.clone()),
+            series: s.series.clone(),
         }
     }
 }
@@ -200,6 +205,9 @@ pub struct Repetition {
     /// without MPI).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostShare>,
+    /// Bytes per interval and the steady window (None with `latency = off`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<series::PhaseRate>,
 }
 
 impl Repetition {
@@ -240,6 +248,7 @@ impl Repetition {
                 .map(|r| r.syncs_in_flight_max)
                 .max(),
             hosts: vec![],
+            rate: series::PhaseRate::of(samples),
         }
         .with_hosts()
     }
@@ -271,6 +280,7 @@ impl Repetition {
             file_layout: None,
             syncs_in_flight_max: None,
             hosts: vec![],
+            rate: None,
         }
     }
 }

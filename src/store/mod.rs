@@ -346,5 +346,6 @@ mod tests {
         assert_eq!((w.bytes, w.ops, w.time_ns), (4096, 1, 1000));
         assert!(w.calls.is_empty(), "old rows have no call counts");
         assert_eq!(w.max_inflight, 0, "old rows did not record it");
+        assert_eq!(w.series, None, "old rows kept no rate series");
     }
 }

@@ -106,7 +106,7 @@ impl Store {
                 "SELECT r.run_id, r.point, r.rep, p.phase, p.status, p.error, p.total_bytes, p.ops, p.time_ns,
                         p.max_sar_bytes_per_s, p.min_sar_bytes_per_s, p.avg_individual_bytes_per_s,
                         p.resident_fraction, p.prealloc_ns, p.flags_json, p.env_json, r.warmup,
-                        p.syncs_in_flight_max
+                        p.syncs_in_flight_max, p.rate_json
                  FROM runs r JOIN phase_results p ON p.run_id = r.run_id
                  WHERE r.experiment_id = ?1 ORDER BY r.rep, r.finished_unix_s, r.point, p.phase",
             )
@@ -142,6 +142,7 @@ impl Store {
                 file_layout,
                 syncs_in_flight_max: r.get::<_, Option<i64>>(17).map_err(g)?.map(|n| n as u64),
                 hosts: vec![],
+                rate: self.opt_json(r.get::<_, Option<String>>(18).map_err(g)?)?,
             }
             .with_hosts();
             let ph =
@@ -280,13 +281,18 @@ impl Store {
         Ok(out)
     }
 
+    /// A nullable JSON column.
+    fn opt_json<T: serde::de::DeserializeOwned>(&self, s: Option<String>) -> Result<Option<T>> {
+        s.map(|s| serde_json::from_str(&s).map_err(|e| self.err(e))).transpose()
+    }
+
     pub(super) fn load_workers(&self, run_id: &str, phase: i64) -> Result<Vec<WorkerResult>> {
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT worker, bytes, ops, time_ns, sync_ns, sync_calls, open_ns, close_ns, bytes_per_s,
                         latency_json, histogram_json, calls_json, max_inflight,
-                        role, times_json, tid, commit_tids_json, rank, host
+                        role, times_json, tid, commit_tids_json, rank, host, series_json
                  FROM worker_results WHERE run_id = ?1 AND phase = ?2 ORDER BY worker",
             )
             .map_err(|e| self.err(e))?;
@@ -315,18 +321,21 @@ impl Store {
                         commit_tids: None,
                         rank: r.get(17)?,
                         host: r.get(18)?,
+                        series: None,
                     },
                     r.get::<_, String>(9)?,
                     r.get::<_, String>(10)?,
                     r.get::<_, String>(11)?,
                     r.get::<_, Option<String>>(14)?,
                     r.get::<_, Option<String>>(16)?,
+                    r.get::<_, Option<String>>(19)?,
                 ))
             })
             .map_err(|e| self.err(e))?;
         let mut out = vec![];
         for row in rows {
-            let (mut w, lat, hist, calls, times, tids) = row.map_err(|e| self.err(e))?;
+            let (mut w, lat, hist, calls, times, tids, series) = row.map_err(|e| self.err(e))?;
+            w.series = self.opt_json(series)?;
             w.latency_ns = serde_json::from_str(&lat).map_err(|e| self.err(e))?;
             w.times_ns = times.map(|t| serde_json::from_str(&t).map_err(|e| self.err(e))).transpose()?;
             w.commit_tids = tids.map(|t| serde_json::from_str(&t).map_err(|e| self.err(e))).transpose()?;

@@ -1,7 +1,7 @@
 //! The store's SQLite schema, one migration per version.
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 6;
+pub const STORE_VERSION: i64 = 7;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -122,6 +122,13 @@ ALTER TABLE worker_results ADD COLUMN rank INTEGER;
 ALTER TABLE worker_results ADD COLUMN host TEXT;
 ";
 
+/// Version 7: the rate over time: each worker's bytes per interval, and each repetition's
+/// summed series with its steady window (JSON; NULL in rows written before).
+const SCHEMA_V7_SERIES: &str = "
+ALTER TABLE worker_results ADD COLUMN series_json TEXT;
+ALTER TABLE phase_results ADD COLUMN rate_json TEXT;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1,
@@ -130,4 +137,5 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V4_CALLS,
     SCHEMA_V5_STRATEGIES,
     SCHEMA_V6_RANKS,
+    SCHEMA_V7_SERIES,
 ];

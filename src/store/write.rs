@@ -107,8 +107,8 @@ impl Store {
             tx.execute(
                 "INSERT INTO phase_results(run_id, phase, status, error, total_bytes, ops, time_ns,
                      max_sar_bytes_per_s, min_sar_bytes_per_s, avg_individual_bytes_per_s, resident_fraction,
-                     prealloc_ns, flags_json, env_json, syncs_in_flight_max)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                     prealloc_ns, flags_json, env_json, syncs_in_flight_max, rate_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                 params![
                     run_id,
                     *phase as i64,
@@ -124,7 +124,8 @@ impl Store {
                     r.prealloc_ns as i64,
                     self.json(&r.flags)?,
                     self.json(&r.env)?,
-                    r.syncs_in_flight_max.map(|n| n as i64)
+                    r.syncs_in_flight_max.map(|n| n as i64),
+                    r.rate.as_ref().map(|x| self.json(x)).transpose()?
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -139,9 +140,9 @@ impl Store {
                 tx.execute(
                     "INSERT INTO worker_results (run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
                          open_ns, close_ns, bytes_per_s, latency_json, histogram_json, calls_json, max_inflight,
-                         role, times_json, tid, commit_tids_json, rank, host)
+                         role, times_json, tid, commit_tids_json, rank, host, series_json)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                         ?20, ?21)",
+                         ?20, ?21, ?22)",
                     params![
                         run_id,
                         *phase as i64,
@@ -163,7 +164,8 @@ impl Store {
                         w.tid,
                         w.commit_tids.as_ref().map(|t| self.json(t)).transpose()?,
                         w.rank,
-                        w.host
+                        w.host,
+                        w.series.as_ref().map(|s| self.json(s)).transpose()?
                     ],
                 )
                 .map_err(|e| self.err(e))?;

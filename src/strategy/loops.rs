@@ -368,5 +368,6 @@ fn main_loop(
             commit_spans_ns: vec![],
         }),
         place: None,
+        series: None,
     })
 }

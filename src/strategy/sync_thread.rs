@@ -148,5 +148,6 @@ fn sync_loop(ctx: &RoleCtx<'_>, c: &mut Committer, mb: &Mailbox) -> Result<Worke
             commit_spans_ns: vec![],
         }),
         place: None,
+        series: None,
     })
 }

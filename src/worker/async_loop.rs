@@ -13,6 +13,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::engine::{AsyncEngine, Done};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
+use crate::latency::series::RateRecorder;
 use crate::latency::{Hist, Off, Recorder, Traced};
 use crate::spec::{LatencyMode, SyncPolicy};
 use crate::worker::alloc::BlockAlloc;
@@ -45,6 +46,7 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
         }
     }
     let mut commits = Commits::new(spec.sync_call, ctx.paths.len());
+    let mut series = RateRecorder::default();
     let sync_policy = ctx.sync_policy();
     // Per slot: the op index it holds and when that op was handed over.
     let mut slot_op = vec![(0u64, 0u64); depth];
@@ -129,6 +131,9 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
             }
             commits.dirty[op.file as usize] = true;
             bytes += op.len;
+            if R::CLOCKED {
+                series.add(t - start_ns, op.len);
+            }
             free.push(d.slot);
             inflight -= 1;
         }
@@ -136,8 +141,9 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
         ctx.progress.store(bytes, Relaxed);
     }
     let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
-    let done =
-        LoopDone { start_ns, open_ns, end_ns, bytes, ops: ops.n_ops, max_inflight: max_inflight as u64 };
+    let series = R::CLOCKED.then(|| series.finish(end_ns - start_ns));
+    let max_inflight = max_inflight as u64;
+    let done = LoopDone { start_ns, open_ns, end_ns, bytes, ops: ops.n_ops, max_inflight, series };
     done.sample(ctx, &commits, rec, || {
         let mut calls = engine.close()?;
         BlockAlloc::count(&alloc, &mut calls);

@@ -8,6 +8,7 @@ use crate::engine::{CallError, Engine};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::latency::Recorder;
+use crate::latency::series::RateRecorder;
 use crate::plan::Op;
 use crate::spec::SyncPolicy;
 
@@ -44,6 +45,7 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
     let piece_err =
         |p: Op, e: CallError| Error::io(e.call.name(), &ctx.paths[p.file as usize], Some(p.offset), e.err);
 
+    let mut series = RateRecorder::default();
     ctx.gate.wait();
     if ctx.abort.load(Relaxed) {
         return Err(Error::Run("aborted before start".into()));
@@ -108,6 +110,9 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
             }
         }
         bytes += ops.bs;
+        if R::CLOCKED {
+            series.add(prev - start_ns, ops.bs);
+        }
         ctx.progress.store(bytes, Relaxed);
         let commit_now = match sync_policy {
             SyncPolicy::None | SyncPolicy::End => false,
@@ -134,6 +139,7 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
         bytes,
         ops: n,
         max_inflight: if n > 0 { per_block as u64 } else { 0 },
+        series: R::CLOCKED.then(|| series.finish(end_ns - start_ns)),
     };
     done.sample(ctx, &commits, rec, || {
         let mut calls = engine.close()?;

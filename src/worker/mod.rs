@@ -106,6 +106,9 @@ pub struct WorkerSample {
     pub role: Option<RoleSample>,
     /// Where it ran, under the MPI launcher (None for threads and processes of one host).
     pub place: Option<Placement>,
+    /// Bytes completed per interval of its time (None with `latency = off` and for a
+    /// strategy's roles).
+    pub series: Option<crate::latency::series::RateSeries>,
 }
 
 /// Where a worker ran under the MPI launcher.

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::engine::{CallCounts, CallError, Engine};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
+use crate::latency::series::{RateRecorder, RateSeries};
 use crate::latency::{Hist, Off, Recorder, Traced};
 use crate::spec::{LatencyMode, SyncPolicy};
 
@@ -42,6 +43,7 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
         data.init_write_buf(engine.buf());
     }
     let mut commits = Commits::new(ctx.spec.sync_call, ctx.paths.len());
+    let mut series = RateRecorder::default();
     let sync_policy = ctx.sync_policy();
     let io_err = |k: u64, e: CallError| ctx.op_error(k, e.call.name(), e.err);
 
@@ -88,6 +90,9 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
             })?;
         }
         bytes += done;
+        if R::CLOCKED {
+            series.add(prev - start_ns, done);
+        }
         ctx.progress.store(bytes, Relaxed);
         match sync_policy {
             // Reads commit nothing (their policy is None): no bookkeeping.
@@ -113,8 +118,9 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
         }
     }
     let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
-    let done =
-        LoopDone { start_ns, open_ns, end_ns, bytes, ops: ops.n_ops, max_inflight: u64::from(ops.n_ops > 0) };
+    let series = R::CLOCKED.then(|| series.finish(end_ns - start_ns));
+    let max_inflight = u64::from(ops.n_ops > 0);
+    let done = LoopDone { start_ns, open_ns, end_ns, bytes, ops: ops.n_ops, max_inflight, series };
     done.sample(ctx, &commits, rec, || {
         let mut calls = engine.close()?;
         BlockAlloc::count(&alloc, &mut calls);
@@ -130,6 +136,8 @@ pub(crate) struct LoopDone {
     pub bytes: u64,
     pub ops: u64,
     pub max_inflight: u64,
+    /// Bytes per interval (where the loop reads the clock per op: not with `latency = off`).
+    pub series: Option<RateSeries>,
 }
 
 impl LoopDone {
@@ -161,6 +169,7 @@ impl LoopDone {
             max_inflight: self.max_inflight,
             role: None,
             place: None,
+            series: self.series,
         })
     }
 }

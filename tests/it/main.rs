@@ -28,6 +28,7 @@ mod rig;
 mod safety;
 mod stores;
 mod strategies;
+mod throttle;
 mod trace_stream;
 mod traces;
 mod verify;

@@ -100,6 +100,11 @@ pub fn plots(
         "Latency histogram of the last phase of point 0.".into(),
         format!("iolab plot {id} --kind histogram"),
     ));
+    wanted.push((
+        base(Kind::Timeline),
+        "Rate over time of every phase of point 0 (its first complete run), the steady window marked.".into(),
+        format!("iolab plot {id} --kind timeline"),
+    ));
     let mut out = vec![];
     let mut skipped = vec![];
     for (o, cap, cmd) in wanted {

@@ -4,7 +4,8 @@
 //! Kinds: `rate` (rate vs a swept parameter, a line per series, error bars), `bars` (one bar
 //! per point and phase: experiments without a sweep), `workers` (per-worker rates and max_SAR
 //! vs min_SAR: stragglers), `cdf` and `histogram` (per-op latency from the stored HDR
-//! buckets), `trace` (per-op latency vs op index with the detected periods marked).
+//! buckets), `trace` (per-op latency vs op index with the detected periods marked),
+//! `timeline` (a phase's rate per interval over time, its steady window marked).
 
 use std::io::Write;
 use std::path::Path;
@@ -22,6 +23,7 @@ pub mod figure;
 pub mod latency;
 pub mod rate;
 pub mod select;
+pub mod timeline;
 pub mod trace;
 pub mod workers;
 
@@ -37,10 +39,11 @@ pub enum Kind {
     Cdf,
     Histogram,
     Trace,
+    Timeline,
 }
 
 impl Kind {
-    pub const NAMES: [&'static str; 6] = ["rate", "bars", "workers", "cdf", "histogram", "trace"];
+    pub const NAMES: [&'static str; 7] = ["rate", "bars", "workers", "cdf", "histogram", "trace", "timeline"];
 
     pub fn parse(s: &str) -> Result<Kind> {
         Ok(match s {
@@ -50,6 +53,7 @@ impl Kind {
             "cdf" => Kind::Cdf,
             "histogram" => Kind::Histogram,
             "trace" => Kind::Trace,
+            "timeline" => Kind::Timeline,
             _ => return Err(Error::spec("kind", s, format!("expected one of: {}", Kind::NAMES.join(", ")))),
         })
     }
@@ -229,6 +233,7 @@ pub fn build(store: &Store, exp: &ExperimentResult, o: &Options) -> Result<Figur
         Kind::Cdf => latency::cdf(exp, o)?,
         Kind::Histogram => latency::histogram(exp, o)?,
         Kind::Trace => trace::figure(store, exp, o)?,
+        Kind::Timeline => timeline::figure(exp, o)?,
     };
     if o.size.is_some() {
         fig.size = o.size;

@@ -1,0 +1,234 @@
+//! The rate over time of one phase: bytes completed per fixed time interval, recorded by a
+//! worker's timed loop into a preallocated array (no allocation, no lock), summed over the
+//! workers of a repetition, and the steady window that excludes the start-up transient (a
+//! throttle's initial burst, the first op's latency) and the end (a partial last interval,
+//! the final commit).
+
+use serde::{Deserialize, Serialize};
+
+/// The most intervals a worker keeps; when a phase outlasts them, adjacent pairs are merged and
+/// the interval doubles, so a series always has between `SLOTS / 2` and `SLOTS` intervals once
+/// the phase is longer than `SLOTS * BASE_NS`.
+pub const SLOTS: usize = 512;
+/// The finest interval: 10 ms.
+pub const BASE_NS: u64 = 10_000_000;
+/// The fewest intervals a phase needs for a steady window (so each end drops at least one).
+pub const MIN_INTERVALS: usize = 10;
+/// The share of the intervals dropped at each end to find the steady window: 10%.
+pub const TRIM: f64 = 0.10;
+
+/// Bytes completed per interval, as a worker's loop records them: the bytes of an op count in
+/// the interval in which it ended.
+pub struct RateRecorder {
+    interval_ns: u64,
+    buckets: Box<[u64; SLOTS]>,
+    /// The interval the last op ended in, and its end: an op ending before that end counts
+    /// there without a division (a worker's ops end in time order).
+    cur: usize,
+    edge: u64,
+}
+
+impl Default for RateRecorder {
+    fn default() -> RateRecorder {
+        RateRecorder { interval_ns: BASE_NS, buckets: Box::new([0; SLOTS]), cur: 0, edge: BASE_NS }
+    }
+}
+
+impl RateRecorder {
+    /// `bytes` completed `at_ns` after the worker's start (no earlier than the op before).
+    /// Interval k covers (k*I, (k+1)*I].
+    #[inline]
+    pub fn add(&mut self, at_ns: u64, bytes: u64) {
+        if at_ns > self.edge {
+            self.seek(at_ns);
+        }
+        self.buckets[self.cur] += bytes;
+    }
+
+    /// Moves to the interval holding `at_ns`, merging intervals when it lies beyond the last.
+    #[cold]
+    fn seek(&mut self, at_ns: u64) {
+        let mut i = at_ns.saturating_sub(1) / self.interval_ns;
+        while i >= SLOTS as u64 {
+            self.coarsen();
+            i = at_ns.saturating_sub(1) / self.interval_ns;
+        }
+        self.cur = i as usize;
+        self.edge = (i + 1) * self.interval_ns;
+    }
+
+    /// Merges adjacent pairs of intervals: the interval doubles.
+    fn coarsen(&mut self) {
+        for j in 0..SLOTS / 2 {
+            self.buckets[j] = self.buckets[2 * j] + self.buckets[2 * j + 1];
+        }
+        self.buckets[SLOTS / 2..].fill(0);
+        self.interval_ns *= 2;
+    }
+
+    /// The series of a worker whose time ended `end_ns` after its start.
+    pub fn finish(mut self, end_ns: u64) -> RateSeries {
+        while end_ns.div_ceil(self.interval_ns) > SLOTS as u64 {
+            self.coarsen();
+        }
+        let n = (end_ns.div_ceil(self.interval_ns) as usize).max(1);
+        RateSeries { interval_ns: self.interval_ns, end_ns, bytes: self.buckets[..n].to_vec() }
+    }
+}
+
+/// Bytes completed in each interval of `interval_ns` from the start; the last interval ends
+/// at `end_ns` (it may be shorter than the others).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RateSeries {
+    pub interval_ns: u64,
+    pub end_ns: u64,
+    pub bytes: Vec<u64>,
+}
+
+/// The steady window of a series and the rate inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Steady {
+    /// The window, in ns from the phase's start.
+    pub from_ns: u64,
+    pub to_ns: u64,
+    /// Bytes completed inside it.
+    pub bytes: u64,
+    /// The steady rate, in B/s: the slope of the least-squares line through the cumulative
+    /// bytes at every interval boundary of the window. Data that arrives in lumps (a throttle
+    /// releasing a slice's worth at a time, read-ahead windows) moves the bytes between the
+    /// window's two ends by up to a lump; the slope through all its boundaries barely moves.
+    pub bytes_per_s: f64,
+}
+
+impl RateSeries {
+    /// Interval k's start and end, in ns from the start.
+    pub fn span(&self, k: usize) -> (u64, u64) {
+        let from = k as u64 * self.interval_ns;
+        (from, (from + self.interval_ns).min(self.end_ns))
+    }
+
+    /// Interval k's rate in B/s (0 for an empty interval).
+    pub fn rate(&self, k: usize) -> f64 {
+        let (a, b) = self.span(k);
+        if b > a { self.bytes[k] as f64 * 1e9 / (b - a) as f64 } else { 0.0 }
+    }
+
+    /// The series of a repetition: the workers' series summed, each shifted by its start
+    /// (`offset_ns` after the earliest worker's) and re-binned to the coarsest interval among
+    /// them (intervals are `BASE_NS` times a power of two, so re-binning is exact).
+    pub fn sum(parts: &[(u64, &RateSeries)]) -> Option<RateSeries> {
+        let interval_ns = parts.iter().map(|(_, s)| s.interval_ns).max()?;
+        let end_ns = parts.iter().map(|(o, s)| o + s.end_ns).max()?;
+        let n = (end_ns.div_ceil(interval_ns) as usize).max(1);
+        let mut bytes = vec![0u64; n];
+        for (offset, s) in parts {
+            for (k, &b) in s.bytes.iter().enumerate() {
+                // The interval's end, shifted, decides where its bytes land.
+                let at = offset + s.span(k).1;
+                bytes[((at.saturating_sub(1) / interval_ns) as usize).min(n - 1)] += b;
+            }
+        }
+        Some(RateSeries { interval_ns, end_ns, bytes })
+    }
+
+    /// The steady window, by one rule: with at least [`MIN_INTERVALS`] intervals, drop
+    /// `ceil(TRIM * n)` intervals at each end (at least one: the first holds the start-up
+    /// transient, the last is partial or holds the final commit); the window is what remains.
+    /// Its rate is the least-squares slope of the cumulative bytes against time at the
+    /// window's interval boundaries. None for a shorter series.
+    pub fn steady(&self) -> Option<Steady> {
+        let n = self.bytes.len();
+        if n < MIN_INTERVALS {
+            return None;
+        }
+        let drop = ((TRIM * n as f64).ceil() as usize).max(1);
+        let (a, b) = (drop, n - drop);
+        let (from_ns, to_ns) = (self.span(a).0, self.span(b - 1).1);
+        let bytes: u64 = self.bytes[a..b].iter().sum();
+        // Boundaries a..=b: time k * interval, bytes completed before it.
+        let mut cum: u64 = self.bytes[..a].iter().sum();
+        let mut pts = Vec::with_capacity(b - a + 1);
+        for k in a..=b {
+            pts.push((self.span(k).0 as f64 / 1e9, cum as f64));
+            if k < b {
+                cum += self.bytes[k];
+            }
+        }
+        let m = pts.len() as f64;
+        let (mx, my) = (pts.iter().map(|p| p.0).sum::<f64>() / m, pts.iter().map(|p| p.1).sum::<f64>() / m);
+        let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+        let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+        Some(Steady { from_ns, to_ns, bytes, bytes_per_s: sxy / sxx })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorder_keeps_every_byte_and_covers_the_time() {
+        let mut r = RateRecorder::default();
+        // 2000 ops of 1 MiB, one every 7 ms: 14 s, beyond 512 x 10 ms, so intervals merge.
+        for k in 1..=2000u64 {
+            r.add(k * 7_000_000, 1 << 20);
+        }
+        let s = r.finish(14_000_000_000);
+        assert_eq!(s.bytes.iter().sum::<u64>(), 2000 << 20);
+        assert_eq!(s.interval_ns, 40_000_000);
+        assert_eq!(s.bytes.len(), 350);
+        assert_eq!(s.span(349), (13_960_000_000, 14_000_000_000));
+        // 40 ms hold 5 or 6 ops of 7 ms.
+        assert!(s.bytes[1..349].iter().all(|&b| b == 5 << 20 || b == 6 << 20), "{:?}", &s.bytes[..8]);
+    }
+
+    #[test]
+    fn an_op_ending_on_a_boundary_counts_in_the_interval_it_ends() {
+        let mut r = RateRecorder::default();
+        r.add(BASE_NS, 100);
+        r.add(BASE_NS + 1, 7);
+        let s = r.finish(BASE_NS + 1);
+        assert_eq!(s.bytes, vec![100, 7]);
+        assert_eq!(s.span(1), (BASE_NS, BASE_NS + 1));
+    }
+
+    #[test]
+    fn steady_window_drops_a_burst_and_the_commit() {
+        // 20 intervals of 10 ms: a burst of 9 units, 18 of 1 unit, a commit moving nothing.
+        let mut bytes = vec![9u64 << 20];
+        bytes.extend(std::iter::repeat_n(1u64 << 20, 18));
+        bytes.push(0);
+        let s = RateSeries { interval_ns: BASE_NS, end_ns: 20 * BASE_NS, bytes };
+        let st = s.steady().unwrap();
+        // ceil(10% of 20) = 2 intervals dropped at each end: intervals 2..18.
+        assert_eq!((st.from_ns, st.to_ns, st.bytes), (2 * BASE_NS, 18 * BASE_NS, 16 << 20));
+        let flat = (1u64 << 20) as f64 * 100.0;
+        assert!((st.bytes_per_s / flat - 1.0).abs() < 1e-12, "{}", st.bytes_per_s);
+        // The whole phase: 27 units in 200 ms, 35% above the steady rate.
+        let whole = (27u64 << 20) as f64 / 0.2;
+        assert!((whole / st.bytes_per_s - 1.35).abs() < 1e-9);
+        // Lumps: 3 units every third interval. The two ends of the window may cut a lump; the
+        // slope through every boundary stays within 2% of the long-run 1 unit per interval.
+        let lumps: Vec<u64> = (0..40u64).map(|k| if k % 3 == 2 { 3 << 20 } else { 0 }).collect();
+        let s = RateSeries { interval_ns: BASE_NS, end_ns: 40 * BASE_NS, bytes: lumps };
+        let st = s.steady().unwrap();
+        assert_eq!((st.from_ns, st.to_ns), (4 * BASE_NS, 36 * BASE_NS));
+        let ends = st.bytes as f64 / 0.32;
+        assert!((st.bytes_per_s / flat - 1.0).abs() < 0.02, "{}", st.bytes_per_s / flat);
+        assert!((ends / flat - 1.0).abs() > 0.02, "the ends alone: {}", ends / flat);
+        let short = RateSeries { interval_ns: BASE_NS, end_ns: 9 * BASE_NS, bytes: vec![1; 9] };
+        assert_eq!(short.steady(), None);
+    }
+
+    #[test]
+    fn sum_rebins_and_shifts_workers() {
+        let a = RateSeries { interval_ns: BASE_NS, end_ns: 4 * BASE_NS, bytes: vec![1, 2, 3, 4] };
+        let b = RateSeries { interval_ns: 2 * BASE_NS, end_ns: 3 * BASE_NS, bytes: vec![10, 20] };
+        let s = RateSeries::sum(&[(0, &a), (BASE_NS, &b)]).unwrap();
+        assert_eq!(s.interval_ns, 2 * BASE_NS);
+        assert_eq!(s.end_ns, 4 * BASE_NS);
+        // a: 1+2 | 3+4; b's first interval ends at 10+20 ms (second bin), its second at 40 ms.
+        assert_eq!(s.bytes, vec![3, 7 + 10 + 20]);
+        assert_eq!(s.bytes.iter().sum::<u64>(), 40);
+    }
+}

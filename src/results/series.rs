@@ -1,0 +1,92 @@
+//! A repetition's rate over time (`rate` in the JSON): its workers' per-interval series summed
+//! on one time axis, and the steady window with the rate inside it, beside the whole-phase
+//! rate (docs/reports.md, "Rate over time").
+
+use serde::{Deserialize, Serialize};
+
+use crate::latency::series::{RateSeries, Steady};
+use crate::worker::WorkerSample;
+
+/// The most of a worker's time its commits may take for the phase to have a steady rate: 10%.
+/// The series counts bytes as their calls return; bytes a commit carries to the device move
+/// inside that commit, which the series cannot split, so a phase whose commits take longer
+/// (a write with `sync = end` that the page cache absorbed) has no steady rate: its
+/// whole-phase rate, which includes the commit, is its figure.
+pub const MAX_COMMIT_SHARE: f64 = 0.10;
+
+/// The rate over time of one repetition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseRate {
+    /// Bytes completed per interval by all workers, from the earliest worker's start.
+    pub series: RateSeries,
+    /// The steady window and its rate; None when the series is too short or commits took
+    /// more than [`MAX_COMMIT_SHARE`] of a worker's time.
+    #[serde(default)]
+    pub steady: Option<Steady>,
+}
+
+impl PhaseRate {
+    /// From the workers' samples: None when any worker kept no series (`latency = off`).
+    /// Workers are placed by their start on the clock; a start later than the longest
+    /// worker's time cannot be on the same clock (MPI ranks on other hosts) and counts as 0.
+    pub fn of(samples: &[WorkerSample]) -> Option<PhaseRate> {
+        let first = samples.iter().map(|s| s.start_ns).min()?;
+        let longest = samples.iter().map(|s| s.time_ns()).max()?;
+        let offset = |s: &WorkerSample| Some(s.start_ns - first).filter(|&o| o <= longest).unwrap_or(0);
+        let parts: Option<Vec<(u64, &RateSeries)>> =
+            samples.iter().map(|s| s.series.as_ref().map(|r| (offset(s), r))).collect();
+        let series = RateSeries::sum(&parts?)?;
+        let committed = samples.iter().any(|s| s.sync_ns as f64 > MAX_COMMIT_SHARE * s.time_ns() as f64);
+        let steady = if committed { None } else { series.steady() };
+        Some(PhaseRate { series, steady })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::latency::series::BASE_NS;
+
+    fn sample(start_ns: u64, time_ns: u64, sync_ns: u64, bytes: Vec<u64>) -> WorkerSample {
+        WorkerSample {
+            worker: 0,
+            bytes: bytes.iter().sum(),
+            ops: bytes.len() as u64,
+            start_ns,
+            end_ns: start_ns + time_ns,
+            sync_ns,
+            sync_calls: 0,
+            open_ns: 0,
+            close_ns: 0,
+            hist: crate::latency::new_hist(),
+            trace: None,
+            calls: Default::default(),
+            max_inflight: 1,
+            role: None,
+            place: None,
+            series: Some(RateSeries { interval_ns: BASE_NS, end_ns: time_ns, bytes }),
+        }
+    }
+
+    #[test]
+    fn workers_add_up_on_one_clock_and_commits_withhold_the_steady_rate() {
+        let t = 20 * BASE_NS;
+        // The second worker starts one interval later.
+        let ws = [sample(1_000, t, 0, vec![1; 20]), sample(1_000 + BASE_NS, t, 0, vec![2; 20])];
+        let r = PhaseRate::of(&ws).unwrap();
+        assert_eq!(r.series.end_ns, 21 * BASE_NS);
+        assert_eq!(r.series.bytes.iter().sum::<u64>(), 60);
+        assert_eq!((r.series.bytes[0], r.series.bytes[1], r.series.bytes[20]), (1, 3, 2));
+        assert!(r.steady.is_some());
+        // A start far beyond any worker's time: another host's clock.
+        let far = [sample(1_000, t, 0, vec![1; 20]), sample(1_000 + (1u64 << 50), t, 0, vec![2; 20])];
+        let r = PhaseRate::of(&far).unwrap();
+        assert_eq!((r.series.end_ns, r.series.bytes[0]), (t, 3), "another clock: started with the first");
+        // A commit over 10% of a worker's time: the series cannot say when its bytes moved.
+        let committed = [sample(0, t, 3 * BASE_NS, vec![1; 20])];
+        assert_eq!(PhaseRate::of(&committed).unwrap().steady, None);
+        let mut off = sample(0, t, 0, vec![1; 20]);
+        off.series = None;
+        assert_eq!(PhaseRate::of(&[off]), None, "latency = off keeps no series");
+    }
+}
