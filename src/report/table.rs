@@ -203,7 +203,8 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         out += "warm-up: max_SAR of each warm-up run, stored but never in the statistics\n";
     }
     out += &super::details::render_details(exp);
-    out + &failures(exp)
+    out += &failures(exp);
+    out + &super::findings::text(exp)
 }
 
 /// One line per repetition that did not complete.

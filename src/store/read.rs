@@ -164,6 +164,7 @@ impl Store {
             spec,
             points,
             design,
+            findings: vec![],
         })
     }
 
