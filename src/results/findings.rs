@@ -266,7 +266,9 @@ impl FindingSpec {
                 .filter_map(|(k, a)| sb.iter().find(|(j, _)| j == k).map(|(_, b)| a / b))
                 .filter(|r| r.is_finite())
                 .collect();
-            (Some(stats::mean(&xs)).filter(|m| m.is_finite()), stats::ci95(&xs))
+            // Ratios of figures that are never negative: the interval is clipped at 0.
+            let ci = stats::ci95(&xs).map(|[lo, hi]| [lo.max(0.0), hi]);
+            (Some(stats::mean(&xs)).filter(|m| m.is_finite()), ci)
         } else {
             let (a, b) = (side(&pa, &sa), side(&pb, &sb));
             (Some(a.mean / b.mean).filter(|r| r.is_finite()), unpaired_interval(a.ci95, b.ci95))

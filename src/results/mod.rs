@@ -422,8 +422,9 @@ pub struct ExperimentResult {
     #[serde(default)]
     pub design: Design,
     /// The preset's findings checked against these results (worked out when shown, from the
-    /// preset this build knows; never stored).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// preset this build knows; never stored, never read back: an imported JSON's findings
+    /// are worked out again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty", skip_deserializing)]
     pub findings: Vec<findings::Finding>,
 }
 

@@ -128,3 +128,16 @@ fn an_experiment_without_a_preset_has_no_findings() {
     let out = s.iolab(&["results", "show", "last"]);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("\nFindings ("));
 }
+
+#[test]
+fn a_strategy_preset_ends_with_its_findings_too() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let out = s.iolab(&["reproduce", "B", "--scale", "quick", "--dir", dir, "--quiet", "--no-store"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let at = text.find("\nFindings (").unwrap_or_else(|| panic!("no Findings section:\n{text}"));
+    for f in &preset::find("B").unwrap().meta.finding {
+        assert!(text[at..].contains(&f.claim), "{}", f.claim);
+    }
+}
