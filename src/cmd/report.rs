@@ -16,7 +16,7 @@ pub fn cmd_report(args: ReportArgs, stdout: &mut dyn Write) -> Result<()> {
         html::compare::page(&store)?
     } else {
         let id = if args.last { "last".to_string() } else { args.id.clone().unwrap_or_default() };
-        let exp = store.load(&store.resolve_id(&id)?)?;
+        let exp = super::results::with_findings(store.load(&store.resolve_id(&id)?)?);
         html::experiment::page(&store, &exp, crate::experiment::preset::about(&exp).as_ref())?
     };
     match &args.output {

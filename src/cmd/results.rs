@@ -21,11 +21,11 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
     match args.command {
         ResultsCommand::List => list(&store, stdout),
         ResultsCommand::Show { id, json, csv } => {
-            let exp = store.load(&store.resolve_id(&id)?)?;
+            let exp = with_findings(store.load(&store.resolve_id(&id)?)?);
             report::exporter(format_of(json, csv)).export(&exp, stdout)
         }
         ResultsCommand::Export { id, json, csv, output } => {
-            let exp = store.load(&store.resolve_id(&id)?)?;
+            let exp = with_findings(store.load(&store.resolve_id(&id)?)?);
             let ex = report::exporter(format_of(json, csv));
             match output {
                 Some(path) => ex.export(&exp, &mut create(&path)?),
@@ -44,6 +44,12 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
             }
         }
     }
+}
+
+/// The experiment with its preset's findings checked against it.
+pub fn with_findings(mut exp: crate::results::ExperimentResult) -> crate::results::ExperimentResult {
+    exp.findings = crate::experiment::preset::findings(&exp);
+    exp
 }
 
 /// `iolab results list`: every experiment, newest first.

@@ -55,7 +55,8 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
         Some(s) => s,
         None => &mut no_sink,
     };
-    let outcome = run_experiment(&built.base, &built.points, built.design, host, sink, &monitor)?;
+    let mut outcome = run_experiment(&built.base, &built.points, built.design, host, sink, &monitor)?;
+    outcome.result.findings = crate::experiment::preset::findings(&outcome.result);
     report::exporter(format_of(json, csv)).export(&outcome.result, stdout)?;
     if let (Some(s), false) = (&store, quiet) {
         eprintln!(

@@ -20,6 +20,7 @@ use crate::report::PresetAbout;
 /// The suggested plot of a preset (`plot` in its `[preset]` table) is the report's to read.
 pub use crate::report::plot::PresetPlot as Plot;
 use crate::results::ExperimentResult;
+use crate::results::findings::{Finding, FindingSpec};
 
 /// Every preset file, in listing order.
 pub const FILES: &[&str] = &[
@@ -69,6 +70,9 @@ pub struct Meta {
     pub plot: Plot,
     #[serde(default)]
     pub notes: String,
+    /// The study's findings to check against the results (`[[preset.finding]]`).
+    #[serde(default)]
+    pub finding: Vec<FindingSpec>,
 }
 
 /// The sizes and repetitions to run a preset at.
@@ -130,6 +134,9 @@ impl Preset {
             if !NEEDS.contains(&n.as_str()) {
                 return Err(bad(&meta.id, format!("unknown need `{n}` (known: {})", NEEDS.join(", "))));
             }
+        }
+        for (i, f) in meta.finding.iter().enumerate() {
+            f.check().map_err(|e| bad(&meta.id, format!("finding {}: {e}", i + 1)))?;
         }
         Ok(Preset { meta, headline, text })
     }
@@ -369,4 +376,11 @@ pub fn find(id: &str) -> Result<Preset> {
 pub fn about(exp: &ExperimentResult) -> Option<PresetAbout> {
     let p = find(&exp.design.preset.as_ref()?.id).ok()?;
     Some(PresetAbout { plot: p.meta.plot, notes: p.meta.notes })
+}
+
+/// The findings of the preset an experiment reproduces, checked against its results (none when
+/// it reproduces no preset this build knows).
+pub fn findings(exp: &ExperimentResult) -> Vec<Finding> {
+    let Some(p) = exp.design.preset.as_ref().and_then(|r| find(&r.id).ok()) else { return vec![] };
+    p.meta.finding.iter().map(|f| f.evaluate(&exp.points)).collect()
 }

@@ -131,6 +131,7 @@ pub fn run_experiment(
             })
             .collect(),
         design,
+        findings: vec![],
     };
     sink.begin(&result)?;
     let plans: Vec<RunPlan> = points.iter().map(|p| plan::plan(&p.spec)).collect();

@@ -29,6 +29,7 @@ pub mod base64;
 pub mod compare;
 mod csv;
 pub(crate) mod details;
+pub mod findings;
 pub mod hosts;
 pub mod html;
 mod json;

@@ -149,7 +149,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     if super::strategies::any(exp) {
         out += &super::strategies::render_body(exp);
         out += &super::details::render_details(exp);
-        return out + &failures(exp);
+        return out + &failures(exp) + &super::findings::text(exp);
     }
     let mut swept: Vec<String> = d.axes.iter().map(|a| a.key.clone()).collect();
     for k in exp.points.first().map(|p| p.params.keys().cloned().collect::<Vec<_>>()).unwrap_or_default() {
@@ -204,7 +204,8 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     }
     out += &super::steady::render_steady(exp);
     out += &super::details::render_details(exp);
-    out + &failures(exp)
+    out += &failures(exp);
+    out + &super::findings::text(exp)
 }
 
 /// One line per repetition that did not complete.

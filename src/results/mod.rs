@@ -18,6 +18,7 @@ use crate::stats::{self, Summary};
 use crate::worker::WorkerSample;
 
 mod design;
+pub mod findings;
 mod flags;
 pub mod hosts;
 pub mod series;
@@ -430,6 +431,11 @@ pub struct ExperimentResult {
     /// Sweep axes, headline statistic and preset the experiment was built from.
     #[serde(default)]
     pub design: Design,
+    /// The preset's findings checked against these results (worked out when shown, from the
+    /// preset this build knows; never stored, never read back: an imported JSON's findings
+    /// are worked out again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty", skip_deserializing)]
+    pub findings: Vec<findings::Finding>,
 }
 
 /// Receives results as they are measured.

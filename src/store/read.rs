@@ -165,6 +165,7 @@ impl Store {
             spec,
             points,
             design,
+            findings: vec![],
         })
     }
 

@@ -153,8 +153,8 @@ fn the_host_table_and_its_page_take_their_source_and_time() {
 }
 
 /// The experiment page shows the preset notes its caller passes in (escaped), none without
-/// them, and with the preset's own (`experiment::preset::about`) it is the page `iolab report`
-/// writes.
+/// them, and with the preset's own (`experiment::preset::about`) and its findings it is the
+/// page `iolab report` writes.
 #[test]
 fn the_experiment_page_shows_the_preset_notes_it_is_given() {
     let s = Scratch::new();
@@ -173,8 +173,14 @@ fn the_experiment_page_shows_the_preset_notes_it_is_given() {
             .contains("<th scope=\"row\">preset notes</th><td>notes &lt;from&gt; the caller</td>")
     );
     assert!(!page(None).contains("preset notes"));
+    // `iolab report` also checks the preset's findings against the results.
     let cli = stdout_of(&s, &["report", &exp.experiment_id]);
-    assert_eq!(page(Some(&about)).into_bytes(), cli);
+    let mut checked = exp.clone();
+    checked.findings = preset::findings(&exp);
+    assert_eq!(checked.findings.len(), l1.meta.finding.len());
+    let want =
+        report::render(&html::experiment::Html { store: &store, preset: Some(&about) }, &checked).unwrap();
+    assert_eq!(want.into_bytes(), cli);
 }
 
 /// The plan text shows the free space it is handed, once per target directory, and nothing

@@ -422,7 +422,7 @@ impl Exporter for Html<'_> {
 pub fn page(store: &Store, exp: &ExperimentResult, preset: Option<&PresetAbout>) -> Result<String> {
     let title = plot::title(exp);
     let mut body = format!(
-        "<header>\n<h1>{}</h1>\n<p>{} · created {} · iolab {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul><li><a href=\"#spec\">Experiment</a></li><li><a href=\"#host\">Host</a></li><li><a href=\"#cache\">Cache state</a></li><li><a href=\"#summary\">Summary</a></li>{}<li><a href=\"#plots\">Plots</a></li><li><a href=\"#runs\">Runs</a></li><li><a href=\"#data\">Raw data</a></li></ul></nav>\n</header>\n<main>\n",
+        "<header>\n<h1>{}</h1>\n<p>{} · created {} · iolab {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul><li><a href=\"#spec\">Experiment</a></li><li><a href=\"#host\">Host</a></li><li><a href=\"#cache\">Cache state</a></li><li><a href=\"#summary\">Summary</a></li>{}{}<li><a href=\"#plots\">Plots</a></li><li><a href=\"#runs\">Runs</a></li><li><a href=\"#data\">Raw data</a></li></ul></nav>\n</header>\n<main>\n",
         esc(&title),
         esc(&plot::provenance(exp)),
         esc(&utc(exp.created_unix_s)),
@@ -432,11 +432,13 @@ pub fn page(store: &Store, exp: &ExperimentResult, preset: Option<&PresetAbout>)
         } else {
             ""
         },
+        if exp.findings.is_empty() { "" } else { "<li><a href=\"#findings\">Findings</a></li>" },
     );
     body += &spec_section(exp, preset);
     body += &host_section(exp);
     body += &cache_section(exp);
     body += &summary_section(exp);
+    body += &crate::report::findings::html(exp);
     body += &super::strategies::section(exp);
     body += "<section id=\"plots\">\n<h2>Plots</h2>\n<p class=\"note\">Error bars are ± 2 standard deviations of the repetitions around the plotted statistic (Russell 1998), unless a caption says otherwise. Series differ by marker shape as well as colour.</p>\n";
     let (figs, skipped) = plots(store, exp, preset.map(|p| &p.plot));

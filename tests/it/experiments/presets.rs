@@ -259,6 +259,14 @@ fn available_presets_run_at_quick_scale() {
                 }
             }
         }
+        // Every finding is checked, and both its sides were measured at this scale.
+        let findings = doc["findings"].as_array().unwrap_or_else(|| panic!("{id}: no findings"));
+        assert_eq!(findings.len(), p.meta.finding.len(), "{id}");
+        for f in findings {
+            for side in ["a", "b"] {
+                assert_eq!(f[side]["n"], spec_reps(&doc), "{id} {side} of `{}`: {}", f["claim"], f[side]);
+            }
+        }
         assert!(t.elapsed().as_secs() < 60, "{id} took {:?} at quick scale", t.elapsed());
         ran.push(id);
         assert!(s.leftovers().iter().all(|f| !f.starts_with(".iolab-")), "{:?}", s.leftovers());
@@ -290,6 +298,11 @@ fn available_presets_run_at_quick_scale() {
         assert!(ran.contains(&id.to_string()), "{id} should be available in this build; ran {ran:?}");
     }
     eprintln!("ran at quick scale: {ran:?}");
+}
+
+/// The repetitions of the experiment's points (the same for every point of a preset).
+fn spec_reps(doc: &Value) -> u64 {
+    doc["points"][0]["spec"]["reps"].as_u64().unwrap()
 }
 
 /// `reproduce --list` lists every preset, with its status computed, and says why.

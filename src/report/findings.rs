@@ -1,0 +1,75 @@
+//! The "Findings" section of a preset's results: each claim of the study, the paper's figure,
+//! this machine's figure with its 95% interval, and the verdict; as text and as HTML.
+
+use crate::results::ExperimentResult;
+use crate::results::findings::{Finding, num, side_value};
+
+/// The rows of the section: claim, paper, this machine, verdict (with why).
+pub fn rows(exp: &ExperimentResult) -> Vec<[String; 4]> {
+    exp.findings.iter().map(row).collect()
+}
+
+fn row(f: &Finding) -> [String; 4] {
+    let ratio = match (f.ratio, f.interval) {
+        (Some(r), Some([lo, hi])) => format!("a / b = {} [{}, {}]", num(r), num(lo), num(hi)),
+        (Some(r), None) => format!("a / b = {} (no interval)", num(r)),
+        _ => "a / b not measured".into(),
+    };
+    let side = |s: &crate::results::findings::SideResult| {
+        format!("{} {} {}: {}", s.point, s.phase, s.figure, side_value(s))
+    };
+    let here = format!(
+        "{ratio}{}; a = {}; b = {}",
+        if f.paired { " (paired runs)" } else { "" },
+        side(&f.a),
+        side(&f.b)
+    );
+    [f.claim.clone(), f.paper.clone(), here, format!("{} (rule {}: {})", f.verdict.text(), f.rule, f.why)]
+}
+
+/// The section as text, empty when there are no findings.
+pub fn text(exp: &ExperimentResult) -> String {
+    if exp.findings.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\nFindings (each verdict from the 95% confidence intervals over the repetitions, never one run)\n",
+    );
+    for (i, [claim, paper, here, verdict]) in rows(exp).into_iter().enumerate() {
+        out += &format!(
+            "{:>3}. {claim}\n     paper: {paper}\n     here:  {here}\n     verdict: {verdict}\n",
+            i + 1
+        );
+    }
+    let count = |v: crate::results::findings::Verdict| exp.findings.iter().filter(|f| f.verdict == v).count();
+    use crate::results::findings::Verdict::*;
+    out += &format!(
+        "     {} hold, {} do not hold, {} inconclusive (rules: docs/experiments.md, \"Findings\")\n",
+        count(Holds),
+        count(DoesNotHold),
+        count(Inconclusive)
+    );
+    out
+}
+
+/// The section as HTML, empty when there are no findings.
+pub fn html(exp: &ExperimentResult) -> String {
+    use super::html::esc;
+    if exp.findings.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "<section id=\"findings\">\n<h2>Findings</h2>\n<p class=\"note\">Each verdict comes from the 95% confidence intervals over the repetitions, never from one run: holds when the interval of a / b lies within the expected range, does not hold when it lies wholly outside it, inconclusive otherwise.</p>\n<table class=\"findings\">\n<thead><tr><th>claim</th><th>paper</th><th>this machine</th><th>verdict</th></tr></thead>\n<tbody>\n",
+    );
+    for (f, r) in exp.findings.iter().zip(rows(exp)) {
+        s += &format!(
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            format!("{:?}", f.verdict).to_lowercase(),
+            esc(&r[0]),
+            esc(&r[1]),
+            esc(&r[2]),
+            esc(&r[3])
+        );
+    }
+    s + "</tbody>\n</table>\n</section>\n"
+}

@@ -1,0 +1,143 @@
+//! The studies' findings: every preset declares some, naming only its own sweep axes; a
+//! reproduced preset ends with a Findings section, and the JSON and the HTML report carry the
+//! same verdicts, each consistent with its interval.
+
+use iolab::experiment::preset::{self, Scale};
+
+use crate::util::*;
+
+#[test]
+fn every_preset_declares_findings_on_its_own_axes() {
+    for p in preset::all().unwrap() {
+        let id = &p.meta.id;
+        assert!(!p.meta.finding.is_empty(), "{id} declares no finding");
+        let axes: Vec<String> = [Scale::Quick, Scale::Default, Scale::Paper]
+            .iter()
+            .flat_map(|s| p.sweep(*s, TEST_RAM_BYTES).unwrap().axes)
+            .map(|a| a.key)
+            .collect();
+        for f in &p.meta.finding {
+            assert!(f.check().is_ok(), "{id}: {:?}", f.check());
+            for k in f.keys() {
+                assert!(axes.iter().any(|a| a == k), "{id}: `{k}` of `{}` is no axis ({axes:?})", f.claim);
+            }
+        }
+    }
+}
+
+/// The verdict the rule gives an interval, as docs/experiments.md states it.
+fn verdict_of(f: &Value) -> &'static str {
+    let Some([lo, hi]) = f["interval"].as_array().map(|v| [v[0].as_f64(), v[1].as_f64()]) else {
+        return "inconclusive";
+    };
+    let (lo, hi) = (lo.unwrap(), hi.unwrap_or(f64::INFINITY));
+    let min = f["rule"].as_str().unwrap();
+    let (emin, emax) = parse_rule(min);
+    if lo >= emin && hi <= emax {
+        "holds"
+    } else if hi < emin || lo > emax {
+        "does_not_hold"
+    } else {
+        "inconclusive"
+    }
+}
+
+/// `0.9 <= a / b <= 1.1`, `a / b >= 2`, `a / b <= 0.5` as (min, max).
+fn parse_rule(rule: &str) -> (f64, f64) {
+    let nums: Vec<f64> = rule.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+    if rule.contains(">=") {
+        (nums[0], f64::INFINITY)
+    } else if nums.len() == 2 {
+        (nums[0], nums[1])
+    } else {
+        (f64::NEG_INFINITY, nums[0])
+    }
+}
+
+#[test]
+fn reproduce_ends_with_findings_in_text_json_and_html() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let out = s.iolab(&["reproduce", "C5", "--scale", "quick", "--dir", dir, "--quiet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let at = text.find("\nFindings (").unwrap_or_else(|| panic!("no Findings section:\n{text}"));
+    let section = &text[at..];
+    let c5 = preset::find("C5").unwrap();
+    assert_eq!(c5.meta.finding.len(), 2);
+    for f in &c5.meta.finding {
+        let i = section.find(&f.claim).unwrap_or_else(|| panic!("no `{}` in\n{section}", f.claim));
+        let rest = &section[i..];
+        assert!(rest.contains(&format!("paper: {}", f.paper)), "{rest}");
+        assert!(rest.contains("here:  a / b = "), "{rest}");
+        let verdict = rest.lines().find(|l| l.trim_start().starts_with("verdict: ")).unwrap();
+        assert!(
+            ["holds", "does not hold", "inconclusive"]
+                .iter()
+                .any(|v| verdict.contains(&format!("verdict: {v} ("))),
+            "{verdict}"
+        );
+    }
+
+    let out = s.iolab(&["results", "show", "last", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 2);
+    let phases = doc["points"][0]["phases"].as_array().unwrap();
+    let rates = |name: &str| -> Vec<f64> {
+        let ph = phases.iter().find(|p| p["name"] == name).unwrap();
+        ph["repetitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["max_sar_bytes_per_s"].as_f64().unwrap())
+            .collect()
+    };
+    for (f, spec) in findings.iter().zip(&c5.meta.finding) {
+        assert_eq!(f["claim"], spec.claim.as_str());
+        assert_eq!(f["paper"], spec.paper.as_str());
+        assert_eq!(f["paired"], true, "one point: both sides come from the same runs");
+        // The measured ratio is the mean of the runs' own ratios, from the stored rates.
+        let (a, b) = (rates(f["a"]["phase"].as_str().unwrap()), rates(f["b"]["phase"].as_str().unwrap()));
+        assert_eq!((a.len(), b.len()), (2, 2));
+        let want = (a[0] / b[0] + a[1] / b[1]) / 2.0;
+        let got = f["ratio"].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-9 * want, "{got} vs {want}");
+        assert_eq!(f["a"]["n"], 2);
+        assert_eq!(f["a"]["ci95"].as_array().unwrap().len(), 2);
+        assert_eq!(f["verdict"], verdict_of(f), "{f}");
+    }
+
+    let out = s.iolab(&["report", "--last"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = String::from_utf8(out.stdout).unwrap();
+    let at = html.find("<section id=\"findings\">").expect("a findings section");
+    for (f, spec) in findings.iter().zip(&c5.meta.finding) {
+        let row = html[at..].find(&spec.claim).expect("each claim in the page");
+        let verdict = f["verdict"].as_str().unwrap().replace('_', " ");
+        assert!(html[at + row..].contains(&format!("<td>{verdict} (rule ")), "{verdict}");
+    }
+}
+
+#[test]
+fn an_experiment_without_a_preset_has_no_findings() {
+    let s = Scratch::new();
+    let doc = s.run_json(&["--op", "write", "--size", "1MiB", "--bs", "64KiB", "--reps", "2"]);
+    assert!(doc.get("findings").is_none(), "{}", doc["findings"]);
+    let out = s.iolab(&["results", "show", "last"]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("\nFindings ("));
+}
+
+#[test]
+fn a_strategy_preset_ends_with_its_findings_too() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let out = s.iolab(&["reproduce", "B", "--scale", "quick", "--dir", dir, "--quiet", "--no-store"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let at = text.find("\nFindings (").unwrap_or_else(|| panic!("no Findings section:\n{text}"));
+    for f in &preset::find("B").unwrap().meta.finding {
+        assert!(text[at..].contains(&f.claim), "{}", f.claim);
+    }
+}
