@@ -89,7 +89,9 @@ fn files_written_interleaved_alternate_on_disk() {
 }
 
 /// With a commit only at the end, ext4's delayed allocation places each file's blocks together
-/// when it is committed, however the writes were interleaved: one fragment per file.
+/// when it is committed, however the writes were interleaved: a few fragments per file (one on
+/// a fresh file system; an aged one's free space may split a file), never the block-by-block
+/// interleave the writes had (255 alternations for these 256 blocks).
 #[test]
 fn delayed_allocation_undoes_the_interleaving() {
     let s = Scratch::new();
@@ -111,8 +113,10 @@ fn delayed_allocation_undoes_the_interleaving() {
         "1",
     ]);
     let l = layout_of(&doc, 0);
-    assert_eq!(l["fragments"], 4, "{l}");
-    assert_eq!(l["alternations"], 3, "{l}");
+    assert_eq!(l["blocks"], 256, "{l}");
+    let (fragments, alternations) = (l["fragments"].as_u64().unwrap(), l["alternations"].as_u64().unwrap());
+    assert!((4..=16).contains(&fragments), "{l}");
+    assert!(alternations < fragments && alternations <= 15, "{l}");
 }
 
 #[test]
