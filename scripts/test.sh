@@ -49,6 +49,8 @@ cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test --all-targets
 cargo test --doc
+# The test that measures the disk against a known truth (a throttle) needs it to itself.
+cargo test --test it -- --ignored --test-threads=1 throttle::
 
 # The MPI side (docs/mpi.md): the suite again with the mpi feature, whose MPI tests run ranks
 # under Open MPI's mpirun, plus a build against MPICH for the test that runs it under MPICH's

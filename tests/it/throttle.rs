@@ -105,6 +105,7 @@ fn ratio(v: &Value) -> f64 {
 }
 
 #[test]
+#[ignore = "needs the disk to itself: scripts/test.sh runs it alone, after the suite"]
 fn a_throttled_run_reports_the_throttle_for_reads_and_writes() {
     let s = Scratch::new();
     let t = match Throttle::new(s.path()) {
