@@ -377,9 +377,13 @@ fn run_phase_with(
     let own = own(&mine);
     let mut samples = vec![];
     let mut failure = None;
+    let mut failed_rank: Option<u32> = None;
     match own {
         Ok(s) => samples.extend(s.into_iter().map(|s| placed(s, w, None))),
-        Err(e) => failure = Some(e),
+        Err(e) => {
+            failed_rank = (!e.is_echo()).then_some(0);
+            failure = Some(e)
+        }
     }
     let mut waiting = w.size as usize - 1;
     let mut last_tick = std::time::Instant::now();
@@ -422,7 +426,15 @@ fn run_phase_with(
                 } else {
                     Error::Run(format!("rank {} ({host}): {msg}", reply.rank))
                 };
-                Error::keep_telling(&mut failure, e)
+                // Of real failures, the lowest rank's is told (the first rank of a host
+                // says why its host failed; the others only what that left them).
+                let lower = failed_rank.is_none_or(|r| reply.rank < r);
+                if !e.is_echo() && (lower || failure.as_ref().is_none_or(Error::is_echo)) {
+                    failure = Some(e);
+                    failed_rank = Some(reply.rank);
+                } else {
+                    Error::keep_telling(&mut failure, e)
+                }
             }
         }
     }
