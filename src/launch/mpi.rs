@@ -351,7 +351,7 @@ pub fn run_strategy(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<Wor
         let w = world().ok_or_else(|| Error::Run("launcher = mpi outside an MPI world".into()))?;
         strategy_mpi::run_rank(job, 0, w.size)
     })?;
-    strategy_mpi::in_flight(&mut samples);
+    crate::strategy::count_in_flight(&mut samples);
     Ok(samples)
 }
 

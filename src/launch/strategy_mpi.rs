@@ -13,12 +13,11 @@
 
 use std::os::raw::c_int;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::*};
 
 use mpi::ffi;
 
 use super::strategy_mpi_handoff::{Datatype, MpiReceiver, MpiSender, buffer};
-use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::plan::mem::Strided;
 use crate::strategy::coord::{self, CommitOrder, Coord, Group, Receiver, Sender};
@@ -71,11 +70,6 @@ pub struct MpiCoord {
     told: AtomicBool,
     /// Rank 0 only, touched by its main thread only.
     token: Mutex<Token>,
-    /// When this rank's commit in flight began (one at a time per rank), and every commit's
-    /// span, for the most commits in flight at once (computed by rank 0 from all ranks').
-    commit_from: AtomicU64,
-    spans: Mutex<Vec<(u64, u64)>>,
-    progress: AtomicU64,
     pub(super) mem: Option<Strided>,
     datatypes: bool,
     bs: u64,
@@ -94,9 +88,6 @@ impl MpiCoord {
             stopped: AtomicBool::new(false),
             told: AtomicBool::new(false),
             token: Mutex::new(Token::default()),
-            commit_from: AtomicU64::new(0),
-            spans: Mutex::new(Vec::with_capacity(plan.iters as usize + 2)),
-            progress: AtomicU64::new(0),
             mem,
             datatypes: plan.strategy.datatypes(),
             bs: plan.bs,
@@ -200,11 +191,6 @@ impl MpiCoord {
             std::thread::yield_now();
         }
     }
-
-    /// Every commit's (start, end) on this rank's clock.
-    pub fn take_spans(&self) -> Vec<(u64, u64)> {
-        std::mem::take(&mut *self.spans.lock().unwrap_or_else(|e| e.into_inner()))
-    }
 }
 
 impl Group for MpiCoord {
@@ -240,9 +226,8 @@ impl Group for MpiCoord {
         self.stopped.load(Acquire)
     }
 
-    fn progress(&self, _worker: u32, bytes: u64) {
-        self.progress.store(bytes, Relaxed);
-    }
+    /// Rank 0 runs its role on its main thread and shows no progress meanwhile.
+    fn progress(&self, _worker: u32, _bytes: u64) {}
 }
 
 impl CommitOrder for MpiCoord {
@@ -256,13 +241,10 @@ impl CommitOrder for MpiCoord {
                 self.wait_until(|| self.take_note(0, TOKEN_GRANT).is_some())?;
             }
         }
-        self.commit_from.store(now_ns(), Release);
         Ok(())
     }
 
     fn end(&self, exclusive: bool) {
-        let span = (self.commit_from.load(Acquire), now_ns());
-        self.spans.lock().unwrap_or_else(|e| e.into_inner()).push(span);
         if exclusive {
             if self.rank == 0 {
                 self.token.lock().unwrap_or_else(|e| e.into_inner()).holder = None;
@@ -271,11 +253,6 @@ impl CommitOrder for MpiCoord {
                 self.note(0, TOKEN_BACK);
             }
         }
-    }
-
-    /// This rank's own (rank 0 computes the run's from every rank's spans).
-    fn max_in_flight(&self) -> u64 {
-        u64::from(!self.spans.lock().unwrap_or_else(|e| e.into_inner()).is_empty())
     }
 }
 
@@ -313,8 +290,8 @@ impl Coord for MpiCoord {
     }
 }
 
-/// This rank's role of a strategy phase, run on this (main) thread; its samples, each role
-/// sample carrying its commits' spans for [`in_flight`].
+/// This rank's role of a strategy phase, run on this (main) thread; its samples (rank 0 counts
+/// the commits in flight from every rank's).
 pub fn run_rank(job: &PhaseJob<'_>, rank: u32, size: u32) -> Result<Vec<WorkerSample>> {
     let spec = job.spec;
     let plan = Plan::of(spec).ok_or_else(|| Error::Run("no strategy in this spec".into()))?;
@@ -329,41 +306,9 @@ pub fn run_rank(job: &PhaseJob<'_>, rank: u32, size: u32) -> Result<Vec<WorkerSa
     let role = plan.roles.iter().find(|r| r.worker == rank).expect("one role per rank");
     let ctx =
         RoleCtx { spec, plan: &plan, role, paths: job.paths, ids: job.ids, sizes: job.sizes, coord: &co };
-    let mut samples = loops::run(&ctx)?;
+    let samples = loops::run(&ctx)?;
     // Untimed: every role has ended, so rank 0 serves the S1B token until the last commit of
     // every rank is done.
     co.barrier()?;
-    let spans = co.take_spans();
-    if let Some(r) = samples.iter_mut().rev().find_map(|s| s.role.as_mut()) {
-        r.commit_spans_ns = spans;
-    }
     Ok(samples)
-}
-
-/// The most commits in flight at once on one host, from every role's commit spans (each host
-/// has its own clock; the spans are cleared once counted).
-pub fn in_flight(samples: &mut [WorkerSample]) {
-    let mut by_host: std::collections::BTreeMap<String, Vec<(u64, i32)>> = Default::default();
-    for s in samples.iter_mut() {
-        let host = s.place.as_ref().map(|p| p.host.clone()).unwrap_or_default();
-        let Some(r) = s.role.as_mut() else { continue };
-        let events = by_host.entry(host).or_default();
-        for (a, b) in std::mem::take(&mut r.commit_spans_ns) {
-            events.push((a, 1));
-            events.push((b, -1));
-        }
-    }
-    let mut max = 0i64;
-    for events in by_host.values_mut() {
-        // Ends before starts at the same instant: touching spans do not overlap.
-        events.sort_unstable();
-        let mut n = 0i64;
-        for &(_, d) in events.iter() {
-            n += i64::from(d);
-            max = max.max(n);
-        }
-    }
-    for r in samples.iter_mut().filter_map(|s| s.role.as_mut()) {
-        r.syncs_in_flight_max = max as u64;
-    }
 }

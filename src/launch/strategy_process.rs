@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::launch::child::{Kid, SampleWire, stop_all};
 use crate::spec::Spec;
 use crate::strategy::Plan;
-use crate::strategy::coord::{CommitOrder, Group};
+use crate::strategy::coord::Group;
 use crate::strategy::loops::{self, RoleCtx};
 use crate::strategy::shm::{Layout, Shm};
 use crate::worker::{Monitor, PhaseJob, WorkerSample};
@@ -157,7 +157,7 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
         }
     }
     let samples = crate::launch::child::finish(&mut kids, signal, failure, samples)?;
-    crate::launch::strategy_threads::finish(samples.into_iter().map(Ok).collect(), shm.max_in_flight())
+    crate::launch::strategy_threads::finish(samples.into_iter().map(Ok).collect())
 }
 
 /// The body of `iolab __strategy-worker`: runs one role as the parent asks; returns the exit

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use crate::error::{Error, Result};
 use crate::strategy::Plan;
-use crate::strategy::coord::{CommitOrder, Group};
+use crate::strategy::coord::Group;
 use crate::strategy::loops::{self, RoleCtx};
 use crate::strategy::shm::{Layout, Shm};
 use crate::worker::{Monitor, PhaseJob, WorkerSample};
@@ -58,7 +58,7 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
     if let Some(sig) = signal {
         return Err(Error::Interrupted(sig));
     }
-    finish(results, shm.max_in_flight())
+    finish(results)
 }
 
 /// Marks a role finished when dropped; a panic stops the run.
@@ -78,13 +78,9 @@ impl Drop for Finished<'_> {
 
 /// Every role's samples in worker order, each told the run's most commits in flight; or the
 /// error that stopped the run (a real failure before the "aborted" echoes of it).
-pub fn finish(results: Vec<Result<Vec<WorkerSample>>>, in_flight_max: u64) -> Result<Vec<WorkerSample>> {
+pub fn finish(results: Vec<Result<Vec<WorkerSample>>>) -> Result<Vec<WorkerSample>> {
     let mut samples: Vec<WorkerSample> = super::collect(results)?.into_iter().flatten().collect();
     samples.sort_by_key(|s| s.worker);
-    for s in &mut samples {
-        if let Some(r) = s.role.as_mut() {
-            r.syncs_in_flight_max = in_flight_max;
-        }
-    }
+    crate::strategy::count_in_flight(&mut samples);
     Ok(samples)
 }

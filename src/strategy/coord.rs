@@ -35,14 +35,13 @@ pub trait Group: Sync {
     fn progress(&self, worker: u32, bytes: u64);
 }
 
-/// Orders and counts commits. Every commit of the run is bracketed by `begin` and `end`, so the
-/// most commits in flight at once is known; with `exclusive` (S1B), `begin` first waits for
-/// the run's one token, so at most one exclusive commit is ever in flight.
+/// Orders commits. Every commit of the run is bracketed by `begin` and `end`; with `exclusive`
+/// (S1B), `begin` first waits for the run's one token, so at most one exclusive commit is ever
+/// in flight. (How many were in flight at once is counted afterwards from the spans the roles
+/// record: [`crate::strategy::count_in_flight`].)
 pub trait CommitOrder: Sync {
     fn begin(&self, exclusive: bool) -> Result<()>;
     fn end(&self, exclusive: bool);
-    /// The most commits that were in flight at once so far.
-    fn max_in_flight(&self) -> u64;
 }
 
 /// The producer's end of a hand-off: it fills buffers the hand-off owns and sends them in order.

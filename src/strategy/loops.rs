@@ -223,6 +223,8 @@ fn main_loop(
     let exclusive = plan.strategy == Strategy::S1B;
     let tid = gettid();
     let mut commit_tids = vec![];
+    let mut spans =
+        Vec::with_capacity(writer.as_ref().map_or(0, |w| plan.commits_bound(spec.sync, w.op_len)));
     let mut t = RoleTimes { compute_target: plan.compute_target_ns(role), ..RoleTimes::default() };
     let (mut bytes, mut ops, mut since, mut sync_calls) = (0u64, 0u64, 0u64, 0u64);
 
@@ -237,9 +239,9 @@ fn main_loop(
     let mut lap = Lap { prev: start_ns };
     let mut commit = |w: &mut Writer<'_>, lap: &mut Lap, t: &mut RoleTimes| -> Result<()> {
         co.begin(exclusive)?;
-        lap.to(&mut t.wait);
+        let t0 = lap.to(&mut t.wait);
         let r = w.mech.sync(spec.sync_call);
-        lap.to(&mut t.sync);
+        spans.push((t0, lap.to(&mut t.sync)));
         co.end(exclusive);
         r.map_err(|e| Error::io(e.call.name(), w.path, None, e.err))?;
         sync_calls += 1;
@@ -365,7 +367,7 @@ fn main_loop(
             times: t,
             commit_tids,
             syncs_in_flight_max: 0,
-            commit_spans_ns: vec![],
+            commit_spans_ns: spans,
         }),
         place: None,
         series: None,

@@ -26,6 +26,7 @@ pub mod shm;
 pub mod sync_thread;
 
 pub use crate::spec::strategy::{Role, Strategy};
+use crate::worker::WorkerSample;
 pub use crate::worker::{RoleSample, RoleTimes};
 pub use plan::Plan;
 
@@ -56,9 +57,47 @@ pub fn thread_cpu_ns() -> u64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+/// The most commits in flight at once among `spans` (start, end on one clock; a span that ends
+/// when another starts does not overlap it).
+pub fn max_overlap(spans: impl IntoIterator<Item = (u64, u64)>) -> u64 {
+    let mut events: Vec<(u64, i64)> = spans.into_iter().flat_map(|(a, b)| [(a, 1), (b, -1)]).collect();
+    // Ends before starts at the same instant.
+    events.sort_unstable();
+    let (mut n, mut max) = (0i64, 0i64);
+    for (_, d) in events {
+        n += d;
+        max = max.max(n);
+    }
+    max as u64
+}
+
+/// Tells every role sample the run's most commits in flight at once, from the commit spans the
+/// roles recorded, which it then drops: over all workers on one clock (threads, processes of
+/// one machine), and on MPI ranks the most on any one host (each host has its own clock).
+pub fn count_in_flight(samples: &mut [WorkerSample]) {
+    let mut by_host: std::collections::BTreeMap<Option<String>, Vec<(u64, u64)>> = Default::default();
+    for s in samples.iter_mut() {
+        let host = s.place.as_ref().map(|p| p.host.clone());
+        if let Some(r) = s.role.as_mut() {
+            by_host.entry(host).or_default().append(&mut r.commit_spans_ns);
+        }
+    }
+    let max = by_host.into_values().map(max_overlap).max().unwrap_or(0);
+    for r in samples.iter_mut().filter_map(|s| s.role.as_mut()) {
+        r.syncs_in_flight_max = max;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overlapping_spans_are_counted_touching_ones_not() {
+        assert_eq!(max_overlap([]), 0);
+        assert_eq!(max_overlap([(0, 10), (10, 20), (20, 30)]), 1);
+        assert_eq!(max_overlap([(0, 10), (5, 20), (6, 7), (19, 30)]), 3);
+    }
 
     #[test]
     fn names_round_trip() {

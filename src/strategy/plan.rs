@@ -188,6 +188,21 @@ impl Plan {
         })
     }
 
+    /// The most commits a writer writing `op_len` bytes per iteration can make with `sync`
+    /// (one per iteration at most, one per sync size, and the final one), so that the spans of
+    /// its commits are kept in memory allocated before the loop; capped at 65,536 (a longer
+    /// list grows, at most once per doubling, beside a commit).
+    pub fn commits_bound(&self, sync: crate::spec::SyncPolicy, op_len: u64) -> usize {
+        use crate::spec::SyncPolicy;
+        let n = match sync {
+            SyncPolicy::None => 0,
+            SyncPolicy::End => 1,
+            SyncPolicy::Each => self.iters + 1,
+            SyncPolicy::Every(n) => self.iters.min((self.iters * op_len) / n.max(1) + 1) + 1,
+        };
+        n.min(1 << 16) as usize
+    }
+
     /// The rings (producer worker ids) the run needs, each with its message size in parts.
     pub fn rings(&self) -> Vec<(u32, u32)> {
         self.roles.iter().filter_map(|r| Some((r.sends?, r.compute?.parts.parts))).collect()

@@ -22,8 +22,6 @@ const STOP: usize = 0;
 const BAR_COUNT: usize = LINE;
 const BAR_GEN: usize = 2 * LINE;
 const TOKEN: usize = 3 * LINE;
-const IN_FLIGHT: usize = 4 * LINE;
-const IN_FLIGHT_MAX: usize = 5 * LINE;
 const PROGRESS: usize = PAGE;
 /// Buffers per hand-off: a producer fills the next while the writer takes the last.
 pub const DEPTH: u32 = 2;
@@ -273,22 +271,15 @@ impl CommitOrder for Shm {
                 self.block_until(token, 1, || token.load(Relaxed) == 0)?;
             }
         }
-        let n = self.u32_at(IN_FLIGHT).fetch_add(1, AcqRel) + 1;
-        self.u32_at(IN_FLIGHT_MAX).fetch_max(n, AcqRel);
         Ok(())
     }
 
     fn end(&self, exclusive: bool) {
-        self.u32_at(IN_FLIGHT).fetch_sub(1, AcqRel);
         if exclusive {
             let token = self.u32_at(TOKEN);
             token.store(0, Release);
             futex_wake(token, 1);
         }
-    }
-
-    fn max_in_flight(&self) -> u64 {
-        self.u32_at(IN_FLIGHT_MAX).load(Acquire) as u64
     }
 }
 
@@ -411,34 +402,44 @@ mod tests {
 
     #[test]
     fn the_token_admits_one_commit_at_a_time() {
+        use crate::env::sys::now_ns;
         let shm = Shm::create(Layout::new(4, vec![0; 4])).unwrap();
+        let spans = std::sync::Mutex::new(vec![]);
         std::thread::scope(|s| {
             for _ in 0..4 {
                 s.spawn(|| {
                     for _ in 0..200 {
                         shm.begin(true).unwrap();
+                        let t0 = now_ns();
                         std::hint::spin_loop();
+                        let t1 = now_ns();
                         shm.end(true);
+                        spans.lock().unwrap().push((t0, t1));
                     }
                 });
             }
         });
-        assert_eq!(shm.max_in_flight(), 1);
+        let spans = spans.into_inner().unwrap();
+        assert_eq!(spans.len(), 800);
+        assert_eq!(crate::strategy::max_overlap(spans), 1);
         // Without the token, commits overlap (here: both begin before either ends).
         let begun = AtomicUsize::new(0);
+        let spans = std::sync::Mutex::new(vec![]);
         std::thread::scope(|s| {
             for _ in 0..2 {
                 s.spawn(|| {
                     shm.begin(false).unwrap();
+                    let t0 = now_ns();
                     begun.fetch_add(1, SeqCst);
                     while begun.load(SeqCst) < 2 {
                         std::hint::spin_loop();
                     }
+                    spans.lock().unwrap().push((t0, now_ns()));
                     shm.end(false);
                 });
             }
         });
-        assert_eq!(shm.max_in_flight(), 2);
+        assert_eq!(crate::strategy::max_overlap(spans.into_inner().unwrap()), 2);
     }
 
     #[test]

@@ -97,14 +97,16 @@ fn sync_loop(ctx: &RoleCtx<'_>, c: &mut Committer, mb: &Mailbox) -> Result<Worke
     let mut t = RoleTimes::default();
     let mut lap = Lap { prev: start_ns };
     let (mut committed, mut calls) = (0u64, 0u64);
+    let op_len = ctx.role.write.as_ref().map_or(0, |w| w.parts_per_iter as u64 * ctx.plan.bs);
+    let mut spans = Vec::with_capacity(ctx.plan.commits_bound(ctx.spec.sync, op_len));
     loop {
         let s = mb.seq.load(Acquire);
         let want = mb.requested.load(Acquire);
         if want > committed {
-            lap.to(&mut t.wait);
             co.begin(false)?;
+            let t0 = lap.to(&mut t.wait);
             let r = c.commit(committed, want);
-            lap.to(&mut t.sync);
+            spans.push((t0, lap.to(&mut t.sync)));
             co.end(false);
             r.map_err(|e| Error::io(e.call.name(), path, Some(committed), e.err))?;
             calls += 1;
@@ -145,7 +147,7 @@ fn sync_loop(ctx: &RoleCtx<'_>, c: &mut Committer, mb: &Mailbox) -> Result<Worke
             times: t,
             commit_tids: if calls > 0 { vec![tid] } else { vec![] },
             syncs_in_flight_max: 0,
-            commit_spans_ns: vec![],
+            commit_spans_ns: spans,
         }),
         place: None,
         series: None,

@@ -158,8 +158,8 @@ pub struct RoleSample {
     /// The most commits in flight at once in the whole run (all workers; on MPI ranks, on
     /// one host).
     pub syncs_in_flight_max: u64,
-    /// On MPI ranks: each commit's (start, end) on the rank's clock, until rank 0 has counted
-    /// [`RoleSample::syncs_in_flight_max`] from them.
+    /// Each commit's (start, end) on the role's clock, until the launcher has counted
+    /// [`RoleSample::syncs_in_flight_max`] from every role's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commit_spans_ns: Vec<(u64, u64)>,
 }
