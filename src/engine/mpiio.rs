@@ -43,9 +43,9 @@ pub struct MpiIo {
     collective: bool,
     buf: AlignedBuf,
     /// The memory of one strided op: a vector of its pieces (`None`: contiguous bytes).
-    mem_type: Option<ffi::MPI_Datatype>,
-    /// The file view (its type freed at close).
-    view: Option<(FileView, ffi::MPI_Datatype)>,
+    mem_type: Option<Datatype>,
+    /// The file view the worker sees its blocks through.
+    view: Option<FileView>,
     calls: CallCounts,
 }
 
@@ -123,57 +123,34 @@ impl Engine for MpiIo {
             }
             files.push(fh);
         }
-        let view = match setup.view {
-            None => None,
-            Some(v) => {
-                let ty = view_type(v).map_err(|e| Error::Run(format!("MPI file view: {e}")))?;
-                for (fh, p) in files.iter().zip(setup.paths) {
-                    // SAFETY: an open file, committed types, a NUL-terminated data
-                    // representation and a valid info handle; collective over the ranks that
-                    // opened the file, which all set their views here.
-                    let code = unsafe {
-                        ffi::MPI_File_set_view(
-                            *fh,
-                            v.disp as ffi::MPI_Offset,
-                            ffi::RSMPI_UINT8_T,
-                            ty,
-                            c"native".as_ptr(),
-                            info.0,
-                        )
-                    };
-                    if code != ffi::MPI_SUCCESS as c_int {
-                        return Err(Error::io("MPI_File_set_view", p, None, mpi_error(code)));
-                    }
-                }
-                Some((v, ty))
-            }
-        };
-        let mem_type = match setup.mem {
-            None => None,
-            Some(m) => {
-                let int = |v: usize| {
-                    c_int::try_from(v).map_err(|_| Error::spec("mem_stride", v, "too large for MPI"))
+        if let Some(v) = setup.view {
+            let ty = Datatype::view(v)?;
+            for (fh, p) in files.iter().zip(setup.paths) {
+                // SAFETY: an open file, a committed type, a NUL-terminated data representation
+                // and a valid info handle; collective over the ranks that opened the file, which
+                // all set their views here. MPI keeps what it needs of the type.
+                let code = unsafe {
+                    ffi::MPI_File_set_view(
+                        *fh,
+                        v.disp as ffi::MPI_Offset,
+                        ffi::RSMPI_UINT8_T,
+                        ty.0,
+                        c"native".as_ptr(),
+                        info.0,
+                    )
                 };
-                let (count, len, stride) = (int(setup.bs / m.len)?, int(m.len)?, int(m.stride)?);
-                // SAFETY: a datatype handle to fill.
-                let mut ty = unsafe { ffi::RSMPI_DATATYPE_NULL };
-                // SAFETY: valid counts and a constant base type; the new type is committed
-                // before use and freed at close.
-                check(
-                    unsafe { ffi::MPI_Type_vector(count, len, stride, ffi::RSMPI_UINT8_T, &mut ty) },
-                    Call::MpiFileWriteAt,
-                )
-                .and_then(|()| check(unsafe { ffi::MPI_Type_commit(&mut ty) }, Call::MpiFileWriteAt))
-                .map_err(|e| Error::Run(format!("MPI_Type_vector for strided memory: {}", e.err)))?;
-                Some(ty)
+                if code != ffi::MPI_SUCCESS as c_int {
+                    return Err(Error::io("MPI_File_set_view", p, None, mpi_error(code)));
+                }
             }
-        };
+        }
+        let mem_type = setup.mem.map(|m| Datatype::vector(m, setup.bs)).transpose()?;
         Ok(MpiIo {
             files,
             collective: mpiio.collective,
             buf: buffer(setup, setup.mem_bytes())?,
             mem_type,
-            view,
+            view: setup.view,
             calls: CallCounts::default(),
         })
     }
@@ -187,10 +164,11 @@ impl Engine for MpiIo {
     fn io(&mut self, op: Op, write: bool) -> CallResult<u64> {
         let fh = self.files[op.file as usize];
         // SAFETY: a constant handle.
-        let (ty, len) = self.mem_type.map_or((unsafe { ffi::RSMPI_UINT8_T }, op.len as c_int), |t| (t, 1));
+        let (ty, len) =
+            self.mem_type.as_ref().map_or((unsafe { ffi::RSMPI_UINT8_T }, op.len as c_int), |t| (t.0, 1));
         let at = match self.view {
             None => op.offset,
-            Some((v, _)) => match v.view_offset(op.offset) {
+            Some(v) => match v.view_offset(op.offset) {
                 Some(k) => k,
                 None => {
                     let why = format!("offset {} is outside this worker's file view {v:?}", op.offset);
@@ -259,15 +237,6 @@ impl Engine for MpiIo {
     }
 
     fn close(mut self) -> io::Result<CallCounts> {
-        // SAFETY: types this engine made and committed, freed once; constant handles are not.
-        unsafe {
-            if let Some(ty) = self.mem_type.as_mut() {
-                ffi::MPI_Type_free(ty);
-            }
-            if let Some((_, ty)) = self.view.as_mut() {
-                ffi::MPI_Type_free(ty);
-            }
-        }
         for fh in &mut self.files {
             // SAFETY: each handle is open and closed once.
             let code = unsafe { ffi::MPI_File_close(fh) };
@@ -283,26 +252,60 @@ impl Engine for MpiIo {
     }
 }
 
-/// The filetype of a view: `block` bytes, then a hole up to `stride` (tiled by MPI).
-fn view_type(v: FileView) -> std::result::Result<ffi::MPI_Datatype, io::Error> {
-    let block = c_int::try_from(v.block).map_err(|_| io::Error::other("a block above 2 GiB"))?;
-    // SAFETY: datatype handles to fill; the base type is a constant; the intermediate type is
-    // freed once the resized one exists.
-    unsafe {
-        let (mut one, mut ty) = (ffi::RSMPI_DATATYPE_NULL, ffi::RSMPI_DATATYPE_NULL);
-        let code = ffi::MPI_Type_contiguous(block, ffi::RSMPI_UINT8_T, &mut one);
+/// A committed MPI derived datatype of bytes, freed when dropped.
+pub struct Datatype(pub ffi::MPI_Datatype);
+
+impl Datatype {
+    /// `bytes` bytes of strided memory: `bytes / len` pieces of `len` bytes every `stride`.
+    pub fn vector(m: crate::plan::mem::Strided, bytes: usize) -> Result<Datatype> {
+        let int =
+            |v: usize| c_int::try_from(v).map_err(|_| Error::spec("mem_stride", v, "too large for MPI"));
+        let (count, len, stride) = (int(bytes / m.len)?, int(m.len)?, int(m.stride)?);
+        // SAFETY: a handle to fill, valid counts and a constant base type.
+        Datatype::commit("MPI_Type_vector", |ty| unsafe {
+            ffi::MPI_Type_vector(count, len, stride, ffi::RSMPI_UINT8_T, ty)
+        })
+    }
+
+    /// The filetype of a view: `block` bytes, then a hole up to `stride` (tiled by MPI).
+    pub fn view(v: FileView) -> Result<Datatype> {
+        let block = c_int::try_from(v.block).map_err(|_| Error::spec("bs", v.block, "too large for MPI"))?;
+        // SAFETY: a handle to fill, a valid count and a constant base type.
+        let one = Datatype::commit("MPI_Type_contiguous", |ty| unsafe {
+            ffi::MPI_Type_contiguous(block, ffi::RSMPI_UINT8_T, ty)
+        })?;
+        // SAFETY: a committed type and a handle to fill; `one` is freed after, as MPI allows.
+        Datatype::commit("MPI_Type_create_resized", |ty| unsafe {
+            ffi::MPI_Type_create_resized(one.0, 0, v.stride as ffi::MPI_Aint, ty)
+        })
+    }
+
+    /// Makes a type with `make` and commits it.
+    fn commit(what: &str, make: impl FnOnce(&mut ffi::MPI_Datatype) -> c_int) -> Result<Datatype> {
+        // SAFETY: a constant handle, overwritten by `make`.
+        let mut ty = unsafe { ffi::RSMPI_DATATYPE_NULL };
+        let code = make(&mut ty);
         if code != ffi::MPI_SUCCESS as c_int {
-            return Err(mpi_error(code));
+            return Err(Error::Run(format!("{what}: {}", mpi_error(code))));
         }
-        let code = ffi::MPI_Type_create_resized(one, 0, v.stride as ffi::MPI_Aint, &mut ty);
-        ffi::MPI_Type_free(&mut one);
+        // Freed by drop if the commit fails.
+        let mut ty = Datatype(ty);
+        // SAFETY: a type just made, not yet committed.
+        let code = unsafe { ffi::MPI_Type_commit(&mut ty.0) };
         if code != ffi::MPI_SUCCESS as c_int {
-            return Err(mpi_error(code));
-        }
-        let code = ffi::MPI_Type_commit(&mut ty);
-        if code != ffi::MPI_SUCCESS as c_int {
-            return Err(mpi_error(code));
+            return Err(Error::Run(format!("MPI_Type_commit after {what}: {}", mpi_error(code))));
         }
         Ok(ty)
     }
 }
+
+impl Drop for Datatype {
+    fn drop(&mut self) {
+        // SAFETY: a type made by `Datatype::commit`, freed once.
+        unsafe { ffi::MPI_Type_free(&mut self.0) };
+    }
+}
+
+// SAFETY: a datatype handle is an opaque pointer MPI owns; it is used on one thread at a time
+// (a rank's main thread).
+unsafe impl Send for Datatype {}

@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::*};
 
 use mpi::ffi;
 
-use super::strategy_mpi_handoff::{Datatype, MpiReceiver, MpiSender, buffer};
+use super::strategy_mpi_handoff::{MpiReceiver, MpiSender, buffer};
+use crate::engine::mpiio::Datatype;
 use crate::error::{Error, Result};
 use crate::plan::mem::Strided;
 use crate::strategy::coord::{self, CommitOrder, Coord, Group, Receiver, Sender};

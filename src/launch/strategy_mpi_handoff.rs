@@ -8,40 +8,10 @@ use std::os::raw::{c_int, c_void};
 use mpi::ffi;
 
 use super::strategy_mpi::{DATA, MpiCoord, byte, comm};
+use crate::engine::mpiio::Datatype;
 use crate::env::sys::AlignedBuf;
 use crate::error::{Error, Result};
-use crate::plan::mem::Strided;
 use crate::strategy::coord::{Receiver, Sender};
-
-/// A committed derived datatype, freed when dropped.
-pub(super) struct Datatype(pub(super) ffi::MPI_Datatype);
-
-impl Datatype {
-    /// `bytes` bytes of strided memory: `bytes / len` pieces of `len` every `stride`.
-    pub(super) fn vector(m: Strided, bytes: usize) -> Result<Datatype> {
-        let int =
-            |v: usize| c_int::try_from(v).map_err(|_| Error::spec("mem_stride", v, "too large for MPI"));
-        let (count, len, stride) = (int(bytes / m.len)?, int(m.len)?, int(m.stride)?);
-        // SAFETY: a handle to fill, valid counts and a constant base type; committed before
-        // use, freed once in drop.
-        unsafe {
-            let mut ty = ffi::RSMPI_DATATYPE_NULL;
-            if ffi::MPI_Type_vector(count, len, stride, byte(), &mut ty) != 0
-                || ffi::MPI_Type_commit(&mut ty) != 0
-            {
-                return Err(Error::Run("MPI_Type_vector failed for the strided hand-off".into()));
-            }
-            Ok(Datatype(ty))
-        }
-    }
-}
-
-impl Drop for Datatype {
-    fn drop(&mut self) {
-        // SAFETY: a type made and committed in `vector`, freed once.
-        unsafe { ffi::MPI_Type_free(&mut self.0) };
-    }
-}
 
 pub(super) fn buffer(len: usize) -> Result<AlignedBuf> {
     AlignedBuf::new(len.max(1), 4096).map_err(|e| Error::Run(format!("hand-off buffer of {len} bytes: {e}")))
