@@ -376,14 +376,12 @@ fn run_phase_with(
     let mine = my_workers(job.phase.workers.len(), job.phase.op == OpKind::Read, job.spec, w, 0);
     let own = own(&mine);
     let mut samples = vec![];
-    let mut failure = None;
-    let mut failed_rank: Option<u32> = None;
+    // Every rank's failure; the one told is the lowest rank's real one (a host's first rank
+    // says why its host failed, the others only what that left them), else an echo.
+    let mut failures: Vec<(u32, Error)> = vec![];
     match own {
         Ok(s) => samples.extend(s.into_iter().map(|s| placed(s, w, None))),
-        Err(e) => {
-            failed_rank = (!e.is_echo()).then_some(0);
-            failure = Some(e)
-        }
+        Err(e) => failures.push((0, e)),
     }
     let mut waiting = w.size as usize - 1;
     let mut last_tick = std::time::Instant::now();
@@ -406,7 +404,7 @@ fn run_phase_with(
             Ok(r) => r,
             Err(e) => {
                 let e = Error::Run(format!("rank {from} ({host}) sent something that is not a reply: {e}"));
-                Error::keep_telling(&mut failure, e);
+                failures.push((from as u32, e));
                 continue;
             }
         };
@@ -415,7 +413,7 @@ fn run_phase_with(
                 for wire in wires {
                     match wire.into_sample(None) {
                         Ok(s) => samples.push(s),
-                        Err(e) => Error::keep_telling(&mut failure, e),
+                        Err(e) => failures.push((reply.rank, e)),
                     }
                 }
             }
@@ -426,22 +424,14 @@ fn run_phase_with(
                 } else {
                     Error::Run(format!("rank {} ({host}): {msg}", reply.rank))
                 };
-                // Of real failures, the lowest rank's is told (the first rank of a host
-                // says why its host failed; the others only what that left them).
-                let lower = failed_rank.is_none_or(|r| reply.rank < r);
-                if !e.is_echo() && (lower || failure.as_ref().is_none_or(Error::is_echo)) {
-                    failure = Some(e);
-                    failed_rank = Some(reply.rank);
-                } else {
-                    Error::keep_telling(&mut failure, e)
-                }
+                failures.push((reply.rank, e));
             }
         }
     }
     if let Some(sig) = crate::env::signals::pending() {
         return Err(Error::Interrupted(sig));
     }
-    if let Some(e) = failure {
+    if let Some((_, e)) = failures.into_iter().min_by_key(|(rank, e)| (e.is_echo(), *rank)) {
         return Err(e);
     }
     samples.sort_by_key(|s| s.worker);
