@@ -137,12 +137,12 @@ fn open_writer<'a>(ctx: &'a RoleCtx<'_>, w: &'a Write) -> Result<Writer<'a>> {
     let path = ctx.paths[w.file as usize].as_path();
     let id = ctx.ids.get(w.file as usize).copied().unwrap_or_default();
     let size = ctx.sizes[w.file as usize];
-    let view = ctx.plan.view(ctx.role);
+    let view = ctx.plan.view(w);
     // A file all writers share (MPI-IO) is warmed up by worker 0 alone.
     if view.is_none() || ctx.role.worker == 0 {
         warm_up(path, id, size, spec.prealloc, spec.seed)?;
     }
-    let op_len = w.parts_per_iter as u64 * ctx.plan.bs;
+    let op_len = w.parts_per_op() as u64 * ctx.plan.bs;
     let paths = [path.to_path_buf()];
     let ids = [id];
     let setup = Setup {
@@ -206,12 +206,10 @@ fn main_loop(
     let part_mem = mem.map_or(plan.bs as usize, |m| m.mem_bytes(plan.bs as usize));
     // Where this role's own output lands: its own file, or the writer's (file 0).
     let (file, per_iter, first) = match &role.write {
-        Some(w) if plan.view(role).is_some() => (w.file, plan.workers, role.worker),
         Some(w) if w.parts_per_iter == 1 => (w.file, 1, 0),
         Some(w) => (w.file, w.parts_per_iter, role.compute.map_or(0, |c| c.parts.first)),
         None => (0, plan.workers, role.compute.map_or(0, |c| c.parts.first)),
     };
-    let view = plan.view(role).is_some();
     let salt = crate::plan::fill::file_salt(spec.seed, file);
     let mut sender = role.sends.map(|ring| co.sender(ring)).transpose()?;
     let mut hist = new_hist();
@@ -267,8 +265,8 @@ fn main_loop(
                     b
                 }
                 (None, Some(w)) => {
-                    // Through a file view the writer's buffer holds its own part only.
-                    let lo = if view { 0 } else { first as usize * part_mem };
+                    // The writer's buffer holds the parts it writes, from its first.
+                    let lo = (first - w.plan.part.unwrap_or(0)) as usize * part_mem;
                     &mut w.mech.buf()[lo..lo + c.parts.parts as usize * part_mem]
                 }
                 (None, None) => {
@@ -294,7 +292,7 @@ fn main_loop(
             rx.take_into(&mut w.mech.buf()[lo..lo + r.parts.parts as usize * part_mem])?;
             lap.to(&mut t.handoff);
         }
-        let op = Op { file: 0, offset: plan.write_offset(role, w.plan, i), len: w.op_len };
+        let op = Op { file: 0, offset: plan.write_offset(w.plan, i), len: w.op_len };
         let t0 = lap.prev;
         let done = w.mech.write(op).map_err(|e| Error::io(e.call.name(), w.path, Some(op.offset), e.err))?;
         let t1 = lap.to(&mut t.write);

@@ -45,6 +45,16 @@ pub struct Write {
     pub receives: Vec<Receive>,
     /// Its engine commits (S5: its sync thread does).
     pub commits: bool,
+    /// It writes only this part of each iteration, seeing the file through a view of its parts
+    /// (MPI-IO); `None`: every part it holds, as one op.
+    pub part: Option<u32>,
+}
+
+impl Write {
+    /// Parts of each iteration one op writes.
+    pub fn parts_per_op(&self) -> u32 {
+        if self.part.is_some() { 1 } else { self.parts_per_iter }
+    }
 }
 
 /// One worker's role.
@@ -100,7 +110,13 @@ impl Plan {
                     role: Role::ComputeWrite,
                     compute: Some(Compute { per_iter_ns: share(w), parts: one(p) }),
                     sends: None,
-                    write: Some(Write { file: p, parts_per_iter: 1, receives: vec![], commits: true }),
+                    write: Some(Write {
+                        file: p,
+                        parts_per_iter: 1,
+                        receives: vec![],
+                        commits: true,
+                        part: None,
+                    }),
                 })
                 .collect(),
             Strategy::MpiIo => (0..w)
@@ -109,9 +125,14 @@ impl Plan {
                     role: Role::ComputeWrite,
                     compute: Some(Compute { per_iter_ns: share(w), parts: one(p) }),
                     sends: None,
-                    // Its parts of the one file, seen through a file view: part p of every
-                    // iteration, so in the view iteration i is at i x bs.
-                    write: Some(Write { file: 0, parts_per_iter: 1, receives: vec![], commits: true }),
+                    // Part p of every iteration of the one file, through a file view.
+                    write: Some(Write {
+                        file: 0,
+                        parts_per_iter: w,
+                        receives: vec![],
+                        commits: true,
+                        part: Some(p),
+                    }),
                 })
                 .collect(),
             Strategy::S2 | Strategy::S2DT | Strategy::S5 => (0..w)
@@ -129,6 +150,7 @@ impl Plan {
                                 parts_per_iter: w,
                                 receives,
                                 commits: strategy != Strategy::S5,
+                                part: None,
                             }),
                         }
                     } else {
@@ -149,6 +171,7 @@ impl Plan {
                             parts_per_iter: w,
                             receives: vec![Receive { ring: 1, from: 1, parts: all }],
                             commits: true,
+                            part: None,
                         }),
                     },
                     RolePlan {
@@ -170,21 +193,17 @@ impl Plan {
         (iter * parts_per_iter as u64 + part as u64) * self.bs
     }
 
-    /// Where a writer's op of iteration `iter` lies in its file: a writer through a file view
-    /// (MPI-IO) writes its own part of the interleaved file, the others every part they hold.
-    pub fn write_offset(&self, role: &RolePlan, w: &Write, iter: u64) -> u64 {
-        match self.view(role) {
-            Some(_) => self.offset(self.workers, iter, role.worker),
-            None => self.offset(w.parts_per_iter, iter, 0),
-        }
+    /// Where a writer's op of iteration `iter` lies in its file.
+    pub fn write_offset(&self, w: &Write, iter: u64) -> u64 {
+        self.offset(w.parts_per_iter, iter, w.part.unwrap_or(0))
     }
 
-    /// The file view a writer sees its file through (MPI-IO: part `worker` of every iteration).
-    pub fn view(&self, role: &RolePlan) -> Option<crate::engine::FileView> {
-        (self.strategy == Strategy::MpiIo).then(|| crate::engine::FileView {
-            disp: role.worker as u64 * self.bs,
+    /// The file view a writer sees its file through (MPI-IO: its part of every iteration).
+    pub fn view(&self, w: &Write) -> Option<crate::engine::FileView> {
+        w.part.map(|p| crate::engine::FileView {
+            disp: p as u64 * self.bs,
             block: self.bs,
-            stride: self.workers as u64 * self.bs,
+            stride: w.parts_per_iter as u64 * self.bs,
         })
     }
 
@@ -242,13 +261,9 @@ impl Plan {
                 }
                 what.push(format!(
                     "writes {} per iteration to file {}{}{}",
-                    crate::units::fmt_size(w.parts_per_iter as u64 * self.bs),
+                    crate::units::fmt_size(w.parts_per_op() as u64 * self.bs),
                     w.file,
-                    if self.view(r).is_some() {
-                        " (its part, through a file view, collectively)"
-                    } else {
-                        ""
-                    },
+                    if w.part.is_some() { " (its part, through a file view, collectively)" } else { "" },
                     if w.commits { " and syncs" } else { "" }
                 ));
             }
@@ -337,5 +352,15 @@ mod tests {
         assert!(!p.roles[0].write.as_ref().unwrap().receives.is_empty());
         let p = Plan::new(Strategy::S5, 2, 4, 100, 0);
         assert!(p.sync_thread && !p.roles[0].write.as_ref().unwrap().commits);
+        // MPI-IO: worker 1 writes part 1 of each iteration of the one file, through a view.
+        let p = Plan::new(Strategy::MpiIo, 3, 4, 100, 0);
+        let w = p.roles[1].write.as_ref().unwrap();
+        assert_eq!((w.file, w.parts_per_op()), (0, 1));
+        assert_eq!(p.write_offset(w, 2), 700);
+        let v = p.view(w).unwrap();
+        assert_eq!((v.disp, v.block, v.stride), (100, 100, 300));
+        assert_eq!(v.view_offset(700), Some(200));
+        assert_eq!(v.view_offset(600), None);
+        assert_eq!(p.view(p.roles[0].write.as_ref().unwrap()).unwrap().disp, 0);
     }
 }

@@ -97,7 +97,7 @@ fn sync_loop(ctx: &RoleCtx<'_>, c: &mut Committer, mb: &Mailbox) -> Result<Worke
     let mut t = RoleTimes::default();
     let mut lap = Lap { prev: start_ns };
     let (mut committed, mut calls) = (0u64, 0u64);
-    let op_len = ctx.role.write.as_ref().map_or(0, |w| w.parts_per_iter as u64 * ctx.plan.bs);
+    let op_len = ctx.role.write.as_ref().map_or(0, |w| w.parts_per_op() as u64 * ctx.plan.bs);
     let mut spans = Vec::with_capacity(ctx.plan.commits_bound(ctx.spec.sync, op_len));
     loop {
         let s = mb.seq.load(Acquire);
