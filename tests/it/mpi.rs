@@ -454,6 +454,13 @@ fn hosts_sh(args: &[&str], cwd: &Path) -> Option<Output> {
     Some(o)
 }
 
+/// `LAUNCHER -np 6 EXE ARGS...` across the simulated hosts (`tests/hosts.sh`), six ranks.
+fn on_hosts(launcher: &str, exe: &str, args: &[&str], cwd: &Path) -> Output {
+    let np = if launcher == "mpirun" { "-np" } else { "-n" };
+    let call: Vec<&str> = [launcher, np, "6", exe].into_iter().chain(args.iter().copied()).collect();
+    hosts_sh(&call, cwd).expect("the hosts are up")
+}
+
 /// Takes the simulated hosts down however the test ends.
 struct HostsDown;
 
@@ -513,15 +520,9 @@ fn three_simulated_hosts_show_in_every_output() {
         eprintln!("skip the MPICH half: IOLAB_TEST_MPICH_BIN names no build against MPICH");
     }
     for (n, (launcher, exe)) in launchers.iter().enumerate() {
-        let mut call: Vec<String> = vec![
-            launcher.to_string(),
-            if *launcher == "mpirun" { "-np" } else { "-n" }.into(),
-            "6".into(),
-            exe.clone(),
-        ];
-        call.extend(args(&[]));
-        let call: Vec<&str> = call.iter().map(String::as_str).collect();
-        let o = hosts_sh(&call, s.path()).expect("the hosts are up");
+        let args = args(&[]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = on_hosts(launcher, exe, &args, s.path());
         let doc = ok_json(&o);
         for ph in phases(&doc) {
             let r = &ph["repetitions"][0];
@@ -557,27 +558,27 @@ fn three_simulated_hosts_show_in_every_output() {
     }
     // A node-local directory (`/mnt/node` is each host's own disk): each host's first rank
     // makes the work directory there; each host's disk holds its workers' files, exact.
-    let mut call: Vec<String> = vec!["mpirun".into(), "-np".into(), "6".into(), bin.clone()];
-    call.extend(
-        [
-            "run",
-            "--dir",
-            "/mnt/node",
-            "--op",
-            "write,read:cold",
-            "--size",
-            "1MiB",
-            "--bs",
-            "64KiB",
-            "--reps",
-            "1",
-        ]
-        .iter()
-        .chain(&["--seed", "9", "--keep", "--json", "--quiet", "--db", &db])
-        .map(|a| a.to_string()),
-    );
-    let call: Vec<&str> = call.iter().map(String::as_str).collect();
-    let doc = ok_json(&hosts_sh(&call, s.path()).unwrap());
+    let args = [
+        "run",
+        "--dir",
+        "/mnt/node",
+        "--op",
+        "write,read:cold",
+        "--size",
+        "1MiB",
+        "--bs",
+        "64KiB",
+        "--reps",
+        "1",
+        "--seed",
+        "9",
+        "--keep",
+        "--json",
+        "--quiet",
+        "--db",
+        &db,
+    ];
+    let doc = ok_json(&on_hosts("mpirun", &bin, &args, s.path()));
     let run_id = phases(&doc)[0]["repetitions"][0]["run_id"].as_str().unwrap().to_string();
     for ph in phases(&doc) {
         assert_eq!(ph["repetitions"][0]["status"], "complete");
@@ -606,14 +607,12 @@ fn three_simulated_hosts_show_in_every_output() {
         assert!(text.contains(&format!("r_i on host {h}")), "no legend for {h}");
     }
     // Without --keep every host's disk is left as it was.
-    let mut call: Vec<String> = vec!["mpirun".into(), "-np".into(), "6".into(), bin.clone()];
-    call.extend(
-        ["run", "--dir", "/mnt/node", "--size", "1MiB", "--reps", "2", "--quiet", "--db", &db]
-            .iter()
-            .map(|a| a.to_string()),
+    let o = on_hosts(
+        "mpirun",
+        &bin,
+        &["run", "--dir", "/mnt/node", "--size", "1MiB", "--reps", "2", "--quiet", "--db", &db],
+        s.path(),
     );
-    let call: Vec<&str> = call.iter().map(String::as_str).collect();
-    let o = hosts_sh(&call, s.path()).unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     for h in ["h1", "h2", "h3"] {
         let ls = hosts_sh(&["run", h, "ls -A /mnt/node"], s.path()).unwrap();
@@ -621,28 +620,24 @@ fn three_simulated_hosts_show_in_every_output() {
     }
     // A directory only rank 0's host has: the first host without it is named, exit 1.
     hosts_sh(&["run", "h1", "mkdir -p /mnt/node/only-h1"], s.path()).unwrap();
-    let mut call: Vec<String> = vec!["mpirun".into(), "-np".into(), "6".into(), bin.clone()];
-    call.extend(
-        ["run", "--dir", "/mnt/node/only-h1", "--size", "1MiB", "--reps", "1", "--db", &db]
-            .iter()
-            .map(|a| a.to_string()),
+    let o = on_hosts(
+        "mpirun",
+        &bin,
+        &["run", "--dir", "/mnt/node/only-h1", "--size", "1MiB", "--reps", "1", "--db", &db],
+        s.path(),
     );
-    let call: Vec<&str> = call.iter().map(String::as_str).collect();
-    let o = hosts_sh(&call, s.path()).unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("(h2): ") || stderr(&o).contains("(h3): "), "{}", stderr(&o));
     hosts_sh(&["run", "h1", "rmdir /mnt/node/only-h1"], s.path()).unwrap();
     // A node-local disk short of space on h2 only (a filler there): the run stops before
     // anything is written, naming h2 and the figures, and every host's disk is as it was.
     hosts_sh(&["run", "h2", "fallocate -l 120M /mnt/node/filler"], s.path()).unwrap();
-    let mut call: Vec<String> = vec!["mpirun".into(), "-np".into(), "6".into(), bin.clone()];
-    call.extend(
-        ["run", "--dir", "/mnt/node", "--size", "20MiB", "--reps", "1", "--quiet", "--db", &db]
-            .iter()
-            .map(|a| a.to_string()),
+    let o = on_hosts(
+        "mpirun",
+        &bin,
+        &["run", "--dir", "/mnt/node", "--size", "20MiB", "--reps", "1", "--quiet", "--db", &db],
+        s.path(),
     );
-    let call: Vec<&str> = call.iter().map(String::as_str).collect();
-    let o = hosts_sh(&call, s.path()).unwrap();
     hosts_sh(&["run", "h2", "rm -f /mnt/node/filler"], s.path()).unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);

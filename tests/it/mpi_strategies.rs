@@ -146,6 +146,20 @@ fn the_b_mpi_preset_runs_and_its_table_comes_from_the_store() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("MPI ranks"), "{out}");
+    // Every strategy's point stored, each repetition complete with W x iters x bs bytes.
+    let shown = s.iolab(&["results", "show", "last", "--json"]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let mut ran: Vec<String> = vec![];
+    for point in doc["points"].as_array().unwrap() {
+        ran.push(point["params"]["strategy"].as_str().unwrap().to_string());
+        for rep in point["phases"][0]["repetitions"].as_array().unwrap() {
+            assert_eq!(rep["status"], "complete", "{}", point["params"]);
+            assert_eq!(rep["total_bytes"], 2 * 64 * 65536, "{}", point["params"]);
+        }
+    }
+    ran.sort();
+    assert_eq!(ran, ["MPI-IO", "S1A", "S1B", "S2", "S2DT", "S3", "S3DT", "S5"]);
     let table = s.iolab(&["results", "strategies", "last"]);
     assert!(table.status.success(), "{}", stderr(&table));
     let t = String::from_utf8_lossy(&table.stdout);
