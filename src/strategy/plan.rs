@@ -217,7 +217,7 @@ impl Plan {
             SyncPolicy::None => 0,
             SyncPolicy::End => 1,
             SyncPolicy::Each => self.iters + 1,
-            SyncPolicy::Every(n) => self.iters.min((self.iters * op_len) / n.max(1) + 1) + 1,
+            SyncPolicy::Every(n) => self.iters.min(self.iters.saturating_mul(op_len) / n.max(1) + 1) + 1,
         };
         n.min(1 << 16) as usize
     }
