@@ -340,6 +340,18 @@ mod tests {
     }
 
     #[test]
+    fn commits_are_bounded_by_the_sync_policy() {
+        use crate::spec::SyncPolicy::*;
+        let p = Plan::new(Strategy::S1A, 2, 64, 65536, 0);
+        assert_eq!(p.commits_bound(Every(1 << 20), 65536), 6);
+        assert_eq!(p.commits_bound(Every(4096), 65536), 65);
+        assert_eq!((p.commits_bound(End, 65536), p.commits_bound(Each, 65536)), (1, 65));
+        assert_eq!(p.commits_bound(None, 65536), 0);
+        let huge = Plan::new(Strategy::S1A, 2, u32::MAX as u64, 1 << 30, 0);
+        assert_eq!(huge.commits_bound(Every(1), 1 << 30), 1 << 16);
+    }
+
+    #[test]
     fn offsets_interleave_parts_in_the_shared_file() {
         let p = Plan::new(Strategy::S2, 3, 4, 100, 0);
         assert_eq!(p.offset(3, 0, 0), 0);
