@@ -116,7 +116,20 @@ impl Store {
 
     fn init(&self) -> Result<()> {
         self.conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(|e| self.err(e))?;
-        self.conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| self.err(e))?;
+        // Two iolabs creating one store at once: the journal mode change takes the database
+        // exclusively and SQLite may answer busy without waiting; wait here as for any lock.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            match self.conn.pragma_update(None, "journal_mode", "WAL") {
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if f.code == rusqlite::ErrorCode::DatabaseBusy
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                r => break r.map_err(|e| self.err(e))?,
+            }
+        }
         self.conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| self.err(e))?;
         if self.version()? == STORE_VERSION {
             return Ok(());

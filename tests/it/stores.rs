@@ -253,3 +253,27 @@ fn a_foreign_sqlite_file_is_named_as_given() {
     assert!(!stderr(&out).contains(".iolab-import-"), "{}", stderr(&out));
     assert_eq!((counts(&s.db()), files(s.path())), before);
 }
+
+/// Several iolabs creating one store at the same instant all get it, with its schema, however
+/// their opens interleave (one of them sets the journal mode while the others wait).
+#[test]
+fn stores_created_at_once_by_several_openers_all_open() {
+    let s = Scratch::new();
+    for round in 0..40 {
+        let path = s.path().join(format!("race{round}.db"));
+        let gate = std::sync::Barrier::new(4);
+        std::thread::scope(|sc| {
+            let opened: Vec<_> = (0..4)
+                .map(|_| {
+                    sc.spawn(|| {
+                        gate.wait();
+                        iolab::store::Store::open(&path).map(|st| st.list().unwrap().len())
+                    })
+                })
+                .collect();
+            for h in opened {
+                assert_eq!(h.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e}")), 0);
+            }
+        });
+    }
+}
