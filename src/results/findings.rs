@@ -265,6 +265,7 @@ impl FindingSpec {
                 ci95: stats::ci95(&xs),
             }
         };
+        let (a, b) = (side(&pa, &sa), side(&pb, &sb));
         let paired = pa.points == pb.points && !sa.is_empty();
         let (ratio, interval) = if paired {
             let xs: Vec<f64> = sa
@@ -276,10 +277,8 @@ impl FindingSpec {
             let ci = stats::ci95(&xs).map(|[lo, hi]| [lo.max(0.0), hi]);
             (Some(stats::mean(&xs)).filter(|m| m.is_finite()), ci)
         } else {
-            let (a, b) = (side(&pa, &sa), side(&pb, &sb));
             (Some(a.mean / b.mean).filter(|r| r.is_finite()), unpaired_interval(a.ci95, b.ci95))
         };
-        let (a, b) = (side(&pa, &sa), side(&pb, &sb));
         let (verdict, why) = if a.n < 2 || b.n < 2 {
             let which = if a.n < 2 { &a } else { &b };
             (
