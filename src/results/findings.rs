@@ -56,6 +56,14 @@ impl Sel {
     }
 }
 
+/// The keys of a side that name its own phase and figure rather than a sweep value.
+const OWN_KEYS: [&str; 2] = ["phase", "figure"];
+
+/// A side's first value for `key`.
+fn first(side: &BTreeMap<String, Sel>, key: &str) -> Option<String> {
+    side.get(key).and_then(|s| s.values().into_iter().next())
+}
+
 /// The figures a finding can compare: name, what it is, and how to print it.
 pub const FIGURES: &[(&str, &str)] = &[
     ("max_sar", "max_SAR (MB/s)"),
@@ -172,8 +180,7 @@ impl FindingSpec {
     /// The spec's own errors: an unknown figure, no range, an empty range.
     pub fn check(&self) -> std::result::Result<(), String> {
         for side in [&self.a, &self.b] {
-            let f = side.get("figure").map(|s| s.values()).and_then(|v| v.first().cloned());
-            if let Some(f) = f.or(self.figure.clone()) {
+            if let Some(f) = first(side, "figure").or(self.figure.clone()) {
                 if !FIGURES.iter().any(|(n, _)| *n == f) {
                     let names: Vec<&str> = FIGURES.iter().map(|f| f.0).collect();
                     return Err(format!("unknown figure `{f}` (known: {})", names.join(", ")));
@@ -190,19 +197,18 @@ impl FindingSpec {
     /// The sweep keys the sides name (for checking them against the preset's axes).
     pub fn keys(&self) -> Vec<&str> {
         let mut v: Vec<&str> = self.a.keys().chain(self.b.keys()).map(String::as_str).collect();
-        v.retain(|k| *k != "phase" && *k != "figure");
+        v.retain(|k| !OWN_KEYS.contains(k));
         v.sort_unstable();
         v.dedup();
         v
     }
 
     fn pick(&self, side: &BTreeMap<String, Sel>, points: &[PointResult]) -> Picked {
-        let one = |k: &str| side.get(k).and_then(|s| s.values().into_iter().next());
-        let figure = one("figure").or(self.figure.clone()).unwrap_or_else(|| "max_sar".into());
-        let phase = one("phase").or(self.phase.clone());
+        let figure = first(side, "figure").or(self.figure.clone()).unwrap_or_else(|| "max_sar".into());
+        let phase = first(side, "phase").or(self.phase.clone());
         let mut chosen: Vec<(String, String)> = vec![];
         let mut idx: Vec<usize> = (0..points.len()).collect();
-        for (k, sel) in side.iter().filter(|(k, _)| *k != "phase" && *k != "figure") {
+        for (k, sel) in side.iter().filter(|(k, _)| !OWN_KEYS.contains(&k.as_str())) {
             let hit = sel.values().into_iter().find(|want| {
                 idx.iter().any(|&i| points[i].params.get(k).is_some_and(|h| same_value(h, want)))
             });
@@ -259,6 +265,7 @@ impl FindingSpec {
                 ci95: stats::ci95(&xs),
             }
         };
+        let (a, b) = (side(&pa, &sa), side(&pb, &sb));
         let paired = pa.points == pb.points && !sa.is_empty();
         let (ratio, interval) = if paired {
             let xs: Vec<f64> = sa
@@ -270,10 +277,8 @@ impl FindingSpec {
             let ci = stats::ci95(&xs).map(|[lo, hi]| [lo.max(0.0), hi]);
             (Some(stats::mean(&xs)).filter(|m| m.is_finite()), ci)
         } else {
-            let (a, b) = (side(&pa, &sa), side(&pb, &sb));
             (Some(a.mean / b.mean).filter(|r| r.is_finite()), unpaired_interval(a.ci95, b.ci95))
         };
-        let (a, b) = (side(&pa, &sa), side(&pb, &sb));
         let (verdict, why) = if a.n < 2 || b.n < 2 {
             let which = if a.n < 2 { &a } else { &b };
             (

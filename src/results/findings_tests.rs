@@ -36,6 +36,11 @@ fn spec(text: &str) -> FindingSpec {
     toml::from_str(text).unwrap()
 }
 
+/// The finding a / b <= `max_ratio` of sides `a` and `b` (the inline tables' contents).
+fn at_most(a: &str, b: &str, max_ratio: f64) -> FindingSpec {
+    spec(&format!("claim = 'c'\npaper = 'p'\na = {{ {a} }}\nb = {{ {b} }}\nmax_ratio = {max_ratio}"))
+}
+
 const DROP: &str = r#"
 claim = "two readers are slower than one"
 paper = "6.0 -> 3.5 MB/s"
@@ -83,6 +88,10 @@ fn sides_pick_the_first_value_the_run_has() {
     assert_eq!((f.a.n, f.b.n), (3, 3));
     assert!(!f.paired);
     assert!((f.ratio.unwrap() - 0.5).abs() < 1e-9);
+    // Unpaired, the interval comes from each side's own interval, in bytes per second.
+    let ci = |mb: [f64; 3]| stats::ci95(&mb.map(|x| x * 1e6));
+    assert_eq!((f.a.ci95, f.b.ci95), (ci([50.0, 51.0, 49.0]), ci([100.0, 101.0, 99.0])));
+    assert_eq!(f.interval, unpaired_interval(f.a.ci95, f.b.ci95));
     assert_eq!(f.verdict, Verdict::Holds, "{}", f.why);
     // The other way round the claim does not hold.
     let points = vec![
@@ -111,33 +120,22 @@ fn one_repetition_is_never_enough() {
 #[test]
 fn phases_and_figures_of_one_point_pair_their_repetitions() {
     let points = vec![point(&[], &[("reverse", &[10.0, 20.0, 40.0]), ("forward", &[100.0, 200.0, 400.0])])];
-    let f = spec(
-        r#"
-claim = "reverse is much slower"
-paper = "Table 3"
-a = { phase = "reverse" }
-b = { phase = "forward" }
-max_ratio = 0.5
-"#,
-    )
-    .evaluate(&points);
+    let exactly = |f: &Finding, want: f64| {
+        let [lo, hi] = f.interval.unwrap();
+        for x in [f.ratio.unwrap(), lo, hi] {
+            assert!((x - want).abs() < 1e-9, "{:?} {:?}, not {want}", f.ratio, f.interval);
+        }
+    };
+    let f = at_most("phase = 'reverse'", "phase = 'forward'", 0.5).evaluate(&points);
     // Each run's ratio is 0.1 however much the runs differ: paired, the interval is exact.
     assert!(f.paired);
-    let [lo, hi] = f.interval.unwrap();
-    assert!((lo - 0.1).abs() < 1e-9 && (hi - 0.1).abs() < 1e-9, "{lo} {hi}");
+    exactly(&f, 0.1);
     assert_eq!(f.verdict, Verdict::Holds);
-    // min_SAR against max_SAR of the same phase.
-    let f = spec(
-        r#"
-claim = "min below max"
-paper = "Fig. 4"
-a = { figure = "min_sar" }
-b = { figure = "max_sar" }
-max_ratio = 0.9
-"#,
-    )
-    .evaluate(&points);
+    // min_SAR against max_SAR of the same phase: half of it in every run.
+    let f = at_most("figure = 'min_sar'", "figure = 'max_sar'", 0.9).evaluate(&points);
     assert_eq!((f.a.phase.as_str(), f.a.figure.as_str()), ("reverse", "min_sar"));
+    assert!(f.paired);
+    exactly(&f, 0.5);
     assert_eq!(f.verdict, Verdict::Holds);
 }
 

@@ -157,9 +157,7 @@ fn reproduce_refuses_a_preset_larger_than_the_disk_before_writing() {
 #[test]
 fn every_printed_preset_runs_as_a_file_with_only_a_dir() {
     let s = Scratch::new();
-    let dir = s.path().join("data");
-    std::fs::create_dir(&dir).unwrap();
-    let d = dir.to_str().unwrap();
+    let d = s.path().to_str().unwrap();
     let env = ResolveEnv { ram_bytes: TEST_RAM_BYTES, cwd: s.path().to_path_buf() };
     let mut ran = 0;
     for p in preset::all().unwrap() {
@@ -169,19 +167,7 @@ fn every_printed_preset_runs_as_a_file_with_only_a_dir() {
         assert!(out.status.success(), "{id}: {}", stderr(&out));
         let file = s.path().join(format!("{id}.toml"));
         std::fs::write(&file, &out.stdout).unwrap();
-        let out = s.iolab(&[
-            "run",
-            file.to_str().unwrap(),
-            "--dir",
-            d,
-            "--no-store",
-            "--json",
-            "--quiet",
-            "--reps",
-            "1",
-        ]);
-        assert!(out.status.success(), "{id}: {}", stderr(&out));
-        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let doc = s.run_json(&[file.to_str().unwrap(), "--no-store", "--reps", "1"]);
         assert_eq!(doc["design"]["preset"]["id"], id.as_str());
         assert_eq!(doc["design"]["preset"]["scale"], "quick");
         let points = doc["points"].as_array().unwrap();
@@ -198,5 +184,5 @@ fn every_printed_preset_runs_as_a_file_with_only_a_dir() {
     }
     assert!(ran >= 22, "{ran}");
     assert!(!s.db().exists());
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "no work directory left");
+    assert!(s.leftovers().iter().all(|f| !f.starts_with(".iolab-")), "{:?}", s.leftovers());
 }
