@@ -10,8 +10,9 @@
 //! cache eviction and process start do not, so an estimate is a rough floor, shown as such.
 
 use super::run::Point;
-use crate::plan::{self, RunPlan};
-use crate::spec::{OpKind, Spec};
+use crate::plan;
+use crate::report::plan::disk_bytes_total;
+use crate::spec::OpKind;
 use crate::store::{PhaseSample, Store};
 use crate::units::{fmt_rate, fmt_size};
 use crate::worker::registry::real_io;
@@ -91,15 +92,6 @@ pub struct Estimate {
     pub assumed: u64,
 }
 
-/// Disk space one point needs at its peak: one repetition's files, or all of them when kept;
-/// none when its engine moves no data or it reads kept files.
-pub fn disk_bytes(spec: &Spec, plan: &RunPlan) -> u64 {
-    if !real_io(&spec.engine) || spec.reuse.is_some() {
-        return 0;
-    }
-    plan.disk_bytes().saturating_mul(if spec.keep { spec.reps as u64 } else { 1 })
-}
-
 /// Estimates the runs of these points.
 pub fn estimate(points: &[Point], rates: &Rates) -> Estimate {
     let mut e = Estimate::default();
@@ -107,7 +99,7 @@ pub fn estimate(points: &[Point], rates: &Rates) -> Estimate {
     for p in points {
         let spec = &p.spec;
         let plan = plan::plan(spec);
-        e.disk_bytes = e.disk_bytes.max(disk_bytes(spec, &plan));
+        e.disk_bytes = e.disk_bytes.max(disk_bytes_total(spec, &plan));
         let runs = (spec.reps + spec.warmup) as u64;
         let mut one = spec.settle_ns as f64 / 1e9;
         let io = real_io(&spec.engine);

@@ -20,9 +20,12 @@ pub struct Planned<'a> {
 pub static FORMATS: &[&(dyn for<'a> Exporter<Planned<'a>> + Sync)] = &[&text::Text, &json::Json];
 
 /// Disk space the whole experiment needs at its peak: one repetition's files, or all of them
-/// when files are kept.
+/// when files are kept; none when its engine moves no data or it reads kept files.
 pub fn disk_bytes_total(spec: &Spec, plan: &RunPlan) -> u64 {
-    plan.disk_bytes() * if spec.keep { spec.reps as u64 } else { 1 }
+    if !crate::worker::registry::real_io(&spec.engine) || spec.reuse.is_some() {
+        return 0;
+    }
+    plan.disk_bytes().saturating_mul(if spec.keep { spec.reps as u64 } else { 1 })
 }
 
 /// The plan as JSON.
