@@ -207,3 +207,45 @@ fn block_allocation_is_asked_for_and_exclusive_with_prealloc() {
     let flags = rep["flags"].as_array().unwrap();
     assert!(!flags.iter().any(|f| f.as_str().unwrap().starts_with("layout not")), "{flags:?}");
 }
+
+/// On a fresh ext4 (a loop device made for the test, its image in a tmpfs) nothing else writes
+/// and free space is whole, so the layouts are exact: with a commit at the end, delayed
+/// allocation puts each of the 4 interleaved files in one extent (4 fragments, 3 alternations:
+/// file after file); with `alloc = block`, 8 files written 4 at a time lie block by block (512
+/// fragments, all 511 boundaries alternate), and written one at a time file after file (8
+/// files, some split where ext4's allocator starts a new region: 17 fragments and 16
+/// alternations on the development machine's kernel).
+#[test]
+fn on_a_fresh_ext4_the_layouts_are_exact() {
+    if !crate::rig::is_root() {
+        crate::skip!("mounting a tmpfs and a loop device needs root");
+    }
+    let s = Scratch::new();
+    let _tmpfs = match crate::rig::tmpfs(&s.path().join("ram"), "300m") {
+        Ok(m) => m,
+        Err(e) => crate::skip!("cannot mount a tmpfs: {e}"),
+    };
+    let fs = match crate::rig::image_fs(&s.path().join("ram"), 256, &["mkfs.ext4", "-q", "-b", "4096"], "") {
+        Ok(fs) => fs,
+        Err(e) => crate::skip!("cannot make a loop-mounted ext4: {e}"),
+    };
+    let dir = fs.mount.path.to_str().unwrap();
+    let layout = |args: &[&str]| {
+        let common =
+            ["run", "--json", "--quiet", "--dir", dir, "--bs", "16KiB", "--size", "1MiB", "--reps", "1"];
+        let out = s.iolab(&[&common[..], args].concat());
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let l = layout_of(&doc, 0).clone();
+        println!("{args:?}: {} fragments, {} alternations", l["fragments"], l["alternations"]);
+        (l["fragments"].as_u64().unwrap(), l["alternations"].as_u64().unwrap())
+    };
+    let (fragments, alternations) =
+        layout(&["--files", "8", "--op", "write:workers=1:round_robin=1", "--alloc", "block"]);
+    assert!(fragments >= 8 && alternations < 32, "file after file, a few files split");
+    assert_eq!(layout(&["--files", "4", "--op", "write:workers=1:round_robin=4", "--sync", "end"]), (4, 3));
+    assert_eq!(
+        layout(&["--files", "8", "--op", "write:workers=1:round_robin=4", "--alloc", "block"]),
+        (512, 511)
+    );
+}
