@@ -36,7 +36,10 @@ pub fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     let spec = built.points[0].spec.clone();
     let plan = plan::plan(&spec);
     let text = if args.out.json {
-        report::plan::plan_json(&spec, &plan)
+        let mut doc: serde_json::Value =
+            serde_json::from_str(&report::plan::plan_json(&spec, &plan)).expect("the plan's JSON");
+        doc["estimate"] = estimate_json(&built.points, &super::rates(&args.out));
+        serde_json::to_string_pretty(&doc).expect("JSON in memory") + "\n"
     } else {
         let free: Vec<_> = spec.dirs.iter().map(|d| crate::env::sys::fs_free(d).ok()).collect();
         let mut t = report::plan::plan_text(&spec, &plan, &free);
@@ -47,6 +50,22 @@ pub fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     };
     put(stdout, &text)?;
     preflight::check(&spec, &plan, real_io(&spec.engine))
+}
+
+/// The estimate of the whole experiment as JSON (`iolab plan --json`'s `estimate`).
+fn estimate_json(points: &[Point], rates: &Rates) -> serde_json::Value {
+    let e = estimate::estimate(points, rates);
+    let runs: u64 = points.iter().map(|p| (p.spec.reps + p.spec.warmup) as u64).sum();
+    serde_json::json!({
+        "runs": runs,
+        "points": points.len(),
+        "disk_bytes": e.disk_bytes,
+        "time_s": e.seconds,
+        "phase_runs_at_measured_rates": e.measured,
+        "stored_phases_used": e.samples,
+        "phase_runs_at_assumed_rate": e.assumed,
+        "assumed_bytes_per_s": estimate::ASSUMED_BYTES_PER_S,
+    })
 }
 
 /// The estimate of the whole experiment: every point, repetition and warm-up.

@@ -376,6 +376,17 @@ fn plan_touches_nothing_and_shows_the_layout() {
     assert_eq!(p["files"][0]["size_bytes"], 3 << 20);
     assert_eq!(p["disk_bytes_total"], 3 << 20);
     assert_eq!(p["phases"][0]["workers"][1]["first_ops"][0][1], 1 << 20);
+    // The estimate: no store yet, so every phase run at the assumed rate: 5 runs of 3 phases
+    // of 3 MiB each.
+    let e = &p["estimate"];
+    assert_eq!((e["runs"].as_u64(), e["points"].as_u64()), (Some(5), Some(1)), "{e}");
+    assert_eq!(e["disk_bytes"], 3 << 20);
+    assert_eq!(
+        (e["phase_runs_at_measured_rates"].as_u64(), e["phase_runs_at_assumed_rate"].as_u64()),
+        (Some(0), Some(15))
+    );
+    let want = 15.0 * (3 << 20) as f64 / e["assumed_bytes_per_s"].as_f64().unwrap();
+    assert!((e["time_s"].as_f64().unwrap() - want).abs() < 1e-9, "{e}");
     assert!(s.leftovers().is_empty());
     assert!(!s.db().exists());
 }
