@@ -59,6 +59,10 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     }
     let sync = match s.sync {
         crate::spec::SyncPolicy::None => "no commit".to_string(),
+        // MPI-IO (the engine, or the strategy's writes) commits with MPI_File_sync.
+        other if s.engine == "mpiio" || s.strategy == Some(crate::spec::Strategy::MpiIo) => {
+            format!("commit {} by MPI_File_sync", other.label())
+        }
         other => format!("commit {} by {}", other.label(), s.sync_call.name()),
     };
     let mut flags = vec![];

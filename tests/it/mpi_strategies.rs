@@ -81,6 +81,18 @@ fn every_strategy_on_two_ranks_writes_exactly_its_bytes() {
             std::fs::remove_dir_all(&d).unwrap();
         }
     }
+    // The table's spec line names the MPI-IO strategy's commit call.
+    let out = mpirun(
+        &s,
+        2,
+        &["run", "--strategy", "MPI-IO", "--iters", "4", "--bs", "4KiB", "--sync", "end"]
+            .into_iter()
+            .chain(["--reps", "1", "--quiet", "--no-store", "--dir", &dir])
+            .collect::<Vec<_>>(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("commit end by MPI_File_sync"), "{text}");
 }
 
 /// A rank whose writes fail mid-run (a file size limit set on it while the run computes): the
