@@ -64,7 +64,7 @@ pub fn html(exp: &ExperimentResult) -> String {
     for (f, r) in exp.findings.iter().zip(rows(exp)) {
         s += &format!(
             "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            format!("{:?}", f.verdict).to_lowercase(),
+            f.verdict.text().replace(' ', "-"),
             esc(&r[0]),
             esc(&r[1]),
             esc(&r[2]),

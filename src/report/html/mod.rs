@@ -130,6 +130,9 @@ table.targets td, table.facts td, table.spec td + td, td code, p, li, figcaption
 .flag { font-weight: 700; }
 .flag::before { content: "\2691\00a0"; }
 .ok { color: #333; }
+table.findings tr.holds td:last-child { color: #1a6b2f; font-weight: 700; }
+table.findings tr.does-not-hold td:last-child { color: #a11; font-weight: 700; }
+table.findings tr.inconclusive td:last-child { color: #555; }
 code, pre { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .8rem; }
 pre { white-space: pre-wrap; background: #f6f6f6; border: 1px solid #ddd; padding: .6rem; }
 figure.plot { margin: 1rem 0 2rem; }

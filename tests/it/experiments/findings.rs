@@ -117,6 +117,10 @@ fn reproduce_ends_with_findings_in_text_json_and_html() {
         let row = html[at..].find(&spec.claim).expect("each claim in the page");
         let verdict = f["verdict"].as_str().unwrap().replace('_', " ");
         assert!(html[at + row..].contains(&format!("<td>{verdict} (rule ")), "{verdict}");
+        // The row's class is the verdict (styled by it).
+        let tr = html[..at + row].rfind("<tr class=\"").expect("the claim's row");
+        let class = format!("<tr class=\"{}\">", verdict.replace(' ', "-"));
+        assert!(html[tr..].starts_with(&class), "{}", &html[tr..at + row]);
     }
 }
 
