@@ -148,8 +148,9 @@ fn a_failing_rank_ends_a_strategy_run_on_every_rank() {
     }
 }
 
-/// `iolab reproduce B-mpi --scale quick` under mpirun: the study's strategies on two ranks,
-/// stored as one experiment, and `iolab results strategies` shows them in Figure 1's table.
+/// `iolab reproduce B-mpi --scale quick` under mpirun: the study's strategies on two ranks, with
+/// and without compute, stored as one experiment, its findings compared at the compute they
+/// name, and `iolab results strategies` shows them in Figure 1's table.
 #[test]
 fn the_b_mpi_preset_runs_and_its_table_comes_from_the_store() {
     let s = Scratch::new();
@@ -171,7 +172,15 @@ fn the_b_mpi_preset_runs_and_its_table_comes_from_the_store() {
         }
     }
     ran.sort();
-    assert_eq!(ran, ["MPI-IO", "S1A", "S1B", "S2", "S2DT", "S3", "S3DT", "S5"]);
+    let want: Vec<&str> =
+        ["MPI-IO", "S1A", "S1B", "S2", "S2DT", "S3", "S3DT", "S5"].into_iter().flat_map(|n| [n, n]).collect();
+    assert_eq!(ran, want, "every strategy at both compute times");
+    // The finding "with compute" compares the runs with compute; the one without, those without.
+    let f = doc["findings"].as_array().unwrap();
+    assert_eq!(f.len(), 2);
+    assert_eq!(f[0]["a"]["point"], "comptime=100ms f=1MiB strategy=S1A", "{}", f[0]);
+    assert_eq!(f[0]["b"]["point"], "comptime=100ms f=1MiB strategy=S3", "{}", f[0]);
+    assert_eq!(f[1]["a"]["point"], "comptime=0s f=1MiB strategy=MPI-IO", "{}", f[1]);
     let table = s.iolab(&["results", "strategies", "last"]);
     assert!(table.status.success(), "{}", stderr(&table));
     let t = String::from_utf8_lossy(&table.stdout);
