@@ -25,8 +25,9 @@ pub struct Cli {
 pub enum Command {
     /// Run an experiment (with no arguments: the default experiment on the current directory)
     Run(RunArgs),
-    /// Print what an experiment would do (files, bytes, ops, space, cache policy); touches nothing
-    Plan(RunArgs),
+    /// Print what an experiment would do (files, bytes, ops, space, cache policy, an estimate of
+    /// its time); touches nothing unless --calibrate
+    Plan(PlanArgs),
     /// Read the results store
     Results(ResultsArgs),
     /// Print host and storage facts for a directory
@@ -236,6 +237,17 @@ pub struct RunArgs {
     pub ram: Option<String>,
     #[command(flatten)]
     pub out: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Before estimating the time, measure each engine the store has no similar runs of: one
+    /// worker writes a file of SIZE (default 128 MiB) in the first target directory, commits,
+    /// and reads it back cold; stored as experiment `calibration` (unless --no-store)
+    #[arg(long, value_name = "SIZE", num_args = 0..=1, default_missing_value = "128MiB", require_equals = true)]
+    pub calibrate: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+pub mod calibrate;
 pub mod clean;
 pub mod engines;
 pub mod info;

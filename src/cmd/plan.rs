@@ -1,9 +1,9 @@
-//! `iolab plan`: what an experiment would do (files, bytes, ops, space, cache policy), and
-//! whether it fits; touches nothing.
+//! `iolab plan`: what an experiment would do (files, bytes, ops, space, cache policy, the time
+//! it would take), and whether it fits; touches nothing unless asked to calibrate.
 
 use std::io::Write;
 
-use crate::cli::RunArgs;
+use crate::cli::PlanArgs;
 use crate::error::Result;
 use crate::experiment::estimate::{self, Rates};
 use crate::experiment::run::Point;
@@ -15,7 +15,8 @@ use crate::{plan, report};
 use super::put;
 
 /// `iolab plan`: with a sweep, one line per point, then the plan of point 0.
-pub fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
+pub fn cmd_plan(args: PlanArgs, stdout: &mut dyn Write) -> Result<()> {
+    let PlanArgs { run: args, calibrate } = args;
     let built = super::build(&args)?;
     built.notes.iter().for_each(|n| eprintln!("note: {n}"));
     if built.points.len() > 1 && !args.out.json {
@@ -35,10 +36,22 @@ pub fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     }
     let spec = built.points[0].spec.clone();
     let plan = plan::plan(&spec);
+    let mut rates = super::rates(&args.out);
+    if let Some(size) = &calibrate {
+        if crate::launch::world().is_some() {
+            return Err(crate::error::Error::spec(
+                "calibrate",
+                size,
+                "not under mpirun: calibrate on one host",
+            ));
+        }
+        preflight::check(&spec, &plan, real_io(&spec.engine))?;
+        rates = super::calibrate::calibrate(&built.points, rates, size, &args.out)?;
+    }
     let text = if args.out.json {
         let mut doc: serde_json::Value =
             serde_json::from_str(&report::plan::plan_json(&spec, &plan)).expect("the plan's JSON");
-        doc["estimate"] = estimate_json(&built.points, &super::rates(&args.out));
+        doc["estimate"] = estimate_json(&built.points, &rates);
         serde_json::to_string_pretty(&doc).expect("JSON in memory") + "\n"
     } else {
         let free: Vec<_> = spec.dirs.iter().map(|d| crate::env::sys::fs_free(d).ok()).collect();
@@ -46,7 +59,7 @@ pub fn cmd_plan(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
         if let Some(w) = crate::launch::world() {
             t += &report::hosts::placement_text(&w.hosts, (spec.workers / w.size).max(1));
         }
-        t + &estimate_text(&built.points, &super::rates(&args.out))
+        t + &estimate_text(&built.points, &rates)
     };
     put(stdout, &text)?;
     preflight::check(&spec, &plan, real_io(&spec.engine))
@@ -63,6 +76,13 @@ fn estimate_json(points: &[Point], rates: &Rates) -> serde_json::Value {
         "time_s": e.seconds,
         "phase_runs_at_measured_rates": e.measured,
         "stored_phases_used": e.samples,
+        "phase_runs_at_calibrated_rates": e.calibrated,
+        "calibrations": rates.calibrations().iter().map(|c| serde_json::json!({
+            "engine": c.engine,
+            "direction": if c.write { "write" } else { "read" },
+            "bytes": c.bytes,
+            "bytes_per_s": c.bytes_per_s,
+        })).collect::<Vec<_>>(),
         "phase_runs_at_assumed_rate": e.assumed,
         "assumed_bytes_per_s": estimate::ASSUMED_BYTES_PER_S,
     })

@@ -1,6 +1,7 @@
 //! Estimates of an experiment before it runs (`iolab plan`, `reproduce --list`): the disk
 //! space its largest point needs, and the time all its runs take, from the rates this host
-//! measured in earlier runs of similar phases (the store), else from a stated assumed rate.
+//! measured in earlier runs of similar phases (the store), else from a short calibration run
+//! just before (`iolab plan --calibrate`), else from a stated assumed rate.
 //!
 //! Similar means the same engine, the same direction (read, or write and rewrite) and the same
 //! size class (the phase's bytes within one power of 16: 1-16 MiB, 16-256 MiB, ...). A phase's
@@ -8,6 +9,11 @@
 //! strategy point adds its compute (the busiest compute role's, the roles in parallel), and
 //! reads of data written first add that write. Warm-ups and settle times count; file creation,
 //! cache eviction and process start do not, so an estimate is a rough floor, shown as such.
+//!
+//! A calibration measures one engine's write (commit at end) and cold read of one file; its
+//! rates stand in for every size class of that engine and direction the store lacks, and the
+//! output says they did (a calibration at another size than the phase's is a rougher guide
+//! than a stored run of the same size, and better than a guess).
 
 use super::run::Point;
 use crate::plan;
@@ -33,9 +39,27 @@ fn size_class(bytes: u64) -> u32 {
     (63 - bytes.max(1).leading_zeros()) / 4
 }
 
-/// Measured rates by class: (class, bytes, ns, samples).
+/// Measured rates by class: (class, bytes, ns, samples); and calibrated rates by engine and
+/// direction.
 #[derive(Debug, Clone, Default)]
-pub struct Rates(Vec<(Class, u64, u64, usize)>);
+pub struct Rates(Vec<(Class, u64, u64, usize)>, Vec<Calibrated>);
+
+/// The rate a calibration measured for one engine and direction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibrated {
+    pub engine: String,
+    pub write: bool,
+    /// The calibration file's size.
+    pub bytes: u64,
+    pub bytes_per_s: f64,
+}
+
+/// Where the rate of a phase came from.
+enum Source {
+    /// Stored phases of the same class, and how many.
+    Measured(usize),
+    Calibrated,
+}
 
 impl Rates {
     /// No measurements: every phase at the assumed rate.
@@ -73,9 +97,49 @@ impl Rates {
             .unwrap_or_default()
     }
 
-    /// The rate of a class (bytes/s) and the phases it was measured in.
-    fn rate(&self, c: &Class) -> Option<(f64, usize)> {
-        self.0.iter().find(|e| e.0 == *c).map(|e| (e.1 as f64 * 1e9 / e.2 as f64, e.3))
+    /// These rates with a calibration's for its engine and direction (replacing an earlier
+    /// one of the same).
+    pub fn calibrated(mut self, c: Calibrated) -> Rates {
+        self.1.retain(|e| (e.engine.as_str(), e.write) != (c.engine.as_str(), c.write));
+        self.1.push(c);
+        self
+    }
+
+    /// The rate of a class (bytes/s) and where it came from: stored phases of the class, else
+    /// a calibration of its engine and direction.
+    fn rate(&self, c: &Class) -> Option<(f64, Source)> {
+        let stored = self.0.iter().find(|e| e.0 == *c);
+        stored.map(|e| (e.1 as f64 * 1e9 / e.2 as f64, Source::Measured(e.3))).or_else(|| {
+            let cal = self.1.iter().find(|e| e.engine == c.engine && e.write == c.write);
+            cal.map(|e| (e.bytes_per_s, Source::Calibrated))
+        })
+    }
+
+    /// The engines of these points whose real-I/O phases have no stored rate of their class:
+    /// what a calibration would measure.
+    pub fn uncovered(&self, points: &[Point]) -> Vec<String> {
+        let mut out: Vec<String> = vec![];
+        for p in points.iter().filter(|p| real_io(&p.spec.engine)) {
+            let plan = plan::plan(&p.spec);
+            let mut classes: Vec<(u64, bool)> =
+                plan.phases.iter().map(|ph| (ph.bytes(), ph.op.is_write())).collect();
+            if plan.layout_first {
+                classes.push((plan.disk_bytes(), true));
+            }
+            let missing = classes.iter().filter(|(b, _)| *b > 0).any(|&(bytes, write)| {
+                let c = Class { engine: p.spec.engine.clone(), write, size_class: size_class(bytes) };
+                !self.0.iter().any(|e| e.0 == c)
+            });
+            if missing && !out.contains(&p.spec.engine) {
+                out.push(p.spec.engine.clone());
+            }
+        }
+        out
+    }
+
+    /// The calibrations these rates hold.
+    pub fn calibrations(&self) -> &[Calibrated] {
+        &self.1
     }
 }
 
@@ -88,6 +152,9 @@ pub struct Estimate {
     /// Phase runs timed at measured rates, and how many stored phases those rates came from.
     pub measured: u64,
     pub samples: usize,
+    /// Phase runs timed at a calibration's rate, and the calibration file's size.
+    pub calibrated: u64,
+    pub calibration_bytes: u64,
     /// Phase runs timed at [`ASSUMED_BYTES_PER_S`].
     pub assumed: u64,
 }
@@ -110,12 +177,18 @@ pub fn estimate(points: &[Point], rates: &Rates) -> Estimate {
             let c =
                 Class { engine: spec.engine.clone(), write: op.is_write(), size_class: size_class(bytes) };
             match rates.rate(&c) {
-                Some((r, n)) => {
+                Some((r, Source::Measured(n))) => {
                     e.measured += runs;
                     if !used.contains(&c) {
                         e.samples += n;
                         used.push(c);
                     }
+                    bytes as f64 / r
+                }
+                Some((r, Source::Calibrated)) => {
+                    e.calibrated += runs;
+                    let cal = rates.1.iter().filter(|k| k.engine == c.engine).map(|k| k.bytes).max();
+                    e.calibration_bytes = e.calibration_bytes.max(cal.unwrap_or(0));
                     bytes as f64 / r
                 }
                 None => {
@@ -159,28 +232,32 @@ pub fn fmt_about(seconds: f64) -> String {
 }
 
 impl Estimate {
-    /// The time with where its rates came from: `~3 min (rates measured here: 12 earlier
-    /// phase runs)`, `~3 min at 200 MB/s assumed`, or both.
+    /// The time with where its rates came from: `~3 min (rates measured here in 12 earlier
+    /// phase runs)`, `~3 min (rates of a 128 MiB calibration here)`, `~3 min at 200 MB/s
+    /// assumed`, or a mix (`(..., the rest at 200 MB/s assumed)`).
     pub fn time_text(&self) -> String {
         let assumed = format!("at {} MB/s assumed", fmt_rate(ASSUMED_BYTES_PER_S));
-        let measured = format!(
-            "rates measured here in {} earlier phase run{}",
-            self.samples,
-            if self.samples == 1 { "" } else { "s" }
-        );
+        let mut known = vec![];
+        if self.measured > 0 {
+            let s = if self.samples == 1 { "" } else { "s" };
+            known.push(format!("rates measured here in {} earlier phase run{s}", self.samples));
+        }
+        if self.calibrated > 0 {
+            known.push(format!("rates of a {} calibration here", fmt_size(self.calibration_bytes)));
+        }
         let t = fmt_about(self.seconds);
-        match (self.measured, self.assumed) {
-            (0, 0) => format!("{t} (no data moved)"),
-            (_, 0) => format!("{t} ({measured})"),
-            (0, _) => format!("{t} {assumed}"),
-            _ => format!("{t} ({measured}; the rest {assumed})"),
+        match (known.is_empty(), self.assumed) {
+            (true, 0) => format!("{t} (no data moved)"),
+            (false, 0) => format!("{t} ({})", known.join("; ")),
+            (true, _) => format!("{t} {assumed}"),
+            (false, _) => format!("{t} ({}; the rest {assumed})", known.join("; ")),
         }
     }
 
     /// The time with one word for where its rates came from, for a table cell.
     pub fn time_cell(&self) -> String {
         let t = fmt_about(self.seconds);
-        match (self.measured, self.assumed) {
+        match (self.measured + self.calibrated, self.assumed) {
             (_, 0) => t,
             (0, _) => format!("{t} assumed"),
             _ => format!("{t} partly assumed"),
@@ -246,6 +323,42 @@ mod tests {
         let big = point(&[("size", "1GiB"), ("ops", "write,read"), ("reps", "1")]);
         let e = estimate(&[big], &rates);
         assert_eq!((e.measured, e.assumed), (0, 2));
+    }
+
+    #[test]
+    fn a_calibration_stands_in_for_the_classes_the_store_lacks() {
+        // Stored: 64 MiB-class writes at 100 MB/s. Calibrated at 128 MiB: writes at 50 MB/s,
+        // reads at 400 MB/s. A 64 MiB write uses the stored class; a 1 GiB write and both reads
+        // the calibration; a vsync phase is neither, so it is assumed.
+        let samples = [sample("psync", "write", 32 << 20, (32u64 << 20) * 10)];
+        let cal = |write, r| Calibrated { engine: "psync".into(), write, bytes: 128 << 20, bytes_per_s: r };
+        let rates = Rates::from_samples(&samples).calibrated(cal(true, 50e6)).calibrated(cal(false, 400e6));
+        let small = point(&[("size", "64MiB"), ("ops", "write,read"), ("reps", "1")]);
+        let big = point(&[("size", "1GiB"), ("ops", "write"), ("reps", "1")]);
+        let e = estimate(&[small.clone(), big], &rates);
+        assert_eq!((e.measured, e.calibrated, e.assumed, e.calibration_bytes), (1, 2, 0, 128 << 20));
+        let want = (64u64 << 20) as f64 / 100e6 + (64u64 << 20) as f64 / 400e6 + (1u64 << 30) as f64 / 50e6;
+        assert!((e.seconds - want).abs() < 1e-6, "{} vs {want}", e.seconds);
+        assert_eq!(
+            e.time_text(),
+            "~22 s (rates measured here in 1 earlier phase run; rates of a 128 MiB calibration here)"
+        );
+        assert_eq!(e.time_cell(), "~22 s");
+        // What a calibration would measure: the engines with a phase of a class not stored.
+        assert_eq!(
+            Rates::from_samples(&samples).uncovered(std::slice::from_ref(&small)),
+            vec!["psync".to_string()]
+        );
+        let write_only = point(&[("size", "64MiB"), ("ops", "write"), ("reps", "1")]);
+        assert!(Rates::from_samples(&samples).uncovered(&[write_only]).is_empty());
+        let v = point(&[("size", "64MiB"), ("ops", "write"), ("engine", "vsync"), ("reps", "1")]);
+        let e = estimate(std::slice::from_ref(&v), &rates);
+        assert_eq!((e.measured, e.calibrated, e.assumed), (0, 0, 1));
+        assert_eq!(rates.uncovered(&[v]), vec!["vsync".to_string()]);
+        // A later calibration of the same engine and direction replaces the earlier one.
+        let again = rates.calibrated(cal(true, 25e6));
+        assert_eq!(again.calibrations().len(), 2);
+        assert!(again.calibrations().iter().any(|c| c.write && c.bytes_per_s == 25e6));
     }
 
     #[test]

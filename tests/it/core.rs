@@ -392,6 +392,63 @@ fn plan_touches_nothing_and_shows_the_layout() {
 }
 
 #[test]
+fn plan_calibrates_the_engines_the_store_has_not_measured() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let plan = |size: &str, extra: &[&str]| {
+        let mut args =
+            vec!["plan", "--size", size, "--op", "write,read:cold", "--reps", "2", "--dir", dir, "--json"];
+        args.extend_from_slice(extra);
+        let out = s.iolab(&args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["estimate"].clone()
+    };
+    // 32 MiB phases; a 2 MiB calibration is of another size class, so it stands in for both
+    // directions: 2 repetitions x 2 phases at its rates.
+    let e = plan("32MiB", &["--calibrate=2MiB"]);
+    assert_eq!(e["phase_runs_at_calibrated_rates"], 4, "{e}");
+    assert_eq!(
+        (e["phase_runs_at_measured_rates"].as_u64(), e["phase_runs_at_assumed_rate"].as_u64()),
+        (Some(0), Some(0))
+    );
+    let cal = e["calibrations"].as_array().unwrap();
+    assert_eq!(cal.len(), 2, "{e}");
+    let rate = |d: &str| {
+        let c = cal.iter().find(|c| c["direction"] == d).unwrap();
+        assert_eq!((c["engine"].as_str(), c["bytes"].as_u64()), (Some("psync"), Some(2 << 20)));
+        c["bytes_per_s"].as_f64().unwrap()
+    };
+    let want = 2.0 * ((32u64 << 20) as f64 / rate("write") + (32u64 << 20) as f64 / rate("read"));
+    assert!((e["time_s"].as_f64().unwrap() - want).abs() < 1e-6 * want, "{e} vs {want}");
+    // The calibration is an ordinary stored experiment: 2 MiB written and read back cold, its
+    // work directory gone.
+    assert!(s.leftovers().is_empty(), "{:?}", s.leftovers());
+    let out = s.iolab(&["results", "show", "last", "--json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["spec"]["name"], "calibration");
+    let names: Vec<_> = phases(&doc).iter().map(|p| p["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names, ["write", "read:cold"]);
+    for p in phases(&doc) {
+        assert_eq!(p["repetitions"][0]["total_bytes"], 2 << 20, "{p}");
+    }
+    let id = doc["experiment_id"].clone();
+    // 2 MiB phases are of the stored class: measured rates, and nothing calibrated again.
+    let e = plan("2MiB", &["--calibrate=2MiB"]);
+    assert_eq!(
+        (e["phase_runs_at_measured_rates"].as_u64(), e["phase_runs_at_calibrated_rates"].as_u64()),
+        (Some(4), Some(0)),
+        "{e}"
+    );
+    let out = s.iolab(&["results", "show", "last", "--json"]);
+    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap()["experiment_id"], id);
+    // A calibration smaller than its one block is refused by name.
+    let out = s.iolab(&["plan", "--dir", dir, "--calibrate=1KiB"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("calibrate = `1KiB`"), "{}", stderr(&out));
+}
+
+#[test]
 fn reading_first_lays_the_files_out() {
     let s = Scratch::new();
     let doc = s.run_json(&[
