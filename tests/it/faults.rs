@@ -245,7 +245,10 @@ fn eio_mid_run() {
     let out = finish(child, 20);
     eprintln!("EIO: exit {:?}: {}", out.status.code(), stderr(&out).trim());
     assert_eq!(out.status.code(), Some(1));
-    let err = assert_stored(&s, 2, "Input/output error");
+    // A shut-down ext4 answers data calls with EIO and some metadata calls (the ftruncate that
+    // empties a file before a write phase) with EROFS, whichever iolab was making.
+    let err = assert_stored(&s, 2, "");
+    assert!(err.contains("Input/output error") || err.contains("Read-only file system"), "{err}");
     assert_names_call_and_file(&err, &mnt);
     // Nothing can be removed from a dead file system; mounted again, `iolab clean` removes
     // whatever of the work directory reached the disk.
