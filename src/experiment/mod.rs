@@ -20,6 +20,7 @@ mod ranks;
 mod resolve;
 pub mod run;
 pub mod schedule;
+mod servers;
 pub mod strategy;
 pub mod sweep;
 

@@ -19,6 +19,8 @@ mod limits;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]
+mod mpi_servers;
+#[cfg(feature = "mpi")]
 mod mpi_strategies;
 mod plots;
 mod processes;

@@ -1,0 +1,221 @@
+//! I/O-server ranks under Open MPI's `mpirun` on this host (build with `--features mpi`): a
+//! file striped over server ranks holds exactly the bytes the striped layout over directories
+//! holds, with serial and parallel fan-out, read back cold; the memory store makes no file;
+//! misuse is refused before anything is made.
+
+use std::path::{Path, PathBuf};
+
+use crate::mpi::{mpirun, ok_json};
+use crate::util::*;
+
+/// The logical file rebuilt from its components with the striping formula (component t byte c
+/// is logical byte (c / U) x U x T + t x U + c mod U), computed here independently of iolab.
+pub(crate) fn unstripe(components: &[Vec<u8>], unit: usize) -> Vec<u8> {
+    let t_count = components.len();
+    let len: usize = components.iter().map(Vec::len).sum();
+    let mut out = vec![0u8; len];
+    for (t, comp) in components.iter().enumerate() {
+        for (c, &b) in comp.iter().enumerate() {
+            out[(c / unit) * unit * t_count + t * unit + c % unit] = b;
+        }
+    }
+    out
+}
+
+/// Every `.iolab-*` entry under `dir`.
+pub(crate) fn work_dirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else { return vec![] };
+    rd.flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".iolab-"))
+        .collect()
+}
+
+/// The servers of repetition 0 of phase `p`.
+pub(crate) fn servers(doc: &Value, p: usize) -> Vec<Value> {
+    phases(doc)[p]["repetitions"][0]["servers"].as_array().cloned().unwrap_or_default()
+}
+
+/// Two clients write one file striped over two server ranks and read it back cold, for blocks
+/// smaller and larger than the stripe unit, with serial and parallel fan-out: each server's
+/// directory holds its component, and the components are the logical file byte for byte; each
+/// server received and served exactly its component; the clients verified every block read
+/// (debug builds check every stamp); the clients' own directory holds nothing.
+#[test]
+fn a_file_striped_over_server_ranks_holds_exact_bytes() {
+    let s = Scratch::new();
+    let srv = s.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    let (unit, size) = (16384usize, 256 << 10);
+    for bs in [8192usize, 65536] {
+        for fanout in ["serial", "parallel"] {
+            let (bs_s, size_s) = (bs.to_string(), size.to_string());
+            let args = [
+                "run",
+                "--servers",
+                "2",
+                "--workers",
+                "2",
+                "--server-dir",
+                srv.to_str().unwrap(),
+                "--layout",
+                "striped",
+                "--stripe-unit",
+                "16KiB",
+                "--bs",
+                &bs_s,
+                "--size",
+                &size_s,
+                "--fanout",
+                fanout,
+                "--op",
+                "write,read:cold",
+                "--reps",
+                "1",
+                "--seed",
+                "9",
+                "--keep",
+                "--json",
+                "--quiet",
+                "--no-store",
+                "--dir",
+                s.path().to_str().unwrap(),
+            ];
+            let doc = ok_json(&mpirun(&s, 4, &args));
+            let what = format!("bs {bs}, fan-out {fanout}");
+            let run_id = phases(&doc)[0]["repetitions"][0]["run_id"].as_str().unwrap().to_string();
+            let dir = work_dir(&srv, &run_id);
+            let comps: Vec<Vec<u8>> =
+                (0..2).map(|t| std::fs::read(dir.join(format!("striped.s{t:02}.dat"))).unwrap()).collect();
+            assert_eq!(comps.iter().map(Vec::len).sum::<usize>(), 2 * size, "{what}");
+            let want = expected_file(9, 0, 2 * size as u64, bs.min(unit) as u64);
+            assert!(unstripe(&comps, unit) == want, "{what}: the components are not the logical file");
+            for (p, field) in [(0, "write_bytes"), (1, "read_bytes")] {
+                let ss = servers(&doc, p);
+                let got: Vec<(u64, u64, u64)> = ss
+                    .iter()
+                    .map(|x| {
+                        (
+                            x["server"].as_u64().unwrap(),
+                            x["rank"].as_u64().unwrap(),
+                            x[field].as_u64().unwrap(),
+                        )
+                    })
+                    .collect();
+                assert_eq!(got, [(0, 2, size as u64), (1, 3, size as u64)], "{what}: phase {p}");
+                let pieces_per_server = (size / bs.min(unit)) as u64;
+                assert!(ss.iter().all(|x| x["requests"].as_u64().unwrap() >= pieces_per_server), "{what}");
+            }
+            for x in servers(&doc, 1) {
+                assert!(
+                    x["resident_fraction"].as_f64().unwrap() <= 0.05,
+                    "{what}: not cold on the server: {x}"
+                );
+            }
+            let r = &phases(&doc)[1]["repetitions"][0];
+            assert_eq!(r["status"], "complete", "{what}");
+            assert_eq!(r["total_bytes"], 2 * size as u64, "{what}");
+            let ranks: Vec<u64> =
+                r["workers"].as_array().unwrap().iter().map(|w| w["rank"].as_u64().unwrap()).collect();
+            assert_eq!(ranks, [0, 1], "{what}");
+            let pieces = (size / bs.min(unit)) as u64;
+            for w in r["workers"].as_array().unwrap() {
+                assert_eq!(w["calls"]["read_request"], pieces, "{what}: {w}");
+                let inflight = w["max_inflight"].as_u64().unwrap();
+                let want = if fanout == "parallel" && bs > unit { (bs / unit) as u64 } else { 1 };
+                assert_eq!(inflight, want, "{what}");
+            }
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+    assert!(work_dirs(s.path()).is_empty(), "the clients' directory holds {:?}", work_dirs(s.path()));
+}
+
+/// The memory store: the servers make no file and no work directory, drop what is written and
+/// answer reads with the bytes the file would hold, which the clients verify.
+#[test]
+fn the_memory_store_makes_no_file() {
+    let s = Scratch::new();
+    let srv = s.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    let args = [
+        "run",
+        "--servers",
+        "2",
+        "--server-store",
+        "memory",
+        "--server-dir",
+        srv.to_str().unwrap(),
+        "--layout",
+        "striped",
+        "--stripe-unit",
+        "16KiB",
+        "--bs",
+        "64KiB",
+        "--size",
+        "1MiB",
+        "--fanout",
+        "parallel",
+        "--verify",
+        "--op",
+        "write,read:cold",
+        "--reps",
+        "2",
+        "--keep",
+        "--json",
+        "--quiet",
+        "--no-store",
+        "--dir",
+        s.path().to_str().unwrap(),
+    ];
+    let doc = ok_json(&mpirun(&s, 3, &args));
+    for p in 0..2 {
+        for r in phases(&doc)[p]["repetitions"].as_array().unwrap() {
+            assert_eq!(r["status"], "complete", "{r}");
+            assert_eq!(r["total_bytes"], 1 << 20);
+        }
+        for x in servers(&doc, p) {
+            assert_eq!(x["store"], "memory");
+            assert_eq!(x["files"], 0);
+            assert!(x["resident_fraction"].is_null(), "{x}");
+            let field = if p == 0 { "write_bytes" } else { "read_bytes" };
+            assert_eq!(x[field], 512 << 10, "{x}");
+        }
+    }
+    assert_eq!(phases(&doc)[1]["cache"]["method"], "no files: the servers serve from memory (no disk I/O)");
+    assert!(work_dirs(&srv).is_empty() && work_dirs(s.path()).is_empty(), "{:?}", work_dirs(&srv));
+}
+
+/// What cannot run on server ranks is refused with exit 2, naming the field, before anything
+/// is made.
+#[test]
+fn misuse_of_servers_is_refused_up_front() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let cases: [(&[&str], &str); 10] = [
+        (&["--servers", "3"], "servers = `3`: 3 servers leave none of the 3 MPI ranks"),
+        (&["--servers", "2", "--workers", "2"], "2 servers and 2 clients need 4 MPI ranks; mpirun started 3"),
+        (&["--servers", "1", "--engine", "psync"], "engine = `psync`: with servers the clients speak"),
+        (&["--servers", "1", "--server-depth", "0"], "server_depth = `0`: must be between 1 and 64"),
+        (&["--servers", "1", "--op", "write,blast"], "only blast phases"),
+        (
+            &["--servers", "1", "--op", "blast", "--sync", "none"],
+            "sync = `none`: a blast ends when the server",
+        ),
+        (&["--server-store", "memory"], "server_store = `memory`: applies with servers only"),
+        (&["--servers", "1", "--reorder-reads", "1"], "not with servers"),
+        (&["--servers", "1", "--layout", "striped", "--stripe-count", "2"], "only 1 server(s)"),
+        (&["--servers", "1", "--blast-transport", "tcp"], "applies to blast phases"),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["run", "--size", "1MiB", "--dir", &dir];
+        args.extend_from_slice(extra);
+        let o = mpirun(&s, 3, &args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{extra:?}: {}", stderr(&o));
+        assert!(s.leftovers().is_empty(), "{extra:?}: {:?}", s.leftovers());
+    }
+    let o = s.iolab(&["run", "--servers", "1", "--size", "1MiB", "--dir", &dir]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("I/O servers are MPI ranks: run it as `mpirun"), "{}", stderr(&o));
+}
