@@ -30,7 +30,6 @@ use crate::worker::data::DataPath;
 
 /// One file a server holds in a phase.
 struct Held {
-    path: PathBuf,
     /// Open (disk store), or `None` (memory store: no file anywhere).
     file: Option<File>,
     /// The bytes the file holds, for the memory store's reads.
@@ -75,7 +74,7 @@ impl Store {
                 None
             };
             by_gid[g] = Some(k);
-            held.push(Held { path: path.clone(), file, data: DataPath::with(spec, &[g as u32], p.tag) });
+            held.push(Held { file, data: DataPath::with(spec, &[g as u32], p.tag) });
         }
         Ok(Store { held, by_gid, resident })
     }
@@ -107,13 +106,7 @@ pub(super) struct Serving<'a> {
 }
 
 impl<'a> Serving<'a> {
-    pub(super) fn new(
-        p: &'a PhaseOrder,
-        plan: &RunPlan,
-        j: u32,
-        w: &WorldInfo,
-        store: Result<Store>,
-    ) -> Serving<'a> {
+    pub(super) fn new(p: &'a PhaseOrder, j: u32, w: &WorldInfo, store: Result<Store>) -> Serving<'a> {
         let who = super::io_server::who(j, w);
         let mut buf = vec![0u8; p.spec.bs_bytes as usize];
         crate::plan::fill::fill(&mut buf, p.spec.seed);
@@ -127,7 +120,6 @@ impl<'a> Serving<'a> {
             resident_fraction: store.as_ref().ok().and_then(|s| s.resident),
             ..Default::default()
         };
-        let _ = plan;
         Serving {
             p,
             comm: SimpleCommunicator::world(),
@@ -304,7 +296,7 @@ impl<'a> Serving<'a> {
             Some(file) => file
                 .write_all_at(&buf[..len], h.offset)
                 .map(|()| h.len)
-                .map_err(|e| io_answer(&who, "pwrite", &f.path, h.offset, e)),
+                .map_err(|e| io_answer(&who, "pwrite", e)),
         });
         self.buf = buf;
         self.figures.disk_ns += now_ns() - t;
@@ -327,7 +319,7 @@ impl<'a> Serving<'a> {
             Some(file) => file
                 .read_exact_at(&mut buf[..len], h.offset)
                 .map(|()| h.len)
-                .map_err(|e| io_answer(&who, "pread", &f.path, h.offset, e)),
+                .map_err(|e| io_answer(&who, "pread", e)),
         });
         self.buf = buf;
         self.figures.disk_ns += now_ns() - t;
@@ -342,7 +334,7 @@ impl<'a> Serving<'a> {
             Some(file) => {
                 let (call, r) =
                     if h.arg == 1 { ("fsync", file.sync_all()) } else { ("fdatasync", file.sync_data()) };
-                r.map(|()| 0).map_err(|e| io_answer(&who, call, &f.path, 0, e))
+                r.map(|()| 0).map_err(|e| io_answer(&who, call, e))
             }
         });
         self.figures.disk_ns += now_ns() - t;
@@ -364,7 +356,7 @@ impl<'a> Serving<'a> {
                     self.figures.write_bytes += n;
                 }
             }
-            Some(b) => match b.stream.as_mut() {
+            Some(b) => match accept_now(b) {
                 None => failed = Some(format!("{}: no TCP connection from rank {src}", self.who)),
                 Some(s) => {
                     let _ = s.set_nonblocking(false);
@@ -383,6 +375,8 @@ impl<'a> Serving<'a> {
                             }
                         }
                     }
+                    // Polled again until the client is done: never a blocking read there.
+                    let _ = s.set_nonblocking(true);
                 }
             },
         }
@@ -432,17 +426,21 @@ impl<'a> Serving<'a> {
     }
 }
 
-/// A failed disk call as a status: its errno and the message naming the server, the call,
-/// the file and the offset.
-fn io_answer(
-    who: &str,
-    call: &'static str,
-    path: &std::path::Path,
-    offset: u64,
-    e: std::io::Error,
-) -> (i32, String) {
-    let code = e.raw_os_error().unwrap_or(-1);
-    (code, format!("{who}: {}", Error::io(call, path, Some(offset), e)))
+/// The connection of a client that ended its blast before this server took it off the
+/// listener's queue (the client connected before it sent anything, so it is there).
+fn accept_now(b: &mut TcpBlast) -> Option<&mut TcpStream> {
+    if b.stream.is_none() {
+        let l = b.listener.take()?;
+        l.set_nonblocking(false).ok()?;
+        b.stream = Some(l.accept().ok()?.0);
+    }
+    b.stream.as_mut()
+}
+
+/// A failed disk call as a status: its errno and the message naming the server and the call
+/// (the client's error names the file and the offset).
+fn io_answer(who: &str, call: &'static str, e: std::io::Error) -> (i32, String) {
+    (e.raw_os_error().unwrap_or(-1), format!("{who}: {call}: {e}"))
 }
 
 /// A listener for client worker `c` on the address it reaches this host by: loopback when it

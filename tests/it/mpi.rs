@@ -35,7 +35,7 @@ pub(crate) fn ok_json(o: &Output) -> Value {
 }
 
 /// The experiments in the scratch store (none when there is no store yet).
-fn experiments(s: &Scratch) -> Vec<iolab::store::ExperimentRow> {
+pub(crate) fn experiments(s: &Scratch) -> Vec<iolab::store::ExperimentRow> {
     if !s.db().exists() {
         return vec![];
     }
@@ -43,7 +43,7 @@ fn experiments(s: &Scratch) -> Vec<iolab::store::ExperimentRow> {
 }
 
 /// Complete runs of the one stored experiment (0 before there is one).
-fn runs_ok(s: &Scratch) -> u64 {
+pub(crate) fn runs_ok(s: &Scratch) -> u64 {
     experiments(s).first().map_or(0, |e| e.runs_complete)
 }
 
@@ -203,7 +203,7 @@ fn written(dir: &Path, name: &str, len: u64) -> bool {
     })
 }
 
-fn wait_for(child: std::process::Child, secs: u64) -> (Output, Duration) {
+pub(crate) fn wait_for(child: std::process::Child, secs: u64) -> (Output, Duration) {
     let t = Instant::now();
     let o = child.wait_with_output().unwrap();
     let took = t.elapsed();

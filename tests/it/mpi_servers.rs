@@ -219,3 +219,209 @@ fn misuse_of_servers_is_refused_up_front() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("I/O servers are MPI ranks: run it as `mpirun"), "{}", stderr(&o));
 }
+
+/// The network blast: each client rank sends N bytes to its server rank in blocks, over MPI
+/// and over TCP (the server's address sent over MPI); the servers count exactly N bytes from
+/// each, the clients' calls are one send per block and one acknowledged end, and no file is
+/// made anywhere.
+#[test]
+fn a_blast_moves_exactly_n_bytes_over_mpi_and_tcp() {
+    let s = Scratch::new();
+    let srv = s.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    let n: u64 = 3 << 20;
+    for (np, pairs) in [(2usize, 1u64), (4, 2)] {
+        for (transport, call) in [("mpi", "MPI_Send"), ("tcp", "send")] {
+            let pairs_s = pairs.to_string();
+            let args = [
+                "run",
+                "--servers",
+                &pairs_s,
+                "--op",
+                "blast",
+                "--blast-transport",
+                transport,
+                "--size",
+                "3MiB",
+                "--bs",
+                "48KiB",
+                "--reps",
+                "2",
+                "--server-dir",
+                srv.to_str().unwrap(),
+                "--json",
+                "--quiet",
+                "--no-store",
+                "--dir",
+                s.path().to_str().unwrap(),
+            ];
+            let doc = ok_json(&mpirun(&s, np, &args));
+            let what = format!("{pairs} pair(s) over {transport}");
+            assert_eq!(
+                phases(&doc)[0]["cache"]["method"],
+                "no files: bytes counted and dropped by the servers"
+            );
+            for r in phases(&doc)[0]["repetitions"].as_array().unwrap() {
+                assert_eq!(r["status"], "complete", "{what}: {r}");
+                assert_eq!(r["total_bytes"], n * pairs, "{what}");
+                for w in r["workers"].as_array().unwrap() {
+                    assert_eq!(w["bytes"], n, "{what}");
+                    assert_eq!(w["calls"][call], n / (48 << 10), "{what}: {w}");
+                    assert_eq!(w["calls"]["commit_request"], 1, "{what}: {w}");
+                }
+                let got: Vec<(u64, u64, u64)> = r["servers"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| {
+                        (
+                            x["rank"].as_u64().unwrap(),
+                            x["write_bytes"].as_u64().unwrap(),
+                            x["files"].as_u64().unwrap(),
+                        )
+                    })
+                    .collect();
+                let want: Vec<(u64, u64, u64)> = (0..pairs).map(|j| (np as u64 - pairs + j, n, 0)).collect();
+                assert_eq!(got, want, "{what}");
+            }
+        }
+    }
+    assert!(work_dirs(&srv).is_empty() && work_dirs(s.path()).is_empty());
+}
+
+/// A server whose disk fills (a tmpfs as its directory, filled between two phases, the second
+/// writing twice what the first did): the client's request gets the server's error, the run
+/// ends with exit 1 naming the server, its host and the file, and the phases finished before
+/// are stored.
+#[test]
+fn a_full_server_disk_ends_the_run_naming_server_host_and_file() {
+    use std::process::{Command, Stdio};
+    let s = Scratch::new();
+    let srv = s.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", "size=80M", "tmpfs"]).arg(&srv).status();
+    if !mounted.is_ok_and(|st| st.success()) {
+        eprintln!("skip: cannot mount a tmpfs here (needs root)");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _u = Unmount(srv.clone());
+    let go = s.path().join("go");
+    let args = [
+        "run",
+        "--servers",
+        "2",
+        "--server-dir",
+        srv.to_str().unwrap(),
+        "--layout",
+        "striped-per-worker",
+        "--files",
+        "2",
+        "--workers",
+        "1",
+        "--stripe-unit",
+        "16KiB",
+        "--bs",
+        "64KiB",
+        "--size",
+        "4MiB",
+        "--op",
+        "write:files=1,read:files=1:cold,write",
+        "--reps",
+        "1",
+        "--dir",
+        s.path().to_str().unwrap(),
+    ];
+    let child = crate::mpi::mpirun_cmd(&s, 3, &args)
+        .env("IOLAB_TEST_PAUSE_BETWEEN_PHASES", &go)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the first phase is done (the servers' first components are full), fill the disk.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let full = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.len() == 2 << 20);
+    while !work_dirs(&srv).first().is_some_and(|d| full(&d.join("w0000.s01.dat"))) {
+        assert!(std::time::Instant::now() < deadline, "the first phase did not finish");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let out = Command::new("df").args(["--output=avail", "-B1"]).arg(&srv).output().unwrap();
+    let avail: u64 = String::from_utf8_lossy(&out.stdout).lines().last().unwrap().trim().parse().unwrap();
+    let filled = Command::new("fallocate").args(["-l", &avail.to_string()]).arg(srv.join("filler")).status();
+    assert!(filled.unwrap().success());
+    std::fs::write(&go, b"").unwrap();
+    let (o, took) = crate::mpi::wait_for(child, 120);
+    assert!(took < std::time::Duration::from_secs(60), "{took:?}");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    assert!(err.contains("write_request on "), "{err}");
+    assert!(
+        err.contains("/w0001.s00.dat at offset 0: server 0 (rank 1 on ")
+            || err.contains("/w0001.s01.dat at offset 0: server 1 (rank 2 on "),
+        "{err}"
+    );
+    assert!(err.contains(&format!(" on {host}): pwrite: No space left on device")), "{err}");
+    let exps = crate::mpi::experiments(&s);
+    assert_eq!(exps.len(), 1);
+    let shown = s.iolab(&["results", "show", &exps[0].id, "--json"]);
+    let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let statuses: Vec<&str> =
+        phases(&doc).iter().map(|p| p["repetitions"][0]["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["complete", "complete", "failed"]);
+    std::fs::remove_file(srv.join("filler")).unwrap();
+    assert!(work_dirs(&srv).is_empty(), "{:?}", work_dirs(&srv));
+}
+
+/// A server rank killed with -9 mid-run: mpirun ends every rank within seconds (the clients
+/// waiting for it included), and the repetitions stored before are kept.
+#[test]
+fn a_server_rank_killed_with_9_ends_the_run_within_seconds() {
+    use std::process::{Command, Stdio};
+    let s = Scratch::new();
+    let srv = s.path().join("srv-kill");
+    std::fs::create_dir(&srv).unwrap();
+    let args = [
+        "run",
+        "--servers",
+        "2",
+        "--server-dir",
+        srv.to_str().unwrap(),
+        "--layout",
+        "striped",
+        "--stripe-unit",
+        "16KiB",
+        "--bs",
+        "64KiB",
+        "--size",
+        "8MiB",
+        "--op",
+        "write,read:cold",
+        "--reps",
+        "1000",
+        "--quiet",
+        "--dir",
+        s.path().to_str().unwrap(),
+    ];
+    let child =
+        crate::mpi::mpirun_cmd(&s, 3, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let ranks = crate::mpi::ranks_of(srv.to_str().unwrap(), 3);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while crate::mpi::runs_ok(&s) == 0 {
+        assert!(std::time::Instant::now() < deadline, "no repetition stored");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let t = std::time::Instant::now();
+    assert!(Command::new("kill").args(["-9", &ranks[2].to_string()]).status().unwrap().success());
+    let (o, _) = crate::mpi::wait_for(child, 150);
+    assert!(t.elapsed() < std::time::Duration::from_secs(10), "the run took {:?} to end", t.elapsed());
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("rank 2"), "{}", stderr(&o));
+    assert!(crate::mpi::runs_ok(&s) >= 1);
+}
