@@ -425,3 +425,42 @@ fn a_server_rank_killed_with_9_ends_the_run_within_seconds() {
     assert!(stderr(&o).contains("rank 2"), "{}", stderr(&o));
     assert!(crate::mpi::runs_ok(&s) >= 1);
 }
+
+/// R7, R8, R9 and R10 at quick scale under mpirun on this host, with as many ranks as
+/// `reproduce --list` says each needs: every point's repetitions complete, servers report
+/// their figures, and `iolab plot last` draws each study figure.
+#[test]
+fn the_server_presets_run_at_quick_scale_and_plot() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let list = s.iolab(&["reproduce", "--list", "--scale", "quick"]);
+    let text = String::from_utf8_lossy(&list.stdout).to_string();
+    for (id, np) in [("R7", 3), ("R8", 2), ("R9", 3), ("R10", 4)] {
+        let run = format!("`mpirun -np {np} iolab reproduce {id} --scale quick`");
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(&format!("{id} ")) && l.contains(&run)),
+            "{id}: {text}"
+        );
+        let args = ["reproduce", id, "--scale", "quick", "--dir", &dir, "--json", "--quiet"];
+        let doc = ok_json(&mpirun(&s, np, &args));
+        assert_eq!(doc["design"]["preset"]["id"], id);
+        for point in doc["points"].as_array().unwrap() {
+            for ph in point["phases"].as_array().unwrap() {
+                for r in ph["repetitions"].as_array().unwrap() {
+                    assert_eq!(r["status"], "complete", "{id} {}: {r}", point["params"]);
+                    assert!(!r["servers"].as_array().unwrap().is_empty(), "{id}");
+                }
+            }
+        }
+        assert!(doc["findings"].as_array().is_some_and(|f| !f.is_empty()), "{id}");
+        // Stored too: the same run again into the store, then its figure.
+        let o = mpirun(&s, np, &["reproduce", id, "--scale", "quick", "--dir", &dir, "--quiet"]);
+        assert!(o.status.success(), "{id}: {}", stderr(&o));
+        let svg = s.path().join(format!("{id}.svg"));
+        let o = s.iolab(&["plot", "last", "-o", svg.to_str().unwrap()]);
+        assert!(o.status.success(), "{id}: {}", stderr(&o));
+        let fig = std::fs::read_to_string(&svg).unwrap();
+        assert!(fig.contains("<svg") && fig.contains(id), "{id}");
+    }
+    assert!(work_dirs(s.path()).is_empty(), "{:?}", work_dirs(s.path()));
+}
