@@ -21,6 +21,8 @@ mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_servers;
 #[cfg(feature = "mpi")]
+mod mpi_servers_hosts;
+#[cfg(feature = "mpi")]
 mod mpi_strategies;
 mod plots;
 mod processes;

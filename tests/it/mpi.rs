@@ -437,7 +437,7 @@ fn reorder_reads_shifts_readers_by_ranks() {
 
 /// `tests/hosts.sh` with `args`; None when it says the simulated hosts cannot be made here
 /// (exit 77: not root, no namespaces).
-fn hosts_sh(args: &[&str], cwd: &Path) -> Option<Output> {
+pub(crate) fn hosts_sh(args: &[&str], cwd: &Path) -> Option<Output> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts.sh");
     let o = Command::new("timeout")
         .arg("240")
@@ -461,8 +461,11 @@ fn on_hosts(launcher: &str, exe: &str, args: &[&str], cwd: &Path) -> Output {
     hosts_sh(&call, cwd).expect("the hosts are up")
 }
 
+/// One test at a time uses the simulated hosts (each brings them up and takes them down).
+pub(crate) static HOSTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Takes the simulated hosts down however the test ends.
-struct HostsDown;
+pub(crate) struct HostsDown;
 
 impl Drop for HostsDown {
     fn drop(&mut self) {
@@ -477,6 +480,7 @@ impl Drop for HostsDown {
 /// bytes; nothing is left without `--keep`; a directory one host lacks is an error naming it.
 #[test]
 fn three_simulated_hosts_show_in_every_output() {
+    let _one = HOSTS.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new();
     let Some(up) = hosts_sh(&["up"], s.path()) else { return };
     let _down = HostsDown;
