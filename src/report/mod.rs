@@ -35,7 +35,7 @@ pub mod html;
 mod json;
 pub mod plan;
 pub mod plot;
-mod servers;
+pub mod servers;
 pub(crate) mod steady;
 pub mod strategies;
 pub mod summary;

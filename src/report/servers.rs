@@ -4,6 +4,7 @@
 //! clients), mean over complete repetitions.
 
 use crate::results::{ExperimentResult, ServerResult, Status};
+use crate::spec::Spec;
 use crate::units::{fmt_ns, fmt_size};
 
 use super::text_table;
@@ -71,4 +72,63 @@ pub fn render_servers(exp: &ExperimentResult) -> String {
           its host); cache: its files' pages in memory as the phase began (mincore, on its host); mean over complete \
           repetitions\n";
     s
+}
+
+/// Where file target `t` of a plan lives: its target directory, or with servers the server's
+/// directory on its host.
+pub fn target_text(spec: &Spec, t: usize) -> String {
+    match &spec.servers {
+        Some(s) => format!("server {t}'s {}", crate::text::escape_path(&s.dir)),
+        None => crate::text::escape_path(&spec.dirs[t]),
+    }
+}
+
+/// Where an MPI run with servers puts its roles (`iolab plan` under mpirun): `hosts` by rank,
+/// `clients` client ranks first, the last `servers` ranks serving.
+pub fn placement_text(hosts: &[String], clients: u32, servers: u32) -> String {
+    let n = hosts.len() as u32;
+    let mut by_host: Vec<(&str, Vec<u32>, Vec<u32>)> = vec![];
+    for (r, h) in hosts.iter().enumerate() {
+        let r = r as u32;
+        let i = match by_host.iter().position(|(x, _, _)| x == h) {
+            Some(i) => i,
+            None => {
+                by_host.push((h, vec![], vec![]));
+                by_host.len() - 1
+            }
+        };
+        if r < clients {
+            by_host[i].1.push(r);
+        } else if r >= n - servers {
+            by_host[i].2.push(r);
+        }
+    }
+    let mut s = format!(
+        "placement: {n} MPI ranks: clients on ranks 0-{} (one worker each), I/O servers on ranks {}-{} (server j on rank {} + j)\n",
+        clients.saturating_sub(1),
+        n - servers,
+        n - 1,
+        n - servers
+    );
+    for (h, c, sv) in &by_host {
+        let part = |what: &str, rs: &[u32]| {
+            if rs.is_empty() { None } else { Some(format!("{what} {}", super::hosts::rank_ranges(rs))) }
+        };
+        let parts: Vec<String> = [part("clients", c), part("servers", sv)].into_iter().flatten().collect();
+        let parts = if parts.is_empty() { "idle".to_string() } else { parts.join(", ") };
+        s += &format!("  {h}: {parts}\n");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clients_first_servers_last() {
+        let hosts: Vec<String> = ["h1", "h1", "h2", "h2", "h3", "h3"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            super::placement_text(&hosts, 1, 4),
+            "placement: 6 MPI ranks: clients on ranks 0-0 (one worker each), I/O servers on ranks 2-5 (server j on rank 2 + j)\n  h1: clients 0\n  h2: servers 2-3\n  h3: servers 4-5\n"
+        );
+    }
 }
