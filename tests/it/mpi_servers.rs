@@ -164,11 +164,20 @@ fn the_memory_store_makes_no_file() {
         "--keep",
         "--json",
         "--quiet",
-        "--no-store",
         "--dir",
         s.path().to_str().unwrap(),
     ];
     let doc = ok_json(&mpirun(&s, 3, &args));
+    // The store keeps every server's figures as the run printed them.
+    let shown = s.iolab(&["results", "show", "last", "--json"]);
+    let stored: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    for p in 0..2 {
+        let reps = |d: &Value| phases(d)[p]["repetitions"].as_array().unwrap().clone();
+        for (a, b) in reps(&doc).iter().zip(&reps(&stored)) {
+            assert_eq!(a["servers"].as_array().unwrap().len(), 2);
+            assert_eq!(a["servers"], b["servers"], "phase {p}");
+        }
+    }
     for p in 0..2 {
         for r in phases(&doc)[p]["repetitions"].as_array().unwrap() {
             assert_eq!(r["status"], "complete", "{r}");
