@@ -115,10 +115,11 @@ pub fn spec_launch(s: &Spec) -> Option<String> {
     let servers = s.servers.as_ref().map(|srv| {
         let fanout = if s.pieces == crate::spec::PiecesMode::Parallel { "parallel" } else { "serial" };
         format!(
-            "{} I/O-server rank{} ({} store, fan-out {fanout}, depth {})",
+            "{} I/O-server rank{} ({} store in {}, fan-out {fanout}, depth {})",
             srv.count,
             if srv.count == 1 { "" } else { "s" },
             srv.store.name(),
+            crate::text::escape_path(&srv.dir),
             srv.depth
         )
     });
