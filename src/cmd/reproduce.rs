@@ -35,7 +35,7 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
         };
         return put(stdout, &text);
     }
-    if let Some(reason) = p.unmet_needs().into_iter().next() {
+    if let Some(reason) = p.unmet_needs(scale).into_iter().next() {
         return Err(Error::spec("preset", &p.meta.id, reason));
     }
     let unavailable = |e: Error| match e {

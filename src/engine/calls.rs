@@ -24,11 +24,17 @@ pub enum Call {
     MpiFileReadAt,
     MpiFileReadAtAll,
     MpiFileSync,
+    /// Requests to I/O-server ranks (engine `servers`), and a blast's sends.
+    WriteRequest,
+    ReadRequest,
+    CommitRequest,
+    MpiSend,
+    Send,
 }
 
 impl Call {
     /// Every call, in the order of the counters.
-    pub const ALL: [Call; 18] = [
+    pub const ALL: [Call; 23] = [
         Call::Pread,
         Call::Pwrite,
         Call::Preadv,
@@ -47,6 +53,11 @@ impl Call {
         Call::MpiFileReadAt,
         Call::MpiFileReadAtAll,
         Call::MpiFileSync,
+        Call::WriteRequest,
+        Call::ReadRequest,
+        Call::CommitRequest,
+        Call::MpiSend,
+        Call::Send,
     ];
 
     /// The system call's name (the key in results).
@@ -70,6 +81,11 @@ impl Call {
             Call::MpiFileReadAt => "MPI_File_read_at",
             Call::MpiFileReadAtAll => "MPI_File_read_at_all",
             Call::MpiFileSync => "MPI_File_sync",
+            Call::WriteRequest => "write_request",
+            Call::ReadRequest => "read_request",
+            Call::CommitRequest => "commit_request",
+            Call::MpiSend => "MPI_Send",
+            Call::Send => "send",
         }
     }
 }

@@ -25,8 +25,12 @@ pub mod mpiio;
 pub mod null;
 pub mod opts;
 pub mod psync;
+#[cfg(feature = "mpi")]
+pub mod servers;
 pub mod uring;
 pub mod vsync;
+#[cfg(feature = "mpi")]
+pub mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -70,6 +74,22 @@ pub struct Setup<'a> {
     /// `engine = mpiio`: the worker sees only its own blocks of the file through an MPI file
     /// view, so op offsets count its own bytes (`None`: the whole file).
     pub view: Option<FileView>,
+    /// `engine = servers`: which server rank holds each file, and how requests go.
+    pub remote: Option<Remote<'a>>,
+}
+
+/// What the client of I/O-server ranks needs to know (`engine = servers`).
+#[derive(Debug, Clone)]
+pub struct Remote<'a> {
+    /// Global file id of each file (what requests name).
+    pub gids: &'a [u32],
+    /// The server (0..`count`) holding each file; server j is rank size - count + j.
+    pub servers: Vec<u32>,
+    pub count: u32,
+    /// Requests in flight to one server at once.
+    pub depth: usize,
+    /// A blast: the bytes go to the server, which counts and drops them, by this transport.
+    pub blast: Option<crate::spec::BlastTransport>,
 }
 
 /// A file as one worker sees it: `block` bytes at `disp`, `disp + stride`, `disp + 2 x stride`,
@@ -117,6 +137,7 @@ impl<'a> Setup<'a> {
             shared_by_all: false,
             mpiio: None,
             view: None,
+            remote: None,
         }
     }
 

@@ -42,6 +42,10 @@ pub(super) fn phase_count(item: &str, key: &str, v: &str, max: u64) -> Result<u3
 
 pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndirs: usize) -> Result<Access> {
     let get = |k: &str| params.one(k);
+    // With servers, the targets are the server ranks.
+    let serving = get("servers").is_some_and(|v| !matches!(v.trim(), "0" | "none"));
+    let ndirs =
+        get("servers").and_then(|v| v.trim().parse::<usize>().ok()).filter(|&n| n > 0).unwrap_or(ndirs);
     let files_given = get("files").map(|v| count("files", v, 1_000_000)).transpose()?;
     let per_worker = get("files_per_worker").map(|v| count("files_per_worker", v, 1_000_000)).transpose()?;
     if !layout.per_worker_files() {
@@ -96,11 +100,12 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
             Some(v) => {
                 let n = count("stripe_count", v, 4096)?;
                 if n as usize > ndirs {
-                    return Err(Error::spec(
-                        "stripe_count",
-                        v,
-                        format!("only {ndirs} target dir(s) given (dirs / targets; a dir may repeat)"),
-                    ));
+                    let what = if serving {
+                        "server(s)"
+                    } else {
+                        "target dir(s) given (dirs / targets; a dir may repeat)"
+                    };
+                    return Err(Error::spec("stripe_count", v, format!("only {ndirs} {what}")));
                 }
                 n
             }
@@ -120,7 +125,7 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
         let (last, rest) = names.split_last().expect("launchers");
         Error::spec("launcher", launcher_s, format!("expected {} or {last}", rest.join(", ")))
     })?;
-    super::ranks::check_world(launcher, workers, world.map(|w| w.size))?;
+    super::ranks::check_world(launcher, workers, world.map(|w| w.size), serving)?;
     let start = match get("start").unwrap_or("barrier") {
         "barrier" => StartMode::Barrier,
         "free" => StartMode::Free,
@@ -160,7 +165,7 @@ fn check_pieces(spec: &Spec) -> Result<()> {
         format!(
             "a block of {n} stripe units is {n} pieces at once; at most {MAX_PIECES} (a larger stripe_unit or a smaller bs)"
         )
-    } else if let Err(reason) = crate::engine::uring::probe() {
+    } else if let (None, Err(reason)) = (&spec.servers, crate::engine::uring::probe()) {
         format!("parallel pieces go through io_uring: {reason}")
     } else {
         return Ok(());

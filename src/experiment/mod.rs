@@ -20,6 +20,7 @@ mod ranks;
 mod resolve;
 pub mod run;
 pub mod schedule;
+mod servers;
 pub mod strategy;
 pub mod sweep;
 
@@ -183,7 +184,17 @@ impl Experiment {
         Ok(Built { base, points, design, notes })
     }
 
+    /// Every point's parameters before resolution (variables substituted), in sweep order.
+    pub fn point_params(&self) -> Result<Vec<Params>> {
+        self.sweep.points()?.iter().map(|a| self.params_of(a)).collect()
+    }
+
     fn resolve_point(&self, a: &Assignment, env: &ResolveEnv) -> Result<(Spec, Vec<String>)> {
+        resolve_noted(&self.params_of(a)?, env)
+    }
+
+    /// The parameters of the point `a` assigns.
+    fn params_of(&self, a: &Assignment) -> Result<Params> {
         let vars: Vec<(String, String)> = a.iter().filter(|(k, _)| !sweep::is_param(k)).cloned().collect();
         let mut p = self.params.clone();
         for values in p.0.values_mut() {
@@ -203,7 +214,7 @@ impl Experiment {
                 }
             }
         }
-        resolve_noted(&p, env)
+        Ok(p)
     }
 }
 

@@ -87,6 +87,20 @@ impl Params {
     }
 }
 
+/// A boolean parameter: true, yes, 1, on or false, no, 0, off.
+pub(super) fn parse_bool(key: &str, v: &str) -> Result<bool> {
+    match v {
+        "true" | "yes" | "1" | "on" => Ok(true),
+        "false" | "no" | "0" | "off" => Ok(false),
+        _ => Err(Error::spec(key, v, "expected true or false")),
+    }
+}
+
+/// A whole-number parameter.
+pub(super) fn parse_u64(key: &str, v: &str) -> Result<u64> {
+    v.trim().parse().map_err(|_| Error::spec(key, v, "expected a non-negative whole number"))
+}
+
 /// `alloc`: `fs` (false) or `block` (true), which contradicts `prealloc`.
 pub fn alloc(value: Option<&str>, prealloc: bool) -> Result<bool> {
     let block = match value.unwrap_or("fs") {

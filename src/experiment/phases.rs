@@ -36,11 +36,12 @@ pub(super) fn parse_phases(
             "write" => OpKind::Write,
             "rewrite" => OpKind::Rewrite,
             "read" => OpKind::Read,
+            "blast" => OpKind::Blast,
             other => {
                 return Err(Error::spec(
                     "ops",
                     item,
-                    format!("unknown operation `{other}` (write, rewrite, read)"),
+                    format!("unknown operation `{other}` (write, rewrite, read, blast)"),
                 ));
             }
         };

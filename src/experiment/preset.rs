@@ -141,26 +141,49 @@ impl Preset {
         Ok(Preset { meta, headline, text })
     }
 
-    /// The needs this build does not meet, as reasons.
-    pub fn unmet_needs(&self) -> Vec<String> {
+    /// The needs this build does not meet here at `scale`, as reasons.
+    pub fn unmet_needs(&self, scale: Scale) -> Vec<String> {
+        let id = &self.meta.id;
+        let run = |n: u32| match scale {
+            Scale::Default => format!("`mpirun -np {n} iolab reproduce {id}`"),
+            other => format!("`mpirun -np {n} iolab reproduce {id} --scale {}`", other.name()),
+        };
         self.meta
             .needs
             .iter()
             .filter_map(|n| {
                 Some(match n.as_str() {
-                "io-servers" => "needs I/O-server ranks (a file striped over server ranks under mpirun, Russell's BPFS), which iolab does not have yet".into(),
-                "mpi" if !crate::launch::HAS_MPI => format!(
-                    "needs MPI ranks, and this iolab was built without the `mpi` feature (build it with `cargo build --release --features mpi`, then run `mpirun -np 2 iolab reproduce {}`)",
-                    self.meta.id
-                ),
-                "mpi" if crate::launch::world().is_none() => {
-                    format!("needs MPI ranks: run it as `mpirun -np 2 iolab reproduce {}`", self.meta.id)
-                }
-                "mpi" => return None,
-                other => format!("needs `{other}`"),
-            })
+                    "io-servers" if !crate::launch::HAS_MPI => format!(
+                        "needs I/O-server ranks, which are MPI ranks, and this iolab was built without the `mpi` feature (build it with `cargo build --release --features mpi`, then run {})",
+                        run(self.ranks(scale))
+                    ),
+                    "io-servers" if crate::launch::world().is_none() => format!(
+                        "needs I/O-server ranks: {} MPI ranks at this scale (the clients and servers of its largest point); run it as {}",
+                        self.ranks(scale),
+                        run(self.ranks(scale))
+                    ),
+                    "mpi" if !crate::launch::HAS_MPI => format!(
+                        "needs MPI ranks, and this iolab was built without the `mpi` feature (build it with `cargo build --release --features mpi`, then run {})",
+                        run(2)
+                    ),
+                    "mpi" if crate::launch::world().is_none() => format!("needs MPI ranks: run it as {}", run(2)),
+                    "mpi" | "io-servers" => return None,
+                    other => format!("needs `{other}`"),
+                })
             })
             .collect()
+    }
+
+    /// The MPI ranks the preset's largest point at `scale` takes: its clients (`workers`) plus
+    /// its servers (1 for a preset without servers, or when its points cannot be listed).
+    pub fn ranks(&self, scale: Scale) -> u32 {
+        let points = self.experiment(scale, &[], 0).and_then(|e| e.point_params()).unwrap_or_default();
+        let num = |p: &Params, k: &str| p.one(k).and_then(|v| v.trim().parse::<u32>().ok());
+        points
+            .iter()
+            .map(|p| num(p, "workers").unwrap_or(1) + num(p, "servers").unwrap_or(0))
+            .max()
+            .unwrap_or(1)
     }
 
     /// The scale's overlay table (`[preset.quick]`, `[preset.paper]`), if any.
@@ -229,7 +252,7 @@ impl Preset {
 
     /// The experiment at `scale`, every point resolved, if this build can run it here.
     pub fn build(&self, scale: Scale, dirs: &[String], env: &ResolveEnv) -> Result<Built> {
-        if let Some(reason) = self.unmet_needs().into_iter().next() {
+        if let Some(reason) = self.unmet_needs(scale).into_iter().next() {
             return Err(Error::spec("preset", &self.meta.id, reason));
         }
         self.experiment(scale, dirs, env.ram_bytes)?.build(env)
@@ -257,6 +280,9 @@ impl Preset {
             "launcher",
             "start",
             "pieces",
+            "servers",
+            "server_store",
+            "blast_transport",
             "strategy",
             "latency",
             "files",

@@ -10,7 +10,7 @@ use super::Params;
 /// The launcher against the MPI world (`ranks`: its size, None when not started by an MPI
 /// launcher): `mpi` needs a build with MPI and mpirun, and then as many workers as ranks or a
 /// multiple (threads per rank); under mpirun with several ranks, only `mpi` makes sense.
-pub(super) fn check_world(launcher: Launcher, workers: u32, ranks: Option<u32>) -> Result<()> {
+pub(super) fn check_world(launcher: Launcher, workers: u32, ranks: Option<u32>, servers: bool) -> Result<()> {
     match (launcher, ranks) {
         (Launcher::Mpi, _) if !crate::launch::HAS_MPI => Err(Error::spec(
             "launcher",
@@ -22,7 +22,8 @@ pub(super) fn check_world(launcher: Launcher, workers: u32, ranks: Option<u32>) 
             "mpi",
             "not started by an MPI launcher (run it as `mpirun -np N iolab ...`)",
         )),
-        (Launcher::Mpi, Some(n)) if workers % n != 0 => Err(Error::spec(
+        // With servers, the clients are ranks 0..workers-1 (checked with the servers).
+        (Launcher::Mpi, Some(n)) if workers % n != 0 && !servers => Err(Error::spec(
             "workers",
             workers,
             format!("must be a multiple of the {n} MPI ranks (each rank runs workers / ranks threads)"),
@@ -177,20 +178,23 @@ mod tests {
             other => format!("{other:?}"),
         };
         if crate::launch::HAS_MPI {
-            assert!(why(check_world(Launcher::Mpi, 4, None)).contains("not started by an MPI launcher"));
             assert!(
-                why(check_world(Launcher::Mpi, 6, Some(4)))
+                why(check_world(Launcher::Mpi, 4, None, false)).contains("not started by an MPI launcher")
+            );
+            assert!(
+                why(check_world(Launcher::Mpi, 6, Some(4), false))
                     .starts_with("workers: must be a multiple of the 4")
             );
-            assert!(check_world(Launcher::Mpi, 8, Some(4)).is_ok());
+            assert!(check_world(Launcher::Mpi, 8, Some(4), false).is_ok());
         } else {
-            assert!(why(check_world(Launcher::Mpi, 4, Some(4))).contains("built without MPI"));
+            assert!(why(check_world(Launcher::Mpi, 4, Some(4), false)).contains("built without MPI"));
         }
         assert!(
-            why(check_world(Launcher::Thread, 4, Some(4))).starts_with("launcher: under mpirun with 4 ranks")
+            why(check_world(Launcher::Thread, 4, Some(4), false))
+                .starts_with("launcher: under mpirun with 4 ranks")
         );
-        assert!(check_world(Launcher::Thread, 4, Some(1)).is_ok());
-        assert!(check_world(Launcher::Process, 4, None).is_ok());
+        assert!(check_world(Launcher::Thread, 4, Some(1), false).is_ok());
+        assert!(check_world(Launcher::Process, 4, None, false).is_ok());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::params::{parse_bool, parse_u64};
 use super::phases::parse_phases;
 use super::{PARAMS, Params, layout};
 use crate::error::{Error, Result};
@@ -39,18 +40,6 @@ impl ResolveEnv {
         }
         Ok(env)
     }
-}
-
-fn parse_bool(key: &str, v: &str) -> Result<bool> {
-    match v {
-        "true" | "yes" | "1" | "on" => Ok(true),
-        "false" | "no" | "0" | "off" => Ok(false),
-        _ => Err(Error::spec(key, v, "expected true or false")),
-    }
-}
-
-fn parse_u64(key: &str, v: &str) -> Result<u64> {
-    v.trim().parse().map_err(|_| Error::spec(key, v, "expected a non-negative whole number"))
 }
 
 /// A `size` written relative to memory (`2xRAM`) becomes bytes rounded down to a whole
@@ -127,8 +116,9 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         Ok(n)
     };
 
-    // Under mpirun, one worker per rank unless told otherwise.
-    let ranks = crate::launch::world().map_or(1, |w| w.size).to_string();
+    // Under mpirun, one worker per rank unless told otherwise (with servers: per client rank).
+    let serving = super::servers::count(params)?;
+    let ranks = (crate::launch::world().map_or(1, |w| w.size) - serving.unwrap_or(0)).to_string();
     let workers = parse_u64("workers", get("workers").unwrap_or(&ranks))?;
     if workers == 0 || workers > 4096 {
         return Err(Error::spec("workers", workers, "must be between 1 and 4096"));
@@ -166,7 +156,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         .collect();
     let phases = parse_phases(params.0.get("ops").unwrap_or(&default_ops), cache, order)?;
 
-    let engine = get("engine").unwrap_or("psync").to_string();
+    let engine = get("engine").unwrap_or(super::servers::default_engine(serving)).to_string();
     let engine_def = crate::worker::registry::find(&engine).map(|r| r.def).ok_or_else(|| {
         let names = crate::worker::registry::names().join(", ");
         let why = match engine.as_str() {
@@ -306,7 +296,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         }
     }
 
-    let spec = Spec {
+    let mut spec = Spec {
         name: get("name").unwrap_or("experiment").to_string(),
         dirs,
         phases,
@@ -348,10 +338,12 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         window_bytes: eo.window_bytes,
         mem_len_bytes: eo.mem_len_bytes,
         mem_stride_bytes: eo.mem_stride_bytes,
+        servers: None,
         strategy: None,
         iters: None,
         comptime_ns: None,
     };
+    spec.servers = super::servers::resolve(params, &spec, &env.cwd)?;
     if spec.verify && spec.mem_len_bytes.is_some() {
         return Err(Error::spec(
             "verify",
@@ -360,7 +352,6 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         ));
     }
     layout::check(&spec, env)?;
-    let mut spec = spec;
     crate::experiment::strategy::resolve_into(params, &mut spec)?;
     if let Some(len) = spec.mem_len_bytes {
         let piece = crate::plan::piece_len(&spec);

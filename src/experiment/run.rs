@@ -123,10 +123,7 @@ pub fn run_experiment(
                     .spec
                     .phases
                     .iter()
-                    .map(|ph| {
-                        let method = cache::method(ph.cache, p.spec.direct, p.spec.drop_caches);
-                        PhaseResult::new(&ph.name, ph.op, ph.cache, method)
-                    })
+                    .map(|ph| PhaseResult::new(&ph.name, ph.op, ph.cache, cache_method(&p.spec, ph)))
                     .collect(),
             })
             .collect(),
@@ -265,8 +262,11 @@ fn run_phases(
     at_phase: &mut usize,
 ) -> Result<()> {
     let real = engine.def.caps.real_io;
+    // With I/O-server ranks the files are theirs, on their hosts: nothing is made here.
+    let remote = spec.servers.as_ref();
+    let local = real && remote.is_none();
     crate::env::signals::check()?;
-    let devices = if real { envctl::devices_of(&spec.dirs) } else { vec![] };
+    let devices = if local { envctl::devices_of(&spec.dirs) } else { vec![] };
     let mut base_tag = BlockTag {
         verify: spec.verify,
         run: crate::plan::verify::run_tag(run_id),
@@ -280,6 +280,9 @@ fn run_phases(
         let k = crate::target::reuse::open(spec, plan)?;
         base_tag = k.tag;
         (k.paths, k.ids)
+    } else if let Some(servers) = remote {
+        let dir = servers.dir.join(format!("{}{run_id}", crate::target::workdir::PREFIX));
+        (plan.files.iter().map(|f| dir.join(&f.name)).collect(), vec![FileId::default(); plan.files.len()])
     } else if real {
         let wd = wd_slot.insert(WorkDirs::create(spec, run_id)?);
         let paths: Vec<PathBuf> = plan.files.iter().map(|f| wd.dir(f.target).join(&f.name)).collect();
@@ -319,14 +322,14 @@ fn run_phases(
         let tag =
             if kept { base_tag } else { BlockTag { generation: generation(plan, phase.index), ..base_tag } };
         let mut prealloc_ns = 0;
-        if real && phase.op == OpKind::Write {
+        if local && phase.op == OpKind::Write {
             prealloc_ns = crate::worker::prepare::recreate(spec, plan, &paths, &ids, |_| true)?;
         }
-        let fraction = if real { cache::prepare(phase.cache, &paths, &ids, spec.drop_caches)? } else { 0.0 };
+        let fraction = if local { cache::prepare(phase.cache, &paths, &ids, spec.drop_caches)? } else { 0.0 };
         let check = CacheCheck::judge(phase.cache, fraction, real);
         let job = PhaseJob { spec, phase, paths: &paths, ids: &ids, sizes: &sizes, engine, tag };
         monitor.begin(&format!("{label} {}", phase.name), phase.bytes());
-        if real {
+        if local {
             settle_writeback(&spec.dirs);
         }
         let probe = PhaseProbe::start(&devices);
@@ -334,9 +337,14 @@ fn run_phases(
         let env = probe.finish();
         monitor.end();
         match outcome {
-            Ok(samples) => {
-                let check = with_remote_views(phase.cache, fraction, &samples, real);
+            Ok(launched) => {
+                let samples = launched.samples;
+                let check = match remote {
+                    Some(_) => on_servers(phase.cache, &launched.servers),
+                    None => with_remote_views(phase.cache, fraction, &samples, real),
+                };
                 let mut r = Repetition::from_samples(rep, run_id, &samples, &check);
+                r.servers = launched.servers;
                 r.prealloc_ns = prealloc_ns;
                 let commits = r.workers.iter().map(|w| w.sync_calls).sum();
                 r.flags.extend(envctl::judge_noise(
@@ -346,7 +354,7 @@ fn run_phases(
                     &env.devices,
                 ));
                 r.env = env;
-                if real && phase.op.is_write() && crate::env::signals::pending().is_none() {
+                if local && phase.op.is_write() && crate::env::signals::pending().is_none() {
                     // Where the data landed; a file system without FIEMAP just has no facts.
                     let names: Vec<String> = plan.files.iter().map(|f| f.name.clone()).collect();
                     let open = |i: usize| {
@@ -391,6 +399,34 @@ fn with_remote_views(policy: CachePolicy, own: f64, samples: &[WorkerSample], re
         _ => views.fold(own, f64::max),
     };
     CacheCheck::judge(policy, fraction, real)
+}
+
+/// The cache check of a phase on I/O-server ranks: each server measured its own files on its
+/// host before the phase; the worst view counts. Without files (the memory store, a blast)
+/// there is no cache to set, and nothing is flagged.
+fn on_servers(policy: CachePolicy, servers: &[crate::worker::ServerSample]) -> CacheCheck {
+    let views: Vec<f64> = servers.iter().filter_map(|s| s.resident_fraction).collect();
+    if views.is_empty() {
+        return CacheCheck::default();
+    }
+    let fraction = match policy {
+        CachePolicy::Warm => views.iter().copied().fold(1.0, f64::min),
+        _ => views.iter().copied().fold(0.0, f64::max),
+    };
+    CacheCheck::judge(policy, fraction, true)
+}
+
+/// How a phase's cache state is set, in words: on this host, or with servers on theirs.
+fn cache_method(spec: &Spec, ph: &crate::spec::Phase) -> String {
+    let here = cache::method(ph.cache, spec.direct, spec.drop_caches);
+    match &spec.servers {
+        None => here,
+        Some(_) if ph.op == OpKind::Blast => "no files: bytes counted and dropped by the servers".into(),
+        Some(s) if s.store == crate::spec::ServerStore::Memory => {
+            "no files: the servers serve from memory (no disk I/O)".into()
+        }
+        Some(_) => format!("on each server's host: {here}"),
+    }
 }
 
 /// Test hook, not for users: with IOLAB_TEST_PAUSE_BETWEEN_PHASES=FILE in the environment,

@@ -4,6 +4,10 @@
 
 pub mod child;
 #[cfg(feature = "mpi")]
+pub mod io_server;
+#[cfg(feature = "mpi")]
+mod io_server_loop;
+#[cfg(feature = "mpi")]
 pub mod mpi;
 #[cfg(feature = "mpi")]
 pub mod mpi_hosts;
@@ -18,15 +22,29 @@ pub mod threads;
 
 use crate::error::{Error, Result};
 use crate::spec::Launcher;
-use crate::worker::{Monitor, PhaseJob, WorkerSample};
+use crate::worker::{Monitor, PhaseJob, ServerSample, WorkerSample};
 
-/// Runs a phase's workers with the spec's launcher (threads or processes).
-pub fn launch(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
+/// What a phase's launch brings back: every worker's sample and, with I/O-server ranks, every
+/// server's figures.
+pub struct Launched {
+    pub samples: Vec<WorkerSample>,
+    pub servers: Vec<ServerSample>,
+}
+
+/// Runs a phase's workers with the spec's launcher (threads, processes or MPI ranks; with
+/// I/O-server ranks, the servers' roles too).
+pub fn launch(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
+    #[cfg(feature = "mpi")]
+    if job.spec.servers.is_some() {
+        return io_server::run_phase(job, monitor);
+    }
     let def = LAUNCHERS
         .iter()
         .find(|d| d.launcher == job.spec.launcher)
         .ok_or_else(|| Error::spec("launcher", job.spec.launcher.name(), "not available in this build"))?;
-    if job.spec.strategy.is_some() { (def.strategy)(job, monitor) } else { (def.workers)(job, monitor) }
+    let samples =
+        if job.spec.strategy.is_some() { (def.strategy)(job, monitor) } else { (def.workers)(job, monitor) }?;
+    Ok(Launched { samples, servers: vec![] })
 }
 
 /// Runs one phase's workers; returns their samples in worker order.

@@ -26,7 +26,7 @@ use crate::launch::{WorldInfo, rank_of, set_world, strategy_mpi, threads, world}
 use crate::plan::RunPlan;
 use crate::plan::verify::BlockTag;
 use crate::spec::{OpKind, Reorder, Spec};
-use crate::worker::{Monitor, PhaseJob, Placement, WorkerSample};
+use crate::worker::{Monitor, PhaseJob, Placement, ServerSample, WorkerSample};
 
 /// The tag of a rank's reply to rank 0.
 const REPLY: i32 = 7;
@@ -43,14 +43,14 @@ enum Order {
 
 /// One phase, as every rank needs it.
 #[derive(Serialize, Deserialize)]
-struct PhaseOrder {
-    spec: Spec,
-    phase: usize,
+pub(super) struct PhaseOrder {
+    pub spec: Spec,
+    pub phase: usize,
     /// Paths of all files of the run, by global file id.
-    paths: Vec<PathBuf>,
+    pub paths: Vec<PathBuf>,
     /// The files as rank 0 created them.
-    ids: Vec<FileId>,
-    tag: BlockTag,
+    pub ids: Vec<FileId>,
+    pub tag: BlockTag,
 }
 
 /// A rank's answer to a phase order.
@@ -58,6 +58,9 @@ struct PhaseOrder {
 struct Reply {
     rank: u32,
     result: std::result::Result<Vec<SampleWire>, String>,
+    /// A server rank's figures.
+    #[serde(default)]
+    servers: Vec<ServerSample>,
 }
 
 /// Rank 0's hold on MPI: ends it (and tells the other ranks to end) in [`Session::finish`].
@@ -198,12 +201,19 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
                 return code;
             }
             Order::Phase(p) => {
-                let result = serve_phase(&p, &mut planned, &mut files).map_err(|e| e.to_string());
-                let reply = Reply { rank: comm.rank() as u32, result };
+                let (result, servers) = if p.spec.servers.is_some() {
+                    let plan = plan_of(&p, &mut planned);
+                    super::io_server::serve_phase(&p, plan, &mut files)
+                } else {
+                    (serve_phase(&p, &mut planned, &mut files), vec![])
+                };
+                let result = result.map_err(|e| e.to_string());
+                let reply = Reply { rank: comm.rank() as u32, result, servers };
                 let bytes = serde_json::to_vec(&reply).unwrap_or_else(|e| {
                     let r = Reply {
                         rank: reply.rank,
                         result: Err(format!("its results could not be sent: {e}")),
+                        servers: vec![],
                     };
                     serde_json::to_vec(&r).unwrap_or_default()
                 });
@@ -221,10 +231,7 @@ fn serve_phase(
     planned: &mut Option<(Spec, RunPlan)>,
     files: &mut HostFiles,
 ) -> Result<Vec<SampleWire>> {
-    if planned.as_ref().is_none_or(|(s, _)| *s != p.spec) {
-        *planned = Some((p.spec.clone(), crate::plan::plan(&p.spec)));
-    }
-    let (_, plan) = planned.as_ref().expect("planned above");
+    let plan = plan_of(p, planned);
     let barrier = phase_barrier;
     let w = world().expect("the world is known");
     let engine = crate::worker::registry::find(&p.spec.engine);
@@ -331,8 +338,16 @@ fn local_view(
     Ok((ids, Some(fraction)))
 }
 
+/// The plan of the order's spec, made once per spec (a pure function of it).
+fn plan_of<'a>(p: &PhaseOrder, planned: &'a mut Option<(Spec, RunPlan)>) -> &'a RunPlan {
+    if planned.as_ref().is_none_or(|(s, _)| *s != p.spec) {
+        *planned = Some((p.spec.clone(), crate::plan::plan(&p.spec)));
+    }
+    &planned.as_ref().expect("planned above").1
+}
+
 /// A sample with where it ran.
-fn placed(mut s: WorkerSample, w: &WorldInfo, resident: Option<f64>) -> WorkerSample {
+pub(super) fn placed(mut s: WorkerSample, w: &WorldInfo, resident: Option<f64>) -> WorkerSample {
     s.place = Some(Placement { rank: w.rank, host: w.hosts[w.rank as usize].clone(), resident });
     s
 }
@@ -341,12 +356,13 @@ fn placed(mut s: WorkerSample, w: &WorldInfo, resident: Option<f64>) -> WorkerSa
 /// samples (waited for without blocking, so a signal still ends the run).
 pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
     run_phase_with(job, monitor, |mine| threads::run_workers(job, mine, Some(&phase_barrier), monitor))
+        .map(|(samples, _)| samples)
 }
 
 /// Rank 0's side of a strategy phase: its role, then every rank's samples, with the most
 /// commits in flight at once counted from all of them.
 pub fn run_strategy(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
-    let mut samples = run_phase_with(job, monitor, |_| {
+    let (mut samples, _) = run_phase_with(job, monitor, |_| {
         phase_barrier();
         let w = world().ok_or_else(|| Error::Run("launcher = mpi outside an MPI world".into()))?;
         strategy_mpi::run_rank(job, 0, w.size)
@@ -355,11 +371,14 @@ pub fn run_strategy(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<Wor
     Ok(samples)
 }
 
-fn run_phase_with(
+/// Rank 0's side of any phase: the order, the first barrier, its own part (`own`, given its
+/// workers; it meets the start barrier), then every rank's reply: the samples and, from server
+/// ranks, their figures.
+pub(super) fn run_phase_with(
     job: &PhaseJob<'_>,
     monitor: &dyn Monitor,
     own: impl FnOnce(&[usize]) -> Result<Vec<WorkerSample>>,
-) -> Result<Vec<WorkerSample>> {
+) -> Result<(Vec<WorkerSample>, Vec<ServerSample>)> {
     let w = world().ok_or_else(|| Error::Run("launcher = mpi outside an MPI world".into()))?;
     let comm = SimpleCommunicator::world();
     let order = PhaseOrder {
@@ -376,6 +395,7 @@ fn run_phase_with(
     let mine = my_workers(job.phase.workers.len(), job.phase.op == OpKind::Read, job.spec, w, 0);
     let own = own(&mine);
     let mut samples = vec![];
+    let mut servers = vec![];
     // Every rank's failure; the one told is the lowest rank's real one (a host's first rank
     // says why its host failed, the others only what that left them), else an echo.
     let mut failures: Vec<(u32, Error)> = vec![];
@@ -408,6 +428,7 @@ fn run_phase_with(
                 continue;
             }
         };
+        servers.extend(reply.servers);
         match reply.result {
             Ok(wires) => {
                 for wire in wires {
@@ -435,14 +456,15 @@ fn run_phase_with(
         return Err(e);
     }
     samples.sort_by_key(|s| s.worker);
-    Ok(samples)
+    servers.sort_by_key(|s: &ServerSample| s.server);
+    Ok((samples, servers))
 }
 
 /// The barrier all ranks start a phase from (the same non-blocking barrier on every rank: a
 /// blocking and a non-blocking collective never match). Waited for by polling, so that on rank
 /// 0 a stop signal ends the wait and the run ends with what was measured; the workers see the
 /// stop themselves.
-fn phase_barrier() {
+pub(super) fn phase_barrier() {
     use mpi::ffi;
     use mpi::raw::AsRaw;
     let comm = SimpleCommunicator::world();

@@ -208,11 +208,28 @@ pub fn piece_len(spec: &Spec) -> u64 {
     stripe_of(spec).map_or(spec.bs_bytes, |s| spec.bs_bytes.min(s.unit))
 }
 
+/// The targets files are spread over: the target directories, or with servers the servers.
+fn targets(spec: &Spec) -> usize {
+    spec.servers.as_ref().map_or(spec.dirs.len(), |s| s.count as usize).max(1)
+}
+
+/// The target (directory, or server) that holds global file `gid` of `spec`'s plan: a stripe
+/// component's own, else the file's (without building the plan).
+pub fn target_of(spec: &Spec, gid: u32) -> u32 {
+    match stripe_of(spec) {
+        Some(s) => gid % s.count,
+        None => gid % targets(spec) as u32,
+    }
+}
+
 fn files_of(spec: &Spec) -> Vec<PlannedFile> {
-    let targets = spec.dirs.len().max(1);
+    let targets = targets(spec);
     let stripe = stripe_of(spec);
+    // A blast's streams are files nowhere: they hold nothing.
+    let blast = spec.phases.iter().all(|p| p.op == OpKind::Blast);
     let logical: Vec<(String, u64)> = if spec.layout.per_worker_files() {
-        (0..spec.file_count()).map(|f| (format!("w{f:04}"), spec.size_bytes)).collect()
+        let size = if blast { 0 } else { spec.size_bytes };
+        (0..spec.file_count()).map(|f| (format!("w{f:04}"), size)).collect()
     } else {
         let name = if spec.layout == Layout::Striped { "striped" } else { "shared" };
         // Resolution refuses a spec whose shared file passes 2^63 bytes: nothing saturates here.
@@ -300,7 +317,7 @@ pub fn plan(spec: &Spec) -> RunPlan {
     RunPlan {
         files: files_of(spec),
         phases: spec.phases.iter().enumerate().map(|(i, ph)| phase_plan(spec, i, ph)).collect(),
-        layout_first: spec.phases.first().is_some_and(|p| p.op != OpKind::Write),
+        layout_first: spec.phases.first().is_some_and(|p| matches!(p.op, OpKind::Read | OpKind::Rewrite)),
     }
 }
 

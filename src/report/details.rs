@@ -91,8 +91,9 @@ pub fn spec_layout(s: &Spec) -> String {
         notes.push(format!("round-robin {}", s.round_robin));
     }
     if let (Some(unit), Some(count)) = (s.stripe_unit_bytes, s.stripe_count) {
+        let what = if s.servers.is_some() { "server" } else { "target" };
         notes.push(format!(
-            "unit {} over {count} target{}",
+            "unit {} over {count} {what}{}",
             fmt_size(unit),
             if count == 1 { "" } else { "s" }
         ));
@@ -111,6 +112,20 @@ pub fn spec_launch(s: &Spec) -> Option<String> {
         crate::spec::Launcher::Mpi => v.push("MPI ranks"),
         crate::spec::Launcher::Thread => {}
     }
+    let servers = s.servers.as_ref().map(|srv| {
+        let fanout = if s.pieces == crate::spec::PiecesMode::Parallel { "parallel" } else { "serial" };
+        format!(
+            "{} I/O-server rank{} ({} store in {}, fan-out {fanout}, depth {})",
+            srv.count,
+            if srv.count == 1 { "" } else { "s" },
+            srv.store.name(),
+            crate::text::escape_path(&srv.dir),
+            srv.depth
+        )
+    });
+    if let Some(t) = &servers {
+        v.push(t);
+    }
     let reorder = s.reorder_reads.map(|r| format!("rank r reads what rank r+{} wrote", r.label()));
     if let Some(r) = &reorder {
         v.push(r);
@@ -128,6 +143,7 @@ pub fn spec_launch(s: &Spec) -> Option<String> {
 pub fn render_details(exp: &ExperimentResult) -> String {
     let mut out = costs(exp);
     out += &super::hosts::render_hosts(exp);
+    out += &super::servers::render_servers(exp);
     out += &periods(exp);
     out += &layouts(exp);
     out

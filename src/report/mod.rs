@@ -35,6 +35,7 @@ pub mod html;
 mod json;
 pub mod plan;
 pub mod plot;
+pub mod servers;
 pub(crate) mod steady;
 pub mod strategies;
 pub mod summary;

@@ -57,7 +57,9 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         let on = if dev.is_empty() { String::new() } else { format!(" on {}", dev.join(", ")) };
         out += &format!("target  {}: {}{on}\n", crate::text::escape_path(&t.dir), t.fs_type);
     }
+    let blast = s.phases.iter().any(|p| p.op == crate::spec::OpKind::Blast);
     let sync = match s.sync {
+        _ if blast => "ends when the server acknowledges every byte".to_string(),
         crate::spec::SyncPolicy::None => "no commit".to_string(),
         // MPI-IO (the engine, or the strategy's writes) commits with MPI_File_sync.
         other if s.engine == "mpiio" || s.strategy == Some(crate::spec::Strategy::MpiIo) => {

@@ -22,6 +22,8 @@ pub mod findings;
 mod flags;
 pub mod hosts;
 pub mod series;
+/// One I/O-server rank's figures in one repetition of one phase (`servers[]` in JSON).
+pub use crate::worker::ServerSample as ServerResult;
 pub use design::{Axis, Design, Headline, PresetRef};
 pub use flags::{FLAG_KINDS, flag_kind, flag_meaning};
 pub use hosts::HostShare;
@@ -206,6 +208,9 @@ pub struct Repetition {
     /// without MPI).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostShare>,
+    /// I/O-server ranks: what each server did (empty without servers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<ServerResult>,
     /// Bytes per interval and the steady window (None with `latency = off`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<series::PhaseRate>,
@@ -249,6 +254,7 @@ impl Repetition {
                 .map(|r| r.syncs_in_flight_max)
                 .max(),
             hosts: vec![],
+            servers: vec![],
             rate: series::PhaseRate::of(samples),
         }
         .with_hosts()
@@ -281,6 +287,7 @@ impl Repetition {
             file_layout: None,
             syncs_in_flight_max: None,
             hosts: vec![],
+            servers: vec![],
             rate: None,
         }
     }

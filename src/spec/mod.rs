@@ -11,8 +11,12 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+mod interleave;
+pub use interleave::Interleave;
 mod launcher;
 pub use launcher::{Launcher, MpiIo, Reorder};
+pub mod servers;
+pub use servers::{BlastTransport, ServerStore, Servers};
 pub mod params;
 pub mod strategy;
 pub use strategy::Strategy;
@@ -29,6 +33,9 @@ pub enum OpKind {
     Rewrite,
     /// Existing data is read.
     Read,
+    /// Bytes sent to an I/O-server rank, which counts and drops them (Russell's network
+    /// blast): no file anywhere.
+    Blast,
 }
 
 impl OpKind {
@@ -40,6 +47,7 @@ impl OpKind {
             OpKind::Write => "write",
             OpKind::Rewrite => "rewrite",
             OpKind::Read => "read",
+            OpKind::Blast => "blast",
         }
     }
 }
@@ -275,49 +283,6 @@ impl Phase {
     }
 }
 
-/// The order in which the runs of an experiment's points are taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Interleave {
-    /// Repetition 1 of every point, then repetition 2 of every point, ...
-    #[default]
-    RoundRobin,
-    /// All runs in a random order drawn from this seed.
-    Shuffle(u64),
-}
-
-impl Interleave {
-    /// `round-robin`, `shuffle` (seeded by `seed`) or `shuffle:SEED`.
-    pub fn parse(s: &str, seed: u64) -> std::result::Result<Interleave, String> {
-        match s {
-            "round-robin" | "roundrobin" | "rr" => Ok(Interleave::RoundRobin),
-            "shuffle" => Ok(Interleave::Shuffle(seed)),
-            _ => {
-                let n = s.strip_prefix("shuffle:").ok_or("expected round-robin, shuffle or shuffle:SEED")?;
-                n.parse().map(Interleave::Shuffle).map_err(|_| format!("`{n}` is not a whole number"))
-            }
-        }
-    }
-    pub fn label(self) -> String {
-        match self {
-            Interleave::RoundRobin => "round-robin".into(),
-            Interleave::Shuffle(seed) => format!("shuffle:{seed}"),
-        }
-    }
-}
-
-impl Serialize for Interleave {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(&self.label())
-    }
-}
-
-impl<'de> Deserialize<'de> for Interleave {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Interleave::parse(&s, 1).map_err(serde::de::Error::custom)
-    }
-}
-
 /// A fully resolved and validated experiment. Field names carry units.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Spec {
@@ -402,6 +367,9 @@ pub struct Spec {
     pub mem_len_bytes: Option<u64>,
     #[serde(default)]
     pub mem_stride_bytes: Option<u64>,
+    /// MPI: the ranks that serve the files (I/O-server ranks); None: every rank is a worker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<Servers>,
     /// Compute/I-O overlap strategy (docs/strategies.md); None: plain I/O workers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<Strategy>,

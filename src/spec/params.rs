@@ -96,15 +96,21 @@ pub const PARAMS: &[ParamDef] = &[
         "ops",
         &[value("op", "OPS")],
         "`write,read:cold,read:warm` (with `direct`: `write,read:cold`)",
-        "Phases in order, e.g. write,read:cold,read:warm; each is write, rewrite or read, with optional :ORDER, :CACHE, :workers=N, :round_robin=R, :layout=L",
+        "Phases in order, e.g. write,read:cold,read:warm; each is write, rewrite, read or blast (with servers), with optional :ORDER, :CACHE, :workers=N, :round_robin=R, :layout=L",
         "See [Phases](#phases)",
     )),
     param(
         "workers",
-        &[number("workers", "WORKERS")],
-        "`1`",
+        &[
+            number("workers", "WORKERS"),
+            Flag {
+                help: Some("The client ranks of a run with --servers (an alias of --workers)"),
+                ..number("clients", "CLIENTS")
+            },
+        ],
+        "`1`; under mpirun the ranks (with `servers`: the ranks not serving)",
         "Number of workers (threads or processes); a phase may set its own (read:workers=4)",
-        "",
+        "With `servers`, the clients: ranks 0..C-1, one worker each (`clients` is an alias)",
     ),
     param(
         "size",
@@ -158,10 +164,18 @@ pub const PARAMS: &[ParamDef] = &[
     ),
     param(
         "pieces",
-        &[value("pieces", "PIECES")],
+        &[
+            value("pieces", "PIECES"),
+            Flag {
+                help: Some(
+                    "With --servers: a block's requests to the servers one after another (serial) or all at once (parallel); an alias of --pieces",
+                ),
+                ..value("fanout", "FANOUT")
+            },
+        ],
         "`serial`",
         "Striped layouts, a block over several stripe units: serial (its pieces one after another, each an op) | parallel (all at once, one op per block)",
-        "`parallel` issues a block's pieces as one io_uring batch and waits for them all, as Intel CFS sent a buffer's requests to its I/O nodes together; engine psync only. See [layouts.md](layouts.md#striped-one-logical-file-declustered-over-t-targets)",
+        "`parallel` issues a block's pieces as one io_uring batch and waits for them all, as Intel CFS sent a buffer's requests to its I/O nodes together; engine psync, or the clients of `servers` (`fanout` is an alias there). See [layouts.md](layouts.md#striped-one-logical-file-declustered-over-t-targets)",
     ),
     param(
         "launcher",
@@ -176,6 +190,41 @@ pub const PARAMS: &[ParamDef] = &[
         "none",
         "MPI: rank r reads what rank r+SHIFT wrote (a number), or `node`: shifted by the ranks per host, so no read is served by the cache of the host that wrote",
         "IOR's task reordering (`-C`, `-Q`); read phases only",
+    ),
+    param(
+        "servers",
+        &[number("servers", "S")],
+        "none",
+        "MPI: the last S ranks are I/O servers holding the files (a striped file: one component each), answering the clients' requests over MPI; the other ranks are clients",
+        "Russell's BPFS servers, Intel CFS's I/O nodes. Clients are ranks 0..`workers`-1; the layouts place file f (a striped file's component f) on server f mod S. See [mpi.md](mpi.md#io-server-ranks)",
+    ),
+    param(
+        "server_dir",
+        &[value("server-dir", "DIR")],
+        "the first of `dirs`",
+        "With servers: the directory each server keeps its files in, on its own host (node-local; the same path on every server host)",
+        "Each host's first server rank makes the work directory there and checks its free space",
+    ),
+    param(
+        "server_depth",
+        &[number("server-depth", "N")],
+        "`4`",
+        "With servers: requests a client keeps in flight to one server at once (with pieces = parallel), 1..64",
+        "",
+    ),
+    param(
+        "server_store",
+        &[value("server-store", "STORE")],
+        "`disk`",
+        "With servers: disk (files, pread/pwrite) | memory (no file, no disk I/O: writes dropped, reads made in memory; the protocol's own cost)",
+        "Russell's R9",
+    ),
+    param(
+        "blast_transport",
+        &[value("blast-transport", "TRANSPORT")],
+        "`mpi`",
+        "ops = blast: mpi (MPI_Send per block) | tcp (a TCP connection between the two ranks' hosts, its address sent over MPI)",
+        "Russell's R8. The server acknowledges the count it received; that acknowledgement ends the client's time",
     ),
     param(
         "start",

@@ -14,6 +14,7 @@ use crate::spec::Spec;
 pub mod import;
 mod read;
 mod schema;
+mod servers;
 mod traces;
 mod write;
 

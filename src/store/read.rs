@@ -122,6 +122,7 @@ impl Store {
             let warmup: bool = r.get(16).map_err(g)?;
             let status: String = r.get(4).map_err(g)?;
             let workers = self.load_workers(&run_id, phase)?;
+            let servers = self.load_servers(&run_id, phase)?;
             let file_layout = self.load_layout(&run_id, phase)?;
             let rep = Repetition {
                 rep: r.get(2).map_err(g)?,
@@ -142,6 +143,7 @@ impl Store {
                 file_layout,
                 syncs_in_flight_max: r.get::<_, Option<i64>>(17).map_err(g)?.map(|n| n as u64),
                 hosts: vec![],
+                servers,
                 rate: self.opt_json(r.get::<_, Option<String>>(18).map_err(g)?)?,
             }
             .with_hosts();

@@ -1,7 +1,7 @@
 //! The store's SQLite schema, one migration per version.
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 7;
+pub const STORE_VERSION: i64 = 8;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -129,6 +129,30 @@ ALTER TABLE worker_results ADD COLUMN series_json TEXT;
 ALTER TABLE phase_results ADD COLUMN rate_json TEXT;
 ";
 
+/// Version 8: I/O-server ranks: what each server did in each repetition of each phase.
+const SCHEMA_V8_SERVERS: &str = "
+CREATE TABLE server_results (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    phase INTEGER NOT NULL,
+    server INTEGER NOT NULL,
+    rank INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    store TEXT NOT NULL,
+    files INTEGER NOT NULL,
+    requests INTEGER NOT NULL,
+    write_bytes INTEGER NOT NULL,
+    read_bytes INTEGER NOT NULL,
+    time_ns INTEGER NOT NULL,
+    busy_ns INTEGER NOT NULL,
+    disk_ns INTEGER NOT NULL,
+    net_ns INTEGER NOT NULL,
+    resident_fraction REAL,
+    device_read_bytes INTEGER NOT NULL,
+    device_write_bytes INTEGER NOT NULL,
+    PRIMARY KEY (run_id, phase, server)
+);
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1,
@@ -138,4 +162,5 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V5_STRATEGIES,
     SCHEMA_V6_RANKS,
     SCHEMA_V7_SERIES,
+    SCHEMA_V8_SERVERS,
 ];

@@ -129,6 +129,7 @@ impl Store {
                 ],
             )
             .map_err(|e| self.err(e))?;
+            self.insert_servers(tx, run_id, *phase as i64, &r.servers)?;
             if let Some(layout) = &r.file_layout {
                 tx.execute(
                     "INSERT INTO phase_layouts VALUES (?1, ?2, ?3)",

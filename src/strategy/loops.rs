@@ -164,6 +164,7 @@ fn open_writer<'a>(ctx: &'a RoleCtx<'_>, w: &'a Write) -> Result<Writer<'a>> {
         shared_by_all: view.is_some(),
         mpiio: spec.mpiio.as_ref(),
         view,
+        remote: None,
     };
     let mech = mechanism::open(&spec.engine, &setup)?;
     let receivers = w.receives.iter().map(|r| Ok((*r, ctx.coord.receiver(*r)?))).collect::<Result<_>>()?;

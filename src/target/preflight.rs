@@ -42,9 +42,11 @@ pub fn margin(need: u64) -> u64 {
 }
 
 /// What the experiment needs on each file system holding its targets (empty when it writes
-/// nothing: an engine that does no real I/O (`real_io` false), or reading kept files).
+/// nothing here: an engine that does no real I/O (`real_io` false), reading kept files, or
+/// I/O-server ranks, which hold the files on their own hosts).
 pub fn needs(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<Vec<FsNeed>> {
-    if !real_io || spec.reuse.is_some() {
+    // Servers check their own disks, on their hosts.
+    if !real_io || spec.reuse.is_some() || spec.servers.is_some() {
         return Ok(vec![]);
     }
     let copies = if spec.keep { spec.reps as u64 } else { 1 };

@@ -35,6 +35,8 @@ pub static ENGINES: &[Registered] = &[
     Registered::with_depth::<Uring>(&crate::engine::uring::DEF),
     #[cfg(feature = "mpi")]
     Registered::sync::<crate::engine::mpiio::MpiIo>(&crate::engine::mpiio::DEF),
+    #[cfg(feature = "mpi")]
+    Registered::sync::<crate::engine::servers::ServersEngine>(&crate::engine::servers::DEF),
     Registered::sync::<Null>(&crate::engine::null::DEF),
 ];
 

@@ -19,6 +19,10 @@ mod limits;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]
+mod mpi_servers;
+#[cfg(feature = "mpi")]
+mod mpi_servers_hosts;
+#[cfg(feature = "mpi")]
 mod mpi_strategies;
 mod plots;
 mod processes;

@@ -35,7 +35,7 @@ pub(crate) fn ok_json(o: &Output) -> Value {
 }
 
 /// The experiments in the scratch store (none when there is no store yet).
-fn experiments(s: &Scratch) -> Vec<iolab::store::ExperimentRow> {
+pub(crate) fn experiments(s: &Scratch) -> Vec<iolab::store::ExperimentRow> {
     if !s.db().exists() {
         return vec![];
     }
@@ -43,7 +43,7 @@ fn experiments(s: &Scratch) -> Vec<iolab::store::ExperimentRow> {
 }
 
 /// Complete runs of the one stored experiment (0 before there is one).
-fn runs_ok(s: &Scratch) -> u64 {
+pub(crate) fn runs_ok(s: &Scratch) -> u64 {
     experiments(s).first().map_or(0, |e| e.runs_complete)
 }
 
@@ -203,7 +203,7 @@ fn written(dir: &Path, name: &str, len: u64) -> bool {
     })
 }
 
-fn wait_for(child: std::process::Child, secs: u64) -> (Output, Duration) {
+pub(crate) fn wait_for(child: std::process::Child, secs: u64) -> (Output, Duration) {
     let t = Instant::now();
     let o = child.wait_with_output().unwrap();
     let took = t.elapsed();
@@ -437,7 +437,7 @@ fn reorder_reads_shifts_readers_by_ranks() {
 
 /// `tests/hosts.sh` with `args`; None when it says the simulated hosts cannot be made here
 /// (exit 77: not root, no namespaces).
-fn hosts_sh(args: &[&str], cwd: &Path) -> Option<Output> {
+pub(crate) fn hosts_sh(args: &[&str], cwd: &Path) -> Option<Output> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts.sh");
     let o = Command::new("timeout")
         .arg("240")
@@ -461,8 +461,11 @@ fn on_hosts(launcher: &str, exe: &str, args: &[&str], cwd: &Path) -> Output {
     hosts_sh(&call, cwd).expect("the hosts are up")
 }
 
+/// One test at a time uses the simulated hosts (each brings them up and takes them down).
+pub(crate) static HOSTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Takes the simulated hosts down however the test ends.
-struct HostsDown;
+pub(crate) struct HostsDown;
 
 impl Drop for HostsDown {
     fn drop(&mut self) {
@@ -477,6 +480,7 @@ impl Drop for HostsDown {
 /// bytes; nothing is left without `--keep`; a directory one host lacks is an error naming it.
 #[test]
 fn three_simulated_hosts_show_in_every_output() {
+    let _one = HOSTS.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new();
     let Some(up) = hosts_sh(&["up"], s.path()) else { return };
     let _down = HostsDown;

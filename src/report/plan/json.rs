@@ -26,7 +26,10 @@ impl Exporter<Planned<'_>> for Json {
                 .files
                 .iter()
                 .map(|f| FileJson {
-                    target: spec.dirs[f.target].display().to_string(),
+                    target: match &spec.servers {
+                        Some(s) => format!("server {}: {}", f.target, s.dir.display()),
+                        None => spec.dirs[f.target].display().to_string(),
+                    },
                     name: f.name.clone(),
                     size_bytes: f.size_bytes,
                 })

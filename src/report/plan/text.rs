@@ -43,7 +43,7 @@ fn text(p: &Planned<'_>) -> String {
             "  {:<14} {:>10}  in {}\n",
             f.name,
             fmt_size(f.size_bytes),
-            crate::text::escape_path(&spec.dirs[f.target])
+            crate::report::servers::target_text(spec, f.target)
         );
     }
     if plan.files.len() > 16 {

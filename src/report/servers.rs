@@ -1,0 +1,134 @@
+//! The per-server section under the terminal table of a run with I/O-server ranks: for each
+//! phase and server, where it ran, what it held, the requests it answered and the bytes each
+//! way, and where its time went (busy answering, within it disk calls and moving bytes to
+//! clients), mean over complete repetitions.
+
+use crate::results::{ExperimentResult, ServerResult, Status};
+use crate::spec::Spec;
+use crate::units::{fmt_ns, fmt_size};
+
+use super::text_table;
+
+/// The section (empty when no repetition had servers).
+pub fn render_servers(exp: &ExperimentResult) -> String {
+    let mut rows = vec![];
+    for p in &exp.points {
+        for ph in &p.phases {
+            let reps: Vec<&[ServerResult]> = ph
+                .repetitions
+                .iter()
+                .filter(|r| r.status == Status::Complete && !r.servers.is_empty())
+                .map(|r| r.servers.as_slice())
+                .collect();
+            let Some(first) = reps.first() else { continue };
+            for s in first.iter() {
+                let same: Vec<&ServerResult> =
+                    reps.iter().filter_map(|ss| ss.iter().find(|x| x.server == s.server)).collect();
+                let n = same.len() as f64;
+                let mean =
+                    |f: fn(&ServerResult) -> u64| (same.iter().map(|x| f(x) as f64).sum::<f64>() / n) as u64;
+                let time = mean(|x| x.time_ns).max(1);
+                let busy = mean(|x| x.busy_ns);
+                let cache = same
+                    .iter()
+                    .filter_map(|x| x.resident_fraction)
+                    .reduce(f64::max)
+                    .map_or("-".to_string(), |f| format!("{:.1}%", f * 100.0));
+                let name = if exp.points.len() > 1 {
+                    format!("{} {}", super::point_params(p), ph.name)
+                } else {
+                    ph.name.clone()
+                };
+                rows.push(vec![
+                    name,
+                    s.server.to_string(),
+                    s.host.clone(),
+                    s.rank.to_string(),
+                    s.store.clone(),
+                    mean(|x| x.requests).to_string(),
+                    fmt_size(mean(|x| x.write_bytes)),
+                    fmt_size(mean(|x| x.read_bytes)),
+                    format!("{:.0}%", busy as f64 / time as f64 * 100.0),
+                    fmt_ns(mean(|x| x.disk_ns)),
+                    fmt_ns(mean(|x| x.net_ns)),
+                    fmt_size(mean(|x| x.device_read_bytes) + mean(|x| x.device_write_bytes)),
+                    cache,
+                ]);
+            }
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let head = [
+        "phase", "server", "host", "rank", "store", "requests", "written", "read", "busy", "disk", "net",
+        "device", "cache",
+    ];
+    let mut s = "\n".to_string();
+    s += &text_table(&head, &rows, &[5, 6, 7, 8, 9, 10, 11]);
+    s += "per server (I/O-server ranks): requests answered; bytes clients wrote to it and read from it; busy: share of \
+          the phase spent answering (the rest waiting for requests), of which disk: in pread/pwrite/fsync and net: moving \
+          the bytes to and from clients; device: what its directory's device read and wrote meanwhile (/proc/diskstats on \
+          its host); cache: its files' pages in memory as the phase began (mincore, on its host); mean over complete \
+          repetitions\n";
+    s
+}
+
+/// Where file target `t` of a plan lives: its target directory, or with servers the server's
+/// directory on its host.
+pub fn target_text(spec: &Spec, t: usize) -> String {
+    match &spec.servers {
+        Some(s) => format!("server {t}'s {}", crate::text::escape_path(&s.dir)),
+        None => crate::text::escape_path(&spec.dirs[t]),
+    }
+}
+
+/// Where an MPI run with servers puts its roles (`iolab plan` under mpirun): `hosts` by rank,
+/// `clients` client ranks first, the last `servers` ranks serving.
+pub fn placement_text(hosts: &[String], clients: u32, servers: u32) -> String {
+    let n = hosts.len() as u32;
+    let mut by_host: Vec<(&str, Vec<u32>, Vec<u32>)> = vec![];
+    for (r, h) in hosts.iter().enumerate() {
+        let r = r as u32;
+        let i = match by_host.iter().position(|(x, _, _)| x == h) {
+            Some(i) => i,
+            None => {
+                by_host.push((h, vec![], vec![]));
+                by_host.len() - 1
+            }
+        };
+        if r < clients {
+            by_host[i].1.push(r);
+        } else if r >= n - servers {
+            by_host[i].2.push(r);
+        }
+    }
+    let mut s = format!(
+        "placement: {n} MPI ranks: clients on ranks 0-{} (one worker each), I/O servers on ranks {}-{} (server j on rank {} + j)\n",
+        clients.saturating_sub(1),
+        n - servers,
+        n - 1,
+        n - servers
+    );
+    for (h, c, sv) in &by_host {
+        let part = |what: &str, rs: &[u32]| {
+            if rs.is_empty() { None } else { Some(format!("{what} {}", super::hosts::rank_ranges(rs))) }
+        };
+        let parts: Vec<String> = [part("clients", c), part("servers", sv)].into_iter().flatten().collect();
+        let parts = if parts.is_empty() { "idle".to_string() } else { parts.join(", ") };
+        s += &format!("  {h}: {parts}\n");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clients_first_servers_last() {
+        let hosts: Vec<String> = ["h1", "h1", "h2", "h2", "h3", "h3"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            super::placement_text(&hosts, 1, 4),
+            "placement: 6 MPI ranks: clients on ranks 0-0 (one worker each), I/O servers on ranks 2-5 (server j on rank 2 + j)\n  h1: clients 0\n  h2: servers 2-3\n  h3: servers 4-5\n"
+        );
+    }
+}
