@@ -22,6 +22,7 @@ pub mod findings;
 mod flags;
 pub mod hosts;
 pub mod series;
+pub mod tune;
 pub use design::{Axis, Design, Headline, PresetRef};
 pub use flags::{FLAG_KINDS, flag_kind, flag_meaning};
 pub use hosts::HostShare;
