@@ -40,6 +40,8 @@ pub enum Command {
     Plot(PlotArgs),
     /// Write a stored experiment as one self-contained HTML page (or, with --compare, every host)
     Report(ReportArgs),
+    /// Find the fastest way to do a job on this machine, with confidence, within a time budget
+    Tune(TuneArgs),
     /// Internal: one worker process of `launcher = process` (reads its job on stdin)
     #[command(name = "__worker", hide = true)]
     Worker,
@@ -436,4 +438,62 @@ pub struct ReportArgs {
     /// Results store (default: $IOLAB_DB or ~/.local/share/iolab/iolab.db)
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    /// The job: checkpoint | log | bulk-read | random-read | benson, custom (from the flags), list
+    pub job: String,
+    /// Bytes the job moves in all, e.g. 1GiB (each way, for read-after-write)
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub bytes: Option<String>,
+    /// write | read | read-after-write
+    #[arg(long)]
+    pub direction: Option<String>,
+    #[arg(long, help = "seq | random")]
+    pub access: Option<String>,
+    /// The op size the program issues; given, no candidate changes it
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub op_size: Option<String>,
+    /// What must be on disk when: end | every:SIZE (by each writer) | each | none
+    #[arg(long, value_name = "WHEN")]
+    pub durable: Option<String>,
+    /// Compute per worker to overlap with the writes (the candidates are then strategies), e.g. 2s
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub comptime: Option<String>,
+    /// Workers the program may use
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub workers: Option<String>,
+    /// Buffer memory the program may use for its I/O, e.g. 64MiB
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub memory: Option<String>,
+    /// Target directory (repeatable; default: the current directory)
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dirs: Vec<String>,
+    /// Time budget of the whole tuning, e.g. 5m, 90s
+    #[arg(long, value_name = "DURATION", default_value = "10m", allow_hyphen_values = true)]
+    pub budget: String,
+    /// Search KEY (values drawn from what engines, layouts, strategies can do) or KEY=V1,V2 (repeatable)
+    #[arg(long, value_name = "KEY[=V1,V2]")]
+    pub search: Vec<String>,
+    /// Runs a candidate needs before it can be dropped or drop another (at least 2)
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub min_runs: u32,
+    /// The race ends when every candidate still racing has this many runs
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub max_runs: u32,
+    /// A parameter every candidate takes: settle, prime_memory, warmup, interleave, seed (repeatable)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// List the candidates, and the combinations that are none and why; run nothing
+    #[arg(long, conflicts_with = "grid")]
+    pub list: bool,
+    /// Print every candidate as an experiment file (REPS runs each): the exhaustive grid; run nothing
+    #[arg(long, value_name = "REPS", num_args = 0..=1, default_missing_value = "5")]
+    pub grid: Option<u32>,
+    /// Write the recommended spec (an experiment file) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub save_spec: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }

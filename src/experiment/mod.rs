@@ -22,6 +22,7 @@ pub mod run;
 pub mod schedule;
 pub mod strategy;
 pub mod sweep;
+pub mod tune;
 
 pub use crate::results::{Design, Headline, PresetRef};
 pub use params::{Flag, FlagKind, PARAMS, ParamDef, Params, markdown_table};

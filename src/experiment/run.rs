@@ -11,7 +11,7 @@ use crate::env::sys;
 use crate::error::{Error, Result};
 use crate::experiment::Design;
 use crate::experiment::progress;
-use crate::experiment::schedule::schedule;
+use crate::experiment::schedule::{Slot, schedule};
 use crate::launch::launch;
 use crate::plan::verify::BlockTag;
 use crate::plan::{self, RunPlan};
@@ -107,55 +107,101 @@ pub fn run_experiment(
     sink: &mut dyn Sink,
     monitor: &dyn Monitor,
 ) -> Result<Outcome> {
-    let mut result = ExperimentResult {
-        schema_version: SCHEMA_VERSION,
-        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
-        experiment_id: new_experiment_id(),
-        created_unix_s: sys::unix_time_s(),
-        host,
-        spec: base.clone(),
-        points: points
-            .iter()
-            .map(|p| PointResult {
-                params: p.params.clone(),
-                spec: Some(p.spec.clone()),
-                phases: p
-                    .spec
-                    .phases
-                    .iter()
-                    .map(|ph| {
-                        let method = cache::method(ph.cache, p.spec.direct, p.spec.drop_caches);
-                        PhaseResult::new(&ph.name, ph.op, ph.cache, method)
-                    })
-                    .collect(),
-            })
-            .collect(),
-        design,
-        findings: vec![],
-    };
-    sink.begin(&result)?;
-    let plans: Vec<RunPlan> = points.iter().map(|p| plan::plan(&p.spec)).collect();
+    let mut runner = Runner::begin(base, points, design, host, sink, monitor)?;
     let reps: Vec<u32> = points.iter().map(|p| p.spec.reps).collect();
     let warmups: Vec<u32> = points.iter().map(|p| p.spec.warmup).collect();
     let mut error = None;
     for slot in schedule(&reps, &warmups, base.interleave) {
         // A stop asked for between runs ends the experiment before the next one starts.
-        if let Err(e) = crate::env::signals::check() {
+        error = crate::env::signals::check().err();
+        if error.is_some() {
+            break;
+        }
+        let spec = &points[slot.point].spec;
+        let n = if slot.warmup { spec.warmup } else { spec.reps };
+        let label = progress::run_label(slot.point, points.len(), slot.rep, n, slot.warmup);
+        if let Some(e) = runner.run(slot, &label).error {
             error = Some(e);
             break;
         }
-        let (pi, spec) = (slot.point, &points[slot.point].spec);
+    }
+    Ok(Outcome { result: runner.result, error })
+}
+
+/// Runs the runs of an experiment one at a time, in any order its caller picks (the schedule
+/// of [`run_experiment`], or a tuner's rounds): keeps every result and hands each run to the
+/// sink as it ends.
+pub struct Runner<'a> {
+    /// Everything measured so far.
+    pub result: ExperimentResult,
+    points: &'a [Point],
+    plans: Vec<RunPlan>,
+    sink: &'a mut dyn Sink,
+    monitor: &'a dyn Monitor,
+}
+
+/// What one run left: its phases' repetitions, and the error that stopped it (the run's own,
+/// or the store's when the run could not be stored: then `stored` is false).
+pub struct RunDone {
+    pub reps: Vec<(usize, Repetition)>,
+    pub error: Option<Error>,
+    pub stored: bool,
+}
+
+impl<'a> Runner<'a> {
+    /// The experiment's identity, handed to the sink before its first run.
+    pub fn begin(
+        base: &Spec,
+        points: &'a [Point],
+        design: Design,
+        host: HostFacts,
+        sink: &'a mut dyn Sink,
+        monitor: &'a dyn Monitor,
+    ) -> Result<Runner<'a>> {
+        let result = ExperimentResult {
+            schema_version: SCHEMA_VERSION,
+            iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+            experiment_id: new_experiment_id(),
+            created_unix_s: sys::unix_time_s(),
+            host,
+            spec: base.clone(),
+            points: points
+                .iter()
+                .map(|p| PointResult {
+                    params: p.params.clone(),
+                    spec: Some(p.spec.clone()),
+                    phases: p
+                        .spec
+                        .phases
+                        .iter()
+                        .map(|ph| {
+                            let method = cache::method(ph.cache, p.spec.direct, p.spec.drop_caches);
+                            PhaseResult::new(&ph.name, ph.op, ph.cache, method)
+                        })
+                        .collect(),
+                })
+                .collect(),
+            design,
+            findings: vec![],
+        };
+        sink.begin(&result)?;
+        let plans = points.iter().map(|p| plan::plan(&p.spec)).collect();
+        Ok(Runner { result, points, plans, sink, monitor })
+    }
+
+    /// The sink runs go to (a tuner records its rounds there too).
+    pub fn sink(&mut self) -> &mut dyn Sink {
+        self.sink
+    }
+
+    /// Runs one slot (`label` names it on the progress line): settles and primes memory as
+    /// its point asks, runs it, keeps what it measured and stores it.
+    pub fn run(&mut self, slot: Slot, label: &str) -> RunDone {
+        let (pi, spec) = (slot.point, &self.points[slot.point].spec);
         let run_id = crate::target::workdir::new_run_id();
-        let (reps, err) = match before_run(spec, monitor) {
+        let (reps, err) = match before_run(spec, self.monitor) {
             Ok(pre) => {
-                let label = progress::run_label(
-                    pi,
-                    points.len(),
-                    slot.rep,
-                    if slot.warmup { spec.warmup } else { spec.reps },
-                    slot.warmup,
-                );
-                let (mut reps, err) = run_once(spec, &plans[pi], slot.rep, &run_id, &label, monitor);
+                let (mut reps, err) = run_once(spec, &self.plans[pi], slot.rep, &run_id, label, self.monitor);
                 for (_, r) in &mut reps {
                     (r.env.settle_ns, r.env.prime_memory_bytes, r.env.prime_ns) = pre;
                 }
@@ -164,35 +210,28 @@ pub fn run_experiment(
             Err(e) => (vec![], Some(e)),
         };
         for (phase, r) in &reps {
-            let ph = &mut result.points[pi].phases[*phase];
-            if slot.warmup {
-                ph.warmups.push(r.without_traces())
-            } else {
-                ph.repetitions.push(r.without_traces())
-            }
+            let ph = &mut self.result.points[pi].phases[*phase];
+            let runs = if slot.warmup { &mut ph.warmups } else { &mut ph.repetitions };
+            runs.push(r.without_traces());
         }
-        for ph in &mut result.points[pi].phases {
+        for ph in &mut self.result.points[pi].phases {
             ph.refresh();
         }
         // A store that fails now must not lose what is in hand: the caller still prints it.
         if !reps.is_empty()
-            && let Err(e) = sink.run_done(&result, pi, &run_id, &reps)
+            && let Err(e) = self.sink.run_done(&self.result, pi, &run_id, &reps)
         {
-            error = Some(match err {
+            let error = Some(match err {
                 Some(run_err) => {
-                    monitor.note(&format!("the store failed too: {e}"));
+                    self.monitor.note(&format!("the store failed too: {e}"));
                     run_err
                 }
                 None => e,
             });
-            break;
+            return RunDone { reps, error, stored: false };
         }
-        if let Some(e) = err {
-            error = Some(e);
-            break;
-        }
+        RunDone { reps, error: err, stored: true }
     }
-    Ok(Outcome { result, error })
 }
 
 /// Settles and primes memory before a run: (slept ns, primed bytes, priming ns).

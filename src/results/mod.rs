@@ -451,6 +451,11 @@ pub trait Sink {
         run_id: &str,
         reps: &[(usize, Repetition)],
     ) -> crate::Result<()>;
+    /// A tuning's record (`iolab tune`), after each of its rounds and when it ends; its runs
+    /// came through [`Sink::run_done`] first.
+    fn tuning(&mut self, _tuning: &tune::Tuning) -> crate::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod import;
 mod read;
 mod schema;
 mod traces;
+mod tune;
 mod write;
 
 pub use read::PhaseSample;
@@ -288,6 +289,9 @@ impl Sink for Store {
     ) -> Result<()> {
         let warmup = exp.points[point].phases.iter().any(|ph| ph.warmups.iter().any(|r| r.run_id == run_id));
         self.insert_run(&exp.experiment_id, point, run_id, reps, warmup)
+    }
+    fn tuning(&mut self, t: &crate::results::tune::Tuning) -> Result<()> {
+        self.save_tuning(t)
     }
 }
 

@@ -1,0 +1,190 @@
+//! A tuning run (`iolab tune`) as people and programs read it: the ranked table of every
+//! candidate (its runs, its interval, when and why it left the race), the verdict in words,
+//! the gain over the baseline and the recommended spec. Its formats are the exporters of
+//! [`FORMATS`] (`text.rs`, `json.rs`, `csv.rs`); its section of the HTML page is
+//! `html::tune`, its plot `plot::race`, and the winners per host `hosts/`.
+
+use crate::results::tune::{Out, Tuning, Verdict};
+use crate::units::{fmt_ns, fmt_rate};
+
+use super::Exporter;
+
+mod csv;
+pub mod hosts;
+mod json;
+mod text;
+
+/// The formats of a tuning: `iolab tune` (`--json`, `--csv`, else the text).
+pub static FORMATS: &[&(dyn Exporter<Tuning> + Sync)] = &[&text::Text, &json::Json, &csv::Csv];
+
+/// The exporter of a format name (`text`, `json`, `csv`).
+pub fn exporter(name: &str) -> crate::error::Result<&'static dyn Exporter<Tuning>> {
+    super::find(FORMATS, name)
+}
+
+pub use crate::results::tune::race::Interval;
+
+/// A time in seconds with the precision its size asks for.
+pub fn secs(s: f64) -> String {
+    if !s.is_finite() {
+        "-".into()
+    } else if s >= 100.0 {
+        format!("{s:.0}")
+    } else if s >= 10.0 {
+        format!("{s:.1}")
+    } else if s >= 1.0 {
+        format!("{s:.2}")
+    } else {
+        format!("{s:.3}")
+    }
+}
+
+/// `1.93 s [1.88, 1.99]`, `1.93 s (1 run)`, or `no run`.
+pub fn interval_text(iv: &Interval) -> String {
+    match iv.ci95_s {
+        Some([lo, hi]) => format!("{} s [{}, {}]", secs(iv.mean_s), secs(lo), secs(hi)),
+        None if iv.n > 0 => format!("{} s (1 run)", secs(iv.mean_s)),
+        None => "no run".into(),
+    }
+}
+
+/// The candidate's name as tables show it: its label, with `(baseline)` for the baseline.
+pub fn name(t: &Tuning, i: usize) -> String {
+    let c = &t.candidates[i];
+    if i == t.baseline { format!("{} (baseline)", c.label) } else { c.label.clone() }
+}
+
+/// Where a candidate ended: racing, winner, dropped after round N (slower than #k), failed.
+pub fn status(t: &Tuning, i: usize, rank_of: &dyn Fn(usize) -> usize) -> String {
+    let c = &t.candidates[i];
+    match &c.out {
+        Some(Out::Dropped { round, by }) => {
+            format!("dropped after round {round} (slower than #{})", rank_of(*by))
+        }
+        Some(Out::Failed { round, error }) => format!("failed in round {round}: {error}"),
+        None => match &t.verdict {
+            Verdict::Winner { best } if *best == i => "winner".into(),
+            Verdict::NoClearWinner { best, .. } if *best == i => "racing (lowest mean)".into(),
+            Verdict::NoClearWinner { tied, .. } if tied.contains(&i) => "racing (tied)".into(),
+            _ if c.runs() == 0 => "not run".into(),
+            _ => "racing".into(),
+        },
+    }
+}
+
+/// One row per candidate, in rank order: rank, candidate, runs, mean, interval, MB/s, status.
+pub fn rows(t: &Tuning) -> Vec<Vec<String>> {
+    let ranked = t.ranked();
+    let rank_of = |i: usize| ranked.iter().position(|&r| r == i).map_or(0, |p| p + 1);
+    ranked
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let c = &t.candidates[i];
+            let iv = c.interval();
+            let (mean, ci) = match (iv.n, iv.ci95_s) {
+                (0, _) => ("-".into(), "-".into()),
+                (_, Some([lo, hi])) => (secs(iv.mean_s), format!("[{}, {}]", secs(lo), secs(hi))),
+                (_, None) => (secs(iv.mean_s), "-".into()),
+            };
+            let rate =
+                if iv.n > 0 { fmt_rate(t.job.bytes as f64 * phases(t) / iv.mean_s) } else { "-".into() };
+            vec![
+                (k + 1).to_string(),
+                name(t, i),
+                c.runs().to_string(),
+                mean,
+                ci,
+                rate,
+                status(t, i, &rank_of),
+            ]
+        })
+        .collect()
+}
+
+/// The column headers of [`rows`].
+pub const HEADERS: [&str; 7] = ["rank", "candidate", "runs", "time s", "95% interval", "MB/s", "status"];
+
+/// The job's bytes are moved this many times (a read after the write moves them twice).
+fn phases(t: &Tuning) -> f64 {
+    t.job.direction.ops().len() as f64
+}
+
+/// The verdict in one sentence, as the issue states it: `X: 1.93 s [1.88, 1.99], faster than
+/// the next (Y, 2.40 s [2.31, 2.52]) with 95% confidence`, or no clear winner between some.
+pub fn verdict_text(t: &Tuning) -> String {
+    let c = |i: usize| format!("{}, {}", name(t, i), interval_text(&t.candidates[i].interval()));
+    match &t.verdict {
+        Verdict::Winner { best } => match t.next_after(*best) {
+            Some(n) => format!("{}: faster than the next ({}) with 95% confidence", c(*best), c(n)),
+            None => format!("{}: the only candidate", c(*best)),
+        },
+        Verdict::NoClearWinner { best, tied } => {
+            let others: Vec<String> = tied.iter().map(|&i| c(i)).collect();
+            format!(
+                "no clear winner between these {}: the lowest mean is {}; overlapping it: {}",
+                tied.len() + 1,
+                c(*best),
+                others.join("; ")
+            )
+        }
+        Verdict::Undecided => "undecided: no candidate had the runs to be judged".into(),
+    }
+}
+
+/// The gain over the baseline in one sentence, if there is one to state.
+pub fn gain_text(t: &Tuning) -> Option<String> {
+    let g = t.gain()?;
+    let best = t.verdict.best()?;
+    if best == t.baseline {
+        return Some(format!(
+            "the baseline itself is the best: {}",
+            interval_text(&t.candidates[best].interval())
+        ));
+    }
+    Some(format!(
+        "{:.2}x the baseline's speed ({} -> {} s){}",
+        g.speedup,
+        interval_text(&t.candidates[t.baseline].interval()),
+        secs(g.best_mean_s),
+        if g.clear { ", the intervals apart" } else { ", the intervals overlapping: not a clear gain" }
+    ))
+}
+
+/// The header lines: job, where and when, budget, how the race ended, the space and the rule.
+pub fn header(t: &Tuning) -> Vec<(&'static str, String)> {
+    let ended = t.ended.map_or("still racing".to_string(), |e| e.about().to_string());
+    vec![
+        ("job", t.job.describe()),
+        ("host", format!("{} · experiment {}", t.hostname, t.experiment_id)),
+        (
+            "budget",
+            format!(
+                "{} · used {} in {} rounds · {ended}",
+                fmt_ns(t.budget_ns),
+                fmt_ns(t.elapsed_ns),
+                t.rounds.len()
+            ),
+        ),
+        (
+            "searched",
+            format!(
+                "{} · {} candidates{}",
+                t.searched.join(" · "),
+                t.candidates.len(),
+                if t.not_candidates.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({} kinds of combination are none: --list)", t.not_candidates.len())
+                }
+            ),
+        ),
+        (
+            "rule",
+            format!(
+                "time = start barrier to the last phase's end, final commit included; 95% intervals of its mean; dropped when 99% intervals are apart, judged from {} runs, at most {}",
+                t.rule.min_runs, t.rule.max_runs
+            ),
+        ),
+    ]
+}
