@@ -280,6 +280,8 @@ pub enum ResultsCommand {
         /// text | csv | markdown | html (one self-contained page with the table and its graph)
         #[arg(long, default_value = "text", value_parser = ["text", "csv", "markdown", "html"])]
         format: String,
+        #[arg(long, help = "Only the winners of `iolab tune` per job and host (CSV holds one table)")]
+        tuned: bool,
     },
     /// Merge another store (SQLite file) or a run's JSON into this store; runs already
     /// present are skipped
@@ -372,8 +374,8 @@ pub struct InfoArgs {
 pub struct PlotArgs {
     /// Experiment id, a unique prefix of one, or `last`
     pub id: String,
-    /// rate | bars | workers | cdf | histogram | trace | timeline (default: the preset's plot, else rate
-    /// when something is swept, else bars)
+    /// rate | bars | workers | cdf | histogram | trace | timeline | race (a tuning's; default: the
+    /// preset's plot, else rate when something is swept, else bars)
     #[arg(long)]
     pub kind: Option<String>,
     /// The x axis: a sweep axis (or `phase`); default: the preset's, else the first axis
@@ -447,8 +449,7 @@ pub struct TuneArgs {
     /// Bytes the job moves in all, e.g. 1GiB (each way, for read-after-write)
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub bytes: Option<String>,
-    /// write | read | read-after-write
-    #[arg(long)]
+    #[arg(long, help = "write | read | read-after-write")]
     pub direction: Option<String>,
     #[arg(long, help = "seq | random")]
     pub access: Option<String>,

@@ -14,6 +14,8 @@ pub mod hosts;
 mod json;
 mod text;
 
+pub use text::render as render_text;
+
 /// The formats of a tuning: `iolab tune` (`--json`, `--csv`, else the text).
 pub static FORMATS: &[&(dyn Exporter<Tuning> + Sync)] = &[&text::Text, &json::Json, &csv::Csv];
 
