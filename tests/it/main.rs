@@ -31,4 +31,5 @@ mod strategies;
 mod throttle;
 mod trace_stream;
 mod traces;
+mod tune;
 mod verify;

@@ -176,14 +176,12 @@ pub fn run(
         ..Design::default()
     };
     let budget_s = req.budget_ns as f64 / 1e9;
-    let deadline = start + std::time::Duration::from_nanos(req.budget_ns);
-    let watch = rounds::BudgetMonitor::new(monitor, deadline);
     let base = &pts[0].spec;
-    let mut runner = Runner::begin(base, &pts, design, host.clone(), sink, &watch)?;
+    let mut runner = Runner::begin(base, &pts, design, host.clone(), sink, monitor)?;
     let mut t = record(prep, req, &runner.result.experiment_id, &host);
     runner.sink().tuning(&t)?;
     let set = rounds::Settings { start, budget_s, interleave: base.interleave, first_cost_s, progress };
-    let error = rounds::race(&mut t, &mut runner, &watch, &set);
+    let error = rounds::race(&mut t, &mut runner, &set);
     t.recommended = recommend(prep, &t, 5);
     t.elapsed_ns = start.elapsed().as_nanos() as u64;
     let stored = runner.sink().tuning(&t);

@@ -3,10 +3,10 @@
 //! experiment's own [`Runner`] (settle, memory priming, warm-ups, the store); after each round
 //! the rule of [`crate::results::tune::race`] drops what is clearly slower and the record is
 //! stored. A round starts only if its estimated cost fits in the budget left, a run only if
-//! its own does, and a run still going at the deadline is stopped (its partial run kept as
-//! interrupted), so the budget holds; a stop signal ends the race with the best answer so far.
+//! its own does, and a run still going at the deadline is stopped by a timer signal as Ctrl-C
+//! would stop it (its partial run kept as interrupted), so the budget holds; a stop signal ends
+//! the race with the best answer so far.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::error::Error;
@@ -14,41 +14,13 @@ use crate::experiment::run::Runner;
 use crate::experiment::schedule::{Interleave, Slot, schedule};
 use crate::results::Repetition;
 use crate::results::tune::{Ended, Out, Round, Tuning, race};
-use crate::worker::Monitor;
 
-/// The signal number a budget stop is told by (a run stopped at the deadline).
-const BUDGET_STOP: i32 = libc::SIGALRM;
-
-/// The command's monitor, with the budget's deadline: a run still going at the deadline is
-/// told to stop. Ticks are asked for (a thread for even one worker) only when a run might
-/// reach the deadline.
-pub struct BudgetMonitor<'a> {
-    pub inner: &'a dyn Monitor,
-    pub deadline: Instant,
-    watch: AtomicBool,
-}
-
-impl<'a> BudgetMonitor<'a> {
-    pub fn new(inner: &'a dyn Monitor, deadline: Instant) -> BudgetMonitor<'a> {
-        BudgetMonitor { inner, deadline, watch: AtomicBool::new(true) }
-    }
-}
-
-impl Monitor for BudgetMonitor<'_> {
-    fn begin(&self, label: &str, total_bytes: u64) {
-        self.inner.begin(label, total_bytes)
-    }
-    fn tick(&self, bytes_done: u64) -> Option<i32> {
-        self.inner.tick(bytes_done).or_else(|| (Instant::now() >= self.deadline).then_some(BUDGET_STOP))
-    }
-    fn wants_ticks(&self) -> bool {
-        self.inner.wants_ticks() || self.watch.load(Ordering::Relaxed)
-    }
-    fn end(&self) {
-        self.inner.end()
-    }
-    fn note(&self, msg: &str) {
-        self.inner.note(msg)
+/// Why the race must stop now, if a stop signal arrived: the budget's deadline (SIGALRM, see
+/// [`crate::env::signals::alarm_after`]) or someone else's (Ctrl-C, SIGTERM).
+fn stopped() -> Option<Ended> {
+    match crate::env::signals::pending()? {
+        libc::SIGALRM => Some(Ended::Budget),
+        _ => Some(Ended::Interrupted),
     }
 }
 
@@ -90,12 +62,19 @@ pub fn fmt_interval(iv: &crate::results::tune::Interval) -> String {
 /// The race: rounds until the rule or the budget ends it (or a signal, or the store failing).
 /// The tuning record is brought up to date and stored after every round; the error is the
 /// signal's or the store's.
-pub fn race(
-    t: &mut Tuning,
-    runner: &mut Runner<'_>,
-    monitor: &BudgetMonitor<'_>,
-    set: &Settings,
-) -> Option<Error> {
+pub fn race(t: &mut Tuning, runner: &mut Runner<'_>, set: &Settings) -> Option<Error> {
+    let elapsed = || set.start.elapsed().as_secs_f64();
+    let left = std::time::Duration::from_secs_f64((set.budget_s - elapsed()).max(0.0));
+    crate::env::signals::alarm_after(Some(left));
+    let error = rounds(t, runner, set);
+    crate::env::signals::alarm_after(None);
+    t.elapsed_ns = (elapsed() * 1e9) as u64;
+    t.verdict = race::verdict(&t.candidates, t.rule);
+    error
+}
+
+/// The rounds, until an end.
+fn rounds(t: &mut Tuning, runner: &mut Runner<'_>, set: &Settings) -> Option<Error> {
     let n = t.candidates.len();
     let elapsed = || set.start.elapsed().as_secs_f64();
     let mut measured = vec![0u32; n];
@@ -139,11 +118,10 @@ pub fn race(
                 stop = Some(Ended::Budget);
                 break;
             }
-            if let Err(e) = crate::env::signals::check() {
-                (stop, error) = (Some(Ended::Interrupted), Some(e));
+            if let Some(end) = stopped() {
+                stop = Some(end);
                 break;
             }
-            monitor.watch.store(set.budget_s - elapsed() < 3.0 * c, Ordering::Relaxed);
             let rep = if slot.warmup { slot.rep } else { measured[i] };
             let label = format!(
                 "round {round} · {}/{} {} · {}",
@@ -161,24 +139,25 @@ pub fn race(
             } else {
                 measured[i] += 1;
             }
-            match done.error {
-                None if !slot.warmup => t.candidates[i].times_s.push(job_time_s(&done.reps)),
-                None => {}
-                Some(Error::Interrupted(sig))
-                    if sig == BUDGET_STOP && crate::env::signals::pending().is_none() =>
-                {
+            match (done.error, stopped()) {
+                (None, _) if !slot.warmup => t.candidates[i].times_s.push(job_time_s(&done.reps)),
+                (None, _) => {}
+                // Stopped at the deadline, or by someone: whatever the call that saw it said.
+                (Some(_), Some(Ended::Budget)) if done.stored => {
                     stop = Some(Ended::Budget);
                     break;
                 }
-                Some(e @ Error::Interrupted(_)) => {
-                    (stop, error) = (Some(Ended::Interrupted), Some(e));
+                (Some(e), Some(end)) if done.stored => {
+                    let sig = crate::env::signals::pending().unwrap_or(libc::SIGINT);
+                    let e = if matches!(e, Error::Interrupted(_)) { e } else { Error::Interrupted(sig) };
+                    (stop, error) = (Some(end), Some(e));
                     break;
                 }
-                Some(e) if !done.stored => {
+                (Some(e), _) if !done.stored => {
                     (stop, error) = (Some(Ended::Failed), Some(e));
                     break;
                 }
-                Some(e) => t.candidates[i].out = Some(Out::Failed { round, error: e.to_string() }),
+                (Some(e), _) => t.candidates[i].out = Some(Out::Failed { round, error: e.to_string() }),
             }
         }
         if runs > 0 {
@@ -188,13 +167,11 @@ pub fn race(
                 break 'race Ended::Failed;
             }
         }
-        if let Some(end) = stop {
+        if let Some(end) = stop.or_else(stopped) {
             break end;
         }
     };
     t.ended = Some(ended);
-    t.elapsed_ns = (elapsed() * 1e9) as u64;
-    t.verdict = race::verdict(&t.candidates, t.rule);
     error
 }
 

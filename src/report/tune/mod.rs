@@ -64,11 +64,11 @@ pub fn status(t: &Tuning, i: usize, rank_of: &dyn Fn(usize) -> usize) -> String 
             format!("dropped after round {round} (slower than #{})", rank_of(*by))
         }
         Some(Out::Failed { round, error }) => format!("failed in round {round}: {error}"),
+        None if c.runs() == 0 => "not run".into(),
         None => match &t.verdict {
             Verdict::Winner { best } if *best == i => "winner".into(),
             Verdict::NoClearWinner { best, .. } if *best == i => "racing (lowest mean)".into(),
             Verdict::NoClearWinner { tied, .. } if tied.contains(&i) => "racing (tied)".into(),
-            _ if c.runs() == 0 => "not run".into(),
             _ => "racing".into(),
         },
     }
@@ -162,10 +162,11 @@ pub fn header(t: &Tuning) -> Vec<(&'static str, String)> {
         (
             "budget",
             format!(
-                "{} · used {} in {} rounds · {ended}",
+                "{} · used {} in {} round{} · {ended}",
                 fmt_ns(t.budget_ns),
                 fmt_ns(t.elapsed_ns),
-                t.rounds.len()
+                t.rounds.len(),
+                if t.rounds.len() == 1 { "" } else { "s" }
             ),
         ),
         (

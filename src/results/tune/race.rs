@@ -14,7 +14,7 @@
 //! - The verdict, on the 95% intervals the tables show: the candidate racing with the lowest
 //!   mean is the winner when its interval lies wholly below the interval of every other
 //!   candidate still racing; else "no clear winner" between it and those whose intervals
-//!   overlap its own.
+//!   overlap its own (or that have too few runs for an interval).
 //! - The budget: a round starts only if the estimated cost of all its runs fits in the time
 //!   left, each run only if its own estimate does; a candidate's cost is the most any of its
 //!   runs cost, and before its first run the most any run of the tuning cost.
@@ -108,17 +108,20 @@ pub fn leader(cands: &[Candidate], rule: Rule) -> Option<usize> {
 pub fn verdict(cands: &[Candidate], rule: Rule) -> Verdict {
     let Some(best) = leader(cands, rule) else { return Verdict::Undecided };
     let b = cands[best].interval();
-    if b.ci95_s.is_none() {
-        return Verdict::Undecided;
-    }
-    // Every other candidate racing must lie wholly above; one without an interval cannot.
+    // Every other candidate racing must lie wholly above, both judged (with the rule's runs).
+    let judged = |c: &Candidate| c.runs() >= rule.min_runs.max(2);
     let tied: Vec<usize> = cands
         .iter()
         .enumerate()
-        .filter(|&(i, c)| i != best && c.alive() && !b.below(&c.interval()))
+        .filter(|&(i, c)| i != best && c.alive() && !(judged(c) && b.below(&c.interval())))
         .map(|(i, _)| i)
         .collect();
-    if tied.is_empty() { Verdict::Winner { best } } else { Verdict::NoClearWinner { best, tied } }
+    match (tied.is_empty(), judged(&cands[best])) {
+        (true, true) => Verdict::Winner { best },
+        // Too few runs to judge it.
+        (true, false) => Verdict::Undecided,
+        (false, _) => Verdict::NoClearWinner { best, tied },
+    }
 }
 
 /// Whether the race is over by the rule alone (the budget aside).

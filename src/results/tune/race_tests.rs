@@ -72,6 +72,16 @@ fn verdicts() {
     assert_eq!(race::verdict(&[a, dropped], rule()), Verdict::Winner { best: 0 });
     assert_eq!(race::verdict(&[cand(&[])], rule()), Verdict::Undecided);
     assert_eq!(race::verdict(&[cand(&[1.0])], rule()), Verdict::Undecided);
+    // Intervals apart, but the rule judges from 3 runs: not yet a winner.
+    assert_eq!(
+        race::verdict(&[cand(&[1.0, 1.01]), cand(&[2.0, 2.01])], rule()),
+        Verdict::NoClearWinner { best: 0, tied: vec![1] }
+    );
+    // Early (a stop after a round): the lowest mean so far, tied with every other.
+    assert_eq!(
+        race::verdict(&[cand(&[2.0]), cand(&[1.0])], rule()),
+        Verdict::NoClearWinner { best: 1, tied: vec![0] }
+    );
 }
 
 #[test]
