@@ -191,3 +191,125 @@ pub fn header(t: &Tuning) -> Vec<(&'static str, String)> {
         ),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::report::render;
+    use crate::results::tune::{Candidate, Ended, Round, Rule, TUNE_SCHEMA_VERSION, Verdict};
+    use crate::spec::job::{Access, Direction, Durability, Job};
+
+    /// A finished race: `a` won over `b`, which was dropped after round 3.
+    fn tuning(host: &str, created: f64, bytes: u64) -> Tuning {
+        let mut a = Candidate::new(0, "psync".into(), BTreeMap::from([("engine".into(), "psync".into())]));
+        let mut b = Candidate::new(1, "mmap".into(), BTreeMap::from([("engine".into(), "mmap".into())]));
+        a.times_s = vec![1.0, 1.1, 0.9, 1.0];
+        b.times_s = vec![2.0, 2.1, 1.9];
+        b.out = Some(Out::Dropped { round: 3, by: 0 });
+        let rounds = (1..=4)
+            .map(|r| Round {
+                round: r,
+                elapsed_s: r as f64,
+                runs: 2,
+                intervals: vec![
+                    Some(Interval::of(&a.times_s[..r as usize])),
+                    (r <= 3).then(|| Interval::of(&b.times_s[..r as usize])),
+                ],
+                dropped: if r == 3 { vec![1] } else { vec![] },
+            })
+            .collect();
+        Tuning {
+            schema_version: TUNE_SCHEMA_VERSION,
+            experiment_id: format!("e-{host}-{created}"),
+            hostname: host.into(),
+            host_id: host.into(),
+            created_unix_s: created,
+            job: Job {
+                name: "checkpoint".into(),
+                bytes,
+                direction: Direction::Write,
+                access: Access::Seq,
+                op_bytes: 1 << 20,
+                op_fixed: false,
+                durability: Durability::End,
+                comptime_ns: 0,
+                workers: 1,
+                memory_bytes: None,
+                dirs: vec![".".into()],
+            },
+            budget_ns: 60_000_000_000,
+            elapsed_ns: 4_000_000_000,
+            rule: Rule::default(),
+            searched: vec!["engine=psync,mmap".into()],
+            not_candidates: vec![],
+            candidates: vec![a, b],
+            baseline: 1,
+            rounds,
+            ended: Some(Ended::OneLeft),
+            verdict: Verdict::Winner { best: 0 },
+            recommended: None,
+        }
+    }
+
+    #[test]
+    fn the_table_and_the_words() {
+        let t = tuning("h", 1.0, 1 << 30);
+        let r = rows(&t);
+        assert_eq!(r[0][..3], ["1", "psync", "4"]);
+        assert_eq!(r[0][6], "winner");
+        assert_eq!(r[1][1], "mmap (baseline)");
+        assert_eq!(r[1][6], "dropped after round 3 (slower than #1)");
+        let v = verdict_text(&t);
+        assert!(
+            v.starts_with("psync, 1.00 s [") && v.contains("faster than the next (mmap (baseline), 2.00 s ["),
+            "{v}"
+        );
+        assert!(gain_text(&t).unwrap().starts_with("2.00x the baseline's speed"), "{:?}", gain_text(&t));
+        let csv = render(exporter("csv").unwrap(), &t).unwrap();
+        assert_eq!(csv.lines().count(), 3);
+        assert!(csv.starts_with("rank,point,candidate,baseline,engine,runs,mean_s"), "{csv}");
+        let json: Tuning = serde_json::from_str(&render(exporter("json").unwrap(), &t).unwrap()).unwrap();
+        assert_eq!(json, t);
+    }
+
+    /// Per job, the newest tuning of each host, hosts in order.
+    #[test]
+    fn winners_per_job_and_host() {
+        let ts = [
+            tuning("b", 3.0, 1 << 30),
+            tuning("a", 2.0, 1 << 30),
+            tuning("b", 1.0, 1 << 30),
+            tuning("a", 1.0, 1 << 20),
+        ];
+        let rs = hosts::rows(&ts);
+        let got: Vec<(&str, &str)> =
+            rs.iter().map(|r| (r.hostname.as_str(), r.experiment_id.as_str())).collect();
+        assert_eq!(
+            got,
+            [("a", "e-a-2"), ("b", "e-b-3"), ("a", "e-a-1")],
+            "by job (1 GiB before 1 MiB), then host"
+        );
+        assert_eq!(hosts::by_job(&rs).len(), 2);
+        assert_eq!((rs[0].verdict.as_str(), rs[0].speedup), ("clear", Some(2.0)));
+        let names: Vec<&str> = hosts::FORMATS.iter().map(|f| f.name()).collect();
+        assert_eq!(names, ["text", "csv", "markdown"]);
+        let text = render(crate::report::find(hosts::FORMATS, "text").unwrap(), &rs[..]).unwrap();
+        assert_eq!(text.matches("tuned job checkpoint").count(), 2, "{text}");
+        let csv = render(crate::report::find(hosts::FORMATS, "csv").unwrap(), &rs[..]).unwrap();
+        assert_eq!(csv.lines().count(), 4);
+    }
+
+    /// The race plot: a series per candidate that raced, the dropped one ending at its round.
+    #[test]
+    fn the_race_plot() {
+        let f = crate::report::plot::race::of(&tuning("h", 1.0, 1 << 30)).unwrap();
+        let lens: Vec<usize> = f.panels[0].series.iter().map(|s| s.points.len()).collect();
+        assert_eq!(lens, [4, 3]);
+        assert!(f.panels[0].series[0].points[0].bar.is_none(), "one run: no interval");
+        assert!(f.panels[0].series[0].points[1].bar.is_some());
+        assert_eq!(f.legend[0].label, "#1 psync");
+        crate::report::plot::draw::svg(&f).unwrap();
+    }
+}
