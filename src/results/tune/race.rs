@@ -110,12 +110,15 @@ pub fn verdict(cands: &[Candidate], rule: Rule) -> Verdict {
     let b = cands[best].interval();
     // Every other candidate racing must lie wholly above, both judged (with the rule's runs).
     let judged = |c: &Candidate| c.runs() >= rule.min_runs.max(2);
-    let tied: Vec<usize> = cands
+    let mut tied: Vec<usize> = cands
         .iter()
         .enumerate()
         .filter(|&(i, c)| i != best && c.alive() && !(judged(c) && b.below(&c.interval())))
         .map(|(i, _)| i)
         .collect();
+    // Closest first: by mean, those without a run last.
+    let mean = |i: usize| if cands[i].runs() > 0 { cands[i].interval().mean_s } else { f64::INFINITY };
+    tied.sort_by(|&x, &y| mean(x).total_cmp(&mean(y)));
     match (tied.is_empty(), judged(&cands[best])) {
         (true, true) => Verdict::Winner { best },
         // Too few runs to judge it.
