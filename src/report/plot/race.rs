@@ -33,7 +33,8 @@ pub fn of(t: &Tuning) -> Result<Figure> {
             .filter_map(|r| {
                 let iv = r.intervals.get(i).copied().flatten().filter(|iv| iv.n > 0)?;
                 let x = r.round as f64 + dx;
-                let bar = iv.ci95_s.map(|[lo, hi]| (lo, hi));
+                // The interval once the rule judges it (below, t-intervals of 2 runs dwarf the rest).
+                let bar = iv.ci95_s.filter(|_| iv.n >= t.rule.min_runs).map(|[lo, hi]| (lo, hi));
                 ys.extend([iv.mean_s].into_iter().chain(bar.into_iter().flat_map(|(a, b)| [a, b])));
                 xs.push(x);
                 Some(Point { x, y: iv.mean_s, bar, span: None })
@@ -42,7 +43,16 @@ pub fn of(t: &Tuning) -> Result<Figure> {
         if points.is_empty() {
             continue;
         }
-        legend.push(Style::nth(legend.len(), format!("#{} {}", k + 1, super::super::tune::name(t, i))));
+        // Colour and marker both cycle, the marker one step further each cycle, so no two of
+        // up to 49 candidates look alike.
+        let j = legend.len();
+        let label = format!("#{} {}", k + 1, super::super::tune::name(t, i));
+        let (colors, markers) = (super::figure::PALETTE, super::figure::MARKERS);
+        legend.push(Style {
+            label,
+            color: colors[j % colors.len()],
+            marker: markers[(j + j / colors.len()) % markers.len()],
+        });
         series.push(Series { style: legend.len() - 1, draw: Draw::LineMarkers, points });
     }
     xs.extend([0.5, t.rounds.len() as f64 + 0.5]);
@@ -60,7 +70,10 @@ pub fn of(t: &Tuning) -> Result<Figure> {
         title: format!("Tuning race · {}", t.job.describe()),
         subtitle: vec![
             format!("{} · experiment {}", t.hostname, t.experiment_id),
-            "each point: a candidate's mean time after the round, its bar the 95% interval of that mean; a line ends where its candidate was dropped".into(),
+            format!(
+                "each point: a candidate's mean time after the round, its bar the 95% interval of that mean (from {} runs on); a line ends where its candidate was dropped",
+                t.rule.min_runs
+            ),
         ],
         panels: vec![Panel {
             title: String::new(),
@@ -73,7 +86,26 @@ pub fn of(t: &Tuning) -> Result<Figure> {
             series,
         }],
         legend,
-        notes: vec![super::super::tune::verdict_text(t)],
+        notes: vec![short_verdict(t)],
         size: None,
     })
+}
+
+/// The verdict in a few words, for under the plot.
+fn short_verdict(t: &Tuning) -> String {
+    use crate::results::tune::Verdict;
+    let c = |i: usize| {
+        format!(
+            "{}, {}",
+            super::super::tune::name(t, i),
+            super::super::tune::interval_text(&t.candidates[i].interval())
+        )
+    };
+    match &t.verdict {
+        Verdict::Winner { best } => format!("winner: {}", c(*best)),
+        Verdict::NoClearWinner { best, tied } => {
+            format!("no clear winner between {}: the lowest mean is {}", tied.len() + 1, c(*best))
+        }
+        Verdict::Undecided => "undecided".into(),
+    }
 }

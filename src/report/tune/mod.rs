@@ -307,8 +307,8 @@ mod tests {
         let f = crate::report::plot::race::of(&tuning("h", 1.0, 1 << 30)).unwrap();
         let lens: Vec<usize> = f.panels[0].series.iter().map(|s| s.points.len()).collect();
         assert_eq!(lens, [4, 3]);
-        assert!(f.panels[0].series[0].points[0].bar.is_none(), "one run: no interval");
-        assert!(f.panels[0].series[0].points[1].bar.is_some());
+        assert!(f.panels[0].series[0].points[1].bar.is_none(), "not judged yet: no interval drawn");
+        assert!(f.panels[0].series[0].points[2].bar.is_some());
         assert_eq!(f.legend[0].label, "#1 psync");
         crate::report::plot::draw::svg(&f).unwrap();
     }

@@ -225,15 +225,18 @@ impl Tuning {
         order.first().copied()
     }
 
-    /// Candidates ranked: those racing at the end by mean time, then the ones out of the race,
-    /// the latest out first (each group by mean time).
+    /// Candidates ranked: those racing at the end by mean time, then the dropped ones by mean
+    /// time, then the failed ones.
     pub fn ranked(&self) -> Vec<usize> {
         let mut v: Vec<usize> = (0..self.candidates.len()).collect();
         let key = |i: usize| {
             let c = &self.candidates[i];
-            let out = c.out.as_ref().map_or(u32::MAX, Out::round);
-            let mean = if c.runs() > 0 { c.interval().mean_s } else { f64::INFINITY };
-            (std::cmp::Reverse(out), mean)
+            let group = match c.out {
+                None => 0,
+                Some(Out::Dropped { .. }) => 1,
+                Some(Out::Failed { .. }) => 2,
+            };
+            (group, if c.runs() > 0 { c.interval().mean_s } else { f64::INFINITY })
         };
         v.sort_by(|&a, &b| {
             let (ka, kb) = (key(a), key(b));
