@@ -65,6 +65,13 @@ pub fn make(
     }
     p.set_one("size", fmt_size_spec(job.bytes / workers)).map_err(Refusal::Resolve)?;
     let spec = resolve(&p, env).map_err(Refusal::Resolve)?;
+    // One worker with one file of its own, or the only one in a shared file: the same run.
+    if spec.workers == 1 && !spec.layout.striped() && spec.layout != crate::spec::Layout::FilePerWorker {
+        return Err(Refusal::Job(format!(
+            "with one worker, layout {} is file-per-worker's run",
+            spec.layout.name()
+        )));
+    }
     if job.op_fixed && spec.bs_bytes != job.op_bytes {
         return Err(Refusal::Job(format!("the job's op size is fixed at {}", fmt_size(job.op_bytes))));
     }

@@ -136,6 +136,11 @@ fn the_grid_file_is_the_space() {
     let req = request(d.path(), "checkpoint", &[("bytes", "8MiB"), ("workers", "2")], &["engine=psync,mmap"]);
     let prep = prepare(&req, &env(d.path())).unwrap();
     assert!(prep.axes.iter().any(|a| a.key == "size"), "the size follows the workers");
+    // One worker in a shared file is one worker with its own file: one candidate.
+    let one: Vec<_> = prep.space.cands.iter().filter(|c| c.spec.workers == 1).collect();
+    assert_eq!(one.len(), 3, "psync, psync with O_DIRECT, mmap");
+    assert!(one.iter().all(|c| c.spec.layout == crate::spec::Layout::FilePerWorker));
+    assert!(prep.space.refused.iter().any(|r| r.contains("with one worker, layout shared is")));
     let file = d.path().join("grid.toml");
     std::fs::write(&file, emit::grid_toml(&prep.base, &prep.axes, 5, "grid")).unwrap();
     let exp =
