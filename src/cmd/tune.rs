@@ -68,8 +68,7 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
     }
     for c in &prep.space.cands {
         let plan = crate::plan::plan(&c.spec);
-        crate::target::preflight::check(&c.spec, &plan, real_io(&c.spec.engine))
-            .map_err(|e| Error::spec("job", &c.label, e.to_string()))?;
+        crate::target::preflight::check(&c.spec, &plan, real_io(&c.spec.engine))?;
     }
     if let Some(w) = crate::target::clean::leftovers_warning(&dirs, None) {
         eprintln!("{w}");
