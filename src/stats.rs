@@ -6,7 +6,8 @@
 //!   samples within mean +/- 2 sd.
 //! - 10% trimmed mean (Benson, Long, Pacheco 2003): sort, drop floor(n/10) samples from each end,
 //!   take the mean of the rest.
-//! - 95% confidence interval of the mean: mean +/- t(0.975, n-1) * sd / sqrt(n) (Student t).
+//! - 95% confidence interval of the mean: mean +/- t(0.975, n-1) * sd / sqrt(n) (Student t);
+//!   the 99% interval with t(0.995, n-1).
 //! - individual rate r_i = bytes_i / t_i; max_SAR = sum r_i; min_SAR = total bytes / max t_i
 //!   (French, Pratt, Das 1991, eqs. 1 and 2). Average individual rate = mean of r_i.
 
@@ -87,25 +88,52 @@ pub fn t_975(df: usize) -> f64 {
         2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860, 2.0796, 2.0739, 2.0687, 2.0639,
         2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423,
     ];
+    t_quantile(df, &TABLE, 1.959_963_985)
+}
+
+/// The 99.5% quantile of Student's t (the two-sided 99% interval's), as [`t_975`]: table values
+/// for df <= 30 (e.g. Abramowitz and Stegun, Table 26.10), the Cornish-Fisher expansion beyond.
+pub fn t_995(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        63.6567, 9.9248, 5.8409, 4.6041, 4.0321, 3.7074, 3.4995, 3.3554, 3.2498, 3.1693, 3.1058, 3.0545,
+        3.0123, 2.9768, 2.9467, 2.9208, 2.8982, 2.8784, 2.8609, 2.8453, 2.8314, 2.8188, 2.8073, 2.7969,
+        2.7874, 2.7787, 2.7707, 2.7633, 2.7564, 2.7500,
+    ];
+    t_quantile(df, &TABLE, 2.575_829_304)
+}
+
+/// A quantile of Student's t: `table[df - 1]` up to 30 degrees of freedom, beyond that the
+/// Cornish-Fisher expansion around the normal quantile `z` (infinite for df = 0).
+fn t_quantile(df: usize, table: &[f64; 30], z: f64) -> f64 {
     if df == 0 {
         return f64::INFINITY;
     }
     if df <= 30 {
-        return TABLE[df - 1];
+        return table[df - 1];
     }
-    let z: f64 = 1.959_963_985;
     let n = df as f64;
     z + (z.powi(3) + z) / (4.0 * n)
         + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * n * n)
         + (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z) / (384.0 * n * n * n)
 }
 
-/// 95% confidence interval of the mean; None below two samples.
-pub fn ci95(xs: &[f64]) -> Option<[f64; 2]> {
+/// The confidence interval of the mean whose half-width is `t` standard errors, `t` given the
+/// degrees of freedom; None below two samples.
+fn interval(xs: &[f64], t: fn(usize) -> f64) -> Option<[f64; 2]> {
     let s = sd(xs)?;
     let m = mean(xs);
-    let half = t_975(xs.len() - 1) * s / (xs.len() as f64).sqrt();
+    let half = t(xs.len() - 1) * s / (xs.len() as f64).sqrt();
     Some([m - half, m + half])
+}
+
+/// 99% confidence interval of the mean; None below two samples.
+pub fn ci99(xs: &[f64]) -> Option<[f64; 2]> {
+    interval(xs, t_995)
+}
+
+/// 95% confidence interval of the mean; None below two samples.
+pub fn ci95(xs: &[f64]) -> Option<[f64; 2]> {
+    interval(xs, t_975)
 }
 
 /// A summary of one figure across repetitions.
@@ -232,6 +260,13 @@ mod tests {
         assert!(close(t_975(31), 2.0395));
         assert!(close(t_975(60), 2.0003));
         assert!(close(t_975(1000), 1.9623));
+        assert_eq!(t_995(2), 9.9248);
+        assert!(close(t_995(31), 2.7440));
+        assert!(close(t_995(60), 2.6603));
+        assert!(close(t_995(1000), 2.5808));
+        assert!(t_995(0).is_infinite());
+        let (c95, c99) = (ci95(&[1.0, 2.0, 3.0]).unwrap(), ci99(&[1.0, 2.0, 3.0]).unwrap());
+        assert!(c99[0] < c95[0] && c95[1] < c99[1], "the 99% interval holds the 95% one");
     }
 
     #[test]

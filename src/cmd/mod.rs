@@ -15,6 +15,7 @@ pub mod report;
 pub mod reproduce;
 pub mod results;
 pub mod run;
+pub mod tune;
 
 use crate::cli::{Cli, Command, RunArgs};
 use crate::error::{Error, Result};
@@ -41,6 +42,7 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Reproduce(args) => reproduce::cmd_reproduce(args, &mut stdout),
         Command::Plot(args) => plot::cmd_plot(args, &mut stdout),
         Command::Report(args) => report::cmd_report(args, &mut stdout),
+        Command::Tune(args) => tune::cmd_tune(args, &mut stdout),
         Command::Worker | Command::StrategyWorker => unreachable!("handled above"),
         Command::Clean(args) => clean::cmd_clean(args, &mut stdout),
     }

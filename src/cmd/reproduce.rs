@@ -67,7 +67,7 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
     if p.meta.id == "L4" && !args.out.no_store && !args.out.json && !args.out.csv {
         let store = open_store(&args.out.db)?;
         put(stdout, "\n")?;
-        results::compare(&store, "text", stdout)?;
+        results::compare(&store, "text", false, stdout)?;
     }
     Ok(())
 }

@@ -22,7 +22,14 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
         ResultsCommand::List => list(&store, stdout),
         ResultsCommand::Show { id, json, csv } => {
             let exp = with_findings(store.load(&store.resolve_id(&id)?)?);
-            report::exporter(format_of(json, csv)).export(&exp, stdout)
+            report::exporter(format_of(json, csv)).export(&exp, stdout)?;
+            // A tuning's race under its experiment's table (its JSON: `iolab tune --json`).
+            match store.load_tuning(&exp.experiment_id)? {
+                Some(t) if !json && !csv => {
+                    put(stdout, &format!("\ntuning\n{}", report::tune::render_text(&t)))
+                }
+                _ => Ok(()),
+            }
         }
         ResultsCommand::Export { id, json, csv, output } => {
             let exp = with_findings(store.load(&store.resolve_id(&id)?)?);
@@ -32,7 +39,7 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
                 None => ex.export(&exp, stdout),
             }
         }
-        ResultsCommand::Compare { by: _, format } => compare(&store, &format, stdout),
+        ResultsCommand::Compare { by: _, format, tuned } => compare(&store, &format, tuned, stdout),
         ResultsCommand::Import { .. } => unreachable!("handled above"),
         ResultsCommand::Strategies { ids, format } => strategies(&store, &ids, &format, stdout),
         ResultsCommand::Trace { id, phase, rep, json, output } => {
@@ -81,13 +88,30 @@ fn list(store: &Store, stdout: &mut dyn Write) -> Result<()> {
     put(stdout, &t)
 }
 
-/// `iolab results compare --by host` (also printed after `iolab reproduce L4`).
-pub fn compare(store: &Store, format: &str, stdout: &mut dyn Write) -> Result<()> {
-    let text = if format == "html" {
-        report::html::compare::page(store)?
-    } else {
-        compare::render(&compare::rows(&compare::experiments(store)?), format)?
+/// `iolab results compare --by host` (also printed after `iolab reproduce L4`): the SLAC table
+/// of the L1/L4 experiments, and the winners of the tuned jobs, each when the store has any
+/// (CSV holds one table: the SLAC one, or with `--tuned` the tuned jobs').
+pub fn compare(store: &Store, format: &str, tuned_only: bool, stdout: &mut dyn Write) -> Result<()> {
+    if format == "html" {
+        return put(stdout, &report::html::compare::page(store)?);
+    }
+    let tuned = report::tune::hosts::rows(&store.tunings()?);
+    let slac = if tuned_only { Ok(vec![]) } else { compare::experiments(store) };
+    let mut text = match (&slac, tuned.is_empty()) {
+        (Err(e), true) => return Err(Error::NotFound(format!("{e}; nor any tuning (`iolab tune`)"))),
+        (Err(_), false) => String::new(),
+        (Ok(exps), _) if exps.is_empty() => String::new(),
+        (Ok(exps), _) => compare::render(&compare::rows(exps), format)?,
     };
+    if !tuned.is_empty() && (text.is_empty() || format != "csv") {
+        if !text.is_empty() {
+            text += "\n";
+        }
+        text += &report::render(report::find(report::tune::hosts::FORMATS, format)?, &tuned[..])?;
+    }
+    if tuned_only && tuned.is_empty() {
+        return Err(Error::NotFound("the store holds no tuning: run `iolab tune JOB` first".into()));
+    }
     put(stdout, &text)
 }
 

@@ -47,6 +47,24 @@ pub fn also_stop_on(sig: libc::c_int) {
     }
 }
 
+/// A deadline as a stop signal (a time budget, `iolab tune`): SIGALRM becomes a stop signal
+/// and arrives once `after` has passed, stopping a running phase as SIGINT does (the caller
+/// tells the two apart by [`pending`]); `None` cancels a deadline not yet reached.
+pub fn alarm_after(after: Option<std::time::Duration>) {
+    let d = after.unwrap_or_default();
+    if after.is_some() {
+        also_stop_on(libc::SIGALRM);
+    }
+    let value = libc::timeval {
+        tv_sec: d.as_secs() as libc::time_t,
+        // A zero value would cancel: a deadline already reached fires at once.
+        tv_usec: (d.subsec_micros() as libc::suseconds_t).max(i64::from(after.is_some() && d.is_zero()) as _),
+    };
+    let timer = libc::itimerval { it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 }, it_value: value };
+    // SAFETY: setitimer reads a valid itimerval and may write the old one, for which we pass null.
+    unsafe { libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) };
+}
+
 /// The signal received, if any.
 pub fn pending() -> Option<i32> {
     match PENDING.load(Ordering::SeqCst) {

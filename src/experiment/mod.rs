@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+mod cache_view;
 pub mod estimate;
 mod file;
 mod layout;
@@ -23,6 +24,7 @@ pub mod schedule;
 mod servers;
 pub mod strategy;
 pub mod sweep;
+pub mod tune;
 
 pub use crate::results::{Design, Headline, PresetRef};
 pub use params::{Flag, FlagKind, PARAMS, ParamDef, Params, markdown_table};

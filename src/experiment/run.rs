@@ -5,25 +5,26 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::cache_view::{cache_method, on_servers, with_remote_views};
 use crate::env::envctl::{self, PhaseProbe};
 use crate::env::host::HostFacts;
 use crate::env::sys;
 use crate::error::{Error, Result};
 use crate::experiment::Design;
 use crate::experiment::progress;
-use crate::experiment::schedule::schedule;
+use crate::experiment::schedule::{Slot, schedule};
 use crate::launch::launch;
 use crate::plan::verify::BlockTag;
 use crate::plan::{self, RunPlan};
 use crate::results::{
     CacheCheck, ExperimentResult, PhaseResult, PointResult, Repetition, SCHEMA_VERSION, Status,
 };
-use crate::spec::{CachePolicy, OpKind, Spec};
+use crate::spec::{OpKind, Spec};
 use crate::target::cache;
 use crate::target::owned::{self, FileId};
 use crate::target::workdir::WorkDirs;
 use crate::worker::registry::Registered;
-use crate::worker::{Monitor, PhaseJob, WorkerSample};
+use crate::worker::{Monitor, PhaseJob};
 
 /// One point of an experiment: its own parameters (empty without a sweep) and resolved spec.
 #[derive(Debug, Clone)]
@@ -107,52 +108,98 @@ pub fn run_experiment(
     sink: &mut dyn Sink,
     monitor: &dyn Monitor,
 ) -> Result<Outcome> {
-    let mut result = ExperimentResult {
-        schema_version: SCHEMA_VERSION,
-        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
-        experiment_id: new_experiment_id(),
-        created_unix_s: sys::unix_time_s(),
-        host,
-        spec: base.clone(),
-        points: points
-            .iter()
-            .map(|p| PointResult {
-                params: p.params.clone(),
-                spec: Some(p.spec.clone()),
-                phases: p
-                    .spec
-                    .phases
-                    .iter()
-                    .map(|ph| PhaseResult::new(&ph.name, ph.op, ph.cache, cache_method(&p.spec, ph)))
-                    .collect(),
-            })
-            .collect(),
-        design,
-        findings: vec![],
-    };
-    sink.begin(&result)?;
-    let plans: Vec<RunPlan> = points.iter().map(|p| plan::plan(&p.spec)).collect();
+    let mut runner = Runner::begin(base, points, design, host, sink, monitor)?;
     let reps: Vec<u32> = points.iter().map(|p| p.spec.reps).collect();
     let warmups: Vec<u32> = points.iter().map(|p| p.spec.warmup).collect();
     let mut error = None;
     for slot in schedule(&reps, &warmups, base.interleave) {
         // A stop asked for between runs ends the experiment before the next one starts.
-        if let Err(e) = crate::env::signals::check() {
+        error = crate::env::signals::check().err();
+        if error.is_some() {
+            break;
+        }
+        let spec = &points[slot.point].spec;
+        let n = if slot.warmup { spec.warmup } else { spec.reps };
+        let label = progress::run_label(slot.point, points.len(), slot.rep, n, slot.warmup);
+        if let Some(e) = runner.run(slot, &label).error {
             error = Some(e);
             break;
         }
-        let (pi, spec) = (slot.point, &points[slot.point].spec);
+    }
+    Ok(Outcome { result: runner.result, error })
+}
+
+/// Runs the runs of an experiment one at a time, in any order its caller picks (the schedule
+/// of [`run_experiment`], or a tuner's rounds): keeps every result and hands each run to the
+/// sink as it ends.
+pub struct Runner<'a> {
+    /// Everything measured so far.
+    pub result: ExperimentResult,
+    points: &'a [Point],
+    plans: Vec<RunPlan>,
+    sink: &'a mut dyn Sink,
+    monitor: &'a dyn Monitor,
+}
+
+/// What one run left: its phases' repetitions, and the error that stopped it (the run's own,
+/// or the store's when the run could not be stored: then `stored` is false).
+pub struct RunDone {
+    pub reps: Vec<(usize, Repetition)>,
+    pub error: Option<Error>,
+    pub stored: bool,
+}
+
+impl<'a> Runner<'a> {
+    /// The experiment's identity, handed to the sink before its first run.
+    pub fn begin(
+        base: &Spec,
+        points: &'a [Point],
+        design: Design,
+        host: HostFacts,
+        sink: &'a mut dyn Sink,
+        monitor: &'a dyn Monitor,
+    ) -> Result<Runner<'a>> {
+        let result = ExperimentResult {
+            schema_version: SCHEMA_VERSION,
+            iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+            experiment_id: new_experiment_id(),
+            created_unix_s: sys::unix_time_s(),
+            host,
+            spec: base.clone(),
+            points: points
+                .iter()
+                .map(|p| PointResult {
+                    params: p.params.clone(),
+                    spec: Some(p.spec.clone()),
+                    phases: p
+                        .spec
+                        .phases
+                        .iter()
+                        .map(|ph| PhaseResult::new(&ph.name, ph.op, ph.cache, cache_method(&p.spec, ph)))
+                        .collect(),
+                })
+                .collect(),
+            design,
+            findings: vec![],
+        };
+        sink.begin(&result)?;
+        let plans = points.iter().map(|p| plan::plan(&p.spec)).collect();
+        Ok(Runner { result, points, plans, sink, monitor })
+    }
+
+    /// The sink runs go to (a tuner records its rounds there too).
+    pub fn sink(&mut self) -> &mut dyn Sink {
+        self.sink
+    }
+
+    /// Runs one slot (`label` names it on the progress line): settles and primes memory as
+    /// its point asks, runs it, keeps what it measured and stores it.
+    pub fn run(&mut self, slot: Slot, label: &str) -> RunDone {
+        let (pi, spec) = (slot.point, &self.points[slot.point].spec);
         let run_id = crate::target::workdir::new_run_id();
-        let (reps, err) = match before_run(spec, monitor) {
+        let (reps, err) = match before_run(spec, self.monitor) {
             Ok(pre) => {
-                let label = progress::run_label(
-                    pi,
-                    points.len(),
-                    slot.rep,
-                    if slot.warmup { spec.warmup } else { spec.reps },
-                    slot.warmup,
-                );
-                let (mut reps, err) = run_once(spec, &plans[pi], slot.rep, &run_id, &label, monitor);
+                let (mut reps, err) = run_once(spec, &self.plans[pi], slot.rep, &run_id, label, self.monitor);
                 for (_, r) in &mut reps {
                     (r.env.settle_ns, r.env.prime_memory_bytes, r.env.prime_ns) = pre;
                 }
@@ -161,35 +208,28 @@ pub fn run_experiment(
             Err(e) => (vec![], Some(e)),
         };
         for (phase, r) in &reps {
-            let ph = &mut result.points[pi].phases[*phase];
-            if slot.warmup {
-                ph.warmups.push(r.without_traces())
-            } else {
-                ph.repetitions.push(r.without_traces())
-            }
+            let ph = &mut self.result.points[pi].phases[*phase];
+            let runs = if slot.warmup { &mut ph.warmups } else { &mut ph.repetitions };
+            runs.push(r.without_traces());
         }
-        for ph in &mut result.points[pi].phases {
+        for ph in &mut self.result.points[pi].phases {
             ph.refresh();
         }
         // A store that fails now must not lose what is in hand: the caller still prints it.
         if !reps.is_empty()
-            && let Err(e) = sink.run_done(&result, pi, &run_id, &reps)
+            && let Err(e) = self.sink.run_done(&self.result, pi, &run_id, &reps)
         {
-            error = Some(match err {
+            let error = Some(match err {
                 Some(run_err) => {
-                    monitor.note(&format!("the store failed too: {e}"));
+                    self.monitor.note(&format!("the store failed too: {e}"));
                     run_err
                 }
                 None => e,
             });
-            break;
+            return RunDone { reps, error, stored: false };
         }
-        if let Some(e) = err {
-            error = Some(e);
-            break;
-        }
+        RunDone { reps, error: err, stored: true }
     }
-    Ok(Outcome { result, error })
 }
 
 /// Settles and primes memory before a run: (slept ns, primed bytes, priming ns).
@@ -387,46 +427,6 @@ fn run_phases(
         }
     }
     Ok(())
-}
-
-/// The cache check over every host's view: MPI ranks on other hosts than the coordinator's
-/// measured their own files before the phase; the worst view counts (the most resident for
-/// cold, the least for warm).
-fn with_remote_views(policy: CachePolicy, own: f64, samples: &[WorkerSample], real: bool) -> CacheCheck {
-    let views = samples.iter().filter_map(|s| s.place.as_ref().and_then(|p| p.resident));
-    let fraction = match policy {
-        CachePolicy::Warm => views.fold(own, f64::min),
-        _ => views.fold(own, f64::max),
-    };
-    CacheCheck::judge(policy, fraction, real)
-}
-
-/// The cache check of a phase on I/O-server ranks: each server measured its own files on its
-/// host before the phase; the worst view counts. Without files (the memory store, a blast)
-/// there is no cache to set, and nothing is flagged.
-fn on_servers(policy: CachePolicy, servers: &[crate::worker::ServerSample]) -> CacheCheck {
-    let views: Vec<f64> = servers.iter().filter_map(|s| s.resident_fraction).collect();
-    if views.is_empty() {
-        return CacheCheck::default();
-    }
-    let fraction = match policy {
-        CachePolicy::Warm => views.iter().copied().fold(1.0, f64::min),
-        _ => views.iter().copied().fold(0.0, f64::max),
-    };
-    CacheCheck::judge(policy, fraction, true)
-}
-
-/// How a phase's cache state is set, in words: on this host, or with servers on theirs.
-fn cache_method(spec: &Spec, ph: &crate::spec::Phase) -> String {
-    let here = cache::method(ph.cache, spec.direct, spec.drop_caches);
-    match &spec.servers {
-        None => here,
-        Some(_) if ph.op == OpKind::Blast => "no files: bytes counted and dropped by the servers".into(),
-        Some(s) if s.store == crate::spec::ServerStore::Memory => {
-            "no files: the servers serve from memory (no disk I/O)".into()
-        }
-        Some(_) => format!("on each server's host: {here}"),
-    }
 }
 
 /// Test hook, not for users: with IOLAB_TEST_PAUSE_BETWEEN_PHASES=FILE in the environment,

@@ -41,6 +41,7 @@ pub mod strategies;
 pub mod summary;
 mod table;
 pub mod trace;
+pub mod tune;
 
 pub use crate::text::text_table;
 pub use table::render_table;

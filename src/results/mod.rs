@@ -22,6 +22,7 @@ pub mod findings;
 mod flags;
 pub mod hosts;
 pub mod series;
+pub mod tune;
 /// One I/O-server rank's figures in one repetition of one phase (`servers[]` in JSON).
 pub use crate::worker::ServerSample as ServerResult;
 pub use design::{Axis, Design, Headline, PresetRef};
@@ -457,6 +458,11 @@ pub trait Sink {
         run_id: &str,
         reps: &[(usize, Repetition)],
     ) -> crate::Result<()>;
+    /// A tuning's record (`iolab tune`), after each of its rounds and when it ends; its runs
+    /// came through [`Sink::run_done`] first.
+    fn tuning(&mut self, _tuning: &tune::Tuning) -> crate::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,8 @@
 //! The words of an experiment: a validated [`Spec`] (what to run) and the enums it is made of
-//! (ops, layouts, orders, sync and cache policies, launchers, strategies). Plain data that
-//! every layer reads; nothing here parses user input or touches the machine.
-//!
-//! Every parameter is declared once, in [`crate::experiment::PARAMS`]. TOML keys, CLI flags
-//! and sweep axes all become the same `key = value` strings in a
+//! (ops, layouts, orders, sync and cache policies, launchers, strategies), and of a tuning job
+//! ([`job`]). Plain data that every layer reads; nothing here parses user input or touches the
+//! machine. Every parameter is declared once, in [`crate::experiment::PARAMS`]. TOML keys, CLI
+//! flags and sweep axes all become the same `key = value` strings in a
 //! [`crate::experiment::Params`] map, and [`crate::experiment::resolve`] parses and checks them
 //! into a typed [`Spec`]. Every error names the parameter and the value at fault.
 
@@ -15,6 +14,7 @@ mod interleave;
 pub use interleave::Interleave;
 mod launcher;
 pub use launcher::{Launcher, MpiIo, Reorder};
+pub mod job;
 pub mod servers;
 pub use servers::{BlastTransport, ServerStore, Servers};
 pub mod params;

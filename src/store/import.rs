@@ -95,6 +95,13 @@ pub fn import_store(db: &Path, src: &Path) -> Result<Imported> {
                 crate::env::signals::check()?;
                 total.add(import_experiment(store, &other.load(&row.id).map_err(named)?)?);
             }
+            // Tuning records of those experiments (the further along of two records of one).
+            for t in other.tunings().map_err(named)? {
+                if store.load_tuning(&t.experiment_id)?.is_none_or(|have| have.rounds.len() < t.rounds.len())
+                {
+                    store.save_tuning(&t)?;
+                }
+            }
             Ok(total)
         })
     })();

@@ -16,6 +16,7 @@ mod read;
 mod schema;
 mod servers;
 mod traces;
+mod tune;
 mod write;
 
 pub use read::PhaseSample;
@@ -289,6 +290,9 @@ impl Sink for Store {
     ) -> Result<()> {
         let warmup = exp.points[point].phases.iter().any(|ph| ph.warmups.iter().any(|r| r.run_id == run_id));
         self.insert_run(&exp.experiment_id, point, run_id, reps, warmup)
+    }
+    fn tuning(&mut self, t: &crate::results::tune::Tuning) -> Result<()> {
+        self.save_tuning(t)
     }
 }
 

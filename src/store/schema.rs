@@ -1,7 +1,7 @@
 //! The store's SQLite schema, one migration per version.
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 8;
+pub const STORE_VERSION: i64 = 9;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -153,6 +153,17 @@ CREATE TABLE server_results (
 );
 ";
 
+/// Version 9: tuning runs (`iolab tune`): per tuning experiment, its job's name and the record
+/// of its race (candidates, rounds, verdict, recommended spec) as JSON.
+const SCHEMA_V9_TUNINGS: &str = "
+CREATE TABLE tunings (
+    experiment_id TEXT PRIMARY KEY REFERENCES experiments(id),
+    job TEXT NOT NULL,
+    updated_unix_s REAL NOT NULL,
+    tuning_json TEXT NOT NULL
+);
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1,
@@ -163,4 +174,5 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V6_RANKS,
     SCHEMA_V7_SERIES,
     SCHEMA_V8_SERVERS,
+    SCHEMA_V9_TUNINGS,
 ];

@@ -2,7 +2,8 @@
 //! scratch directory with a scratch store, through `sh` (so redirections work), with `iolab`
 //! the binary under test. Runs are made small: `--size`, `--reps` and `--iters` are replaced
 //! (or added); a run with a sweep is planned (`iolab plan`, which resolves every point and
-//! checks it) rather than run; a preset (`iolab reproduce ID`) is printed rather than run (the
+//! checks it) rather than run; a tuning (`iolab tune JOB`) moves 8 MiB (Benson's job 4 MiB with
+//! 10 ms of compute) within 12 s; a preset (`iolab reproduce ID`) is printed rather than run (the
 //! presets' own tests run each at quick scale), except L1 at quick scale, which the per-host
 //! commands after it need. A command that reads traces first gets a traced run to read. Placeholders (RUNID, FILE..., ID, /data, /d1..)
 //! become real ones. Lines that are not commands (sample output, usage synopses) are told
@@ -21,7 +22,7 @@ const CANNOT: &[(&str, &str)] = &[(
 
 /// The subcommands a command line may start with (anything else is sample output).
 const SUBCOMMANDS: &[&str] =
-    &["run", "plan", "results", "info", "engines", "reproduce", "plot", "report", "clean"];
+    &["run", "plan", "results", "info", "engines", "reproduce", "plot", "report", "clean", "tune"];
 
 /// Every fenced line of the docs that starts with `iolab ` or `cargo run --release -- `, with
 /// its file; continuation lines (`\` at the end) joined.
@@ -197,6 +198,22 @@ fn every_documented_command_runs() {
             }
             "reproduce" if w.get(2).is_some_and(|id| id == "L1") && w.iter().any(|x| x == "quick") => {
                 w.extend(["--dir".to_string(), dir.clone(), "--quiet".to_string()]);
+                runs.push(w);
+            }
+            // A tuning moves little and races briefly (Benson's job with little compute).
+            "tune" if w.get(2).is_some_and(|j| j != "list") => {
+                let benson = w[2] == "benson";
+                set_flag(&mut w, "--bytes", if benson { "4MiB" } else { "8MiB" });
+                if !w.iter().any(|x| x == "--grid" || x == "--list") {
+                    set_flag(&mut w, "--budget", "12s");
+                    if benson {
+                        set_flag(&mut w, "--comptime", "10ms");
+                    }
+                    w.push("--quiet".into());
+                }
+                if !w.iter().any(|x| x == "--dir") {
+                    set_flag(&mut w, "--dir", &dir);
+                }
                 runs.push(w);
             }
             "reproduce" if !w.iter().any(|x| x == "--list" || x == "--print") => {

@@ -141,7 +141,8 @@ fn the_host_table_and_its_page_take_their_source_and_time() {
     );
     assert!(compare::render(&rows, "html").is_err(), "the page is made by its caller, not looked up");
     let page = |source: &str, made_unix_s: f64| {
-        report::render(&html::compare::Html { source: source.into(), made_unix_s }, &rows[..]).unwrap()
+        report::render(&html::compare::Html { source: source.into(), made_unix_s, tuned: vec![] }, &rows[..])
+            .unwrap()
     };
     assert!(page("a store <here>", 86_400.0).contains(
         "<p>1 host(s) and file system(s) from a store &lt;here&gt;; made 1970-01-02 00:00:00 UTC</p>"

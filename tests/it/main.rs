@@ -35,4 +35,5 @@ mod strategies;
 mod throttle;
 mod trace_stream;
 mod traces;
+mod tune;
 mod verify;

@@ -53,20 +53,26 @@ pub fn graph(rows: &[Row]) -> Figure {
     }
 }
 
-/// The whole page, of the L1/L4 experiments in a store.
+/// The whole page, of the L1/L4 experiments in a store and of its tunings (either may be
+/// missing, not both).
 pub fn page(store: &Store) -> Result<String> {
-    let exps = compare::experiments(store)?;
+    let tuned = crate::report::tune::hosts::rows(&store.tunings()?);
+    let exps = match compare::experiments(store) {
+        Err(_) if !tuned.is_empty() => vec![],
+        other => other?,
+    };
     let rows = compare::rows(&exps);
-    let html =
-        Html { source: store.path().display().to_string(), made_unix_s: crate::env::sys::unix_time_s() };
+    let source = store.path().display().to_string();
+    let html = Html { source, made_unix_s: crate::env::sys::unix_time_s(), tuned };
     crate::report::render(&html, &rows[..])
 }
 
 /// The page as an exporter of the table's rows: `source` names where they come from, and the
-/// page says when it was made.
+/// page says when it was made; the winners of the tuned jobs follow the table.
 pub struct Html {
     pub source: String,
     pub made_unix_s: f64,
+    pub tuned: Vec<crate::report::tune::hosts::Row>,
 }
 
 impl Exporter<[Row]> for Html {
@@ -81,12 +87,61 @@ impl Exporter<[Row]> for Html {
 
 /// The page's HTML.
 fn html_page(html: &Html, rows: &[Row]) -> Result<String> {
+    let mut nav = String::new();
+    if !rows.is_empty() {
+        nav += "<li><a href=\"#hosts\">Table</a></li><li><a href=\"#plots\">Graph</a></li>";
+    }
+    if !html.tuned.is_empty() {
+        nav += "<li><a href=\"#tuned\">Tuned jobs</a></li>";
+    }
     let mut body = format!(
-        "<header>\n<h1>Disk throughput per host</h1>\n<p>{} host(s) and file system(s) from {}; made {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul><li><a href=\"#hosts\">Table</a></li><li><a href=\"#plots\">Graph</a></li><li><a href=\"#data\">Raw data</a></li></ul></nav>\n</header>\n<main>\n",
+        "<header>\n<h1>Disk throughput per host</h1>\n<p>{} host(s) and file system(s){} from {}; made {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul>{nav}<li><a href=\"#data\">Raw data</a></li></ul></nav>\n</header>\n<main>\n",
         rows.len(),
+        if html.tuned.is_empty() {
+            String::new()
+        } else {
+            format!(", {} tuned job result(s)", html.tuned.len())
+        },
         esc(&html.source),
         esc(&utc(html.made_unix_s))
     );
+    if !rows.is_empty() {
+        body += &slac_sections(rows)?;
+    }
+    if !html.tuned.is_empty() {
+        body += &tuned_section(&html.tuned);
+    }
+    body += "<section id=\"data\">\n<h2>Raw data</h2>\n<ul class=\"downloads\">\n";
+    if !rows.is_empty() {
+        let csv = compare::render(rows, "csv")?;
+        body += &data_link("hosts.csv", "text/csv", csv.as_bytes(), "the table");
+    }
+    if !html.tuned.is_empty() {
+        let csv = crate::report::render(
+            crate::report::find(crate::report::tune::hosts::FORMATS, "csv")?,
+            &html.tuned[..],
+        )?;
+        body += &data_link("tuned.csv", "text/csv", csv.as_bytes(), "the tuned jobs");
+    }
+    body += "</ul>\n</section>\n</main>\n<footer>Made by <code>iolab report --compare</code> from the store alone.</footer>\n";
+    Ok(super::page("iolab: disk throughput per host", &body))
+}
+
+/// The tuned jobs: per job, each host's recommended way to do it.
+fn tuned_section(rows: &[crate::report::tune::hosts::Row]) -> String {
+    use crate::report::tune::hosts::{FOOTER, HEADERS, by_job, cells};
+    let mut s = String::from("<section id=\"tuned\">\n<h2>Tuned jobs</h2>\n");
+    for (job, rs) in by_job(rows) {
+        s += &format!("<h3>{}</h3>\n", esc(job));
+        let trs: Vec<Vec<String>> = rs.iter().map(|r| cells(r).iter().map(|c| esc(c)).collect()).collect();
+        s += &table("tuned", &HEADERS, &trs, &[3, 5]);
+    }
+    s + &format!("<p class=\"note\">{}.</p>\n</section>\n", esc(FOOTER))
+}
+
+/// The SLAC table and its graph.
+fn slac_sections(rows: &[Row]) -> Result<String> {
+    let mut body = String::new();
     body += "<section id=\"hosts\">\n<h2>Hosts</h2>\n";
     let mut heads = vec!["host", "OS", "CPUs × MHz", "file system"];
     heads.extend(FIGURES);
@@ -126,9 +181,5 @@ fn html_page(html: &Html, rows: &[Row]) -> Result<String> {
         "The table's figures, one bar per host.",
         "iolab results compare --format html",
     )?;
-    body += "</section>\n<section id=\"data\">\n<h2>Raw data</h2>\n<ul class=\"downloads\">\n";
-    let csv = compare::render(rows, "csv")?;
-    body += &data_link("hosts.csv", "text/csv", csv.as_bytes(), "the table");
-    body += "</ul>\n</section>\n</main>\n<footer>Made by <code>iolab report --compare</code> from the store alone.</footer>\n";
-    Ok(super::page("iolab: disk throughput per host", &body))
+    Ok(body + "</section>\n")
 }

@@ -28,6 +28,10 @@ pub fn plots(
     let mut wanted: Vec<(Options, String, String)> = vec![];
     let defaults = Options { preset: preset.cloned(), ..Options::default() };
     let base = |kind: Kind| Options { kind: Some(kind), ..defaults.clone() };
+    if store.load_tuning(id).ok().flatten().is_some() {
+        let cap = "The tuning's race: every candidate's mean time and 95% interval after each round.";
+        wanted.push((base(Kind::Race), cap.into(), format!("iolab plot {id} --kind race")));
+    }
     let kind = plot::default_kind(exp, preset);
     let phases: Vec<String> = {
         let mut v: Vec<String> = vec![];
@@ -434,6 +438,15 @@ pub fn page(store: &Store, exp: &ExperimentResult, preset: Option<&PresetAbout>)
         },
         if exp.findings.is_empty() { "" } else { "<li><a href=\"#findings\">Findings</a></li>" },
     );
+    let tuning = store.load_tuning(&exp.experiment_id)?;
+    if let Some(t) = &tuning {
+        body = body.replacen(
+            "<li><a href=\"#spec\">",
+            "<li><a href=\"#tuning\">Tuning</a></li><li><a href=\"#spec\">",
+            1,
+        );
+        body += &super::tune::section(t);
+    }
     body += &spec_section(exp, preset);
     body += &host_section(exp);
     body += &cache_section(exp);

@@ -9,6 +9,7 @@ use crate::report::plot::{Figure, draw};
 pub mod compare;
 pub mod experiment;
 mod strategies;
+mod tune;
 
 /// Escapes text for HTML content and attribute values.
 pub fn esc(s: &str) -> String {

@@ -5,7 +5,8 @@
 //! per point and phase: experiments without a sweep), `workers` (per-worker rates and max_SAR
 //! vs min_SAR: stragglers), `cdf` and `histogram` (per-op latency from the stored HDR
 //! buckets), `trace` (per-op latency vs op index with the detected periods marked),
-//! `timeline` (a phase's rate per interval over time, its steady window marked).
+//! `timeline` (a phase's rate per interval over time, its steady window marked), `race` (a
+//! tuning's candidates over its rounds).
 
 use std::io::Write;
 use std::path::Path;
@@ -21,6 +22,7 @@ pub mod bars;
 pub mod draw;
 pub mod figure;
 pub mod latency;
+pub mod race;
 pub mod rate;
 pub mod select;
 pub mod timeline;
@@ -40,10 +42,12 @@ pub enum Kind {
     Histogram,
     Trace,
     Timeline,
+    Race,
 }
 
 impl Kind {
-    pub const NAMES: [&'static str; 7] = ["rate", "bars", "workers", "cdf", "histogram", "trace", "timeline"];
+    pub const NAMES: [&'static str; 8] =
+        ["rate", "bars", "workers", "cdf", "histogram", "trace", "timeline", "race"];
 
     pub fn parse(s: &str) -> Result<Kind> {
         Ok(match s {
@@ -54,6 +58,7 @@ impl Kind {
             "histogram" => Kind::Histogram,
             "trace" => Kind::Trace,
             "timeline" => Kind::Timeline,
+            "race" => Kind::Race,
             _ => return Err(Error::spec("kind", s, format!("expected one of: {}", Kind::NAMES.join(", ")))),
         })
     }
@@ -234,6 +239,7 @@ pub fn build(store: &Store, exp: &ExperimentResult, o: &Options) -> Result<Figur
         Kind::Histogram => latency::histogram(exp, o)?,
         Kind::Trace => trace::figure(store, exp, o)?,
         Kind::Timeline => timeline::figure(exp, o)?,
+        Kind::Race => race::figure(store, exp)?,
     };
     if o.size.is_some() {
         fig.size = o.size;

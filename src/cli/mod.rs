@@ -1,13 +1,12 @@
-//! Command-line syntax: every clap type. The spec flags are made from the parameter table
-//! ([`PARAMS`]) and stay plain strings here: they become spec parameters, parsed and checked
-//! in one place, [`crate::experiment::resolve`].
+//! Command-line syntax: every clap type (the spec flags, made from the parameter table, in
+//! `spec_args.rs`).
 
 use std::path::PathBuf;
 
-use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Parser, Subcommand, value_parser};
+use clap::{Args, Parser, Subcommand};
 
-use crate::error::Result;
-use crate::experiment::{Experiment, Flag, FlagKind, PARAMS, ParamDef, Params};
+mod spec_args;
+pub use spec_args::SpecArgs;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -41,6 +40,8 @@ pub enum Command {
     Plot(PlotArgs),
     /// Write a stored experiment as one self-contained HTML page (or, with --compare, every host)
     Report(ReportArgs),
+    /// Find the fastest way to do a job on this machine, with confidence, within a time budget
+    Tune(TuneArgs),
     /// Internal: one worker process of `launcher = process` (reads its job on stdin)
     #[command(name = "__worker", hide = true)]
     Worker,
@@ -49,162 +50,6 @@ pub enum Command {
     StrategyWorker,
     /// Remove iolab work directories left behind (by a crash, kill -9 or --keep); nothing else
     Clean(CleanArgs),
-}
-
-/// The flags that describe an experiment: the experiment file, a flag for each spec parameter
-/// (made from [`PARAMS`]: its flags, their value names and its help line), `--set`, `--sweep`
-/// and `--zip`.
-#[derive(Debug, Default, Clone)]
-pub struct SpecArgs {
-    /// Experiment file (TOML); flags given here override its values.
-    pub spec: Option<PathBuf>,
-    /// The parameters their own flags set (before `--set`).
-    pub flags: Params,
-    /// `--set KEY=VALUE`, in the order given.
-    pub set: Vec<String>,
-    /// `--sweep KEY=VALUES`: sweep axes.
-    pub sweep: Vec<String>,
-    /// `--zip A,B`: axes that advance together.
-    pub zip: Vec<String>,
-}
-
-/// The flags not made from [`PARAMS`]: (id, value name, help). All are repeatable.
-const EXPERIMENT_FLAGS: [(&str, &str, &str); 3] = [
-    ("set", "KEY=VALUE", "Set any spec parameter: --set key=value (repeatable)"),
-    (
-        "sweep",
-        "KEY=VALUES",
-        "Sweep axis: KEY=V1,V2,... or KEY=A..B[:STEP|:xFACTOR] (repeatable; the product of all)",
-    ),
-    ("zip", "AXES", "Axes that advance together instead of multiplying: --zip A,B (repeatable)"),
-];
-
-/// The clap argument of one parameter flag.
-fn param_arg(def: &ParamDef, flag: &Flag) -> Arg {
-    let help = flag.help.unwrap_or(def.help);
-    let arg = Arg::new(flag.name).long(flag.name);
-    match flag.kind {
-        FlagKind::Switch(_) => arg.action(ArgAction::SetTrue).help(help),
-        FlagKind::Value | FlagKind::Commas => arg
-            .action(ArgAction::Set)
-            .value_name(flag.value_name)
-            .value_parser(value_parser!(String))
-            .allow_hyphen_values(flag.hyphen_values)
-            .help(help),
-        FlagKind::Repeated => arg
-            .action(ArgAction::Append)
-            .value_name(flag.value_name)
-            .value_parser(value_parser!(String))
-            .allow_hyphen_values(flag.hyphen_values)
-            .help(format!("{help} (repeatable)")),
-    }
-}
-
-impl Args for SpecArgs {
-    fn augment_args(mut cmd: clap::Command) -> clap::Command {
-        cmd = cmd.arg(
-            Arg::new("spec")
-                .value_name("SPEC")
-                .value_parser(value_parser!(PathBuf))
-                .help("Experiment file (TOML); flags given here override its values"),
-        );
-        for def in PARAMS {
-            for flag in def.flags {
-                cmd = cmd.arg(param_arg(def, flag));
-            }
-        }
-        for (id, value_name, help) in EXPERIMENT_FLAGS {
-            cmd = cmd.arg(
-                Arg::new(id)
-                    .long(id)
-                    .value_name(value_name)
-                    .action(ArgAction::Append)
-                    .value_parser(value_parser!(String))
-                    .help(help),
-            );
-        }
-        cmd
-    }
-
-    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        Self::augment_args(cmd)
-    }
-}
-
-impl FromArgMatches for SpecArgs {
-    fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
-        let many =
-            |id: &str| -> Vec<String> { m.get_many::<String>(id).into_iter().flatten().cloned().collect() };
-        let mut flags = Params::default();
-        // Two flags of one parameter that disagree (`--trace --latency off`, `--dir A
-        // --targets B`) are an error, not a silent choice.
-        for def in PARAMS {
-            let mut first: Option<(String, Vec<String>)> = None;
-            for flag in def.flags {
-                let values = match flag.kind {
-                    FlagKind::Switch(v) => m.get_flag(flag.name).then(|| vec![v.to_string()]),
-                    FlagKind::Value => m.get_one::<String>(flag.name).map(|v| vec![v.clone()]),
-                    FlagKind::Commas => {
-                        m.get_one::<String>(flag.name).map(|v| v.split(',').map(String::from).collect())
-                    }
-                    FlagKind::Repeated => Some(many(flag.name)).filter(|v| !v.is_empty()),
-                };
-                if let Some(values) = values {
-                    let given = match flag.kind {
-                        FlagKind::Switch(_) => format!("--{}", flag.name),
-                        _ => format!("--{} {}", flag.name, values.join(",")),
-                    };
-                    if let Some((other, earlier)) = &first
-                        && *earlier != values
-                    {
-                        return Err(clap::Error::raw(
-                            clap::error::ErrorKind::ArgumentConflict,
-                            format!("{other} and {given} both set `{}`: give one of them\n", def.key),
-                        ));
-                    }
-                    first.get_or_insert((given, values.clone()));
-                    flags.set(def.key, values).map_err(|e| {
-                        clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{e}\n"))
-                    })?;
-                }
-            }
-        }
-        Ok(SpecArgs {
-            spec: m.get_one::<PathBuf>("spec").cloned(),
-            flags,
-            set: many("set"),
-            sweep: many("sweep"),
-            zip: many("zip"),
-        })
-    }
-
-    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> std::result::Result<(), clap::Error> {
-        *self = Self::from_arg_matches(m)?;
-        Ok(())
-    }
-}
-
-impl SpecArgs {
-    /// The parameters the flags set: each parameter's flags, then `--set` over them (the
-    /// experiment file is not read here; see [`SpecArgs::experiment`]).
-    pub fn params(&self) -> Result<Params> {
-        let mut p = self.flags.clone();
-        for kv in &self.set {
-            p.set_kv(kv)?;
-        }
-        Ok(p)
-    }
-
-    /// The experiment the flags describe: the file, the parameters over it, the sweep.
-    pub fn experiment(&self, ram_bytes: u64) -> Result<Experiment> {
-        Experiment::from_command_line(
-            self.spec.as_deref(),
-            &self.params()?,
-            &self.sweep,
-            &self.zip,
-            ram_bytes,
-        )
-    }
 }
 
 /// Where results go and how they are printed.
@@ -290,6 +135,8 @@ pub enum ResultsCommand {
         /// text | csv | markdown | html (one self-contained page with the table and its graph)
         #[arg(long, default_value = "text", value_parser = ["text", "csv", "markdown", "html"])]
         format: String,
+        #[arg(long, help = "Only the winners of `iolab tune` per job and host (CSV holds one table)")]
+        tuned: bool,
     },
     /// Merge another store (SQLite file) or a run's JSON into this store; runs already
     /// present are skipped
@@ -382,8 +229,8 @@ pub struct InfoArgs {
 pub struct PlotArgs {
     /// Experiment id, a unique prefix of one, or `last`
     pub id: String,
-    /// rate | bars | workers | cdf | histogram | trace | timeline (default: the preset's plot, else rate
-    /// when something is swept, else bars)
+    /// rate | bars | workers | cdf | histogram | trace | timeline | race (a tuning's; default: the
+    /// preset's plot, else rate when something is swept, else bars)
     #[arg(long)]
     pub kind: Option<String>,
     /// The x axis: a sweep axis (or `phase`); default: the preset's, else the first axis
@@ -448,4 +295,61 @@ pub struct ReportArgs {
     /// Results store (default: $IOLAB_DB or ~/.local/share/iolab/iolab.db)
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    /// The job: checkpoint | log | bulk-read | random-read | benson, custom (from the flags), list
+    pub job: String,
+    /// Bytes the job moves in all, e.g. 1GiB (each way, for read-after-write)
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub bytes: Option<String>,
+    #[arg(long, help = "write | read | read-after-write")]
+    pub direction: Option<String>,
+    #[arg(long, help = "seq | random")]
+    pub access: Option<String>,
+    /// The op size the program issues; given, no candidate changes it
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub op_size: Option<String>,
+    /// What must be on disk when: end | every:SIZE (by each writer) | each | none
+    #[arg(long, value_name = "WHEN")]
+    pub durable: Option<String>,
+    /// Compute per worker to overlap with the writes (the candidates are then strategies), e.g. 2s
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub comptime: Option<String>,
+    /// Workers the program may use
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub workers: Option<String>,
+    /// Buffer memory the program may use for its I/O, e.g. 64MiB
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub memory: Option<String>,
+    /// Target directory (repeatable; default: the current directory)
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dirs: Vec<String>,
+    /// Time budget of the whole tuning, e.g. 5m, 90s
+    #[arg(long, value_name = "DURATION", default_value = "10m", allow_hyphen_values = true)]
+    pub budget: String,
+    /// Search KEY (values drawn from what engines, layouts, strategies can do) or KEY=V1,V2 (repeatable)
+    #[arg(long, value_name = "KEY[=V1,V2]")]
+    pub search: Vec<String>,
+    /// Runs a candidate needs before it can be dropped or drop another (at least 2)
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub min_runs: u32,
+    /// The race ends when every candidate still racing has this many runs
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub max_runs: u32,
+    /// A parameter every candidate takes: settle, prime_memory, warmup, interleave, seed (repeatable)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// List the candidates, and the combinations that are none and why; run nothing
+    #[arg(long, conflicts_with = "grid")]
+    pub list: bool,
+    /// Print every candidate as an experiment file (REPS runs each): the exhaustive grid; run nothing
+    #[arg(long, value_name = "REPS", num_args = 0..=1, default_missing_value = "5")]
+    pub grid: Option<u32>,
+    /// Write the recommended spec (an experiment file) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub save_spec: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }

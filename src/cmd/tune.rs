@@ -1,0 +1,177 @@
+//! `iolab tune`: find the fastest way to do a job on this machine within a time budget: build
+//! the job and its search space, check the disk holds every candidate, race them (the runs
+//! stored as one experiment, the race's record beside it), print the ranked table, the
+//! verdict and the recommended spec; or list the space, or print it as an exhaustive grid.
+
+use std::io::Write;
+use std::time::Instant;
+
+use crate::cli::TuneArgs;
+use crate::error::{Error, Result};
+use crate::experiment::progress::CliMonitor;
+use crate::experiment::run::{NoSink, Sink};
+use crate::experiment::tune::{self, Request, job::JobArgs};
+use crate::experiment::{Params, ResolveEnv};
+use crate::results::tune::Rule;
+use crate::worker::registry::real_io;
+
+use super::{format_of, open_store, put};
+
+/// Keys `--set` may give every candidate: how the race runs, not how the job is done.
+const SETTABLE: &[&str] = &["settle", "prime_memory", "warmup", "interleave", "seed", "latency"];
+
+/// `iolab tune`.
+pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
+    let start = Instant::now();
+    if args.job == "list" {
+        return put(stdout, &jobs_table());
+    }
+    let env = ResolveEnv::current()?;
+    let job = tune::job::build(
+        &JobArgs {
+            job: args.job.clone(),
+            bytes: args.bytes.clone(),
+            direction: args.direction.clone(),
+            access: args.access.clone(),
+            op_size: args.op_size.clone(),
+            durable: args.durable.clone(),
+            comptime: args.comptime.clone(),
+            workers: args.workers.clone(),
+            memory: args.memory.clone(),
+            dirs: args.dirs.clone(),
+        },
+        env.ram_bytes,
+    )?;
+    let req = Request {
+        job,
+        search: tune::space::parse_search(&args.search)?,
+        budget_ns: budget_ns(&args.budget)?,
+        rule: rule(&args)?,
+        extra: extra(&args.set)?,
+    };
+    let prep = tune::prepare(&req, &env)?;
+    let format = format_of(args.out.json, args.out.csv);
+    if let Some(reps) = args.grid {
+        if reps == 0 {
+            return Err(Error::spec("grid", 0, "at least one repetition"));
+        }
+        let about =
+            format!("iolab tune {}: every candidate of its space\n{}", prep.job.name, prep.job.describe());
+        return put(stdout, &tune::emit::grid_toml(&prep.base, &prep.axes, reps, &about));
+    }
+    let dirs = prep.space.cands[0].spec.dirs.clone();
+    let host = crate::env::host::probe(&dirs);
+    if args.list {
+        let t = tune::record(&prep, &req, "-", &host);
+        return crate::report::tune::exporter(format.name().replace("table", "text").as_str())?
+            .export(&t, stdout);
+    }
+    for c in &prep.space.cands {
+        let plan = crate::plan::plan(&c.spec);
+        crate::target::preflight::check(&c.spec, &plan, real_io(&c.spec.engine))?;
+    }
+    if let Some(w) = crate::target::clean::leftovers_warning(&dirs, None) {
+        eprintln!("{w}");
+    }
+    let quiet = args.out.quiet;
+    let mut store = if args.out.no_store { None } else { Some(open_store(&args.out.db)?) };
+    let first_cost = tune::first_cost_s(&prep, &super::rates(&args.out));
+    if !quiet {
+        eprintln!(
+            "tuning {}: {} candidates, budget {}",
+            prep.job.describe(),
+            prep.space.cands.len(),
+            crate::units::fmt_ns(req.budget_ns)
+        );
+    }
+    let monitor = CliMonitor::new(quiet);
+    let mut no_sink = NoSink;
+    let sink: &mut dyn Sink = match store.as_mut() {
+        Some(s) => s,
+        None => &mut no_sink,
+    };
+    let outcome = tune::run(&prep, &req, host, sink, &monitor, start, first_cost, !quiet)?;
+    let name = match format {
+        crate::report::Format::Table => "text",
+        other => other.name(),
+    };
+    crate::report::tune::exporter(name)?.export(&outcome.tuning, stdout)?;
+    if let Some(path) = &args.save_spec {
+        match &outcome.tuning.recommended {
+            Some(r) => std::fs::write(path, &r.toml).map_err(|e| Error::io("write", path, None, e))?,
+            None => eprintln!("note: no candidate to recommend; {} not written", path.display()),
+        }
+    }
+    if let (Some(s), false) = (&store, quiet) {
+        eprintln!(
+            "stored as experiment {} in {} (iolab report {0})",
+            outcome.result.experiment_id,
+            crate::text::escape_path(s.path())
+        );
+    }
+    match outcome.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// `--budget`: a positive duration of at most a week.
+fn budget_ns(v: &str) -> Result<u64> {
+    match crate::units::parse_duration_ns(v) {
+        Ok(0) => Err(Error::spec("budget", v, "must be positive")),
+        Ok(n) if n > 7 * 86_400 * 1_000_000_000 => Err(Error::spec("budget", v, "at most a week")),
+        Ok(n) => Ok(n),
+        Err(e) => Err(Error::spec("budget", v, e.0)),
+    }
+}
+
+fn rule(args: &TuneArgs) -> Result<Rule> {
+    if args.min_runs < 2 {
+        return Err(Error::spec("min_runs", args.min_runs, "at least 2: an interval needs two runs"));
+    }
+    if args.max_runs < args.min_runs || args.max_runs > 10_000 {
+        return Err(Error::spec("max_runs", args.max_runs, "from min_runs to 10000"));
+    }
+    Ok(Rule { min_runs: args.min_runs, max_runs: args.max_runs })
+}
+
+/// The parameters every candidate takes: rounds shuffled anew by default, then `--set`.
+fn extra(set: &[String]) -> Result<Params> {
+    let mut p = Params::default();
+    p.set_one("interleave", "shuffle")?;
+    for kv in set {
+        let key = kv.split_once('=').map_or(kv.as_str(), |(k, _)| k).replace('-', "_");
+        if !SETTABLE.contains(&key.as_str()) {
+            return Err(Error::spec(
+                "set",
+                kv,
+                format!("tune sets only {} (the job's own values have flags)", SETTABLE.join(", ")),
+            ));
+        }
+        p.set_kv(kv)?;
+    }
+    Ok(p)
+}
+
+/// The preset jobs, one line each.
+fn jobs_table() -> String {
+    let rows: Vec<Vec<String>> = tune::job::JOBS
+        .iter()
+        .map(|j| {
+            let mut what = format!("{} {} {}, ops of {}", j.direction, j.bytes, j.access, j.op_size);
+            if j.op_fixed {
+                what += " (fixed)";
+            }
+            if j.direction != "read" {
+                what += &format!(", durable {}", j.durable);
+            }
+            if j.comptime != "0s" {
+                what += &format!(", compute {} per worker", j.comptime);
+            }
+            what += &format!(", {} worker{}", j.workers, if j.workers == 1 { "" } else { "s" });
+            vec![j.name.to_string(), what, j.about.to_string()]
+        })
+        .collect();
+    crate::report::text_table(&["job", "what it does", "about"], &rows, &[])
+        + "custom: the checkpoint's values, with --bytes and any other flag given\n"
+}

@@ -1,0 +1,47 @@
+//! The cache state of a phase as a result states it: how it was set (on this host, or by the
+//! I/O-server ranks on theirs) and the check of it over every host's view of the files.
+
+use crate::results::CacheCheck;
+use crate::spec::{CachePolicy, OpKind, Spec};
+use crate::target::cache;
+use crate::worker::WorkerSample;
+
+/// The cache check over every host's view: MPI ranks on other hosts than the coordinator's
+/// measured their own files before the phase; the worst view counts (the most resident for
+/// cold, the least for warm).
+pub fn with_remote_views(policy: CachePolicy, own: f64, samples: &[WorkerSample], real: bool) -> CacheCheck {
+    let views = samples.iter().filter_map(|s| s.place.as_ref().and_then(|p| p.resident));
+    let fraction = match policy {
+        CachePolicy::Warm => views.fold(own, f64::min),
+        _ => views.fold(own, f64::max),
+    };
+    CacheCheck::judge(policy, fraction, real)
+}
+
+/// The cache check of a phase on I/O-server ranks: each server measured its own files on its
+/// host before the phase; the worst view counts. Without files (the memory store, a blast)
+/// there is no cache to set, and nothing is flagged.
+pub fn on_servers(policy: CachePolicy, servers: &[crate::worker::ServerSample]) -> CacheCheck {
+    let views: Vec<f64> = servers.iter().filter_map(|s| s.resident_fraction).collect();
+    if views.is_empty() {
+        return CacheCheck::default();
+    }
+    let fraction = match policy {
+        CachePolicy::Warm => views.iter().copied().fold(1.0, f64::min),
+        _ => views.iter().copied().fold(0.0, f64::max),
+    };
+    CacheCheck::judge(policy, fraction, true)
+}
+
+/// How a phase's cache state is set, in words: on this host, or with servers on theirs.
+pub fn cache_method(spec: &Spec, ph: &crate::spec::Phase) -> String {
+    let here = cache::method(ph.cache, spec.direct, spec.drop_caches);
+    match &spec.servers {
+        None => here,
+        Some(_) if ph.op == OpKind::Blast => "no files: bytes counted and dropped by the servers".into(),
+        Some(s) if s.store == crate::spec::ServerStore::Memory => {
+            "no files: the servers serve from memory (no disk I/O)".into()
+        }
+        Some(_) => format!("on each server's host: {here}"),
+    }
+}

@@ -1,0 +1,315 @@
+//! A tuning run (`iolab tune`) as people and programs read it: the ranked table of every
+//! candidate (its runs, its interval, when and why it left the race), the verdict in words,
+//! the gain over the baseline and the recommended spec. Its formats are the exporters of
+//! [`FORMATS`] (`text.rs`, `json.rs`, `csv.rs`); its section of the HTML page is
+//! `html::tune`, its plot `plot::race`, and the winners per host `hosts/`.
+
+use crate::results::tune::{Out, Tuning, Verdict};
+use crate::units::{fmt_ns, fmt_rate};
+
+use super::Exporter;
+
+mod csv;
+pub mod hosts;
+mod json;
+mod text;
+
+pub use text::render as render_text;
+
+/// The formats of a tuning: `iolab tune` (`--json`, `--csv`, else the text).
+pub static FORMATS: &[&(dyn Exporter<Tuning> + Sync)] = &[&text::Text, &json::Json, &csv::Csv];
+
+/// The exporter of a format name (`text`, `json`, `csv`).
+pub fn exporter(name: &str) -> crate::error::Result<&'static dyn Exporter<Tuning>> {
+    super::find(FORMATS, name)
+}
+
+pub use crate::results::tune::race::Interval;
+
+/// A time in seconds with the precision its size asks for.
+pub fn secs(s: f64) -> String {
+    if !s.is_finite() {
+        "-".into()
+    } else if s >= 100.0 {
+        format!("{s:.0}")
+    } else if s >= 10.0 {
+        format!("{s:.1}")
+    } else if s >= 1.0 {
+        format!("{s:.2}")
+    } else {
+        format!("{s:.3}")
+    }
+}
+
+/// `1.93 s [1.88, 1.99]`, `1.93 s (1 run)`, or `no run`.
+pub fn interval_text(iv: &Interval) -> String {
+    match iv.ci95_s {
+        Some([lo, hi]) => format!("{} s [{}, {}]", secs(iv.mean_s), secs(lo), secs(hi)),
+        None if iv.n > 0 => format!("{} s (1 run)", secs(iv.mean_s)),
+        None => "no run".into(),
+    }
+}
+
+/// The candidate's name as tables show it: its label, with `(baseline)` for the baseline.
+pub fn name(t: &Tuning, i: usize) -> String {
+    let c = &t.candidates[i];
+    if i == t.baseline { format!("{} (baseline)", c.label) } else { c.label.clone() }
+}
+
+/// Where a candidate ended: racing, winner, dropped after round N (slower than #k), failed.
+pub fn status(t: &Tuning, i: usize, rank_of: &dyn Fn(usize) -> usize) -> String {
+    let c = &t.candidates[i];
+    match &c.out {
+        Some(Out::Dropped { round, by }) => {
+            format!("dropped after round {round} (slower than #{})", rank_of(*by))
+        }
+        Some(Out::Failed { round, error }) => format!("failed in round {round}: {error}"),
+        None if c.runs() == 0 => "not run".into(),
+        None => match &t.verdict {
+            Verdict::Winner { best } if *best == i => "winner".into(),
+            Verdict::NoClearWinner { best, .. } if *best == i => "racing (lowest mean)".into(),
+            Verdict::NoClearWinner { tied, .. } if tied.contains(&i) => "racing (tied)".into(),
+            _ => "racing".into(),
+        },
+    }
+}
+
+/// One row per candidate, in rank order: rank, candidate, runs, mean, interval, MB/s, status.
+pub fn rows(t: &Tuning) -> Vec<Vec<String>> {
+    let ranked = t.ranked();
+    let rank_of = |i: usize| ranked.iter().position(|&r| r == i).map_or(0, |p| p + 1);
+    ranked
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let c = &t.candidates[i];
+            let iv = c.interval();
+            let (mean, ci) = match (iv.n, iv.ci95_s) {
+                (0, _) => ("-".into(), "-".into()),
+                (_, Some([lo, hi])) => (secs(iv.mean_s), format!("[{}, {}]", secs(lo), secs(hi))),
+                (_, None) => (secs(iv.mean_s), "-".into()),
+            };
+            let rate =
+                if iv.n > 0 { fmt_rate(t.job.bytes as f64 * phases(t) / iv.mean_s) } else { "-".into() };
+            vec![
+                (k + 1).to_string(),
+                name(t, i),
+                c.runs().to_string(),
+                mean,
+                ci,
+                rate,
+                status(t, i, &rank_of),
+            ]
+        })
+        .collect()
+}
+
+/// The column headers of [`rows`].
+pub const HEADERS: [&str; 7] = ["rank", "candidate", "runs", "time s", "95% interval", "MB/s", "status"];
+
+/// The job's bytes are moved this many times (a read after the write moves them twice).
+fn phases(t: &Tuning) -> f64 {
+    t.job.direction.ops().len() as f64
+}
+
+/// The verdict in one sentence, as the issue states it: `X: 1.93 s [1.88, 1.99], faster than
+/// the next (Y, 2.40 s [2.31, 2.52]) with 95% confidence`, or no clear winner between some.
+pub fn verdict_text(t: &Tuning) -> String {
+    let c = |i: usize| format!("{}, {}", name(t, i), interval_text(&t.candidates[i].interval()));
+    match &t.verdict {
+        Verdict::Winner { best } => match t.next_after(*best) {
+            Some(n) => format!("{}: faster than the next ({}) with 95% confidence", c(*best), c(n)),
+            None => format!("{}: the only candidate", c(*best)),
+        },
+        Verdict::NoClearWinner { best, tied } => {
+            let others: Vec<String> = tied.iter().map(|&i| c(i)).collect();
+            format!(
+                "no clear winner between these {}: the lowest mean is {}; overlapping it: {}",
+                tied.len() + 1,
+                c(*best),
+                others.join("; ")
+            )
+        }
+        Verdict::Undecided => "undecided: no candidate had the runs to be judged".into(),
+    }
+}
+
+/// The gain over the baseline in one sentence, if there is one to state.
+pub fn gain_text(t: &Tuning) -> Option<String> {
+    let g = t.gain()?;
+    let best = t.verdict.best()?;
+    if best == t.baseline {
+        return Some(format!(
+            "the baseline itself is the best: {}",
+            interval_text(&t.candidates[best].interval())
+        ));
+    }
+    Some(format!(
+        "{:.2}x the baseline's speed ({} -> {} s){}",
+        g.speedup,
+        interval_text(&t.candidates[t.baseline].interval()),
+        secs(g.best_mean_s),
+        if g.clear { ", the intervals apart" } else { ", the intervals overlapping: not a clear gain" }
+    ))
+}
+
+/// The header lines: job, where and when, budget, how the race ended, the space and the rule.
+pub fn header(t: &Tuning) -> Vec<(&'static str, String)> {
+    let ended = t.ended.map_or("still racing".to_string(), |e| e.about().to_string());
+    vec![
+        ("job", t.job.describe()),
+        ("host", format!("{} · experiment {}", t.hostname, t.experiment_id)),
+        (
+            "budget",
+            format!(
+                "{} · used {} in {} round{} · {ended}",
+                fmt_ns(t.budget_ns),
+                fmt_ns(t.elapsed_ns),
+                t.rounds.len(),
+                if t.rounds.len() == 1 { "" } else { "s" }
+            ),
+        ),
+        (
+            "searched",
+            format!(
+                "{} · {} candidates{}",
+                t.searched.join(" · "),
+                t.candidates.len(),
+                if t.not_candidates.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({} kinds of combination are none: --list)", t.not_candidates.len())
+                }
+            ),
+        ),
+        (
+            "rule",
+            format!(
+                "time = start barrier to the last phase's end, final commit included; 95% intervals of its mean; dropped when 99% intervals are apart, judged from {} runs, at most {}",
+                t.rule.min_runs, t.rule.max_runs
+            ),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::report::render;
+    use crate::results::tune::{Candidate, Ended, Round, Rule, TUNE_SCHEMA_VERSION, Verdict};
+    use crate::spec::job::{Access, Direction, Durability, Job};
+
+    /// A finished race: `a` won over `b`, which was dropped after round 3.
+    fn tuning(host: &str, created: f64, bytes: u64) -> Tuning {
+        let mut a = Candidate::new(0, "psync".into(), BTreeMap::from([("engine".into(), "psync".into())]));
+        let mut b = Candidate::new(1, "mmap".into(), BTreeMap::from([("engine".into(), "mmap".into())]));
+        a.times_s = vec![1.0, 1.1, 0.9, 1.0];
+        b.times_s = vec![2.0, 2.1, 1.9];
+        b.out = Some(Out::Dropped { round: 3, by: 0 });
+        let rounds = (1..=4)
+            .map(|r| Round {
+                round: r,
+                elapsed_s: r as f64,
+                runs: 2,
+                intervals: vec![
+                    Some(Interval::of(&a.times_s[..r as usize])),
+                    (r <= 3).then(|| Interval::of(&b.times_s[..r as usize])),
+                ],
+                dropped: if r == 3 { vec![1] } else { vec![] },
+            })
+            .collect();
+        Tuning {
+            schema_version: TUNE_SCHEMA_VERSION,
+            experiment_id: format!("e-{host}-{created}"),
+            hostname: host.into(),
+            host_id: host.into(),
+            created_unix_s: created,
+            job: Job {
+                name: "checkpoint".into(),
+                bytes,
+                direction: Direction::Write,
+                access: Access::Seq,
+                op_bytes: 1 << 20,
+                op_fixed: false,
+                durability: Durability::End,
+                comptime_ns: 0,
+                workers: 1,
+                memory_bytes: None,
+                dirs: vec![".".into()],
+            },
+            budget_ns: 60_000_000_000,
+            elapsed_ns: 4_000_000_000,
+            rule: Rule::default(),
+            searched: vec!["engine=psync,mmap".into()],
+            not_candidates: vec![],
+            candidates: vec![a, b],
+            baseline: 1,
+            rounds,
+            ended: Some(Ended::OneLeft),
+            verdict: Verdict::Winner { best: 0 },
+            recommended: None,
+        }
+    }
+
+    #[test]
+    fn the_table_and_the_words() {
+        let t = tuning("h", 1.0, 1 << 30);
+        let r = rows(&t);
+        assert_eq!(r[0][..3], ["1", "psync", "4"]);
+        assert_eq!(r[0][6], "winner");
+        assert_eq!(r[1][1], "mmap (baseline)");
+        assert_eq!(r[1][6], "dropped after round 3 (slower than #1)");
+        let v = verdict_text(&t);
+        assert!(
+            v.starts_with("psync, 1.00 s [") && v.contains("faster than the next (mmap (baseline), 2.00 s ["),
+            "{v}"
+        );
+        assert!(gain_text(&t).unwrap().starts_with("2.00x the baseline's speed"), "{:?}", gain_text(&t));
+        let csv = render(exporter("csv").unwrap(), &t).unwrap();
+        assert_eq!(csv.lines().count(), 3);
+        assert!(csv.starts_with("rank,point,candidate,baseline,engine,runs,mean_s"), "{csv}");
+        let json: Tuning = serde_json::from_str(&render(exporter("json").unwrap(), &t).unwrap()).unwrap();
+        assert_eq!(json, t);
+    }
+
+    /// Per job, the newest tuning of each host, hosts in order.
+    #[test]
+    fn winners_per_job_and_host() {
+        let ts = [
+            tuning("b", 3.0, 1 << 30),
+            tuning("a", 2.0, 1 << 30),
+            tuning("b", 1.0, 1 << 30),
+            tuning("a", 1.0, 1 << 20),
+        ];
+        let rs = hosts::rows(&ts);
+        let got: Vec<(&str, &str)> =
+            rs.iter().map(|r| (r.hostname.as_str(), r.experiment_id.as_str())).collect();
+        assert_eq!(
+            got,
+            [("a", "e-a-2"), ("b", "e-b-3"), ("a", "e-a-1")],
+            "by job (1 GiB before 1 MiB), then host"
+        );
+        assert_eq!(hosts::by_job(&rs).len(), 2);
+        assert_eq!((rs[0].verdict.as_str(), rs[0].speedup), ("clear", Some(2.0)));
+        let names: Vec<&str> = hosts::FORMATS.iter().map(|f| f.name()).collect();
+        assert_eq!(names, ["text", "csv", "markdown"]);
+        let text = render(crate::report::find(hosts::FORMATS, "text").unwrap(), &rs[..]).unwrap();
+        assert_eq!(text.matches("tuned job checkpoint").count(), 2, "{text}");
+        let csv = render(crate::report::find(hosts::FORMATS, "csv").unwrap(), &rs[..]).unwrap();
+        assert_eq!(csv.lines().count(), 4);
+    }
+
+    /// The race plot: a series per candidate that raced, the dropped one ending at its round.
+    #[test]
+    fn the_race_plot() {
+        let f = crate::report::plot::race::of(&tuning("h", 1.0, 1 << 30)).unwrap();
+        let lens: Vec<usize> = f.panels[0].series.iter().map(|s| s.points.len()).collect();
+        assert_eq!(lens, [4, 3]);
+        assert!(f.panels[0].series[0].points[1].bar.is_none(), "not judged yet: no interval drawn");
+        assert!(f.panels[0].series[0].points[2].bar.is_some());
+        assert_eq!(f.legend[0].label, "#1 psync");
+        crate::report::plot::draw::svg(&f).unwrap();
+    }
+}

@@ -1,0 +1,126 @@
+//! Tuning runs in the store (`iolab tune`): the record of each race, kept beside its
+//! experiment (whose points are the candidates and whose runs are the race's runs), written
+//! after every round so an interruption keeps what was decided, and read back by `iolab
+//! report`, `results show` and `results compare`.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::Store;
+use crate::error::Result;
+use crate::results::tune::Tuning;
+
+impl Store {
+    /// Records (or brings up to date) a tuning; its experiment must be stored already.
+    pub fn save_tuning(&self, t: &Tuning) -> Result<()> {
+        let tx = self.write_tx()?;
+        tx.execute(
+            "INSERT OR REPLACE INTO tunings(experiment_id, job, updated_unix_s, tuning_json)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![t.experiment_id, t.job.name, crate::env::sys::unix_time_s(), self.json(t)?],
+        )
+        .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// The tuning of an experiment, if it was one.
+    pub fn load_tuning(&self, experiment_id: &str) -> Result<Option<Tuning>> {
+        let json: Option<String> = self
+            .conn
+            .query_row("SELECT tuning_json FROM tunings WHERE experiment_id = ?1", [experiment_id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.err(e))?;
+        json.map(|j| serde_json::from_str(&j).map_err(|e| self.err(format!("tuning {experiment_id}: {e}"))))
+            .transpose()
+    }
+
+    /// Every tuning, newest first.
+    pub fn tunings(&self) -> Result<Vec<Tuning>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT t.experiment_id, t.tuning_json FROM tunings t JOIN experiments e ON e.id = t.experiment_id
+                 ORDER BY e.created_unix_s DESC, e.id DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(|e| self.err(e))?;
+        let mut out = vec![];
+        for row in rows {
+            let (id, json) = row.map_err(|e| self.err(e))?;
+            out.push(serde_json::from_str(&json).map_err(|e| self.err(format!("tuning {id}: {e}")))?);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::results::tune::{Candidate, Rule, TUNE_SCHEMA_VERSION, Tuning, Verdict};
+    use crate::spec::job::{Access, Direction, Durability, Job};
+
+    use super::*;
+
+    /// A version 7 store is migrated to hold tunings; one saved twice is one row, read back
+    /// as it was written.
+    #[test]
+    fn tunings_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            for m in &super::super::schema::MIGRATIONS[..7] {
+                c.execute_batch(m).unwrap();
+            }
+            c.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '7')", []).unwrap();
+            c.execute("INSERT INTO hosts VALUES ('h', 'host', '{}')", []).unwrap();
+            c.execute(
+                "INSERT INTO experiments(id, created_unix_s, name, host_id, iolab_version, spec_json, host_json, points_json)
+                 VALUES ('e1', 1.0, 'tune', 'h', '0', '{}', '{}', '[]')",
+                [],
+            )
+            .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.load_tuning("e1").unwrap(), None);
+        let mut t = Tuning {
+            schema_version: TUNE_SCHEMA_VERSION,
+            experiment_id: "e1".into(),
+            hostname: "host".into(),
+            host_id: "h".into(),
+            created_unix_s: 1.0,
+            job: Job {
+                name: "checkpoint".into(),
+                bytes: 1 << 30,
+                direction: Direction::Write,
+                access: Access::Seq,
+                op_bytes: 1 << 20,
+                op_fixed: false,
+                durability: Durability::End,
+                comptime_ns: 0,
+                workers: 1,
+                memory_bytes: None,
+                dirs: vec![".".into()],
+            },
+            budget_ns: 60_000_000_000,
+            elapsed_ns: 0,
+            rule: Rule::default(),
+            searched: vec!["engine=psync,mmap".into()],
+            not_candidates: vec![],
+            candidates: vec![Candidate::new(0, "psync".into(), Default::default())],
+            baseline: 0,
+            rounds: vec![],
+            ended: None,
+            verdict: Verdict::Undecided,
+            recommended: None,
+        };
+        store.save_tuning(&t).unwrap();
+        t.candidates[0].times_s = vec![1.0, 1.5];
+        t.elapsed_ns = 5;
+        store.save_tuning(&t).unwrap();
+        assert_eq!(store.load_tuning("e1").unwrap(), Some(t.clone()));
+        assert_eq!(store.tunings().unwrap(), [t]);
+    }
+}
