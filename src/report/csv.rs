@@ -1,6 +1,6 @@
 //! CSV export: one row per worker per repetition per phase per point (a failed repetition
-//! without workers gets one row), run-level figures repeated on each row; warm-up runs too,
-//! marked in the `warmup` column. Units in the names.
+//! without workers gets one row), then one per I/O-server rank, run-level figures repeated on
+//! each row; warm-up runs too, marked in the `warmup` column. Units in the names.
 
 use std::io::Write;
 
@@ -66,7 +66,50 @@ const HEADER: &[&str] = &[
     "host_ranks",
     "host_max_sar_bytes_per_s",
     "steady_bytes_per_s",
+    "server",
+    "server_store",
+    "server_files",
+    "server_requests",
+    "server_write_bytes",
+    "server_read_bytes",
+    "server_time_ns",
+    "server_busy_ns",
+    "server_disk_ns",
+    "server_net_ns",
+    "server_resident_fraction",
+    "server_device_read_bytes",
+    "server_device_write_bytes",
 ];
+
+/// The server columns, empty on a worker's row.
+const SERVER_COLS: usize = 13;
+
+/// A server rank's row after the run-level columns: the worker columns empty but for its role
+/// (`server`), rank and host; then its own figures.
+fn server_row(x: &crate::results::ServerResult, in_flight: &str, steady: &str) -> Vec<String> {
+    // worker_open_ns, worker_close_ns: empty; syncs_in_flight_max (the run's); worker_role:
+    // server; its times: empty; worker_rank, worker_host; host_ranks, host_max_sar: empty.
+    let mut v = vec![String::new(), String::new(), in_flight.to_string()];
+    v.push("server".into());
+    v.extend(vec![String::new(); 7]);
+    v.extend([x.rank.to_string(), x.host.clone(), String::new(), String::new(), steady.to_string()]);
+    v.extend([
+        x.server.to_string(),
+        x.store.clone(),
+        x.files.to_string(),
+        x.requests.to_string(),
+        x.write_bytes.to_string(),
+        x.read_bytes.to_string(),
+        x.time_ns.to_string(),
+        x.busy_ns.to_string(),
+        x.disk_ns.to_string(),
+        x.net_ns.to_string(),
+        x.resident_fraction.map(|f| f.to_string()).unwrap_or_default(),
+        x.device_read_bytes.to_string(),
+        x.device_write_bytes.to_string(),
+    ]);
+    v
+}
 
 /// The MPI columns of a worker: its rank and host, the ranks on that host and the host's
 /// aggregate rate (empty without MPI).
@@ -157,6 +200,7 @@ impl Exporter for Csv {
                         after.extend(role_cols(None));
                         after.extend(host_cols(r, None));
                         after.push(steady.clone());
+                        after.extend(vec![String::new(); SERVER_COLS]);
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }
@@ -183,7 +227,14 @@ impl Exporter for Csv {
                         after.extend(role_cols(Some(wk)));
                         after.extend(host_cols(r, Some(wk)));
                         after.push(steady.clone());
+                        after.extend(vec![String::new(); SERVER_COLS]);
                         w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after))
+                            .map_err(write_err)?;
+                    }
+                    let blanks = vec![String::new(); 14];
+                    for x in &r.servers {
+                        let after = server_row(x, &in_flight, &steady);
+                        w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }
                 }

@@ -178,6 +178,30 @@ fn the_memory_store_makes_no_file() {
             assert_eq!(a["servers"], b["servers"], "phase {p}");
         }
     }
+    // The CSV has a row per server per repetition beside the clients' rows, with its figures.
+    let csv_all = s.iolab(&["results", "export", "last", "--csv"]).stdout;
+    let mut rdr = csv::Reader::from_reader(csv_all.as_slice());
+    let head = rdr.headers().unwrap().clone();
+    let col = |name: &str| head.iter().position(|c| c == name).unwrap();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    let server_rows: Vec<&csv::StringRecord> =
+        rows.iter().filter(|r| &r[col("worker_role")] == "server").collect();
+    assert_eq!(server_rows.len(), 2 * 2 * 2, "2 phases x 2 reps x 2 servers");
+    assert_eq!(rows.len() - server_rows.len(), 2 * 2, "2 phases x 2 reps x 1 client");
+    for r in &server_rows {
+        let p = usize::from(r[col("phase")] != phases(&doc)[0]["name"]);
+        let rep = r[col("rep")].parse::<usize>().unwrap();
+        let server = r[col("server")].parse::<usize>().unwrap();
+        let x = &phases(&doc)[p]["repetitions"][rep]["servers"][server];
+        assert_eq!(r[col("worker_rank")], x["rank"].to_string());
+        assert_eq!(&r[col("worker_host")], x["host"].as_str().unwrap());
+        assert_eq!(&r[col("server_store")], "memory");
+        for k in ["files", "requests", "write_bytes", "read_bytes", "busy_ns", "device_write_bytes"] {
+            assert_eq!(r[col(&format!("server_{k}"))], x[k].to_string(), "{k}");
+        }
+        assert!(r[col("worker_bytes")].is_empty() && r[col("server_resident_fraction")].is_empty());
+    }
+    assert!(rows.iter().filter(|r| &r[col("worker_role")] != "server").all(|r| r[col("server")].is_empty()));
     for p in 0..2 {
         for r in phases(&doc)[p]["repetitions"].as_array().unwrap() {
             assert_eq!(r["status"], "complete", "{r}");
