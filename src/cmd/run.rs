@@ -35,7 +35,15 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
             crate::target::reuse::open(&p.spec, &plan)?;
         }
     }
-    if let Some(w) = crate::target::clean::leftovers_warning(&built.base.dirs, built.base.reuse.as_deref()) {
+    // The targets, and the directories I/O-server ranks keep their files in (as this host
+    // sees them: a node-local one elsewhere is its own host's to look at).
+    let mut dirs = built.base.dirs.clone();
+    for d in built.points.iter().filter_map(|p| p.spec.servers.as_ref()).map(|s| &s.dir) {
+        if !dirs.contains(d) {
+            dirs.push(d.clone());
+        }
+    }
+    if let Some(w) = crate::target::clean::leftovers_warning(&dirs, built.base.reuse.as_deref()) {
         eprintln!("{w}");
     }
     let OutputArgs { json, csv, db, no_store, quiet } = out.clone();

@@ -39,12 +39,17 @@ fn read_trim(p: &str) -> String {
     fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
-/// Start time (field 22 of /proc/PID/stat) of a running pid.
+/// Start time (field 22 of /proc/PID/stat) of a running pid; `None` once it has ended, even
+/// while its entry stays as a zombie (state Z or X, field 3) until its parent reaps it: a
+/// rank killed under mpirun stays one until the launcher's orphans are reaped.
 fn pid_start_time(pid: u32) -> Option<u64> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: split after the last `)`.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
+    if matches!(rest.next()?, "Z" | "X") {
+        return None;
+    }
+    rest.nth(18)?.parse().ok()
 }
 
 impl Owner {
@@ -192,4 +197,29 @@ impl Marker {
 /// A new run id: 128 random bits in hex; stable across stores, so imports never duplicate.
 pub fn new_run_id() -> String {
     format!("{:016x}{:016x}", crate::env::sys::random_u64(), crate::env::sys::random_u64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child that has exited but is not yet reaped is gone, though its /proc entry remains;
+    /// while it runs it is running.
+    #[test]
+    fn a_zombie_owner_is_gone() {
+        let me = Owner::current();
+        let mut child = std::process::Command::new("sleep").arg("0.2").spawn().unwrap();
+        let owner = Owner { pid: child.id(), pid_start: pid_start_time(child.id()).unwrap(), ..me.clone() };
+        assert_eq!(owner.state(&me), OwnerState::Running);
+        let stat = || fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
+        let zombie = |s: String| s[s.rfind(')').unwrap() + 1..].split_whitespace().next() == Some("Z");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !zombie(stat()) {
+            assert!(std::time::Instant::now() < deadline, "the child never exited: {}", stat());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(owner.state(&me), OwnerState::Gone);
+        child.wait().unwrap();
+        assert_eq!(owner.state(&me), OwnerState::Gone);
+    }
 }
