@@ -54,7 +54,8 @@ pub fn cmd_plan(args: PlanArgs, stdout: &mut dyn Write) -> Result<()> {
         doc["estimate"] = estimate_json(&built.points, &rates);
         serde_json::to_string_pretty(&doc).expect("JSON in memory") + "\n"
     } else {
-        let free: Vec<_> = spec.dirs.iter().map(|d| crate::env::sys::fs_free(d).ok()).collect();
+        let dirs = report::plan::space_dirs(&spec);
+        let free: Vec<_> = dirs.iter().map(|d| crate::env::sys::fs_free(d).ok()).collect();
         let mut t = report::plan::plan_text(&spec, &plan, &free);
         match (crate::launch::world(), &spec.servers) {
             (Some(w), Some(s)) => t += &report::servers::placement_text(&w.hosts, spec.workers, s.count),

@@ -103,11 +103,13 @@ pub fn placement_text(hosts: &[String], clients: u32, servers: u32) -> String {
             by_host[i].2.push(r);
         }
     }
+    let ranks = |rs: Vec<u32>| {
+        format!("rank{} {}", if rs.len() == 1 { "" } else { "s" }, super::hosts::rank_ranges(&rs))
+    };
     let mut s = format!(
-        "placement: {n} MPI ranks: clients on ranks 0-{} (one worker each), I/O servers on ranks {}-{} (server j on rank {} + j)\n",
-        clients.saturating_sub(1),
-        n - servers,
-        n - 1,
+        "placement: {n} MPI ranks: clients on {} (one worker each), I/O servers on {} (server j on rank {} + j)\n",
+        ranks((0..clients).collect()),
+        ranks((n - servers..n).collect()),
         n - servers
     );
     for (h, c, sv) in &by_host {
@@ -128,7 +130,7 @@ mod tests {
         let hosts: Vec<String> = ["h1", "h1", "h2", "h2", "h3", "h3"].iter().map(|s| s.to_string()).collect();
         assert_eq!(
             super::placement_text(&hosts, 1, 4),
-            "placement: 6 MPI ranks: clients on ranks 0-0 (one worker each), I/O servers on ranks 2-5 (server j on rank 2 + j)\n  h1: clients 0\n  h2: servers 2-3\n  h3: servers 4-5\n"
+            "placement: 6 MPI ranks: clients on rank 0 (one worker each), I/O servers on ranks 2-5 (server j on rank 2 + j)\n  h1: clients 0\n  h2: servers 2-3\n  h3: servers 4-5\n"
         );
     }
 }

@@ -219,6 +219,55 @@ fn the_memory_store_makes_no_file() {
     assert!(work_dirs(&srv).is_empty() && work_dirs(s.path()).is_empty(), "{:?}", work_dirs(&srv));
 }
 
+/// `iolab plan` with servers: each component in its server's directory, the space that
+/// directory has on this host (none needed with the memory store), and the placement of
+/// clients and servers by rank; nothing made.
+#[test]
+fn the_plan_shows_the_servers_directory_and_placement() {
+    let s = Scratch::new();
+    let srv = s.path().join("srv-plan");
+    std::fs::create_dir(&srv).unwrap();
+    let (srv_s, dir) = (srv.to_str().unwrap(), s.path().to_str().unwrap());
+    for (store, need) in [("disk", "8 MiB"), ("memory", "0 B")] {
+        let args = [
+            "plan",
+            "--servers",
+            "2",
+            "--server-store",
+            store,
+            "--server-dir",
+            srv_s,
+            "--layout",
+            "striped",
+            "--stripe-unit",
+            "16KiB",
+            "--bs",
+            "64KiB",
+            "--size",
+            "8MiB",
+            "--op",
+            "write,read:cold",
+            "--dir",
+            dir,
+        ];
+        let o = crate::mpi::mpirun(&s, 3, &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains(&format!("striped.s01.dat      4 MiB  in server 1's {srv_s}\n")), "{out}");
+        assert!(
+            out.contains(&format!("\ndisk space needed: {need} (free in {srv_s} on this host: ")),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "placement: 3 MPI ranks: clients on rank 0 (one worker each), I/O servers on ranks 1-2"
+            ),
+            "{out}"
+        );
+    }
+    assert!(work_dirs(&srv).is_empty() && work_dirs(s.path()).is_empty());
+}
+
 /// What cannot run on server ranks is refused with exit 2, naming the field, before anything
 /// is made.
 #[test]

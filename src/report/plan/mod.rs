@@ -9,7 +9,7 @@ mod json;
 mod text;
 
 /// A plan as its formats read it: the spec, its plan, and the free bytes and inodes of each of
-/// `spec.dirs` (None where unknown), measured by the caller: the report makes no system call.
+/// [`space_dirs`] (None where unknown), measured by the caller: the report makes no system call.
 pub struct Planned<'a> {
     pub spec: &'a Spec,
     pub plan: &'a RunPlan,
@@ -19,10 +19,21 @@ pub struct Planned<'a> {
 /// The formats of `iolab plan`.
 pub static FORMATS: &[&(dyn for<'a> Exporter<Planned<'a>> + Sync)] = &[&text::Text, &json::Json];
 
+/// The directories the files go in: the targets, or with I/O-server ranks the servers'
+/// directory (node-local: this host's view of it).
+pub fn space_dirs(spec: &Spec) -> Vec<std::path::PathBuf> {
+    match &spec.servers {
+        Some(s) => vec![s.dir.clone()],
+        None => spec.dirs.clone(),
+    }
+}
+
 /// Disk space the whole experiment needs at its peak: one repetition's files, or all of them
-/// when files are kept; none when its engine moves no data or it reads kept files.
+/// when files are kept; none when its engine moves no data, it reads kept files, or its
+/// servers keep nothing on disk.
 pub fn disk_bytes_total(spec: &Spec, plan: &RunPlan) -> u64 {
-    if !crate::worker::registry::real_io(&spec.engine) || spec.reuse.is_some() {
+    let memory = spec.servers.as_ref().is_some_and(|s| s.store == crate::spec::ServerStore::Memory);
+    if !crate::worker::registry::real_io(&spec.engine) || spec.reuse.is_some() || memory {
         return 0;
     }
     plan.disk_bytes().saturating_mul(if spec.keep { spec.reps as u64 } else { 1 })

@@ -50,13 +50,15 @@ fn text(p: &Planned<'_>) -> String {
         s += &format!("  ... and {} more files\n", plan.files.len() - 16);
     }
     s += &format!("disk space needed: {}", fmt_size(disk_bytes_total(spec, plan)));
-    for (i, d) in spec.dirs.iter().enumerate() {
-        if spec.dirs[..i].contains(d) {
+    let dirs = super::space_dirs(spec);
+    let on = if spec.servers.is_some() { " on this host" } else { "" };
+    for (i, d) in dirs.iter().enumerate() {
+        if dirs[..i].contains(d) {
             continue;
         }
         if let Some(&Some((free, inodes))) = free.get(i) {
-            s +=
-                &format!(" (free in {}: {}, {} inodes)", crate::text::escape_path(d), fmt_size(free), inodes);
+            let d = crate::text::escape_path(d);
+            s += &format!(" (free in {d}{on}: {}, {inodes} inodes)", fmt_size(free));
         }
     }
     s += "\n";
