@@ -36,7 +36,8 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
         }
     }
     // The targets, and the directories I/O-server ranks keep their files in (as this host
-    // sees them: a node-local one elsewhere is its own host's to look at).
+    // sees them: a node-local one elsewhere is its own host's to look at): scanned for
+    // leftovers here, described in the results' host facts below.
     let mut dirs = built.base.dirs.clone();
     for d in built.points.iter().filter_map(|p| p.spec.servers.as_ref()).map(|s| &s.dir) {
         if !dirs.contains(d) {
@@ -56,7 +57,7 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
         // Traces spill beside the store they are going to.
         crate::latency::trace::set_spill_dir(dir.to_path_buf());
     }
-    let host = host::probe(&built.base.dirs);
+    let host = host::probe(&dirs);
     let monitor = CliMonitor::new(quiet);
     let mut no_sink = NoSink;
     let sink: &mut dyn Sink = match store.as_mut() {

@@ -55,7 +55,12 @@ pub fn render_table(exp: &ExperimentResult) -> String {
             dev.push(format!("read-ahead {ra} KiB"));
         }
         let on = if dev.is_empty() { String::new() } else { format!(" on {}", dev.join(", ")) };
-        out += &format!("target  {}: {}{on}\n", crate::text::escape_path(&t.dir), t.fs_type);
+        // With I/O-server ranks the files are in the servers' directory (as this host sees it).
+        let what = match &s.servers {
+            Some(sv) if sv.dir == t.dir => "servers",
+            _ => "target ",
+        };
+        out += &format!("{what} {}: {}{on}\n", crate::text::escape_path(&t.dir), t.fs_type);
     }
     let blast = s.phases.iter().any(|p| p.op == crate::spec::OpKind::Blast);
     let sync = match s.sync {

@@ -178,6 +178,10 @@ fn the_memory_store_makes_no_file() {
             assert_eq!(a["servers"], b["servers"], "phase {p}");
         }
     }
+    // The header describes the servers' directory (this host's view) beside the clients' target.
+    let table = String::from_utf8(s.iolab(&["results", "show", "last"]).stdout).unwrap();
+    assert!(table.contains(&format!("\nservers {}: ", srv.display())), "{table}");
+    assert!(table.contains(&format!("\ntarget  {}: ", s.path().display())), "{table}");
     // The CSV has a row per server per repetition beside the clients' rows, with its figures.
     let csv_all = s.iolab(&["results", "export", "last", "--csv"]).stdout;
     let mut rdr = csv::Reader::from_reader(csv_all.as_slice());
