@@ -212,7 +212,9 @@ fn block_allocation_is_asked_for_and_exclusive_with_prealloc() {
 /// and free space is whole, so the layouts are exact: with a commit at the end, delayed
 /// allocation puts each of the 4 interleaved files in one extent (4 fragments, 3 alternations:
 /// file after file); with `alloc = block`, 8 files written 4 at a time lie block by block (512
-/// fragments, all 511 boundaries alternate), and written one at a time file after file (8
+/// fragments; all 511 boundaries alternate, or all but one or two when the allocator puts a
+/// block out of order, as it did once in many runs on a loaded machine, and in the 510 of
+/// docs/layouts.md's table), and written one at a time file after file (8
 /// files, some split where ext4's allocator starts a new region: 17 fragments and 16
 /// alternations on the development machine's kernel).
 #[test]
@@ -244,8 +246,11 @@ fn on_a_fresh_ext4_the_layouts_are_exact() {
         layout(&["--files", "8", "--op", "write:workers=1:round_robin=1", "--alloc", "block"]);
     assert!(fragments >= 8 && alternations < 32, "file after file, a few files split");
     assert_eq!(layout(&["--files", "4", "--op", "write:workers=1:round_robin=4", "--sync", "end"]), (4, 3));
-    assert_eq!(
-        layout(&["--files", "8", "--op", "write:workers=1:round_robin=4", "--alloc", "block"]),
-        (512, 511)
+    let (fragments, alternations) =
+        layout(&["--files", "8", "--op", "write:workers=1:round_robin=4", "--alloc", "block"]);
+    assert_eq!(fragments, 512, "every block its own fragment");
+    assert!(
+        (509..=511).contains(&alternations),
+        "block by block: {alternations} of 511 boundaries alternate"
     );
 }
