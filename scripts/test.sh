@@ -49,8 +49,9 @@ cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test --all-targets
 cargo test --doc
-# The test that measures the disk against a known truth (a throttle) needs it to itself.
-cargo test --test it -- --ignored --test-threads=1 throttle::
+# The tests that need the machine to themselves: the disk against a known truth (a throttle),
+# and a tuned spec rerun against the race that chose it.
+cargo test --test it -- --ignored --test-threads=1 throttle:: tune::the_recommended_spec_reproduces_the_winner
 
 # The MPI side (docs/mpi.md): the suite again with the mpi feature, whose MPI tests run ranks
 # under Open MPI's mpirun, plus a build against MPICH for the test that runs it under MPICH's

@@ -182,51 +182,66 @@ fn the_budget_holds() {
     assert!(count(&all, "interrupted") <= 2, "at most one run per tuning stopped at its deadline: {all:?}");
 }
 
-/// The recommended spec, run with `iolab run`, takes a time within the winner's interval (its
-/// mean over 5 runs; a rerun's mean may fall outside a 95% interval by chance, so up to three
-/// reruns are made, and one must land inside).
+/// The recommended spec, run with `iolab run`, is the winner: it runs with the winner's
+/// searched values (engine, O_DIRECT), exactly; and its mean time over 5 runs lands within the
+/// winner's 95% interval. Times taken apart drift with the machine's state (seen here: a
+/// winner at 48.4 ms [45.5, 51.3], reruns at 55.7, 51.8 and 54.9 ms; on other races reruns
+/// landed inside), so each race gets up to five reruns and up to three races are made; one
+/// rerun must land inside. It runs alone, after the suite, so that other tests' load does not
+/// add to the drift.
 #[test]
+#[ignore = "compares times taken apart: scripts/test.sh runs it alone, after the suite"]
 fn the_recommended_spec_reproduces_the_winner() {
     let s = Scratch::new();
     let spec = s.path().join("tuned.toml");
-    let (t, _) = tune(
-        &s,
-        &[
-            "checkpoint",
-            "--bytes",
-            "8MiB",
-            "--op-size",
-            "64KiB",
-            "--search",
-            "engine=psync,vsync",
-            "--search",
-            "direct=false",
-            "--budget",
-            "40s",
-            "--max-runs",
-            "8",
-            "--save-spec",
-            spec.to_str().unwrap(),
-        ],
-    );
-    let best = t["verdict"]["best"].as_u64().unwrap() as usize;
-    let (mean, lo, hi) = interval(&candidates(&t)[best]);
-    let toml = std::fs::read_to_string(&spec).unwrap();
-    assert_eq!(toml, t["recommended"]["toml"].as_str().unwrap());
-    let mut means = vec![];
-    for _ in 0..3 {
-        let out = s.iolab(&["run", spec.to_str().unwrap(), "--json", "--quiet", "--no-store"]);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let reps = phases(&doc)[0]["repetitions"].as_array().unwrap();
-        assert_eq!(reps.len(), 5);
-        let m = reps.iter().map(|r| r["time_ns"].as_f64().unwrap() / 1e9).sum::<f64>() / reps.len() as f64;
-        means.push(m);
-        if (lo..=hi).contains(&m) {
-            return;
+    let mut seen = vec![];
+    for _race in 0..3 {
+        let (t, _) = tune(
+            &s,
+            &[
+                "checkpoint",
+                "--bytes",
+                "64MiB",
+                "--op-size",
+                "64KiB",
+                "--search",
+                "engine=psync,vsync",
+                "--search",
+                "direct=false,true",
+                "--budget",
+                "40s",
+                "--max-runs",
+                "8",
+                "--save-spec",
+                spec.to_str().unwrap(),
+            ],
+        );
+        let best = &candidates(&t)[t["verdict"]["best"].as_u64().unwrap() as usize];
+        let (mean, lo, hi) = interval(best);
+        let toml = std::fs::read_to_string(&spec).unwrap();
+        assert_eq!(toml, t["recommended"]["toml"].as_str().unwrap());
+        let mut means = vec![];
+        for _ in 0..5 {
+            let out = s.iolab(&["run", spec.to_str().unwrap(), "--json", "--quiet", "--no-store"]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(doc["spec"]["engine"], best["values"]["engine"], "{toml}");
+            assert_eq!(doc["spec"]["direct"].to_string(), best["values"]["direct"], "{toml}");
+            let reps = phases(&doc)[0]["repetitions"].as_array().unwrap();
+            assert_eq!(reps.len(), 5);
+            let m =
+                reps.iter().map(|r| r["time_ns"].as_f64().unwrap() / 1e9).sum::<f64>() / reps.len() as f64;
+            means.push(m);
+            if (lo..=hi).contains(&m) {
+                println!(
+                    "winner {mean:.4} s [{lo:.4}, {hi:.4}]; the recommended spec's runs took {means:.4?}"
+                );
+                return;
+            }
         }
+        seen.push(format!("winner {mean} s [{lo}, {hi}]; the recommended spec's runs took {means:?}"));
     }
-    panic!("winner {mean} s [{lo}, {hi}]; the recommended spec's runs took {means:?}");
+    panic!("{seen:#?}");
 }
 
 /// SIGINT during the race: the best answer so far is printed, the exit is 130, the record is
