@@ -177,6 +177,9 @@ fn block_allocation_makes_the_interleave_physical() {
 
 /// Without `alloc = block`, ext4 lays the same 4-way write out file by file; no flag is raised
 /// then (the file system was free to place blocks), and `alloc = block` refuses `prealloc`.
+/// File by file is 7 alternations when each file lands in one piece; on the scratch file
+/// system, shared with the other tests, writeback under their load may split a file or two
+/// (14 was seen in CI), still far from the 511 of a block-by-block layout.
 #[test]
 fn block_allocation_is_asked_for_and_exclusive_with_prealloc() {
     let s = Scratch::new();
@@ -203,7 +206,8 @@ fn block_allocation_is_asked_for_and_exclusive_with_prealloc() {
         "1",
     ]);
     let rep = &phases(&doc)[0]["repetitions"][0];
-    assert_eq!(rep["file_layout"]["alternations"], 7, "{}", rep["file_layout"]);
+    let a = rep["file_layout"]["alternations"].as_u64().unwrap();
+    assert!((7..64).contains(&a), "file by file: {a} of 511 boundaries alternate: {}", rep["file_layout"]);
     let flags = rep["flags"].as_array().unwrap();
     assert!(!flags.iter().any(|f| f.as_str().unwrap().starts_with("layout not")), "{flags:?}");
 }

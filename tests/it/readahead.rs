@@ -48,7 +48,12 @@ impl Drop for ReadAhead {
 /// as long, and that was the period found), and a throttle dispatches in bursts of its own.
 /// Other periods may be reported beside the window's (the file system's metadata has its own
 /// rhythm: every 432 reads at op 16, about 30 us, was seen there); they are printed.
+///
+/// The spike is some 36 us over reads of a few us, so other tests' load on the CPUs can bury
+/// it in one repetition (seen in CI: periods of 704 to 1344 reads instead): the test runs
+/// alone, after the suite, and wants the window in at least 2 of 3 repetitions.
 #[test]
+#[ignore = "times reads to the microsecond: scripts/test.sh runs it alone, after the suite"]
 fn a_128_kib_read_ahead_shows_as_a_period_of_32_reads() {
     if !is_root() {
         skip!("mounting a tmpfs and a loop device needs root");
@@ -74,14 +79,17 @@ fn a_128_kib_read_ahead_shows_as_a_period_of_32_reads() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let reps = phases(&doc)[0]["repetitions"].as_array().unwrap().clone();
     assert_eq!(reps.len(), 3);
+    let mut found = 0;
     for r in &reps {
         assert_eq!(r["status"], "complete", "{r}");
         assert_eq!(r["ops"], 8192);
         let periods = r["workers"][0]["periods"].as_array().unwrap();
         println!("read-ahead 128 KiB, 4 KiB reads: periods {periods:?}");
-        let window = periods.iter().find(|p| p["every_ops"] == 32);
-        let window = window.unwrap_or_else(|| panic!("no period of 32 reads: {periods:?}"));
-        assert_eq!(window["at_op"], 0, "{periods:?}");
-        assert!(window["excess_ns"].as_f64().unwrap() > 0.0, "a spike, not a dip: {periods:?}");
+        if let Some(window) = periods.iter().find(|p| p["every_ops"] == 32) {
+            assert_eq!(window["at_op"], 0, "{periods:?}");
+            assert!(window["excess_ns"].as_f64().unwrap() > 0.0, "a spike, not a dip: {periods:?}");
+            found += 1;
+        }
     }
+    assert!(found >= 2, "a period of 32 reads in {found} of 3 repetitions");
 }
