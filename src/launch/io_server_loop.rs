@@ -272,33 +272,19 @@ impl<'a> Serving<'a> {
         }
     }
 
-    /// The file of request `h`, or the answer saying why there is none.
-    fn held(&mut self, h: Header) -> std::result::Result<&mut Held, (i32, String)> {
-        let who = &self.who;
-        let store = self.store.as_mut().map_err(|e| (-1, e.clone()))?;
-        match store.by_gid.get(h.gid as usize).copied().flatten() {
-            Some(k) => Ok(&mut store.held[k]),
-            None => Err((-1, format!("{who} holds no file {}", h.gid))),
-        }
-    }
-
     fn write(&mut self, h: Header) -> Answer {
         let len = h.len as usize;
         if len > self.buf.len() {
             return Err((-1, format!("{}: a write of {len} bytes, more than a block", self.who)));
         }
-        let who = self.who.clone();
         let t = now_ns();
-        let buf = std::mem::take(&mut self.buf);
-        let held = self.held(h);
-        let r = held.and_then(|f| match &f.file {
+        let r = held(&mut self.store, &self.who, h).and_then(|f| match &f.file {
             None => Ok(h.len),
             Some(file) => file
-                .write_all_at(&buf[..len], h.offset)
+                .write_all_at(&self.buf[..len], h.offset)
                 .map(|()| h.len)
-                .map_err(|e| io_answer(&who, "pwrite", e)),
+                .map_err(|e| io_answer(&self.who, "pwrite", e)),
         });
-        self.buf = buf;
         self.figures.disk_ns += now_ns() - t;
         r
     }
@@ -308,33 +294,30 @@ impl<'a> Serving<'a> {
         if len > self.buf.len() {
             return Err((-1, format!("{}: a read of {len} bytes, more than a block", self.who)));
         }
-        let who = self.who.clone();
         let t = now_ns();
-        let mut buf = std::mem::take(&mut self.buf);
-        let r = self.held(h).and_then(|f| match &f.file {
+        let buf = &mut self.buf[..len];
+        let r = held(&mut self.store, &self.who, h).and_then(|f| match &f.file {
             None => {
-                f.data.before_write(&mut buf[..len], Op { file: 0, offset: h.offset, len: h.len });
+                f.data.before_write(buf, Op { file: 0, offset: h.offset, len: h.len });
                 Ok(h.len)
             }
             Some(file) => file
-                .read_exact_at(&mut buf[..len], h.offset)
+                .read_exact_at(buf, h.offset)
                 .map(|()| h.len)
-                .map_err(|e| io_answer(&who, "pread", e)),
+                .map_err(|e| io_answer(&self.who, "pread", e)),
         });
-        self.buf = buf;
         self.figures.disk_ns += now_ns() - t;
         r
     }
 
     fn commit(&mut self, h: Header) -> Answer {
-        let who = self.who.clone();
         let t = now_ns();
-        let r = self.held(h).and_then(|f| match &f.file {
+        let r = held(&mut self.store, &self.who, h).and_then(|f| match &f.file {
             None => Ok(0),
             Some(file) => {
                 let (call, r) =
                     if h.arg == 1 { ("fsync", file.sync_all()) } else { ("fdatasync", file.sync_data()) };
-                r.map(|()| 0).map_err(|e| io_answer(&who, call, e))
+                r.map(|()| 0).map_err(|e| io_answer(&self.who, call, e))
             }
         });
         self.figures.disk_ns += now_ns() - t;
@@ -439,6 +422,21 @@ fn accept_now(b: &mut TcpBlast) -> Option<&mut TcpStream> {
 
 /// A failed disk call as a status: its errno and the message naming the server and the call
 /// (the client's error names the file and the offset).
+/// The file of request `h` in `store`, or the answer saying why there is none (a function of
+/// the fields it needs, so a request borrows the server's buffer beside it: nothing is copied
+/// or allocated per request but on an error).
+fn held<'s>(
+    store: &'s mut std::result::Result<Store, String>,
+    who: &str,
+    h: Header,
+) -> std::result::Result<&'s mut Held, (i32, String)> {
+    let store = store.as_mut().map_err(|e| (-1, e.clone()))?;
+    match store.by_gid.get(h.gid as usize).copied().flatten() {
+        Some(k) => Ok(&mut store.held[k]),
+        None => Err((-1, format!("{who} holds no file {}", h.gid))),
+    }
+}
+
 fn io_answer(who: &str, call: &'static str, e: std::io::Error) -> (i32, String) {
     (e.raw_os_error().unwrap_or(-1), format!("{who}: {call}: {e}"))
 }
