@@ -1,7 +1,7 @@
 //! The per-host section under the terminal table of an MPI run: for each phase and host, its
 //! ranks and workers and the host's aggregate rates, mean over complete repetitions.
 
-use crate::results::{ExperimentResult, HostShare, Status};
+use crate::results::{ExperimentResult, HostShare};
 use crate::units::fmt_rate;
 
 use super::text_table;
@@ -24,35 +24,17 @@ pub fn rank_ranges(ranks: &[u32]) -> String {
 /// The section (empty when no repetition ran on MPI ranks).
 pub fn render_hosts(exp: &ExperimentResult) -> String {
     let mut rows = vec![];
-    for p in &exp.points {
-        for ph in &p.phases {
-            let reps: Vec<&[HostShare]> = ph
-                .repetitions
-                .iter()
-                .filter(|r| r.status == Status::Complete && !r.hosts.is_empty())
-                .map(|r| r.hosts.as_slice())
-                .collect();
-            let Some(first) = reps.first() else { continue };
-            for h in first.iter() {
-                let same: Vec<&HostShare> =
-                    reps.iter().filter_map(|hs| hs.iter().find(|x| x.host == h.host)).collect();
-                let mean =
-                    |f: fn(&HostShare) -> f64| same.iter().map(|x| f(x)).sum::<f64>() / same.len() as f64;
-                let name = if exp.points.len() > 1 {
-                    format!("{} {}", super::point_params(p), ph.name)
-                } else {
-                    ph.name.clone()
-                };
-                rows.push(vec![
-                    name,
-                    h.host.clone(),
-                    rank_ranges(&h.ranks),
-                    h.workers.to_string(),
-                    fmt_rate(mean(|x| x.max_sar_bytes_per_s)),
-                    fmt_rate(mean(|x| x.min_sar_bytes_per_s)),
-                ]);
-            }
-        }
+    for (name, same) in super::across_complete_reps(exp, |r| &r.hosts, |a, b| a.host == b.host) {
+        let h = same[0];
+        let mean = |f: fn(&HostShare) -> f64| same.iter().map(|x| f(x)).sum::<f64>() / same.len() as f64;
+        rows.push(vec![
+            name,
+            h.host.clone(),
+            rank_ranges(&h.ranks),
+            h.workers.to_string(),
+            fmt_rate(mean(|x| x.max_sar_bytes_per_s)),
+            fmt_rate(mean(|x| x.min_sar_bytes_per_s)),
+        ]);
     }
     if rows.is_empty() {
         return String::new();

@@ -127,6 +127,39 @@ pub fn point_params(p: &PointResult) -> String {
     p.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
 
+/// The per-rank sections (hosts, servers): for each point and phase, each item of its first
+/// complete repetition that has any (`items`), with the item that is `same` in every complete
+/// repetition; named by the phase, and the point's axis values when there are several points.
+pub fn across_complete_reps<T>(
+    exp: &ExperimentResult,
+    items: fn(&crate::results::Repetition) -> &[T],
+    same: fn(&T, &T) -> bool,
+) -> Vec<(String, Vec<&T>)> {
+    let mut out = vec![];
+    for p in &exp.points {
+        for ph in &p.phases {
+            let reps: Vec<&[T]> = ph
+                .repetitions
+                .iter()
+                .filter(|r| r.status == crate::results::Status::Complete)
+                .map(items)
+                .filter(|xs| !xs.is_empty())
+                .collect();
+            let Some(first) = reps.first() else { continue };
+            for x in first.iter() {
+                let group = reps.iter().filter_map(|xs| xs.iter().find(|y| same(y, x))).collect();
+                let name = if exp.points.len() > 1 {
+                    format!("{} {}", point_params(p), ph.name)
+                } else {
+                    ph.name.clone()
+                };
+                out.push((name, group));
+            }
+        }
+    }
+    out
+}
+
 pub fn write_err(e: impl std::fmt::Display + 'static) -> Error {
     Error::output(e)
 }

@@ -3,7 +3,7 @@
 //! way, and where its time went (busy answering, within it disk calls and moving bytes to
 //! clients), mean over complete repetitions.
 
-use crate::results::{ExperimentResult, ServerResult, Status};
+use crate::results::{ExperimentResult, ServerResult};
 use crate::spec::Spec;
 use crate::units::{fmt_ns, fmt_size};
 
@@ -12,50 +12,32 @@ use super::text_table;
 /// The section (empty when no repetition had servers).
 pub fn render_servers(exp: &ExperimentResult) -> String {
     let mut rows = vec![];
-    for p in &exp.points {
-        for ph in &p.phases {
-            let reps: Vec<&[ServerResult]> = ph
-                .repetitions
-                .iter()
-                .filter(|r| r.status == Status::Complete && !r.servers.is_empty())
-                .map(|r| r.servers.as_slice())
-                .collect();
-            let Some(first) = reps.first() else { continue };
-            for s in first.iter() {
-                let same: Vec<&ServerResult> =
-                    reps.iter().filter_map(|ss| ss.iter().find(|x| x.server == s.server)).collect();
-                let n = same.len() as f64;
-                let mean =
-                    |f: fn(&ServerResult) -> u64| (same.iter().map(|x| f(x) as f64).sum::<f64>() / n) as u64;
-                let time = mean(|x| x.time_ns).max(1);
-                let busy = mean(|x| x.busy_ns);
-                let cache = same
-                    .iter()
-                    .filter_map(|x| x.resident_fraction)
-                    .reduce(f64::max)
-                    .map_or("-".to_string(), |f| format!("{:.1}%", f * 100.0));
-                let name = if exp.points.len() > 1 {
-                    format!("{} {}", super::point_params(p), ph.name)
-                } else {
-                    ph.name.clone()
-                };
-                rows.push(vec![
-                    name,
-                    s.server.to_string(),
-                    s.host.clone(),
-                    s.rank.to_string(),
-                    s.store.clone(),
-                    mean(|x| x.requests).to_string(),
-                    fmt_size(mean(|x| x.write_bytes)),
-                    fmt_size(mean(|x| x.read_bytes)),
-                    format!("{:.0}%", busy as f64 / time as f64 * 100.0),
-                    fmt_ns(mean(|x| x.disk_ns)),
-                    fmt_ns(mean(|x| x.net_ns)),
-                    fmt_size(mean(|x| x.device_read_bytes) + mean(|x| x.device_write_bytes)),
-                    cache,
-                ]);
-            }
-        }
+    for (name, same) in super::across_complete_reps(exp, |r| &r.servers, |a, b| a.server == b.server) {
+        let s = same[0];
+        let n = same.len() as f64;
+        let mean = |f: fn(&ServerResult) -> u64| (same.iter().map(|x| f(x) as f64).sum::<f64>() / n) as u64;
+        let time = mean(|x| x.time_ns).max(1);
+        let busy = mean(|x| x.busy_ns);
+        let cache = same
+            .iter()
+            .filter_map(|x| x.resident_fraction)
+            .reduce(f64::max)
+            .map_or("-".to_string(), |f| format!("{:.1}%", f * 100.0));
+        rows.push(vec![
+            name,
+            s.server.to_string(),
+            s.host.clone(),
+            s.rank.to_string(),
+            s.store.clone(),
+            mean(|x| x.requests).to_string(),
+            fmt_size(mean(|x| x.write_bytes)),
+            fmt_size(mean(|x| x.read_bytes)),
+            format!("{:.0}%", busy as f64 / time as f64 * 100.0),
+            fmt_ns(mean(|x| x.disk_ns)),
+            fmt_ns(mean(|x| x.net_ns)),
+            fmt_size(mean(|x| x.device_read_bytes) + mean(|x| x.device_write_bytes)),
+            cache,
+        ]);
     }
     if rows.is_empty() {
         return String::new();
