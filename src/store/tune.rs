@@ -58,9 +58,6 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::results::tune::{Candidate, Rule, TUNE_SCHEMA_VERSION, Tuning, Verdict};
-    use crate::spec::job::{Access, Direction, Durability, Job};
-
     use super::*;
 
     /// A version 7 store is migrated to hold tunings; one saved twice is one row, read back
@@ -85,37 +82,7 @@ mod tests {
         }
         let store = Store::open(&path).unwrap();
         assert_eq!(store.load_tuning("e1").unwrap(), None);
-        let mut t = Tuning {
-            schema_version: TUNE_SCHEMA_VERSION,
-            experiment_id: "e1".into(),
-            hostname: "host".into(),
-            host_id: "h".into(),
-            created_unix_s: 1.0,
-            job: Job {
-                name: "checkpoint".into(),
-                bytes: 1 << 30,
-                direction: Direction::Write,
-                access: Access::Seq,
-                op_bytes: 1 << 20,
-                op_fixed: false,
-                durability: Durability::End,
-                comptime_ns: 0,
-                workers: 1,
-                memory_bytes: None,
-                dirs: vec![".".into()],
-            },
-            budget_ns: 60_000_000_000,
-            elapsed_ns: 0,
-            rule: Rule::default(),
-            searched: vec!["engine=psync,mmap".into()],
-            not_candidates: vec![],
-            candidates: vec![Candidate::new(0, "psync".into(), Default::default())],
-            baseline: 0,
-            rounds: vec![],
-            ended: None,
-            verdict: Verdict::Undecided,
-            recommended: None,
-        };
+        let mut t = crate::results::tune::sample("e1", "h", 1.0, 1 << 30);
         store.save_tuning(&t).unwrap();
         t.candidates[0].times_s = vec![1.0, 1.5];
         t.elapsed_ns = 5;

@@ -194,63 +194,12 @@ pub fn header(t: &Tuning) -> Vec<(&'static str, String)> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
     use crate::report::render;
-    use crate::results::tune::{Candidate, Ended, Round, Rule, TUNE_SCHEMA_VERSION, Verdict};
-    use crate::spec::job::{Access, Direction, Durability, Job};
 
     /// A finished race: `a` won over `b`, which was dropped after round 3.
     fn tuning(host: &str, created: f64, bytes: u64) -> Tuning {
-        let mut a = Candidate::new(0, "psync".into(), BTreeMap::from([("engine".into(), "psync".into())]));
-        let mut b = Candidate::new(1, "mmap".into(), BTreeMap::from([("engine".into(), "mmap".into())]));
-        a.times_s = vec![1.0, 1.1, 0.9, 1.0];
-        b.times_s = vec![2.0, 2.1, 1.9];
-        b.out = Some(Out::Dropped { round: 3, by: 0 });
-        let rounds = (1..=4)
-            .map(|r| Round {
-                round: r,
-                elapsed_s: r as f64,
-                runs: 2,
-                intervals: vec![
-                    Some(Interval::of(&a.times_s[..r as usize])),
-                    (r <= 3).then(|| Interval::of(&b.times_s[..r as usize])),
-                ],
-                dropped: if r == 3 { vec![1] } else { vec![] },
-            })
-            .collect();
-        Tuning {
-            schema_version: TUNE_SCHEMA_VERSION,
-            experiment_id: format!("e-{host}-{created}"),
-            hostname: host.into(),
-            host_id: host.into(),
-            created_unix_s: created,
-            job: Job {
-                name: "checkpoint".into(),
-                bytes,
-                direction: Direction::Write,
-                access: Access::Seq,
-                op_bytes: 1 << 20,
-                op_fixed: false,
-                durability: Durability::End,
-                comptime_ns: 0,
-                workers: 1,
-                memory_bytes: None,
-                dirs: vec![".".into()],
-            },
-            budget_ns: 60_000_000_000,
-            elapsed_ns: 4_000_000_000,
-            rule: Rule::default(),
-            searched: vec!["engine=psync,mmap".into()],
-            not_candidates: vec![],
-            candidates: vec![a, b],
-            baseline: 1,
-            rounds,
-            ended: Some(Ended::OneLeft),
-            verdict: Verdict::Winner { best: 0 },
-            recommended: None,
-        }
+        crate::results::tune::sample(&format!("e-{host}-{created}"), host, created, bytes)
     }
 
     #[test]

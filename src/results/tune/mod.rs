@@ -245,3 +245,58 @@ impl Tuning {
         v
     }
 }
+
+/// A finished race for tests: candidate 0 (`psync`) won over 1 (`mmap`, the baseline), which
+/// was dropped after round 3 of 4; a checkpoint job of `bytes`.
+#[cfg(test)]
+pub(crate) fn sample(experiment_id: &str, host: &str, created: f64, bytes: u64) -> Tuning {
+    use crate::spec::job::{Access, Direction, Durability};
+    let mut a = Candidate::new(0, "psync".into(), BTreeMap::from([("engine".into(), "psync".into())]));
+    let mut b = Candidate::new(1, "mmap".into(), BTreeMap::from([("engine".into(), "mmap".into())]));
+    a.times_s = vec![1.0, 1.1, 0.9, 1.0];
+    b.times_s = vec![2.0, 2.1, 1.9];
+    b.out = Some(Out::Dropped { round: 3, by: 0 });
+    let rounds = (1..=4)
+        .map(|r| Round {
+            round: r,
+            elapsed_s: r as f64,
+            runs: 2,
+            intervals: vec![
+                Some(Interval::of(&a.times_s[..r as usize])),
+                (r <= 3).then(|| Interval::of(&b.times_s[..r as usize])),
+            ],
+            dropped: if r == 3 { vec![1] } else { vec![] },
+        })
+        .collect();
+    Tuning {
+        schema_version: TUNE_SCHEMA_VERSION,
+        experiment_id: experiment_id.into(),
+        hostname: host.into(),
+        host_id: host.into(),
+        created_unix_s: created,
+        job: Job {
+            name: "checkpoint".into(),
+            bytes,
+            direction: Direction::Write,
+            access: Access::Seq,
+            op_bytes: 1 << 20,
+            op_fixed: false,
+            durability: Durability::End,
+            comptime_ns: 0,
+            workers: 1,
+            memory_bytes: None,
+            dirs: vec![".".into()],
+        },
+        budget_ns: 60_000_000_000,
+        elapsed_ns: 4_000_000_000,
+        rule: Rule::default(),
+        searched: vec!["engine=psync,mmap".into()],
+        not_candidates: vec![],
+        candidates: vec![a, b],
+        baseline: 1,
+        rounds,
+        ended: Some(Ended::OneLeft),
+        verdict: Verdict::Winner { best: 0 },
+        recommended: None,
+    }
+}
