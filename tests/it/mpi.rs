@@ -27,6 +27,21 @@ pub(crate) fn mpirun(s: &Scratch, np: usize, args: &[&str]) -> Output {
         .expect("mpirun (Open MPI) must be installed: scripts/test.sh installs it")
 }
 
+/// `iolab run --size 1MiB --dir SCRATCH EXTRA` under `mpirun -np NP` for each case: exit 2
+/// with the message `want`, no work directory left and no store made.
+pub(crate) fn refused_under_mpirun(s: &Scratch, np: usize, cases: &[(&[&str], &str)]) {
+    let dir = s.path().to_str().unwrap();
+    for &(extra, want) in cases {
+        let mut args = vec!["run", "--size", "1MiB", "--dir", dir];
+        args.extend_from_slice(extra);
+        let o = mpirun(s, np, &args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{extra:?}: {}", stderr(&o));
+        assert!(s.leftovers().is_empty(), "{extra:?}: {:?}", s.leftovers());
+        assert!(!s.db().exists(), "{extra:?} made a store");
+    }
+}
+
 pub(crate) fn ok_json(o: &Output) -> Value {
     assert!(o.status.success(), "exit {:?}: {}", o.status.code(), stderr(o));
     // One document: rank 0 prints, the other ranks print nothing.
@@ -149,15 +164,7 @@ fn misuse_under_mpirun_is_refused_up_front() {
         (&["--op", "write,read:workers=4"], "more workers than the run's 2"),
         (&["--strategy", "S1A", "--workers", "4"], "runs one worker per rank"),
     ];
-    for (extra, want) in cases {
-        let mut args = vec!["run", "--size", "1MiB", "--dir", &dir];
-        args.extend_from_slice(extra);
-        let o = mpirun(&s, 2, &args);
-        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains(want), "{extra:?}: {}", stderr(&o));
-        assert!(s.leftovers().is_empty(), "{extra:?}: {:?}", s.leftovers());
-        assert!(!s.db().exists(), "{extra:?} made a store");
-    }
+    refused_under_mpirun(&s, 2, &cases);
     // Outside mpirun, the launcher is refused too.
     let o = s.iolab(&["run", "--launcher", "mpi", "--size", "1MiB", "--dir", &dir]);
     assert_eq!(o.status.code(), Some(2));

@@ -293,14 +293,7 @@ fn misuse_of_servers_is_refused_up_front() {
         (&["--servers", "1", "--layout", "striped", "--stripe-count", "2"], "only 1 server(s)"),
         (&["--servers", "1", "--blast-transport", "tcp"], "applies to blast phases"),
     ];
-    for (extra, want) in cases {
-        let mut args = vec!["run", "--size", "1MiB", "--dir", &dir];
-        args.extend_from_slice(extra);
-        let o = mpirun(&s, 3, &args);
-        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains(want), "{extra:?}: {}", stderr(&o));
-        assert!(s.leftovers().is_empty(), "{extra:?}: {:?}", s.leftovers());
-    }
+    crate::mpi::refused_under_mpirun(&s, 3, &cases);
     let o = s.iolab(&["run", "--servers", "1", "--size", "1MiB", "--dir", &dir]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("I/O servers are MPI ranks: run it as `mpirun"), "{}", stderr(&o));
