@@ -99,7 +99,8 @@ impl Verdict {
     }
 }
 
-/// One side as measured: which points and phase, the figure's mean and 95% interval.
+/// One side as measured: which points and phase, the figure's mean and 95% interval (on the
+/// log scale: [`stats::positive_ci95`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SideResult {
     /// The points' sweep values (`sync=each bs=4MiB`), or why none matched.
@@ -262,7 +263,7 @@ impl FindingSpec {
                 figure: p.figure.clone(),
                 n: xs.len(),
                 mean: stats::mean(&xs),
-                ci95: stats::ci95(&xs),
+                ci95: stats::positive_ci95(&xs),
             }
         };
         let (a, b) = (side(&pa, &sa), side(&pb, &sb));
@@ -273,8 +274,8 @@ impl FindingSpec {
                 .filter_map(|(k, a)| sb.iter().find(|(j, _)| j == k).map(|(_, b)| a / b))
                 .filter(|r| r.is_finite())
                 .collect();
-            // Ratios of figures that are never negative: the interval is clipped at 0.
-            let ci = stats::ci95(&xs).map(|[lo, hi]| [lo.max(0.0), hi]);
+            // Ratios of figures that are never negative: the interval on the log scale.
+            let ci = stats::positive_ci95(&xs);
             (Some(stats::mean(&xs)).filter(|m| m.is_finite()), ci)
         } else {
             (Some(a.mean / b.mean).filter(|r| r.is_finite()), unpaired_interval(a.ci95, b.ci95))
@@ -311,8 +312,9 @@ fn expand(phase: &str, params: &BTreeMap<String, String>) -> String {
     params.iter().fold(phase.to_string(), |s, (k, v)| s.replace(&format!("{{{k}}}"), v))
 }
 
-/// The interval of a / b from the sides' own intervals (figures are never negative, so each
-/// interval is clipped at 0): [a_lo / b_hi, a_hi / b_lo], open above when b_lo is 0.
+/// The interval of a / b from the sides' own intervals: [a_lo / b_hi, a_hi / b_lo], open above
+/// when b_lo is 0 (figures are never negative: an interval given with a negative end is
+/// clipped at 0).
 pub fn unpaired_interval(a: Option<[f64; 2]>, b: Option<[f64; 2]>) -> Option<[f64; 2]> {
     let ([alo, ahi], [blo, bhi]) = (a?, b?);
     let (alo, blo) = (alo.max(0.0), blo.max(0.0));

@@ -54,16 +54,16 @@ fn decision_rule_on_synthetic_samples() {
     // Tight samples around 50 and 100: the ratio's interval is near 0.5, within <= 1.
     let low = [49.0, 50.0, 51.0, 50.0];
     let high = [99.0, 100.0, 101.0, 100.0];
-    let iv = unpaired_interval(stats::ci95(&low), stats::ci95(&high)).unwrap();
+    let iv = unpaired_interval(stats::positive_ci95(&low), stats::positive_ci95(&high)).unwrap();
     assert!(iv[0] > 0.45 && iv[1] < 0.55, "{iv:?}");
     assert_eq!(decide(Some(iv), None, Some(1.0)).0, Verdict::Holds);
     // The reverse: wholly above 1.
-    let iv = unpaired_interval(stats::ci95(&high), stats::ci95(&low)).unwrap();
+    let iv = unpaired_interval(stats::positive_ci95(&high), stats::positive_ci95(&low)).unwrap();
     assert_eq!(decide(Some(iv), None, Some(1.0)).0, Verdict::DoesNotHold);
     // Wide, overlapping samples: the interval straddles 1.
     let wide_a = [10.0, 90.0, 50.0];
     let wide_b = [20.0, 80.0, 60.0];
-    let iv = unpaired_interval(stats::ci95(&wide_a), stats::ci95(&wide_b)).unwrap();
+    let iv = unpaired_interval(stats::positive_ci95(&wide_a), stats::positive_ci95(&wide_b)).unwrap();
     assert!(iv[0] < 1.0 && iv[1] > 1.0);
     assert_eq!(decide(Some(iv), None, Some(1.0)).0, Verdict::Inconclusive);
     // A two-sided range: inside, outside, straddling.
@@ -89,7 +89,7 @@ fn sides_pick_the_first_value_the_run_has() {
     assert!(!f.paired);
     assert!((f.ratio.unwrap() - 0.5).abs() < 1e-9);
     // Unpaired, the interval comes from each side's own interval, in bytes per second.
-    let ci = |mb: [f64; 3]| stats::ci95(&mb.map(|x| x * 1e6));
+    let ci = |mb: [f64; 3]| stats::positive_ci95(&mb.map(|x| x * 1e6));
     assert_eq!((f.a.ci95, f.b.ci95), (ci([50.0, 51.0, 49.0]), ci([100.0, 101.0, 99.0])));
     assert_eq!(f.interval, unpaired_interval(f.a.ci95, f.b.ci95));
     assert_eq!(f.verdict, Verdict::Holds, "{}", f.why);

@@ -291,7 +291,7 @@ pub fn point_stat(xs: &[f64], stat: Headline, bars: Bars) -> Option<(f64, Option
     let y = stat.value(&s);
     let bar = match bars {
         Bars::TwoSd => s.sd.map(|sd| (y - 2.0 * sd, y + 2.0 * sd)),
-        Bars::Ci95 => stats::ci95(xs).map(|[lo, hi]| (lo, hi)),
+        Bars::Ci95 => stats::positive_ci95(xs).or_else(|| stats::ci95(xs)).map(|[lo, hi]| (lo, hi)),
         Bars::None => None,
     };
     Some((y, bar))
@@ -320,8 +320,12 @@ mod tests {
         assert!((hi - y - 2.0 * 12.6491).abs() < 1e-3 && (y - lo - 2.0 * 12.6491).abs() < 1e-3);
         let (m, ci) = point_stat(&xs, Headline::Mean, Bars::Ci95).unwrap();
         assert_eq!(m, 14.0);
+        // On the log scale (stats::positive_ci95): [14 / 1.90855, 14 * 1.90855].
         let (lo, hi) = ci.unwrap();
-        assert!((lo - 4.9512).abs() < 1e-3 && (hi - 23.0488).abs() < 1e-3);
+        assert!((lo - 7.33542).abs() < 1e-3 && (hi - 26.71968).abs() < 1e-3, "{lo} {hi}");
+        // Two far-apart runs: the Student t interval would reach -45.8, this one stays above 0.
+        let (_, ci) = point_stat(&[1.0, 9.0], Headline::Mean, Bars::Ci95).unwrap();
+        assert!(ci.unwrap().0 > 0.0);
         assert_eq!(point_stat(&[5.0], Headline::Mean, Bars::TwoSd), Some((5.0, None)));
         assert_eq!(point_stat(&[], Headline::Mean, Bars::TwoSd), None);
     }

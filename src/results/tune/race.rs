@@ -1,7 +1,8 @@
 //! The racing rule of `iolab tune` (docs/tune.md, "The stopping rule"), pure: each
 //! candidate's figure is the job's time in seconds (lower is better), summarised by the 95%
-//! confidence interval of its mean, mean +/- t(0.975, n-1) s / sqrt(n) (Student's t,
-//! [`crate::stats::ci95`]).
+//! confidence interval of its mean, on the log scale since a time is positive:
+//! [mean / f, mean * f], f = exp(t(0.975, n-1) (s / sqrt(n)) / mean)
+//! ([`crate::stats::positive_ci95`]); never a negative lower end.
 //!
 //! - A candidate is judged only once it has `min_runs` complete runs (default 3).
 //! - After each round, a judged candidate is dropped when the lower end of its 99% interval
@@ -52,7 +53,11 @@ pub struct Interval {
 impl Interval {
     /// The interval of these times (n = 0: a mean of NaN).
     pub fn of(times_s: &[f64]) -> Interval {
-        Interval { n: times_s.len() as u32, mean_s: stats::mean(times_s), ci95_s: stats::ci95(times_s) }
+        Interval {
+            n: times_s.len() as u32,
+            mean_s: stats::mean(times_s),
+            ci95_s: stats::positive_ci95(times_s),
+        }
     }
     /// Lower end (the mean below two runs).
     pub fn lo(&self) -> f64 {
@@ -80,8 +85,9 @@ fn judged(cands: &[Candidate], rule: Rule) -> impl Iterator<Item = (usize, Inter
 /// The candidates to drop after a round, each with the candidate it is clearly slower than
 /// (the judged one whose 99% interval has the lowest upper end).
 pub fn to_drop(cands: &[Candidate], rule: Rule) -> Vec<(usize, usize)> {
-    let judged: Vec<(usize, [f64; 2])> =
-        judged(cands, rule).filter_map(|(i, _)| Some((i, stats::ci99(&cands[i].times_s)?))).collect();
+    let judged: Vec<(usize, [f64; 2])> = judged(cands, rule)
+        .filter_map(|(i, _)| Some((i, stats::positive_ci99(&cands[i].times_s)?)))
+        .collect();
     let Some(&(by, best)) = judged.iter().min_by(|a, b| a.1[1].total_cmp(&b.1[1])) else {
         return vec![];
     };

@@ -22,13 +22,15 @@ fn rule() -> Rule {
 }
 
 #[test]
-fn intervals_are_the_t_interval_of_the_mean() {
+fn intervals_are_the_log_scale_interval_of_the_mean() {
     let iv = Interval::of(&[1.0, 2.0, 3.0]);
     assert_eq!((iv.n, iv.mean_s), (3, 2.0));
-    // sd 1, t(0.975, 2) = 4.3027: 2 +/- 4.3027 / sqrt(3).
-    let half = 4.3027 / 3f64.sqrt();
+    // sd 1, t(0.975, 2) = 4.3027: f = exp(4.3027 / sqrt(3) / 2), [2 / f, 2 * f]; the Student t
+    // interval 2 +/- 2.484 would start below 0.
+    let f = (4.3027 / 3f64.sqrt() / 2.0).exp();
     let [lo, hi] = iv.ci95_s.unwrap();
-    assert!((lo - (2.0 - half)).abs() < 1e-9 && (hi - (2.0 + half)).abs() < 1e-9);
+    assert!((lo - 2.0 / f).abs() < 1e-9 && (hi - 2.0 * f).abs() < 1e-9);
+    assert!(lo > 0.0);
     let one = Interval::of(&[5.0]);
     assert_eq!((one.ci95_s, one.lo(), one.hi()), (None, 5.0, f64::INFINITY));
     assert!(!one.below(&iv) && !iv.below(&one), "one run says nothing");
