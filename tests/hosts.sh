@@ -12,6 +12,14 @@
 #   tests/hosts.sh mpiexec ARGS...      MPICH's mpiexec across the hosts (2 slots each)
 #   tests/hosts.sh ssh [OPTS] HOST CMD  how the launchers enter a host (a stand-in for ssh)
 #   tests/hosts.sh shared               print the shared directory
+#   tests/hosts.sh lock CMD...          run CMD holding the hosts' lock (see below)
+#
+# One user of the hosts at a time: `up`, `down` and `lock` hold an exclusive flock on
+# /var/tmp/iolab-hosts.lock (a file outside the state directory, so `down` keeps it) and wait
+# for it when another process holds it. A process that holds the lock for a longer span (a
+# test bringing the hosts up, using and taking them down) names it in IOLAB_HOSTS_LOCK as
+# PID:FD (a process and its descriptor on the lock file holding the flock); calls under it
+# see that the lock is held there and do not wait for it. `lock` sets it for its command.
 #
 # Needs root, `ip netns`, unshare, nsenter and mkfs.ext4. Without them it prints one line
 # starting with `skip:` and exits 77, which the tests take as a skip.
@@ -22,6 +30,7 @@ NET=10.213.77            # the hosts' /24: routed nowhere, unreachable from the 
 HOSTS=(h1 h2 h3)
 BRIDGE_NS=iolab-hbr
 SELF=$(readlink -f "$0")
+LOCK=/var/tmp/iolab-hosts.lock
 
 skip() {
     echo "skip: $*" >&2
@@ -35,6 +44,28 @@ need() {
     done
 }
 
+# True when IOLAB_HOSTS_LOCK names a live descriptor on the lock file that holds the flock.
+lock_held() {
+    local mark=${IOLAB_HOSTS_LOCK:-} pid fd
+    [[ $mark =~ ^([0-9]+):([0-9]+)$ ]] || return 1
+    pid=${BASH_REMATCH[1]}
+    fd=${BASH_REMATCH[2]}
+    [ "$(readlink "/proc/$pid/fd/$fd" 2>/dev/null)" = "$LOCK" ] || return 1
+    grep -Eq '^lock:.*FLOCK +ADVISORY +WRITE' "/proc/$pid/fdinfo/$fd" 2>/dev/null
+}
+
+# Takes the hosts' lock on descriptor 9 of this shell, unless the caller holds it already. The
+# lock goes when this shell ends; daemons started here must not inherit descriptor 9.
+take_lock() {
+    lock_held && return 0
+    exec 9>>"$LOCK"
+    if ! flock -n 9; then
+        echo "waiting for the simulated hosts: another process holds $LOCK" >&2
+        flock 9
+    fi
+    export IOLAB_HOSTS_LOCK="$$:9"
+}
+
 holder_pid() { cat "$STATE/$1.pid" 2>/dev/null || true; }
 
 alive() {
@@ -45,6 +76,7 @@ alive() {
 
 up() {
     need
+    take_lock
     # Can namespaces be made here at all (containers often forbid it)? Ask before making anything.
     unshare --uts --mount true 2>/dev/null || skip "cannot make UTS and mount namespaces here"
     ip netns add "$BRIDGE_NS" 2>/dev/null || ip netns list | grep -qw "$BRIDGE_NS" \
@@ -83,7 +115,7 @@ up() {
                 mount -o loop '$STATE/$h.img' /mnt/node
                 chmod 1777 /mnt/node
                 mount --bind '$STATE/hosts' /etc/hosts
-                exec sleep infinity" </dev/null >/dev/null 2>&1 &
+                exec sleep infinity" </dev/null >/dev/null 2>&1 9>&- &
             echo $! >"$STATE/$h.pid"
         fi
     done
@@ -111,6 +143,7 @@ up() {
 
 down() {
     [ "$(id -u)" = 0 ] || skip "simulated hosts need root"
+    take_lock
     for h in "${HOSTS[@]}"; do
         local pid
         pid=$(holder_pid "$h")
@@ -168,6 +201,14 @@ up) up ;;
 down) down ;;
 status) status ;;
 shared) echo "$STATE/shared" ;;
+lock)
+    shift
+    [ $# -ge 1 ] || { echo "usage: $SELF lock COMMAND..." >&2; exit 2; }
+    [ "$(id -u)" = 0 ] || skip "simulated hosts need root"
+    take_lock
+    # Not exec: this shell keeps the lock until the command ends; the command does not hold it.
+    "$@" 9>&-
+    ;;
 run)
     shift
     [ $# -ge 1 ] || { echo "usage: $SELF run HOST COMMAND..." >&2; exit 2; }
@@ -196,7 +237,7 @@ mpiexec)
     run_on h1 "mpiexec.mpich -f $STATE/hostfile.mpich -launcher ssh -launcher-exec $STATE/ssh -iface eth0 $args"
     ;;
 *)
-    sed -n '2,20p' "$SELF"
+    sed -n '2,29p' "$SELF"
     exit 2
     ;;
 esac

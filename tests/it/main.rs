@@ -12,6 +12,8 @@ mod exporters;
 mod faults;
 mod forensics;
 mod fuzz;
+#[cfg(feature = "mpi")]
+mod hosts;
 mod inputs;
 mod latency;
 mod layouts;

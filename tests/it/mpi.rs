@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::hosts::{Hosts, hosts_sh};
 use crate::util::*;
 
 /// `mpirun` (Open MPI) with `np` ranks of the test binary, as root and oversubscribed, with the
@@ -442,42 +443,11 @@ fn reorder_reads_shifts_readers_by_ranks() {
     assert!(stderr(&o).contains("needs launcher = mpi"), "{}", stderr(&o));
 }
 
-/// `tests/hosts.sh` with `args`; None when it says the simulated hosts cannot be made here
-/// (exit 77: not root, no namespaces).
-pub(crate) fn hosts_sh(args: &[&str], cwd: &Path) -> Option<Output> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts.sh");
-    let o = Command::new("timeout")
-        .arg("240")
-        .arg("bash")
-        .arg(&script)
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap();
-    if o.status.code() == Some(77) {
-        eprintln!("{}", stderr(&o).trim());
-        return None;
-    }
-    Some(o)
-}
-
 /// `LAUNCHER -np 6 EXE ARGS...` across the simulated hosts (`tests/hosts.sh`), six ranks.
 fn on_hosts(launcher: &str, exe: &str, args: &[&str], cwd: &Path) -> Output {
     let np = if launcher == "mpirun" { "-np" } else { "-n" };
     let call: Vec<&str> = [launcher, np, "6", exe].into_iter().chain(args.iter().copied()).collect();
     hosts_sh(&call, cwd).expect("the hosts are up")
-}
-
-/// One test at a time uses the simulated hosts (each brings them up and takes them down).
-pub(crate) static HOSTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Takes the simulated hosts down however the test ends.
-pub(crate) struct HostsDown;
-
-impl Drop for HostsDown {
-    fn drop(&mut self) {
-        hosts_sh(&["down"], Path::new("/"));
-    }
 }
 
 /// Three simulated hosts (network namespaces with their own host names and node-local disks):
@@ -487,11 +457,8 @@ impl Drop for HostsDown {
 /// bytes; nothing is left without `--keep`; a directory one host lacks is an error naming it.
 #[test]
 fn three_simulated_hosts_show_in_every_output() {
-    let _one = HOSTS.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new();
-    let Some(up) = hosts_sh(&["up"], s.path()) else { return };
-    let _down = HostsDown;
-    assert!(up.status.success(), "{}", stderr(&up));
+    let Some(_hosts) = Hosts::up(s.path()) else { return };
     let dir = s.path().to_str().unwrap().to_string();
     let db = s.db().to_str().unwrap().to_string();
     let bin = bin().to_str().unwrap().to_string();

@@ -9,16 +9,16 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::mpi::{HOSTS, HostsDown, hosts_sh, ok_json};
+use crate::hosts::{Hosts, hosts_command, hosts_sh};
+use crate::mpi::ok_json;
 use crate::mpi_servers::{servers, unstripe};
 use crate::util::*;
 
 /// `mpirun -np NP` of the test binary across the hosts (2 slots each: ranks 0-1 on h1, 2-3 on
 /// h2, 4-5 on h3), started with `env` in its environment, not waited for.
 fn spawn_on_hosts(np: usize, args: &[&str], env: &[(&str, &Path)], cwd: &Path) -> Child {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts.sh");
-    let mut c = Command::new("timeout");
-    c.args(["240", "bash"]).arg(&script).args(["mpirun", "-np", &np.to_string()]).arg(bin()).args(args);
+    let mut c = hosts_command();
+    c.args(["mpirun", "-np", &np.to_string()]).arg(bin()).args(args);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -42,11 +42,8 @@ fn node_is_empty(host: &str, cwd: &Path) -> bool {
 
 #[test]
 fn server_ranks_across_three_simulated_hosts() {
-    let _one = HOSTS.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new();
-    let Some(up) = hosts_sh(&["up"], s.path()) else { return };
-    let _down = HostsDown;
-    assert!(up.status.success(), "{}", stderr(&up));
+    let Some(_hosts) = Hosts::up(s.path()) else { return };
     let (dir, db) = (s.path().to_str().unwrap().to_string(), s.db().to_str().unwrap().to_string());
     let base = |extra: &[&str]| -> Vec<String> {
         let mut v: Vec<String> = ["run", "--server-dir", "/mnt/node", "--dir", &dir, "--db", &db, "--quiet"]
