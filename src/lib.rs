@@ -2,7 +2,7 @@
 //! state. The layers, top to bottom (imports point only downward; docs/architecture.md):
 //! `cmd` -> `experiment` -> `report` -> `store` -> `results` -> `launch` -> `strategy` ->
 //! `worker` -> `engine` -> `target` -> `env` -> `latency` -> `plan` -> `spec` -> `error`,
-//! `units`, `stats`, `text`.
+//! `units`, `stats`, `text`, `json`.
 
 pub mod cli;
 pub mod cmd;
@@ -10,6 +10,7 @@ pub(crate) mod engine;
 pub mod env;
 pub mod error;
 pub mod experiment;
+pub mod json;
 pub mod latency;
 pub mod launch;
 pub mod plan;

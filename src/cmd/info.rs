@@ -21,7 +21,7 @@ pub fn cmd_info(args: InfoArgs, stdout: &mut dyn Write) -> Result<()> {
     let dir = dir.canonicalize().map_err(|e| Error::spec("dir", dir.display(), e.to_string()))?;
     let h = host::probe(std::slice::from_ref(&dir));
     if args.json {
-        let text = serde_json::to_string_pretty(&h).map_err(report::write_err)? + "\n";
+        let text = crate::json::to_string_pretty(&h).map_err(report::write_err)? + "\n";
         return put(stdout, &text);
     }
     let mut s = format!("host      {} ({})\n", h.hostname, h.host_id);
@@ -60,8 +60,11 @@ fn layout(files: &[PathBuf], json: bool, stdout: &mut dyn Write) -> Result<()> {
     let text = if json {
         let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
         let (facts, extents) = crate::env::forensics::probe(files, &names).map_err(fail)?;
-        let doc = serde_json::json!({ "layout": facts, "extents": extents });
-        serde_json::to_string_pretty(&doc).map_err(report::write_err)? + "\n"
+        let doc = serde_json::json!({
+            "layout": crate::json::to_value(&facts).map_err(report::write_err)?,
+            "extents": crate::json::to_value(&extents).map_err(report::write_err)?,
+        });
+        crate::json::to_string_pretty(&doc).map_err(report::write_err)? + "\n"
     } else {
         crate::env::forensics::render(files).map_err(fail)?
     };

@@ -50,9 +50,9 @@ pub fn cmd_plan(args: PlanArgs, stdout: &mut dyn Write) -> Result<()> {
     }
     let text = if args.out.json {
         let mut doc: serde_json::Value =
-            serde_json::from_str(&report::plan::plan_json(&spec, &plan)).expect("the plan's JSON");
+            crate::json::from_str(&report::plan::plan_json(&spec, &plan)).expect("the plan's JSON");
         doc["estimate"] = estimate_json(&built.points, &rates);
-        serde_json::to_string_pretty(&doc).expect("JSON in memory") + "\n"
+        crate::json::to_string_pretty(&doc).expect("JSON in memory") + "\n"
     } else {
         let dirs = report::plan::space_dirs(&spec);
         let free: Vec<_> = dirs.iter().map(|d| crate::env::sys::fs_free(d).ok()).collect();
@@ -76,7 +76,7 @@ fn estimate_json(points: &[Point], rates: &Rates) -> serde_json::Value {
         "runs": runs,
         "points": points.len(),
         "disk_bytes": e.disk_bytes,
-        "time_s": e.seconds,
+        "time_s": float(e.seconds),
         "phase_runs_at_measured_rates": e.measured,
         "stored_phases_used": e.samples,
         "phase_runs_at_calibrated_rates": e.calibrated,
@@ -84,11 +84,16 @@ fn estimate_json(points: &[Point], rates: &Rates) -> serde_json::Value {
             "engine": c.engine,
             "direction": if c.write { "write" } else { "read" },
             "bytes": c.bytes,
-            "bytes_per_s": c.bytes_per_s,
+            "bytes_per_s": float(c.bytes_per_s),
         })).collect::<Vec<_>>(),
         "phase_runs_at_assumed_rate": e.assumed,
         "assumed_bytes_per_s": estimate::ASSUMED_BYTES_PER_S,
     })
+}
+
+/// A figure in a JSON tree, as [`crate::json`] writes it (a word when it is not finite).
+fn float(x: f64) -> serde_json::Value {
+    crate::json::to_value(&x).expect("a float is always a JSON value")
 }
 
 /// The estimate of the whole experiment: every point, repetition and warm-up.

@@ -24,7 +24,11 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
             let exp = with_findings(store.load(&store.resolve_id(&id)?)?);
             report::exporter(format_of(json, csv)).export(&exp, stdout)?;
             // A tuning's race under its experiment's table (its JSON: `iolab tune --json`).
-            match store.load_tuning(&exp.experiment_id)? {
+            let tuning = store.load_tuning(&exp.experiment_id).unwrap_or_else(|e| {
+                store.warn_unreadable(&format!("the tuning of experiment {}", exp.experiment_id), e);
+                None
+            });
+            match tuning {
                 Some(t) if !json && !csv => {
                     put(stdout, &format!("\ntuning\n{}", report::tune::render_text(&t)))
                 }

@@ -160,7 +160,7 @@ pub fn finish<T>(
 
 /// `msg` as one JSON line.
 pub fn line<T: Serialize>(msg: &T) -> Result<Vec<u8>> {
-    let mut line = serde_json::to_vec(msg).map_err(|e| Error::Run(format!("worker job: {e}")))?;
+    let mut line = crate::json::to_vec(msg).map_err(|e| Error::Run(format!("worker job: {e}")))?;
     line.push(b'\n');
     Ok(line)
 }
@@ -168,7 +168,7 @@ pub fn line<T: Serialize>(msg: &T) -> Result<Vec<u8>> {
 /// Sends `msg` to the parent as one JSON line on stdout.
 pub fn send<T: Serialize>(msg: &T) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer(&mut out, msg)?;
+    crate::json::to_writer(&mut out, msg)?;
     out.write_all(b"\n")?;
     out.flush()
 }
@@ -186,7 +186,7 @@ pub fn start<T: DeserializeOwned>(input: &mut impl BufRead, what: &str) -> std::
     }
     let mut line = String::new();
     input.read_line(&mut line).map_err(|e| e.to_string())?;
-    serde_json::from_str(&line).map_err(|e| format!("this is iolab's internal {what} command: {e}"))
+    crate::json::from_str(&line).map_err(|e| format!("this is iolab's internal {what} command: {e}"))
 }
 
 /// The body of a worker process: the job from `input` ([`start`]), a check that the parent

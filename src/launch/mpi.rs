@@ -158,7 +158,7 @@ impl Session {
 }
 
 fn broadcast_order(comm: &SimpleCommunicator, order: &Order) -> Result<()> {
-    let mut bytes = serde_json::to_vec(order).map_err(|e| Error::Run(format!("MPI order: {e}")))?;
+    let mut bytes = crate::json::to_vec(order).map_err(|e| Error::Run(format!("MPI order: {e}")))?;
     let root = comm.process_at_rank(0);
     let mut len = bytes.len() as u64;
     root.broadcast_into(&mut len);
@@ -172,7 +172,7 @@ fn receive_order(comm: &SimpleCommunicator) -> std::result::Result<Order, String
     root.broadcast_into(&mut len);
     let mut bytes = vec![0u8; len as usize];
     root.broadcast_into(&mut bytes[..]);
-    serde_json::from_slice(&bytes).map_err(|e| format!("an order from rank 0 that is not one: {e}"))
+    crate::json::from_slice(&bytes).map_err(|e| format!("an order from rank 0 that is not one: {e}"))
 }
 
 /// The body of every rank but 0: carry out phase orders until told to stop; the exit code.
@@ -209,13 +209,13 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
                 };
                 let result = result.map_err(|e| e.to_string());
                 let reply = Reply { rank: comm.rank() as u32, result, servers };
-                let bytes = serde_json::to_vec(&reply).unwrap_or_else(|e| {
+                let bytes = crate::json::to_vec(&reply).unwrap_or_else(|e| {
                     let r = Reply {
                         rank: reply.rank,
                         result: Err(format!("its results could not be sent: {e}")),
                         servers: vec![],
                     };
-                    serde_json::to_vec(&r).unwrap_or_default()
+                    crate::json::to_vec(&r).unwrap_or_default()
                 });
                 comm.process_at_rank(0).send_with_tag(&bytes[..], REPLY);
             }
@@ -420,7 +420,7 @@ pub(super) fn run_phase_with(
         waiting -= 1;
         let from = status.source_rank();
         let host = w.hosts.get(from as usize).cloned().unwrap_or_default();
-        let reply: Reply = match serde_json::from_slice(&bytes) {
+        let reply: Reply = match crate::json::from_slice(&bytes) {
             Ok(r) => r,
             Err(e) => {
                 let e = Error::Run(format!("rank {from} ({host}) sent something that is not a reply: {e}"));

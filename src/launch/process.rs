@@ -102,7 +102,7 @@ fn read_child(mut out: BufReader<std::process::ChildStdout>, i: usize, tx: &mpsc
             Ok(_) => {}
         }
         let text = line.trim_end_matches('\n');
-        let ev = match serde_json::from_str::<ChildMsg>(text) {
+        let ev = match crate::json::from_str::<ChildMsg>(text) {
             Ok(ChildMsg::Trace { ops }) => {
                 bytes.resize(ops as usize * RECORD_BYTES, 0);
                 if out.read_exact(&mut bytes).is_err() {
@@ -241,7 +241,7 @@ impl StartGate for PipeGate<'_> {
 /// line and the bytes under one lock, so no other message comes between them.
 fn send_trace_batch(bytes: &[u8], ops: u64) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer(&mut out, &ChildMsg::Trace { ops })?;
+    crate::json::to_writer(&mut out, &ChildMsg::Trace { ops })?;
     out.write_all(b"\n")?;
     out.write_all(bytes)?;
     out.flush()

@@ -72,7 +72,7 @@ fn spawn(exe: &Path, job: &Job, tx: mpsc::Sender<(usize, Event)>, i: usize) -> R
     let read = move |stdout| {
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
-            let ev = match serde_json::from_str::<Msg>(&line) {
+            let ev = match crate::json::from_str::<Msg>(&line) {
                 Ok(m) => Event::Msg(m),
                 Err(_) => Event::Garbage(line),
             };

@@ -14,7 +14,7 @@ impl Exporter for Json {
     }
 
     fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
-        serde_json::to_writer_pretty(&mut *out, exp).map_err(write_err)?;
+        crate::json::to_writer_pretty(&mut *out, exp).map_err(write_err)?;
         writeln!(out).map_err(write_err)
     }
 }

@@ -53,7 +53,7 @@ pub fn import_path(db: &Path, src: &Path) -> Result<Imported> {
         return import_store(db, src);
     }
     crate::env::input::read_to_size(&mut f, size, &mut head).map_err(|r| bad(src, r))?;
-    let exp: ExperimentResult = serde_json::from_slice(&head)
+    let exp: ExperimentResult = crate::json::from_slice(&head)
         .map_err(|e| bad(src, format!("neither an iolab store nor an experiment's JSON: {e}")))?;
     check_experiment(src, &exp)?;
     with_store(db, |store| import_experiment(store, &exp))
@@ -93,7 +93,15 @@ pub fn import_store(db: &Path, src: &Path) -> Result<Imported> {
             let mut total = Imported::default();
             for row in &rows {
                 crate::env::signals::check()?;
-                total.add(import_experiment(store, &other.load(&row.id).map_err(named)?)?);
+                match other.load(&row.id) {
+                    Ok(exp) => total.add(import_experiment(store, &exp)?),
+                    Err(e) => eprintln!(
+                        "warning: {}: experiment {} cannot be read ({}); not imported",
+                        crate::text::escape_path(src),
+                        row.id,
+                        named(e)
+                    ),
+                }
             }
             // Tuning records of those experiments (the further along of two records of one).
             for t in other.tunings().map_err(named)? {

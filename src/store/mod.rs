@@ -13,6 +13,7 @@ use crate::spec::Spec;
 
 pub mod import;
 mod read;
+mod real;
 mod schema;
 mod servers;
 mod traces;
@@ -194,7 +195,16 @@ impl Store {
     }
 
     pub(super) fn json<T: serde::Serialize>(&self, v: &T) -> Result<String> {
-        serde_json::to_string(v).map_err(|e| self.err(e))
+        crate::json::to_string(v).map_err(|e| self.err(e))
+    }
+
+    /// Says on stderr that one item of the store cannot be read and is left out: the rest of
+    /// the store stays readable.
+    pub fn warn_unreadable(&self, what: &str, e: impl std::fmt::Display) {
+        eprintln!(
+            "warning: store {}: {what} cannot be read ({e}); left out",
+            crate::text::escape_path(&self.path)
+        );
     }
 
     pub fn path(&self) -> &Path {

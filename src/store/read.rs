@@ -3,6 +3,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use super::real::Real;
 use super::{ExperimentRow, Store, parse_status};
 use crate::env::host::HostFacts;
 use crate::error::{Error, Result};
@@ -39,7 +40,7 @@ impl Store {
             .query_map([], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
-                    r.get::<_, f64>(1)?,
+                    r.get::<_, Real>(1)?.0,
                     r.get::<_, String>(2)?,
                     r.get::<_, String>(3)?,
                     r.get::<_, String>(4)?,
@@ -51,6 +52,13 @@ impl Store {
         let mut out = vec![];
         for row in rows {
             let (id, created_unix_s, name, hostname, spec_json, ok, bad) = row.map_err(|e| self.err(e))?;
+            let spec = match crate::json::from_str(&spec_json) {
+                Ok(spec) => spec,
+                Err(e) => {
+                    self.warn_unreadable(&format!("experiment {id}"), e);
+                    continue;
+                }
+            };
             out.push(ExperimentRow {
                 id,
                 created_unix_s,
@@ -58,7 +66,7 @@ impl Store {
                 hostname,
                 runs_complete: ok as u64,
                 runs_failed: bad as u64,
-                spec: serde_json::from_str(&spec_json).map_err(|e| self.err(e))?,
+                spec,
             });
         }
         Ok(out)
@@ -66,7 +74,15 @@ impl Store {
 
     /// Finds an experiment id from a full id, a unique prefix, or `last`.
     pub fn resolve_id(&self, id: &str) -> Result<String> {
-        let ids: Vec<String> = self.list()?.into_iter().map(|r| r.id).collect();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM experiments ORDER BY created_unix_s DESC, id DESC")
+            .map_err(|e| self.err(e))?;
+        let ids = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<String>>>()
+            .map_err(|e| self.err(e))?;
         if id == "last" {
             return ids.into_iter().next().ok_or_else(|| {
                 Error::NotFound(format!("the store {} holds no experiments", self.path.display()))
@@ -85,7 +101,15 @@ impl Store {
 
     /// Rebuilds a whole experiment from its rows.
     pub fn load(&self, id: &str) -> Result<ExperimentResult> {
-        let (created_unix_s, iolab_version, spec_json, host_json, points_json, design_json): (f64, String, String, String, String, String) = self
+        // An error in its rows names the experiment: only that item is unreadable.
+        self.load_rows(id).map_err(|e| match e {
+            Error::Store { path, msg } => Error::Store { path, msg: format!("experiment {id}: {msg}") },
+            other => other,
+        })
+    }
+
+    fn load_rows(&self, id: &str) -> Result<ExperimentResult> {
+        let (created_unix_s, iolab_version, spec_json, host_json, points_json, design_json): (Real, String, String, String, String, String) = self
             .conn
             .query_row(
                 "SELECT created_unix_s, iolab_version, spec_json, host_json, points_json, design_json FROM experiments WHERE id = ?1",
@@ -95,10 +119,10 @@ impl Store {
             .optional()
             .map_err(|e| self.err(e))?
             .ok_or_else(|| Error::NotFound(format!("no experiment `{id}`")))?;
-        let spec: Spec = serde_json::from_str(&spec_json).map_err(|e| self.err(e))?;
-        let host: HostFacts = serde_json::from_str(&host_json).map_err(|e| self.err(e))?;
-        let mut points: Vec<PointResult> = serde_json::from_str(&points_json).map_err(|e| self.err(e))?;
-        let design = serde_json::from_str(&design_json).map_err(|e| self.err(e))?;
+        let spec: Spec = crate::json::from_str(&spec_json).map_err(|e| self.err(e))?;
+        let host: HostFacts = crate::json::from_str(&host_json).map_err(|e| self.err(e))?;
+        let mut points: Vec<PointResult> = crate::json::from_str(&points_json).map_err(|e| self.err(e))?;
+        let design = crate::json::from_str(&design_json).map_err(|e| self.err(e))?;
 
         let mut stmt = self
             .conn
@@ -132,14 +156,14 @@ impl Store {
                 total_bytes: r.get::<_, i64>(6).map_err(g)? as u64,
                 ops: r.get::<_, i64>(7).map_err(g)? as u64,
                 time_ns: r.get::<_, i64>(8).map_err(g)? as u64,
-                max_sar_bytes_per_s: r.get(9).map_err(g)?,
-                min_sar_bytes_per_s: r.get(10).map_err(g)?,
-                avg_individual_bytes_per_s: r.get(11).map_err(g)?,
-                resident_fraction: r.get(12).map_err(g)?,
+                max_sar_bytes_per_s: r.get::<_, Real>(9).map_err(g)?.0,
+                min_sar_bytes_per_s: r.get::<_, Real>(10).map_err(g)?.0,
+                avg_individual_bytes_per_s: r.get::<_, Real>(11).map_err(g)?.0,
+                resident_fraction: r.get::<_, Real>(12).map_err(g)?.0,
                 prealloc_ns: r.get::<_, i64>(13).map_err(g)? as u64,
-                flags: serde_json::from_str(&flags_json).map_err(|e| self.err(e))?,
+                flags: crate::json::from_str(&flags_json).map_err(|e| self.err(e))?,
                 workers,
-                env: serde_json::from_str(&env_json).map_err(|e| self.err(e))?,
+                env: crate::json::from_str(&env_json).map_err(|e| self.err(e))?,
                 file_layout,
                 syncs_in_flight_max: r.get::<_, Option<i64>>(17).map_err(g)?.map(|n| n as u64),
                 hosts: vec![],
@@ -162,7 +186,7 @@ impl Store {
             schema_version: crate::results::SCHEMA_VERSION,
             iolab_version,
             experiment_id: id.to_string(),
-            created_unix_s,
+            created_unix_s: created_unix_s.0,
             host,
             spec,
             points,
@@ -229,7 +253,7 @@ impl Store {
             .map_err(|e| self.err(e))?;
         for row in rows {
             let (id, points) = row.map_err(|e| self.err(e))?;
-            let points: Vec<serde_json::Value> = serde_json::from_str(&points).unwrap_or_default();
+            let points: Vec<serde_json::Value> = crate::json::from_str(&points).unwrap_or_default();
             kinds.insert(id, points.into_iter().map(|p| p["spec"].clone()).collect());
         }
         let mut stmt = self
@@ -286,7 +310,7 @@ impl Store {
 
     /// A nullable JSON column.
     fn opt_json<T: serde::de::DeserializeOwned>(&self, s: Option<String>) -> Result<Option<T>> {
-        s.map(|s| serde_json::from_str(&s).map_err(|e| self.err(e))).transpose()
+        s.map(|s| crate::json::from_str(&s).map_err(|e| self.err(e))).transpose()
     }
 
     pub(super) fn load_workers(&self, run_id: &str, phase: i64) -> Result<Vec<WorkerResult>> {
@@ -311,7 +335,7 @@ impl Store {
                         sync_calls: r.get::<_, i64>(5)? as u64,
                         open_ns: r.get::<_, i64>(6)? as u64,
                         close_ns: r.get::<_, i64>(7)? as u64,
-                        bytes_per_s: r.get(8)?,
+                        bytes_per_s: r.get::<_, Real>(8)?.0,
                         latency_ns: LatencyNs::default(),
                         latency_histogram_ns: Buckets::default(),
                         periods: None,
@@ -339,11 +363,11 @@ impl Store {
         for row in rows {
             let (mut w, lat, hist, calls, times, tids, series) = row.map_err(|e| self.err(e))?;
             w.series = self.opt_json(series)?;
-            w.latency_ns = serde_json::from_str(&lat).map_err(|e| self.err(e))?;
-            w.times_ns = times.map(|t| serde_json::from_str(&t).map_err(|e| self.err(e))).transpose()?;
-            w.commit_tids = tids.map(|t| serde_json::from_str(&t).map_err(|e| self.err(e))).transpose()?;
-            w.calls = serde_json::from_str(&calls).map_err(|e| self.err(e))?;
-            w.latency_histogram_ns = serde_json::from_str(&hist).map_err(|e| self.err(e))?;
+            w.latency_ns = crate::json::from_str(&lat).map_err(|e| self.err(e))?;
+            w.times_ns = times.map(|t| crate::json::from_str(&t).map_err(|e| self.err(e))).transpose()?;
+            w.commit_tids = tids.map(|t| crate::json::from_str(&t).map_err(|e| self.err(e))).transpose()?;
+            w.calls = crate::json::from_str(&calls).map_err(|e| self.err(e))?;
+            w.latency_histogram_ns = crate::json::from_str(&hist).map_err(|e| self.err(e))?;
             w.periods = self.load_periods(run_id, phase, w.worker)?;
             out.push(w);
         }

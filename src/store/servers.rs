@@ -37,7 +37,7 @@ impl Store {
                     s.busy_ns as i64,
                     s.disk_ns as i64,
                     s.net_ns as i64,
-                    s.resident_fraction,
+                    s.resident_fraction.map(super::real::Real),
                     s.device_read_bytes as i64,
                     s.device_write_bytes as i64
                 ],
@@ -73,7 +73,7 @@ impl Store {
                     busy_ns: n(r.get(9)?),
                     disk_ns: n(r.get(10)?),
                     net_ns: n(r.get(11)?),
-                    resident_fraction: r.get(12)?,
+                    resident_fraction: r.get::<_, Option<super::real::Real>>(12)?.map(|x| x.0),
                     device_read_bytes: n(r.get(13)?),
                     device_write_bytes: n(r.get(14)?),
                 })

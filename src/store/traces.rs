@@ -16,7 +16,7 @@ impl Store {
             .map_err(|e| self.err(e))?;
         let json: Option<String> =
             stmt.query_row(params![run_id, phase], |r| r.get(0)).optional().map_err(|e| self.err(e))?;
-        json.map(|j| serde_json::from_str(&j).map_err(|e| self.err(e))).transpose()
+        json.map(|j| crate::json::from_str(&j).map_err(|e| self.err(e))).transpose()
     }
 
     pub(super) fn load_periods(&self, run_id: &str, phase: i64, worker: u32) -> Result<Option<Vec<Period>>> {
@@ -30,7 +30,7 @@ impl Store {
             .query_row(params![run_id, phase, worker], |r| r.get(0))
             .optional()
             .map_err(|e| self.err(e))?;
-        json.map(|j| serde_json::from_str(&j).map_err(|e| self.err(e))).transpose()
+        json.map(|j| crate::json::from_str(&j).map_err(|e| self.err(e))).transpose()
     }
 
     /// Calls `f` with every traced op of an experiment, in (rep, point, phase, worker, op)

@@ -16,7 +16,12 @@ impl Store {
         tx.execute(
             "INSERT OR REPLACE INTO tunings(experiment_id, job, updated_unix_s, tuning_json)
              VALUES (?1, ?2, ?3, ?4)",
-            params![t.experiment_id, t.job.name, crate::env::sys::unix_time_s(), self.json(t)?],
+            params![
+                t.experiment_id,
+                t.job.name,
+                super::real::Real(crate::env::sys::unix_time_s()),
+                self.json(t)?
+            ],
         )
         .map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))
@@ -31,11 +36,15 @@ impl Store {
             })
             .optional()
             .map_err(|e| self.err(e))?;
-        json.map(|j| serde_json::from_str(&j).map_err(|e| self.err(format!("tuning {experiment_id}: {e}"))))
-            .transpose()
+        json.map(|j| {
+            crate::json::from_str(&j).map_err(|e| {
+                self.err(format!("the tuning of experiment {experiment_id} cannot be read: {e}"))
+            })
+        })
+        .transpose()
     }
 
-    /// Every tuning, newest first.
+    /// Every tuning, newest first; one that cannot be read is left out, named in a warning.
     pub fn tunings(&self) -> Result<Vec<Tuning>> {
         let mut stmt = self
             .conn
@@ -50,7 +59,10 @@ impl Store {
         let mut out = vec![];
         for row in rows {
             let (id, json) = row.map_err(|e| self.err(e))?;
-            out.push(serde_json::from_str(&json).map_err(|e| self.err(format!("tuning {id}: {e}")))?);
+            match crate::json::from_str(&json) {
+                Ok(t) => out.push(t),
+                Err(e) => self.warn_unreadable(&format!("the tuning of experiment {id}"), e),
+            }
         }
         Ok(out)
     }

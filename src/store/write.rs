@@ -3,6 +3,7 @@
 
 use rusqlite::{Connection, params};
 
+use super::real::Real;
 use super::{Store, status_str};
 use crate::error::Result;
 use crate::results::{ExperimentResult, PointResult, Repetition, Status};
@@ -46,7 +47,7 @@ impl Store {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 exp.experiment_id,
-                exp.created_unix_s,
+                Real(exp.created_unix_s),
                 exp.spec.name,
                 exp.host.host_id,
                 exp.iolab_version,
@@ -98,7 +99,7 @@ impl Store {
                 rep,
                 status_str(status),
                 error,
-                crate::env::sys::unix_time_s(),
+                Real(crate::env::sys::unix_time_s()),
                 warmup
             ],
         )
@@ -117,10 +118,10 @@ impl Store {
                     r.total_bytes as i64,
                     r.ops as i64,
                     r.time_ns as i64,
-                    r.max_sar_bytes_per_s,
-                    r.min_sar_bytes_per_s,
-                    r.avg_individual_bytes_per_s,
-                    r.resident_fraction,
+                    Real(r.max_sar_bytes_per_s),
+                    Real(r.min_sar_bytes_per_s),
+                    Real(r.avg_individual_bytes_per_s),
+                    Real(r.resident_fraction),
                     r.prealloc_ns as i64,
                     self.json(&r.flags)?,
                     self.json(&r.env)?,
@@ -155,7 +156,7 @@ impl Store {
                         w.sync_calls as i64,
                         w.open_ns as i64,
                         w.close_ns as i64,
-                        w.bytes_per_s,
+                        Real(w.bytes_per_s),
                         self.json(&w.latency_ns)?,
                         self.json(&w.latency_histogram_ns)?,
                         self.json(&w.calls)?,

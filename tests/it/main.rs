@@ -10,6 +10,7 @@ mod engines;
 mod experiments;
 mod exporters;
 mod faults;
+mod figures;
 mod forensics;
 mod fuzz;
 #[cfg(feature = "mpi")]

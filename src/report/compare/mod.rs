@@ -109,7 +109,10 @@ pub fn row(exp: &ExperimentResult) -> Row {
 pub fn experiments(store: &Store) -> Result<Vec<ExperimentResult>> {
     let mut exps = vec![];
     for id in store.ids_by_preset(&["L1", "L4"])? {
-        exps.push(store.load(&id)?);
+        match store.load(&id) {
+            Ok(exp) => exps.push(exp),
+            Err(e) => store.warn_unreadable(&format!("experiment {id}"), e),
+        }
     }
     if exps.is_empty() {
         return Err(Error::NotFound(format!(

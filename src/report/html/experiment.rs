@@ -438,7 +438,10 @@ pub fn page(store: &Store, exp: &ExperimentResult, preset: Option<&PresetAbout>)
         },
         if exp.findings.is_empty() { "" } else { "<li><a href=\"#findings\">Findings</a></li>" },
     );
-    let tuning = store.load_tuning(&exp.experiment_id)?;
+    let tuning = store.load_tuning(&exp.experiment_id).unwrap_or_else(|e| {
+        store.warn_unreadable(&format!("the tuning of experiment {}", exp.experiment_id), e);
+        None
+    });
     if let Some(t) = &tuning {
         body = body.replacen(
             "<li><a href=\"#spec\">",

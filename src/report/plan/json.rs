@@ -68,7 +68,7 @@ impl Exporter<Planned<'_>> for Json {
                 })
                 .collect(),
         };
-        serde_json::to_writer_pretty(&mut *out, &j).map_err(write_err)?;
+        crate::json::to_writer_pretty(&mut *out, &j).map_err(write_err)?;
         writeln!(out).map_err(write_err)
     }
 }

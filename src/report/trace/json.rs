@@ -15,7 +15,7 @@ impl Exporter<Traces<'_>> for Json {
 
     fn export(&self, t: &Traces<'_>, out: &mut dyn Write) -> Result<()> {
         each_line(t, |line| {
-            serde_json::to_writer(&mut *out, line).map_err(write_err)?;
+            crate::json::to_writer(&mut *out, line).map_err(write_err)?;
             out.write_all(b"\n").map_err(write_err)
         })?;
         out.flush().map_err(write_err)

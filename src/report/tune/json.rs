@@ -14,7 +14,7 @@ impl Exporter<Tuning> for Json {
     }
 
     fn export(&self, t: &Tuning, out: &mut dyn Write) -> Result<()> {
-        serde_json::to_writer_pretty(&mut *out, t).map_err(write_err)?;
+        crate::json::to_writer_pretty(&mut *out, t).map_err(write_err)?;
         out.write_all(b"\n").map_err(write_err)
     }
 }

@@ -219,7 +219,7 @@ mod tests {
         let csv = render(exporter("csv").unwrap(), &t).unwrap();
         assert_eq!(csv.lines().count(), 3);
         assert!(csv.starts_with("rank,point,candidate,baseline,engine,runs,mean_s"), "{csv}");
-        let json: Tuning = serde_json::from_str(&render(exporter("json").unwrap(), &t).unwrap()).unwrap();
+        let json: Tuning = crate::json::from_str(&render(exporter("json").unwrap(), &t).unwrap()).unwrap();
         assert_eq!(json, t);
     }
 
