@@ -126,6 +126,9 @@ pub enum ResultsCommand {
         /// Write to this file instead of stdout
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Replace an existing file that is not an earlier export of this kind
+        #[arg(long, requires = "output")]
+        force: bool,
     },
     /// Compare per-host figures (the SLAC table, from L1/L4 experiments in the store)
     Compare {
@@ -167,6 +170,9 @@ pub enum ResultsCommand {
         /// Write to this file instead of stdout
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Replace an existing file that is not an earlier trace of this kind
+        #[arg(long, requires = "output")]
+        force: bool,
     },
 }
 
@@ -272,6 +278,9 @@ pub struct PlotArgs {
     /// Output file, .svg or .png (default: SVG on stdout)
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Replace an existing file that is not an earlier plot of this kind
+    #[arg(long, requires = "output")]
+    pub force: bool,
     /// Results store (default: $IOLAB_DB or ~/.local/share/iolab/iolab.db)
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -292,6 +301,9 @@ pub struct ReportArgs {
     /// Output file (default: stdout)
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Replace an existing file that is not an earlier iolab report
+    #[arg(long, requires = "output")]
+    pub force: bool,
     /// Results store (default: $IOLAB_DB or ~/.local/share/iolab/iolab.db)
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -350,6 +362,9 @@ pub struct TuneArgs {
     /// Write the recommended spec (an experiment file) to FILE
     #[arg(long, value_name = "FILE")]
     pub save_spec: Option<PathBuf>,
+    /// Replace an existing FILE that is not an earlier experiment file of iolab's
+    #[arg(long, requires = "save_spec")]
+    pub force: bool,
     #[command(flatten)]
     pub out: OutputArgs,
 }

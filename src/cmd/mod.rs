@@ -18,7 +18,7 @@ pub mod run;
 pub mod tune;
 
 use crate::cli::{Cli, Command, RunArgs};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::experiment::{Built, ResolveEnv};
 use crate::report::Format;
 use crate::store::{self, Store};
@@ -93,9 +93,4 @@ fn build(args: &RunArgs) -> Result<Built> {
         exp.params.set_one("name", "default")?;
     }
     exp.build(&env)
-}
-
-/// Opens (creating) the file `--output` names.
-fn create(path: &std::path::Path) -> Result<std::fs::File> {
-    std::fs::File::create(path).map_err(|e| Error::io("open", path, None, e))
 }

@@ -5,14 +5,15 @@ use std::io::Write;
 
 use crate::cli::PlotArgs;
 use crate::error::Result;
-use crate::report::plot::{self, Bars, Kind, Options};
+use crate::report::output::{self, Kind};
+use crate::report::plot::{self, Bars, Options};
 
 use super::read_store;
 
 /// The figure options the flags ask for, each checked.
 fn options(args: &PlotArgs) -> Result<Options> {
     Ok(Options {
-        kind: args.kind.as_deref().map(Kind::parse).transpose()?,
+        kind: args.kind.as_deref().map(plot::Kind::parse).transpose()?,
         x: args.x.clone(),
         series: args.series.clone(),
         panel: args.panel.clone(),
@@ -31,16 +32,28 @@ fn options(args: &PlotArgs) -> Result<Options> {
 /// `iolab plot`.
 pub fn cmd_plot(args: PlotArgs, stdout: &mut dyn Write) -> Result<()> {
     let opts = options(&args)?;
-    if let Some(p) = &args.output {
-        plot::Output::of(p)?;
-    }
+    let db = args.db.clone().unwrap_or_else(crate::store::default_path);
+    let kind = match &args.output {
+        Some(p) => {
+            let kind = match plot::Output::of(p)? {
+                plot::Output::Svg => Kind::Svg,
+                plot::Output::Png => Kind::Png,
+            };
+            output::check(p, "output", kind, args.force, &[&db])?;
+            Some(kind)
+        }
+        None => None,
+    };
     let store = read_store(&args.db)?;
     let exp = store.load(&store.resolve_id(&args.id)?)?;
     let preset = crate::experiment::preset::about(&exp).map(|p| p.plot);
     let fig = plot::build(&store, &exp, &Options { preset, ..opts })?;
-    plot::write(&fig, args.output.as_deref(), stdout)?;
-    if let Some(p) = &args.output {
-        eprintln!("wrote {}", p.display());
+    match (&args.output, kind) {
+        (Some(p), Some(kind)) => {
+            output::write_with(p, "output", kind, args.force, &[&db], |f| plot::write_file(&fig, f))?;
+            eprintln!("wrote {}", crate::text::escape_path(p));
+            Ok(())
+        }
+        _ => plot::write(&fig, None, stdout),
     }
-    Ok(())
 }

@@ -6,11 +6,16 @@ use std::io::Write;
 use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
 use crate::report::html;
+use crate::report::output::{self, Kind};
 
 use super::{put, read_store};
 
 /// `iolab report`.
 pub fn cmd_report(args: ReportArgs, stdout: &mut dyn Write) -> Result<()> {
+    let db = args.db.clone().unwrap_or_else(crate::store::default_path);
+    if let Some(p) = &args.output {
+        output::check(p, "output", Kind::Html, args.force, &[&db])?;
+    }
     let store = read_store(&args.db)?;
     let page = if args.compare {
         html::compare::page(&store)?
@@ -21,8 +26,10 @@ pub fn cmd_report(args: ReportArgs, stdout: &mut dyn Write) -> Result<()> {
     };
     match &args.output {
         Some(p) => {
-            std::fs::write(p, page).map_err(|e| Error::io("write", p, None, e))?;
-            eprintln!("wrote {}", p.display());
+            output::write_with(p, "output", Kind::Html, args.force, &[&db], |f| {
+                f.write_all(page.as_bytes()).map_err(|e| Error::io("write", f.tmp_path(), None, e))
+            })?;
+            eprintln!("wrote {}", crate::text::escape_path(p));
             Ok(())
         }
         None => put(stdout, &page),

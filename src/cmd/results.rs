@@ -10,7 +10,8 @@ use crate::report::{self, compare};
 use crate::store::{Store, import};
 use crate::units::fmt_size;
 
-use super::{create, format_of, put, read_store};
+use super::{format_of, put, read_store};
+use crate::report::output::{self, Kind};
 
 /// `iolab results ...`.
 pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
@@ -35,22 +36,34 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
                 _ => Ok(()),
             }
         }
-        ResultsCommand::Export { id, json, csv, output } => {
+        ResultsCommand::Export { id, json, csv, output, force } => {
+            let kind = if json { Kind::ExperimentJson } else { Kind::ExperimentCsv };
+            if let Some(path) = &output {
+                output::check(path, "output", kind, force, &[store.path()])?;
+            }
             let exp = with_findings(store.load(&store.resolve_id(&id)?)?);
             let ex = report::exporter(format_of(json, csv));
             match output {
-                Some(path) => ex.export(&exp, &mut create(&path)?),
+                Some(path) => {
+                    output::write_with(&path, "output", kind, force, &[store.path()], |f| ex.export(&exp, f))
+                }
                 None => ex.export(&exp, stdout),
             }
         }
         ResultsCommand::Compare { by: _, format, tuned } => compare(&store, &format, tuned, stdout),
         ResultsCommand::Import { .. } => unreachable!("handled above"),
         ResultsCommand::Strategies { ids, format } => strategies(&store, &ids, &format, stdout),
-        ResultsCommand::Trace { id, phase, rep, json, output } => {
+        ResultsCommand::Trace { id, phase, rep, json, output, force } => {
+            let kind = if json { Kind::TraceJson } else { Kind::TraceCsv };
+            if let Some(path) = &output {
+                output::check(path, "output", kind, force, &[store.path()])?;
+            }
             let id = store.resolve_id(&id)?;
             let filter = report::trace::TraceFilter { phase, rep };
             match output {
-                Some(path) => report::trace::export(&store, &id, &filter, json, &mut create(&path)?),
+                Some(path) => output::write_with(&path, "output", kind, force, &[store.path()], |f| {
+                    report::trace::export(&store, &id, &filter, json, f)
+                }),
                 None => report::trace::export(&store, &id, &filter, json, stdout),
             }
         }

@@ -12,6 +12,7 @@ use crate::experiment::progress::CliMonitor;
 use crate::experiment::run::{NoSink, Sink};
 use crate::experiment::tune::{self, Request, job::JobArgs};
 use crate::experiment::{Params, ResolveEnv};
+use crate::report::output::{self, Kind};
 use crate::results::tune::Rule;
 use crate::worker::registry::real_io;
 
@@ -25,6 +26,10 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
     let start = Instant::now();
     if args.job == "list" {
         return put(stdout, &jobs_table());
+    }
+    let db = args.out.db.clone().unwrap_or_else(crate::store::default_path);
+    if let Some(path) = &args.save_spec {
+        output::check(path, "save_spec", Kind::Spec, args.force, &[&db])?;
     }
     let env = ResolveEnv::current()?;
     let job = tune::job::build(
@@ -98,7 +103,9 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
     crate::report::tune::exporter(name)?.export(&outcome.tuning, stdout)?;
     if let Some(path) = &args.save_spec {
         match &outcome.tuning.recommended {
-            Some(r) => std::fs::write(path, &r.toml).map_err(|e| Error::io("write", path, None, e))?,
+            Some(r) => output::write_with(path, "save_spec", Kind::Spec, args.force, &[&db], |f| {
+                f.write_all(r.toml.as_bytes()).map_err(|e| Error::io("write", f.tmp_path(), None, e))
+            })?,
             None => eprintln!("note: no candidate to recommend; {} not written", path.display()),
         }
     }

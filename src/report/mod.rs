@@ -33,6 +33,7 @@ pub mod findings;
 pub mod hosts;
 pub mod html;
 mod json;
+pub mod output;
 pub mod plan;
 pub mod plot;
 pub mod servers;

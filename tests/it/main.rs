@@ -27,6 +27,7 @@ mod mpi_servers;
 mod mpi_servers_hosts;
 #[cfg(feature = "mpi")]
 mod mpi_strategies;
+mod outputs;
 mod plots;
 mod processes;
 mod readahead;

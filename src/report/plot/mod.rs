@@ -264,6 +264,17 @@ impl Output {
     }
 }
 
+/// Writes a figure into an output file (SVG or PNG by the extension of its name).
+pub fn write_file(fig: &Figure, out: &mut crate::report::output::OutputFile) -> Result<()> {
+    match Output::of(out.given())? {
+        Output::Svg => {
+            let svg = draw::svg(fig)?;
+            out.write_all(svg.as_bytes()).map_err(|e| Error::io("write", out.tmp_path(), None, e))
+        }
+        Output::Png => draw::png(fig, out.tmp_path()),
+    }
+}
+
 /// Writes a figure to `path` (SVG or PNG by its extension), or as SVG to `stdout`.
 pub fn write(fig: &Figure, path: Option<&Path>, stdout: &mut dyn Write) -> Result<()> {
     match path {
