@@ -35,6 +35,33 @@ pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[usize]) -> St
     out
 }
 
+/// `text` wrapped at spaces into lines of at most `width` characters (a longer word stays
+/// whole on its own line): the first line starts with `first`, the others with `indent`
+/// spaces; each line ends with a newline.
+pub fn wrap(text: &str, width: usize, first: &str, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        let len = line.chars().count();
+        if !empty && len + 1 + word.chars().count() > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = pad.clone();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
 /// A path as text that stays on one line: control characters are shown as `\n`, `\t`,
 /// `\r` or `\xNN`, a backslash as `\\`, and bytes that are not UTF-8 as `\xNN`.
 pub fn escape_path(path: &std::path::Path) -> String {
@@ -78,6 +105,13 @@ pub fn one_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wraps_at_spaces_under_an_indent() {
+        assert_eq!(wrap("aa bb cc dd", 8, "- ", 2), "- aa bb\n  cc dd\n");
+        assert_eq!(wrap("a verylongword b", 6, "", 1), "a\n verylongword\n b\n");
+        assert_eq!(wrap("", 10, "x: ", 3), "x:\n");
+    }
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
     use std::path::Path;

@@ -5,6 +5,11 @@
 pub trait Monitor: Sync {
     /// A phase starts: a label and the bytes it will move.
     fn begin(&self, _label: &str, _total_bytes: u64) {}
+    /// A time-bounded phase starts: a label, the bytes its blocks hold and its time bound (it
+    /// may move more bytes, wrapping around its blocks, or fewer, stopped at the stonewall).
+    fn begin_bounded(&self, label: &str, total_bytes: u64, _bound_ns: u64) {
+        self.begin(label, total_bytes);
+    }
     /// Called about every 50 ms with the bytes done so far; returns a signal number to stop.
     fn tick(&self, bytes_done: u64) -> Option<i32>;
     /// Whether ticks show anything (a progress bar). When not, a phase of one thread worker

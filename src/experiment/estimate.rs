@@ -201,7 +201,13 @@ pub fn estimate(points: &[Point], rates: &Rates) -> Estimate {
             one += time(plan.disk_bytes(), OpKind::Write, &mut e);
         }
         for ph in &plan.phases {
-            one += time(ph.bytes(), ph.op, &mut e);
+            let t = time(ph.bytes(), ph.op, &mut e);
+            // A runtime takes its time; a stonewall at most its time (commits aside).
+            one += match spec.phase_bound(&spec.phases[ph.index]) {
+                Some(b) if io && b.wraps() => b.ns() as f64 / 1e9,
+                Some(b) if io => t.min(b.ns() as f64 / 1e9),
+                _ => t,
+            };
         }
         if let Some(sp) = crate::strategy::Plan::of(spec) {
             let per_iter = sp.roles.iter().filter_map(|r| r.compute).map(|c| c.per_iter_ns).max();
@@ -389,6 +395,16 @@ mod tests {
         // Each of the two compute workers spins its 10 s share; 8 MiB written.
         let want = 10.0 + (8u64 << 20) as f64 / ASSUMED_BYTES_PER_S;
         assert!((e.seconds - want).abs() < 1e-6, "{} vs {want}", e.seconds);
+    }
+
+    #[test]
+    fn a_time_bound_sets_or_caps_a_phases_time() {
+        let t = |kv: &[(&str, &str)]| estimate(&[point(kv)], &Rates::none()).seconds;
+        let plain = t(&[("size", "1GiB"), ("ops", "write"), ("reps", "1")]);
+        assert!(plain > 2.0, "{plain}");
+        assert_eq!(t(&[("size", "1GiB"), ("ops", "write:stonewall=2s"), ("reps", "1")]), 2.0);
+        assert_eq!(t(&[("size", "1GiB"), ("ops", "write:stonewall=10h"), ("reps", "1")]), plain);
+        assert_eq!(t(&[("size", "1MiB"), ("ops", "write"), ("runtime", "3s"), ("reps", "2")]), 6.0);
     }
 
     #[test]

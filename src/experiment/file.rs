@@ -55,7 +55,8 @@ fn toml_values(key: &str, v: &toml::Value) -> Result<Vec<String>> {
 }
 
 /// `[[phases]]` tables: `op = "read"`, optional `order`, `cache`, `workers`, `round_robin`,
-/// `files`, `layout`. Each becomes `op:workers=N:round_robin=R:files=F:layout=L:order:cache`.
+/// `files`, `layout`, `runtime`, `stonewall`. Each becomes
+/// `op:workers=N:round_robin=R:files=F:layout=L:order:cache:runtime=D:stonewall=D`.
 /// Each value is checked here, so an error names `phases[N].KEY` (N counts from 1).
 fn phases_from_toml(v: &toml::Value) -> Result<Vec<String>> {
     let arr =
@@ -105,11 +106,16 @@ fn phases_from_toml(v: &toml::Value) -> Result<Vec<String>> {
                         text_only(crate::spec::CachePolicy::parse(&val).is_some(), "cold, warm or asis")?;
                         (6, val)
                     }
+                    "runtime" | "stonewall" => {
+                        let ok = crate::units::parse_duration_ns(&val).is_ok();
+                        text_only(ok, "a duration such as 30s or 500ms")?;
+                        (if k == "runtime" { 7 } else { 8 }, format!("{k}={val}"))
+                    }
                     _ => {
                         return Err(Error::spec(
                             field,
                             val,
-                            "unknown phase key (op, workers, round_robin, files, layout, order, cache)",
+                            "unknown phase key (op, workers, round_robin, files, layout, order, cache, runtime, stonewall)",
                         ));
                     }
                 };
@@ -255,6 +261,15 @@ impl crate::spec::Spec {
             set("strategy", vec![s.name().into()]);
             set("iters", vec![self.iters.unwrap_or(0).to_string()]);
             set("comptime", vec![crate::units::fmt_duration_spec(self.comptime_ns.unwrap_or(0))]);
+        }
+        if let Some(ns) = self.runtime_ns {
+            set("runtime", vec![crate::units::fmt_duration_spec(ns)]);
+        }
+        if let Some(ns) = self.stonewall_ns {
+            set("stonewall", vec![crate::units::fmt_duration_spec(ns)]);
+        }
+        if self.wear_out {
+            set("wear_out", vec!["true".into()]);
         }
         p
     }

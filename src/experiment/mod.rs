@@ -7,9 +7,11 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+mod bound;
 mod cache_view;
 pub mod estimate;
 mod file;
+mod ids;
 mod layout;
 mod memory;
 mod params;

@@ -47,6 +47,7 @@ pub(super) fn parse_phases(
         };
         let (mut order, mut cache) = (default_order, default_cache);
         let (mut workers, mut round_robin, mut layout, mut files) = (None, None, None, None);
+        let (mut runtime_ns, mut stonewall_ns) = (None, None);
         for m in parts {
             if let Some((k, v)) = m.split_once('=') {
                 let k = k.replace('-', "_");
@@ -54,6 +55,8 @@ pub(super) fn parse_phases(
                     "workers" => workers = Some(layout::phase_count(item, &k, v, 4096)?),
                     "round_robin" | "rr" => round_robin = Some(layout::phase_count(item, &k, v, 1 << 20)?),
                     "files" => files = Some(layout::phase_count(item, &k, v, 1_000_000)?),
+                    "runtime" => runtime_ns = Some(super::bound::phase_duration(item, &k, v)?),
+                    "stonewall" => stonewall_ns = Some(super::bound::phase_duration(item, &k, v)?),
                     "layout" => {
                         layout = Some(Layout::parse(v).ok_or_else(|| {
                             Error::spec(
@@ -76,7 +79,7 @@ pub(super) fn parse_phases(
                             "ops",
                             item,
                             format!(
-                                "unknown phase key `{k}` (workers, round_robin, files, layout, order, cache)"
+                                "unknown phase key `{k}` (workers, round_robin, files, layout, order, cache, runtime, stonewall)"
                             ),
                         ));
                     }
@@ -90,7 +93,7 @@ pub(super) fn parse_phases(
                     "ops",
                     item,
                     format!(
-                        "unknown modifier `{m}` (seq, reverse, random, cold, warm, asis, workers=N, round_robin=R, files=N, layout=L)"
+                        "unknown modifier `{m}` (seq, reverse, random, cold, warm, asis, workers=N, round_robin=R, files=N, layout=L, runtime=D, stonewall=D)"
                     ),
                 ));
             }
@@ -98,7 +101,18 @@ pub(super) fn parse_phases(
         let repeats = seen.entry(item).or_insert(0);
         *repeats += 1;
         let name = if *repeats == 1 { item.to_string() } else { format!("{item}#{repeats}") };
-        phases.push(Phase { name, op, order, cache, workers, round_robin, layout, files });
+        phases.push(Phase {
+            name,
+            op,
+            order,
+            cache,
+            workers,
+            round_robin,
+            layout,
+            files,
+            runtime_ns,
+            stonewall_ns,
+        });
     }
     if phases.is_empty() {
         return Err(Error::spec("ops", values.join(","), "at least one phase is needed"));

@@ -36,6 +36,19 @@ pub fn progress_text(done: u64, total: u64, elapsed_s: f64) -> String {
     format!("{moved} · {} MB/s · ETA {}", fmt_rate(rate), fmt_eta(left))
 }
 
+/// The progress line of a time-bounded phase: bytes done, the rate so far, and the time
+/// against its bound ("3.2 s of 10 s").
+pub fn bounded_text(done: u64, elapsed_s: f64, bound_s: f64) -> String {
+    let rate =
+        if done == 0 || elapsed_s <= 0.0 { "-".to_string() } else { fmt_rate(done as f64 / elapsed_s) };
+    let time = if elapsed_s >= bound_s {
+        "finishing (commit, close)".to_string()
+    } else {
+        format!("{} of {}", fmt_eta(elapsed_s), fmt_eta(bound_s))
+    };
+    format!("{} · {rate} MB/s · {time}", fmt_size(done))
+}
+
 /// Seconds left, to the precision a person waiting wants: "4.2 s", "42 s", "3 min 05 s",
 /// "2 h 07 min".
 pub fn fmt_eta(secs: f64) -> String {
@@ -58,6 +71,8 @@ pub fn fmt_eta(secs: f64) -> String {
 pub struct CliMonitor {
     enabled: bool,
     state: Mutex<Option<(ProgressBar, Instant)>>,
+    /// The time bound of the phase shown, in s (None: bounded by its bytes).
+    bound_s: Mutex<Option<f64>>,
 }
 
 impl CliMonitor {
@@ -66,12 +81,23 @@ impl CliMonitor {
         CliMonitor {
             enabled: !quiet && std::io::stderr().is_terminal() && std::io::stdout().is_terminal(),
             state: Mutex::new(None),
+            bound_s: Mutex::new(None),
         }
     }
 }
 
 impl Monitor for CliMonitor {
+    fn begin_bounded(&self, label: &str, _total_bytes: u64, bound_ns: u64) {
+        // The bar fills with the time: a thousandth of the bound per step.
+        self.begin(label, 1000);
+        *self.bound_s.lock().expect("progress lock") = Some(bound_ns as f64 / 1e9);
+        if let Some((bar, _)) = self.state.lock().expect("progress lock").as_ref() {
+            bar.set_message(bounded_text(0, 0.0, bound_ns as f64 / 1e9));
+        }
+    }
+
     fn begin(&self, label: &str, total_bytes: u64) {
+        *self.bound_s.lock().expect("progress lock") = None;
         if !self.enabled {
             return;
         }
@@ -88,10 +114,20 @@ impl Monitor for CliMonitor {
     }
 
     fn tick(&self, bytes_done: u64) -> Option<i32> {
+        let bound = *self.bound_s.lock().expect("progress lock");
         if let Some((bar, start)) = self.state.lock().expect("progress lock").as_ref() {
-            bar.set_position(bytes_done);
-            let total = bar.length().unwrap_or(bytes_done);
-            bar.set_message(progress_text(bytes_done, total, start.elapsed().as_secs_f64()));
+            let elapsed = start.elapsed().as_secs_f64();
+            match bound {
+                Some(b) => {
+                    bar.set_position((elapsed / b * 1000.0).min(1000.0) as u64);
+                    bar.set_message(bounded_text(bytes_done, elapsed, b));
+                }
+                None => {
+                    bar.set_position(bytes_done);
+                    let total = bar.length().unwrap_or(bytes_done);
+                    bar.set_message(progress_text(bytes_done, total, elapsed));
+                }
+            }
         }
         crate::env::signals::pending()
     }
@@ -137,5 +173,8 @@ mod tests {
             "1.40 GiB / 93.13 GiB · 50.0 MB/s · ETA 32 min 50 s"
         );
         assert_eq!([fmt_eta(42.4), fmt_eta(7630.0), fmt_eta(f64::INFINITY)], ["42 s", "2 h 07 min", "-"]);
+        assert_eq!(bounded_text(384 << 20, 0.5, 10.0), "384 MiB · 805 MB/s · 0.5 s of 10 s");
+        assert_eq!(bounded_text(0, 0.0, 30.0), "0 B · - MB/s · 0.0 s of 30 s");
+        assert_eq!(bounded_text(1 << 20, 30.2, 30.0), "1 MiB · 0.03 MB/s · finishing (commit, close)");
     }
 }

@@ -342,6 +342,9 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         strategy: None,
         iters: None,
         comptime_ns: None,
+        runtime_ns: None,
+        stonewall_ns: None,
+        wear_out: false,
     };
     spec.servers = super::servers::resolve(params, &spec, &env.cwd)?;
     if spec.verify && spec.mem_len_bytes.is_some() {
@@ -353,6 +356,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
     }
     layout::check(&spec, env)?;
     crate::experiment::strategy::resolve_into(params, &mut spec)?;
+    super::bound::resolve_into(params, &mut spec)?;
     if let Some(len) = spec.mem_len_bytes {
         let piece = crate::plan::piece_len(&spec);
         if piece % len != 0 {

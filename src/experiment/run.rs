@@ -11,6 +11,7 @@ use crate::env::host::HostFacts;
 use crate::env::sys;
 use crate::error::{Error, Result};
 use crate::experiment::Design;
+use crate::experiment::ids::new_experiment_id;
 use crate::experiment::progress;
 use crate::experiment::schedule::{Slot, schedule};
 use crate::launch::launch;
@@ -67,34 +68,6 @@ fn settle_writeback(dirs: &[PathBuf]) {
             let _ = sys::syncfs(d);
         }
     }
-}
-
-/// A new experiment id: UTC date and time plus random hex, e.g. `20261121-103600-4f2a9c`.
-pub fn new_experiment_id() -> String {
-    let secs = sys::unix_time_s() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{:06x}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        sys::random_u64() & 0xff_ffff
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
-/// (H. Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// Runs every point `reps` times (plus its warm-ups), in the order `base.interleave` asks for
@@ -175,7 +148,10 @@ impl<'a> Runner<'a> {
                         .spec
                         .phases
                         .iter()
-                        .map(|ph| PhaseResult::new(&ph.name, ph.op, ph.cache, cache_method(&p.spec, ph)))
+                        .map(|ph| PhaseResult {
+                            time_bound: p.spec.phase_bound(ph),
+                            ..PhaseResult::new(&ph.name, ph.op, ph.cache, cache_method(&p.spec, ph))
+                        })
                         .collect(),
                 })
                 .collect(),
@@ -353,6 +329,8 @@ fn run_phases(
     };
 
     let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
+    // Per worker, the ops with data after a time-bounded phase that wrote stopped early.
+    let mut extents: Vec<u64> = vec![];
     for phase in &plan.phases {
         *at_phase = phase.index;
         crate::env::signals::check()?;
@@ -362,13 +340,20 @@ fn run_phases(
         let tag =
             if kept { base_tag } else { BlockTag { generation: generation(plan, phase.index), ..base_tag } };
         let mut prealloc_ns = 0;
+        if phase.op == OpKind::Write {
+            extents.clear();
+        }
         if local && phase.op == OpKind::Write {
             prealloc_ns = crate::worker::prepare::recreate(spec, plan, &paths, &ids, |_| true)?;
         }
         let fraction = if local { cache::prepare(phase.cache, &paths, &ids, spec.drop_caches)? } else { 0.0 };
         let check = CacheCheck::judge(phase.cache, fraction, real);
-        let job = PhaseJob { spec, phase, paths: &paths, ids: &ids, sizes: &sizes, engine, tag };
-        monitor.begin(&format!("{label} {}", phase.name), phase.bytes());
+        let job =
+            PhaseJob { spec, phase, paths: &paths, ids: &ids, sizes: &sizes, engine, tag, extents: &extents };
+        match spec.phase_bound(&spec.phases[phase.index]) {
+            Some(b) => monitor.begin_bounded(&format!("{label} {}", phase.name), phase.bytes(), b.ns()),
+            None => monitor.begin(&format!("{label} {}", phase.name), phase.bytes()),
+        }
         if local {
             settle_writeback(&spec.dirs);
         }
@@ -379,6 +364,9 @@ fn run_phases(
         match outcome {
             Ok(launched) => {
                 let samples = launched.samples;
+                if phase.op.is_write() && spec.phase_bound(&spec.phases[phase.index]).is_some() {
+                    extents = crate::worker::bound::extents_after(phase, &samples, &extents);
+                }
                 let check = match remote {
                     Some(_) => on_servers(phase.cache, &launched.servers),
                     None => with_remote_views(phase.cache, fraction, &samples, real),
@@ -406,7 +394,7 @@ fn run_phases(
                     if let Some(facts) = r.file_layout.as_mut() {
                         let piece = crate::plan::piece_len(spec);
                         facts.blocks = plan.files.iter().map(|f| f.size_bytes.div_ceil(piece)).sum();
-                        let together = written_together(spec, phase);
+                        let together = written_together(spec, phase).filter(|_| extents.is_empty());
                         if let (true, Some(flag)) = (spec.alloc_block, together.and_then(|k| facts.judge(k)))
                         {
                             r.flags.push(flag);
@@ -467,13 +455,6 @@ fn written_together(spec: &Spec, phase: &crate::plan::PhasePlan) -> Option<u64> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_413), (2025, 11, 21));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-    }
 
     #[test]
     fn write_generations_count_layout_and_write_phases() {

@@ -253,6 +253,8 @@ pub struct SampleWire {
     place: Option<crate::worker::Placement>,
     #[serde(default)]
     series: Option<crate::latency::series::RateSeries>,
+    #[serde(default)]
+    stonewall_ops: Option<u64>,
 }
 
 impl SampleWire {
@@ -283,6 +285,7 @@ impl SampleWire {
             role: s.role,
             place: s.place,
             series: s.series,
+            stonewall_ops: s.stonewall_ops,
         })
     }
 
@@ -334,6 +337,7 @@ impl SampleWire {
             role: self.role,
             place: self.place,
             series: self.series,
+            stonewall_ops: self.stonewall_ops,
         })
     }
 }

@@ -36,7 +36,7 @@ use crate::worker::{Monitor, PhaseJob, ServerSample};
 pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
     let w = world().ok_or_else(|| Error::Run("servers outside an MPI world".into()))?;
     let (samples, servers) = mpi::run_phase_with(job, monitor, |mine| {
-        let r = threads::run_workers(job, mine, Some(&phase_barrier), monitor);
+        let r = threads::run_workers(job, mine, Some(&phase_barrier), None, monitor);
         client_done(job.spec, w);
         r
     })?;
@@ -81,10 +81,18 @@ fn client(p: &PhaseOrder, plan: &RunPlan, w: &WorldInfo) -> Result<Vec<SampleWir
         return Err(Error::Run(format!("no phase {} or no engine {} here", p.phase, p.spec.engine)));
     };
     let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
-    let job =
-        PhaseJob { spec: &p.spec, phase, paths: &p.paths, ids: &p.ids, sizes: &sizes, engine, tag: p.tag };
+    let job = PhaseJob {
+        spec: &p.spec,
+        phase,
+        paths: &p.paths,
+        ids: &p.ids,
+        sizes: &sizes,
+        engine,
+        tag: p.tag,
+        extents: &[],
+    };
     let mine: Vec<usize> = (w.rank as usize..phase.workers.len()).take(1).collect();
-    let samples = threads::run_workers(&job, &mine, Some(&phase_barrier), &crate::env::monitor::Quiet)?;
+    let samples = threads::run_workers(&job, &mine, Some(&phase_barrier), None, &crate::env::monitor::Quiet)?;
     samples.into_iter().map(|s| SampleWire::of(mpi::placed(s, w, None), true)).collect()
 }
 

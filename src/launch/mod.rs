@@ -11,7 +11,10 @@ mod io_server_loop;
 pub mod mpi;
 #[cfg(feature = "mpi")]
 pub mod mpi_hosts;
+#[cfg(feature = "mpi")]
+mod mpi_sync;
 pub mod process;
+mod shared_wear;
 #[cfg(feature = "mpi")]
 pub mod strategy_mpi;
 #[cfg(feature = "mpi")]

@@ -22,6 +22,7 @@ use crate::engine::FileId;
 use crate::error::{Error, Result};
 use crate::launch::child::SampleWire;
 use crate::launch::mpi_hosts::{self, HostFiles, View};
+pub(super) use crate::launch::mpi_sync::{phase_barrier, wear_cross};
 use crate::launch::{WorldInfo, rank_of, set_world, strategy_mpi, threads, world};
 use crate::plan::RunPlan;
 use crate::plan::verify::BlockTag;
@@ -51,6 +52,9 @@ pub(super) struct PhaseOrder {
     /// The files as rank 0 created them.
     pub ids: Vec<FileId>,
     pub tag: BlockTag,
+    /// Per worker: the ops with data, when fewer than planned ([`PhaseJob::extents`]).
+    #[serde(default)]
+    pub extents: Vec<u64>,
 }
 
 /// A rank's answer to a phase order.
@@ -235,9 +239,19 @@ fn serve_phase(
     let barrier = phase_barrier;
     let w = world().expect("the world is known");
     let engine = crate::worker::registry::find(&p.spec.engine);
+    // A rank that fails before its workers start still meets the others after a stonewall.
+    let wears_out = p.spec.phases.get(p.phase).is_some_and(|ph| {
+        matches!(p.spec.phase_bound(ph), Some(crate::spec::TimeBound::Stonewall { wear_out: true, .. }))
+    });
+    let meet_anyway = || {
+        if wears_out {
+            wear_cross(0);
+        }
+    };
     let (Some(phase), Some(engine)) = (plan.phases.get(p.phase), engine) else {
         barrier();
         barrier();
+        meet_anyway();
         return Err(Error::Run(format!("no phase {} or no engine {} here", p.phase, p.spec.engine)));
     };
     let host = &w.hosts[w.rank as usize];
@@ -260,14 +274,25 @@ fn serve_phase(
         Ok(v) => v,
         Err(e) => {
             barrier();
+            meet_anyway();
             return Err(e);
         }
     };
     let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
-    let job =
-        PhaseJob { spec: &p.spec, phase, paths: &p.paths, ids: &ids, sizes: &sizes, engine, tag: p.tag };
+    let job = PhaseJob {
+        spec: &p.spec,
+        phase,
+        paths: &p.paths,
+        ids: &ids,
+        sizes: &sizes,
+        engine,
+        tag: p.tag,
+        extents: &p.extents,
+    };
     let samples = match p.spec.strategy {
-        None => threads::run_workers(&job, &mine, Some(&barrier), &crate::env::monitor::Quiet)?,
+        None => {
+            threads::run_workers(&job, &mine, Some(&barrier), Some(&wear_cross), &crate::env::monitor::Quiet)?
+        }
         Some(_) => {
             barrier();
             strategy_mpi::run_rank(&job, w.rank, w.size)?
@@ -355,8 +380,10 @@ pub(super) fn placed(mut s: WorkerSample, w: &WorldInfo, resident: Option<f64>) 
 /// Rank 0's side of a phase: the order to every rank, its own workers, then every rank's
 /// samples (waited for without blocking, so a signal still ends the run).
 pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
-    run_phase_with(job, monitor, |mine| threads::run_workers(job, mine, Some(&phase_barrier), monitor))
-        .map(|(samples, _)| samples)
+    run_phase_with(job, monitor, |mine| {
+        threads::run_workers(job, mine, Some(&phase_barrier), Some(&wear_cross), monitor)
+    })
+    .map(|(samples, _)| samples)
 }
 
 /// Rank 0's side of a strategy phase: its role, then every rank's samples, with the most
@@ -387,6 +414,7 @@ pub(super) fn run_phase_with(
         paths: job.paths.to_vec(),
         ids: job.ids.to_vec(),
         tag: job.tag,
+        extents: job.extents.to_vec(),
     };
     broadcast_order(&comm, &Order::Phase(Box::new(order)))?;
     let barrier = phase_barrier;
@@ -458,29 +486,4 @@ pub(super) fn run_phase_with(
     samples.sort_by_key(|s| s.worker);
     servers.sort_by_key(|s: &ServerSample| s.server);
     Ok((samples, servers))
-}
-
-/// The barrier all ranks start a phase from (the same non-blocking barrier on every rank: a
-/// blocking and a non-blocking collective never match). Waited for by polling, so that on rank
-/// 0 a stop signal ends the wait and the run ends with what was measured; the workers see the
-/// stop themselves.
-pub(super) fn phase_barrier() {
-    use mpi::ffi;
-    use mpi::raw::AsRaw;
-    let comm = SimpleCommunicator::world();
-    // SAFETY: a request handle is plain data; RSMPI_REQUEST_NULL is its null value.
-    let mut req = unsafe { ffi::RSMPI_REQUEST_NULL };
-    // SAFETY: a valid communicator and a request to fill; MPI_Ibarrier is collective and every
-    // rank enters the phase's barrier.
-    unsafe { ffi::MPI_Ibarrier(comm.as_raw(), &mut req) };
-    loop {
-        let mut done = 0;
-        // SAFETY: `req` is the active request MPI_Ibarrier made; the status is ignored.
-        unsafe { ffi::MPI_Test(&mut req, &mut done, ffi::RSMPI_STATUS_IGNORE) };
-        if done != 0 || crate::env::signals::stop_requested() {
-            // Left pending on a stop: the run ends and MPI with it.
-            return;
-        }
-        std::thread::yield_now();
-    }
 }

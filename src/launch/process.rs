@@ -43,6 +43,12 @@ struct ChildJob {
     /// What the blocks carry or must carry (verification).
     tag: crate::plan::verify::BlockTag,
     parent_pid: u32,
+    /// Per worker: the ops with data, when fewer than planned ([`PhaseJob::extents`]).
+    #[serde(default)]
+    extents: Vec<u64>,
+    /// Stonewall with wear-out: the descriptor of the meeting's shared memory (inherited).
+    #[serde(default)]
+    wear_fd: Option<i32>,
 }
 
 /// A line a child writes on stdout.
@@ -68,8 +74,16 @@ enum Event {
     Eof,
 }
 
-/// Starts worker process `i` of the phase and sends it its job.
-fn spawn(exe: &Path, job: &PhaseJob<'_>, i: usize, tx: mpsc::Sender<(usize, Event)>) -> Result<Kid> {
+/// Starts worker process `i` of the phase and sends it its job (and, with wear-out, the
+/// descriptor of the meeting, which survives the exec).
+fn spawn(
+    exe: &Path,
+    job: &PhaseJob<'_>,
+    i: usize,
+    wear_fd: Option<i32>,
+    tx: mpsc::Sender<(usize, Event)>,
+) -> Result<Kid> {
+    use std::os::unix::process::CommandExt;
     let cj = ChildJob {
         spec: job.spec.clone(),
         phase: job.phase.index,
@@ -78,9 +92,25 @@ fn spawn(exe: &Path, job: &PhaseJob<'_>, i: usize, tx: mpsc::Sender<(usize, Even
         ids: job.ids.to_vec(),
         tag: job.tag,
         parent_pid: std::process::id(),
+        extents: job.extents.to_vec(),
+        wear_fd,
+    };
+    let keep_fd = |cmd: &mut std::process::Command| {
+        if let Some(fd) = wear_fd {
+            // SAFETY: runs in the child between fork and exec; fcntl is async-signal-safe and
+            // the closure allocates nothing.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
     };
     let mut kid =
-        Kid::spawn(exe, SUBCOMMAND, i, &cj, |_| {}, move |out| read_child(BufReader::new(out), i, &tx))?;
+        Kid::spawn(exe, SUBCOMMAND, i, &cj, keep_fd, move |out| read_child(BufReader::new(out), i, &tx))?;
     // Free start: nothing more to say. Barrier: closing stdin is the start signal.
     if job.spec.start != StartMode::Barrier {
         kid.stdin = None;
@@ -145,10 +175,11 @@ fn read_child(mut out: BufReader<std::process::ChildStdout>, i: usize, tx: &mpsc
 pub fn run_phase_processes(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
     let n = job.phase.workers.len();
     let exe = crate::launch::child::exe()?;
+    let wear = if job.wears_out() { Some(super::shared_wear::SharedWear::create(n as u64)?) } else { None };
     let (tx, rx) = mpsc::channel::<(usize, Event)>();
     let mut kids: Vec<Kid> = Vec::with_capacity(n);
     for i in 0..n {
-        match spawn(&exe, job, i, tx.clone()) {
+        match spawn(&exe, job, i, wear.as_ref().map(|w| w.fd()), tx.clone()) {
             Ok(k) => kids.push(k),
             Err(e) => {
                 stop_all(&mut kids);
@@ -280,7 +311,10 @@ fn run_child(job: &ChildJob, input: BufReader<std::io::Stdin>) -> Result<WorkerS
         sizes: &sizes,
         engine,
         tag: job.tag,
+        extents: &job.extents,
     };
-    let ctx = pj.ctx(job.worker, &gate, &abort, &progress);
+    let wear = job.wear_fd.map(super::shared_wear::SharedWear::attach).transpose()?;
+    let mut ctx = pj.ctx(job.worker, &gate, &abort, &progress);
+    ctx.wear = wear.as_ref().map(|w| w.get());
     (engine.run)(&ctx)
 }

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use crate::error::{Error, Result};
 use crate::spec::StartMode;
+use crate::worker::bound::{Cross, WearOut};
 use crate::worker::{FreeStart, Monitor, Padded, PhaseJob, StartGate, WorkerSample};
 
 use super::collect;
@@ -16,7 +17,7 @@ use super::collect;
 /// on this thread).
 pub fn run_phase_threads(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
     let all: Vec<usize> = (0..job.phase.workers.len()).collect();
-    run_workers(job, &all, None, monitor)
+    run_workers(job, &all, None, None, monitor)
 }
 
 /// The start gate of workers whose launching thread takes part in the start: every worker and
@@ -49,11 +50,14 @@ impl StartGate for AcrossGate<'_> {
 /// Runs the phase's workers `workers` (plan indices) as threads of this process. `across`, when given, is what
 /// this thread does once all of them have opened their files and before any starts (with
 /// `start = barrier`; with `start = free` it runs at once): the MPI launcher's barrier across
-/// ranks. A rank with no worker in the phase still takes part in it.
+/// ranks. A rank with no worker in the phase still takes part in it. `cross`, when given, finds
+/// the wear-out target across ranks after a stonewall (this thread calls it once per such
+/// phase, whatever its workers do).
 pub fn run_workers(
     job: &PhaseJob<'_>,
     workers: &[usize],
     across: Option<&(dyn Fn() + Sync)>,
+    cross: Option<Cross<'_>>,
     monitor: &dyn Monitor,
 ) -> Result<Vec<WorkerSample>> {
     let n = workers.len();
@@ -63,16 +67,20 @@ pub fn run_workers(
     {
         f();
     }
+    let cross = cross.filter(|_| job.wears_out());
     if n == 0 {
+        if let Some(c) = cross {
+            c(0);
+        }
         return Ok(vec![]);
     }
     if n == 1 && !monitor.wants_ticks() && across.is_none() {
-        return run_inline(job, workers[0], &FreeStart);
+        return run_inline(job, workers[0], &FreeStart, None);
     }
     if n == 1 && job.engine.def.caps.main_thread {
         // An engine that must run on this thread (MPI-IO): the start is this thread's own.
         let across = AcrossGate(across, barrier_start);
-        return run_inline(job, workers[0], &across);
+        return run_inline(job, workers[0], &across, cross);
     }
     let (barrier, free) = (Barrier::new(n), FreeStart);
     let two = TwoStep { ready: Barrier::new(n + 1), go: Barrier::new(n + 1) };
@@ -84,6 +92,16 @@ pub fn run_workers(
     let abort = AtomicBool::new(false);
     let progress: Vec<Padded<AtomicU64>> = (0..n).map(|_| Padded::default()).collect();
     let finished = AtomicUsize::new(0);
+    let wear = WearOut::new(n as u64, cross.is_some());
+    // The wear-out target across ranks, found by this thread once every worker here arrived.
+    let settle_across = |all_done: bool| {
+        if let Some(c) = cross
+            && wear.target().is_none()
+            && (all_done || wear.all_arrived())
+        {
+            wear.settle(c(wear.max()));
+        }
+    };
     // Workers wake this thread as they finish, so a phase ends as soon as its last worker
     // does, not at the next 50 ms tick.
     let coordinator = std::thread::current();
@@ -96,7 +114,8 @@ pub fn run_workers(
             .iter()
             .enumerate()
             .map(|(slot, &i)| {
-                let ctx = job.ctx(i, gate, &abort, &progress[slot].0);
+                let mut ctx = job.ctx(i, gate, &abort, &progress[slot].0);
+                ctx.wear = job.wears_out().then_some(&wear);
                 let (abort, finished, coordinator) = (&abort, &finished, &coordinator);
                 std::thread::Builder::new()
                     .name(format!("iolab-w{i}"))
@@ -124,7 +143,11 @@ pub fn run_workers(
         let tick = std::time::Duration::from_millis(50);
         let mut last_tick = std::time::Instant::now();
         while finished.load(Acquire) < n {
-            std::thread::park_timeout(tick.saturating_sub(last_tick.elapsed()));
+            settle_across(false);
+            // While the workers may be meeting after a stonewall, look every millisecond.
+            let meeting = cross.is_some() && wear.target().is_none();
+            let wait = if meeting { std::time::Duration::from_millis(1) } else { tick };
+            std::thread::park_timeout(wait.min(tick.saturating_sub(last_tick.elapsed())));
             if finished.load(Acquire) == n {
                 break;
             }
@@ -138,6 +161,8 @@ pub fn run_workers(
                 abort.store(true, Relaxed);
             }
         }
+        // Every rank takes part in the meeting once, whatever its workers did.
+        settle_across(true);
         super::join_all(handles, "a worker thread")
     });
     if let Some(sig) = signal {
@@ -149,11 +174,25 @@ pub fn run_workers(
 /// Runs the one worker of a phase on this thread. A stop signal reaches it through
 /// [`crate::env::signals::stop_requested`], which the loop reads before each op; a panic is
 /// reported as an error, as from a thread.
-fn run_inline(job: &PhaseJob<'_>, i: usize, gate: &dyn StartGate) -> Result<Vec<WorkerSample>> {
+fn run_inline(
+    job: &PhaseJob<'_>,
+    i: usize,
+    gate: &dyn StartGate,
+    cross: Option<Cross<'_>>,
+) -> Result<Vec<WorkerSample>> {
     let (abort, progress) = (AtomicBool::new(false), AtomicU64::new(0));
-    let ctx = job.ctx(i, gate, &abort, &progress);
+    let wear = WearOut::new(1, false);
+    let mut ctx = job.ctx(i, gate, &abort, &progress);
+    if job.wears_out() {
+        ctx.wear = Some(&wear);
+        ctx.wear_cross = cross;
+    }
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.engine.run)(&ctx)))
         .unwrap_or_else(|_| Err(Error::Run("a worker panicked".into())));
+    // A worker that failed before its loop met nobody: the other ranks still wait for this one.
+    if let Some(c) = cross.filter(|_| job.wears_out() && wear.target().is_none()) {
+        c(0);
+    }
     if let Some(sig) = crate::env::signals::pending() {
         return Err(Error::Interrupted(sig));
     }

@@ -79,6 +79,9 @@ const HEADER: &[&str] = &[
     "server_resident_fraction",
     "server_device_read_bytes",
     "server_device_write_bytes",
+    "ops_per_s",
+    "time_bound",
+    "worker_stonewall_ops",
 ];
 
 /// The server columns, empty on a worker's row.
@@ -194,6 +197,12 @@ impl Exporter for Csv {
                     let in_flight = r.syncs_in_flight_max.map(|n| n.to_string()).unwrap_or_default();
                     let steady = r.rate.as_ref().and_then(|x| x.steady).map(|s| s.bytes_per_s.to_string());
                     let steady = steady.unwrap_or_default();
+                    // IOPS and the phase's time bound; then the worker's ops at the stonewall.
+                    let bound = ph.time_bound.map(|b| b.label()).unwrap_or_default();
+                    let last = |wk: Option<&crate::results::WorkerResult>| {
+                        let wall = wk.and_then(|w| w.stonewall_ops).map(|n| n.to_string());
+                        [r.ops_per_s.to_string(), bound.clone(), wall.unwrap_or_default()]
+                    };
                     if r.workers.is_empty() {
                         let blanks = vec![String::new(); 14];
                         let mut after = vec![String::new(), String::new(), in_flight.clone()];
@@ -201,6 +210,7 @@ impl Exporter for Csv {
                         after.extend(host_cols(r, None));
                         after.push(steady.clone());
                         after.extend(vec![String::new(); SERVER_COLS]);
+                        after.extend(last(None));
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }
@@ -228,12 +238,14 @@ impl Exporter for Csv {
                         after.extend(host_cols(r, Some(wk)));
                         after.push(steady.clone());
                         after.extend(vec![String::new(); SERVER_COLS]);
+                        after.extend(last(Some(wk)));
                         w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }
                     let blanks = vec![String::new(); 14];
                     for x in &r.servers {
-                        let after = server_row(x, &in_flight, &steady);
+                        let mut after = server_row(x, &in_flight, &steady);
+                        after.extend(last(None));
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }

@@ -26,12 +26,14 @@ use crate::error::{Error, Result};
 use crate::results::{ExperimentResult, PointResult};
 
 pub mod base64;
+mod bounds;
 pub mod compare;
 mod csv;
 pub(crate) mod details;
 pub mod findings;
 pub mod hosts;
 pub mod html;
+pub mod iops;
 mod json;
 pub mod output;
 pub mod plan;
@@ -45,6 +47,9 @@ pub mod trace;
 pub mod tune;
 
 pub use crate::text::text_table;
+
+/// A table for both the terminal and the HTML page: headers, rows, right-aligned columns.
+pub type TableParts = (Vec<String>, Vec<Vec<String>>, Vec<usize>);
 pub use table::render_table;
 
 /// What a report shows of the preset an experiment reproduces beyond the reference stored with

@@ -205,6 +205,8 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     }
     let right: Vec<usize> = (first_num..first_num + n_num).collect();
     out += &text_table(&headers, &rows, &right);
+    out += &super::iops::render_iops(exp);
+    out += &super::bounds::render_bounds(exp);
     out.push('\n');
     for line in cols.legend(exp) {
         out += &line;

@@ -17,6 +17,7 @@ use crate::spec::{CachePolicy, Spec};
 use crate::stats::{self, Summary};
 use crate::worker::WorkerSample;
 
+mod cache;
 mod design;
 pub mod findings;
 mod flags;
@@ -25,6 +26,7 @@ pub mod series;
 pub mod tune;
 /// One I/O-server rank's figures in one repetition of one phase (`servers[]` in JSON).
 pub use crate::worker::ServerSample as ServerResult;
+pub use cache::{CacheCheck, CacheInfo};
 pub use design::{Axis, Design, Headline, PresetRef};
 pub use flags::{FLAG_KINDS, flag_kind, flag_meaning};
 pub use hosts::HostShare;
@@ -113,6 +115,10 @@ pub struct WorkerResult {
     /// Bytes completed per interval of t_i (None with `latency = off`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<crate::latency::series::RateSeries>,
+    /// Stonewall: the ops it had done when the stonewall came (absent: no stonewall, or its
+    /// blocks ran out first); with wear-out, `ops` is where it went on to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stonewall_ops: Option<u64>,
 }
 
 impl WorkerResult {
@@ -143,6 +149,7 @@ impl WorkerResult {
             rank: s.place.as_ref().map(|p| p.rank),
             host: s.place.as_ref().map(|p| p.host.clone()),
             series: s.series.clone(),
+            stonewall_ops: s.stonewall_ops,
         }
     }
 }
@@ -189,6 +196,9 @@ pub struct Repetition {
     pub max_sar_bytes_per_s: f64,
     pub min_sar_bytes_per_s: f64,
     pub avg_individual_bytes_per_s: f64,
+    /// Operations per second (IOPS), summed over the workers as max_SAR is: sum of ops_i / t_i.
+    #[serde(default)]
+    pub ops_per_s: f64,
     /// Fraction of the phase's file pages in the page cache just before it started.
     pub resident_fraction: f64,
     /// Time spent preallocating before a write phase (not part of t_i).
@@ -243,6 +253,7 @@ impl Repetition {
             max_sar_bytes_per_s: r.max_sar,
             min_sar_bytes_per_s: r.min_sar,
             avg_individual_bytes_per_s: r.avg_individual,
+            ops_per_s: 0.0,
             resident_fraction: cache.resident_fraction,
             prealloc_ns: 0,
             flags: cache.flags.iter().cloned().chain(trace_wait_flag(samples)).collect(),
@@ -261,9 +272,15 @@ impl Repetition {
         .with_hosts()
     }
 
+    /// Its workers' ops per second, summed (what `ops_per_s` holds).
+    pub fn iops(&self) -> f64 {
+        self.workers.iter().map(|w| stats::individual_rate(w.ops, w.time_ns)).filter(|r| r.is_finite()).sum()
+    }
+
     /// The repetition with its per-host figures worked out from its workers.
     pub fn with_hosts(mut self) -> Repetition {
         self.hosts = hosts::host_shares(&self.workers);
+        self.ops_per_s = self.iops();
         self
     }
 
@@ -280,6 +297,7 @@ impl Repetition {
             max_sar_bytes_per_s: 0.0,
             min_sar_bytes_per_s: 0.0,
             avg_individual_bytes_per_s: 0.0,
+            ops_per_s: 0.0,
             resident_fraction: cache.resident_fraction,
             prealloc_ns: 0,
             flags: cache.flags.clone(),
@@ -294,57 +312,24 @@ impl Repetition {
     }
 }
 
-/// The cache state measured before a phase, with any honesty flags.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct CacheCheck {
-    pub resident_fraction: f64,
-    pub flags: Vec<String>,
-}
-
-impl CacheCheck {
-    /// Judges a measured fraction against the policy.
-    pub fn judge(policy: CachePolicy, resident_fraction: f64, real_io: bool) -> CacheCheck {
-        let mut flags = vec![];
-        if !real_io {
-            flags.push("no I/O (null engine)".to_string());
-        } else {
-            match policy {
-                CachePolicy::Cold if resident_fraction > COLD_MAX_RESIDENT => {
-                    flags.push(format!("not cold: {:.1}% resident", resident_fraction * 100.0))
-                }
-                CachePolicy::Warm if resident_fraction < WARM_MIN_RESIDENT => {
-                    flags.push(format!("not warm: {:.1}% resident", resident_fraction * 100.0))
-                }
-                CachePolicy::Asis => flags.push("cache not controlled".to_string()),
-                _ => {}
-            }
-        }
-        CacheCheck { resident_fraction, flags }
-    }
-}
-
-/// The cache facts of a phase across its repetitions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CacheInfo {
-    pub policy: CachePolicy,
-    /// The largest resident fraction seen before any repetition of the phase.
-    pub resident_fraction: f64,
-    /// How the cache was handled, in words.
-    pub method: String,
-}
-
 /// One phase across repetitions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseResult {
     pub name: String,
     pub op: crate::spec::OpKind,
     pub cache: CacheInfo,
+    /// The phase's time bound (`runtime`, `stonewall`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_bound: Option<crate::spec::TimeBound>,
     pub repetitions: Vec<Repetition>,
     /// Warm-up runs: measured and kept, never part of the summary or flags.
     #[serde(default)]
     pub warmups: Vec<Repetition>,
     /// Summary of max_SAR over the complete repetitions; None if none completed.
     pub summary: Option<Summary>,
+    /// Summary of the ops per second (IOPS) over the same repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_summary: Option<Summary>,
     /// Flags from any repetition, deduplicated (e.g. "not cold: 7.1% resident").
     pub flags: Vec<String>,
     /// Latency percentiles over all workers and complete repetitions.
@@ -361,9 +346,11 @@ impl PhaseResult {
             name: name.to_string(),
             op,
             cache: CacheInfo { policy, resident_fraction: 0.0, method },
+            time_bound: None,
             repetitions: vec![],
             warmups: vec![],
             summary: None,
+            ops_summary: None,
             flags: vec![],
             latency_ns: LatencyNs::default(),
             time_summary: None,
@@ -372,10 +359,15 @@ impl PhaseResult {
 
     /// Recomputes the summary, flags and merged latency from the repetitions.
     pub fn refresh(&mut self) {
+        for r in self.repetitions.iter_mut().chain(&mut self.warmups) {
+            r.ops_per_s = r.iops();
+        }
         let complete: Vec<&Repetition> =
             self.repetitions.iter().filter(|r| r.status == Status::Complete).collect();
         let xs: Vec<f64> = complete.iter().map(|r| r.max_sar_bytes_per_s).collect();
         self.summary = (!xs.is_empty()).then(|| Summary::of("max_sar_bytes_per_s", &xs));
+        let ops: Vec<f64> = complete.iter().map(|r| r.ops_per_s).collect();
+        self.ops_summary = (!ops.is_empty()).then(|| Summary::of("ops_per_s", &ops));
         let strategy = complete.iter().any(|r| r.workers.iter().any(|w| w.role.is_some()));
         let times: Vec<f64> = complete.iter().map(|r| r.time_ns as f64 / 1e9).collect();
         self.time_summary = (strategy && !times.is_empty()).then(|| Summary::of("time_s", &times));

@@ -65,6 +65,7 @@ mod tests {
             role: None,
             place: None,
             series: Some(RateSeries { interval_ns: BASE_NS, end_ns: time_ns, bytes }),
+            stonewall_ops: None,
         }
     }
 

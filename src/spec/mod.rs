@@ -10,6 +10,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub mod bound;
+pub use bound::TimeBound;
 mod interleave;
 pub use interleave::Interleave;
 mod launcher;
@@ -274,6 +276,11 @@ pub struct Phase {
     /// The phase works on the first N files of the set only (per-worker layouts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<u32>,
+    /// This phase's own time bound (`runtime=D`, `stonewall=D`; 0: none), else the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stonewall_ns: Option<u64>,
 }
 
 impl Phase {
@@ -379,6 +386,14 @@ pub struct Spec {
     /// A strategy's compute time (the program spins `workers` x this in all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comptime_ns: Option<u64>,
+    /// Every phase's time bound (docs/spec.md, "Time-bounded phases"): `runtime` or `stonewall`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stonewall_ns: Option<u64>,
+    /// Stonewalled phases: every worker goes on to the most ops any worker had done.
+    #[serde(default)]
+    pub wear_out: bool,
 }
 
 fn one() -> u32 {

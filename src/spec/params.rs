@@ -332,6 +332,27 @@ pub const PARAMS: &[ParamDef] = &[
         "With cold phases, also write 3 to /proc/sys/vm/drop_caches (root only)",
         "",
     ),
+    param(
+        "runtime",
+        &[number("runtime", "DURATION")],
+        "none",
+        "Run every worker of every phase for this long, wrapping around its blocks (fio's time_based), e.g. 30s",
+        "A phase may set its own (`read:runtime=10s`; `runtime=0`: none). Not with `stonewall`. See [Time-bounded phases](#time-bounded-phases)",
+    ),
+    param(
+        "stonewall",
+        &[number("stonewall", "DURATION")],
+        "none",
+        "Stop every worker of every phase at this time or when its blocks are done, whichever comes first (IOR's stonewall), e.g. 30s",
+        "A phase may set its own (`write:stonewall=300s`; `stonewall=0`: none). Later phases read what each worker wrote. See [Time-bounded phases](#time-bounded-phases)",
+    ),
+    param(
+        "wear_out",
+        &[switch("wear-out")],
+        "`false`",
+        "With stonewall: after the stonewall every worker goes on to the most ops any worker had done (IOR's stoneWallingWearOut)",
+        "",
+    ),
     param("reps", &[number("reps", "REPS")], "`5`", "Repetitions of the whole run", ""),
     param("keep", &[switch("keep")], "`false`", "Keep the data files (in .iolab-RUNID) after the run", ""),
     param(

@@ -159,6 +159,7 @@ impl Store {
                 max_sar_bytes_per_s: r.get::<_, Real>(9).map_err(g)?.0,
                 min_sar_bytes_per_s: r.get::<_, Real>(10).map_err(g)?.0,
                 avg_individual_bytes_per_s: r.get::<_, Real>(11).map_err(g)?.0,
+                ops_per_s: 0.0,
                 resident_fraction: r.get::<_, Real>(12).map_err(g)?.0,
                 prealloc_ns: r.get::<_, i64>(13).map_err(g)? as u64,
                 flags: crate::json::from_str(&flags_json).map_err(|e| self.err(e))?,
@@ -319,7 +320,7 @@ impl Store {
             .prepare_cached(
                 "SELECT worker, bytes, ops, time_ns, sync_ns, sync_calls, open_ns, close_ns, bytes_per_s,
                         latency_json, histogram_json, calls_json, max_inflight,
-                        role, times_json, tid, commit_tids_json, rank, host, series_json
+                        role, times_json, tid, commit_tids_json, rank, host, series_json, stonewall_ops
                  FROM worker_results WHERE run_id = ?1 AND phase = ?2 ORDER BY worker",
             )
             .map_err(|e| self.err(e))?;
@@ -349,6 +350,7 @@ impl Store {
                         rank: r.get(17)?,
                         host: r.get(18)?,
                         series: None,
+                        stonewall_ops: r.get::<_, Option<i64>>(20)?.map(|n| n as u64),
                     },
                     r.get::<_, String>(9)?,
                     r.get::<_, String>(10)?,

@@ -1,7 +1,7 @@
 //! The store's SQLite schema, one migration per version.
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 9;
+pub const STORE_VERSION: i64 = 10;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -164,6 +164,11 @@ CREATE TABLE tunings (
 );
 ";
 
+/// Version 10: time-bounded phases: the ops each worker had done when the stonewall came.
+const SCHEMA_V10_STONEWALL: &str = "
+ALTER TABLE worker_results ADD COLUMN stonewall_ops INTEGER;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1,
@@ -175,4 +180,5 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V7_SERIES,
     SCHEMA_V8_SERVERS,
     SCHEMA_V9_TUNINGS,
+    SCHEMA_V10_STONEWALL,
 ];

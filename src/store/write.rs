@@ -142,9 +142,9 @@ impl Store {
                 tx.execute(
                     "INSERT INTO worker_results (run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
                          open_ns, close_ns, bytes_per_s, latency_json, histogram_json, calls_json, max_inflight,
-                         role, times_json, tid, commit_tids_json, rank, host, series_json)
+                         role, times_json, tid, commit_tids_json, rank, host, series_json, stonewall_ops)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                         ?20, ?21, ?22)",
+                         ?20, ?21, ?22, ?23)",
                     params![
                         run_id,
                         *phase as i64,
@@ -167,7 +167,8 @@ impl Store {
                         w.commit_tids.as_ref().map(|t| self.json(t)).transpose()?,
                         w.rank,
                         w.host,
-                        w.series.as_ref().map(|s| self.json(s)).transpose()?
+                        w.series.as_ref().map(|s| self.json(s)).transpose()?,
+                        w.stonewall_ops.map(|n| n as i64)
                     ],
                 )
                 .map_err(|e| self.err(e))?;

@@ -370,5 +370,6 @@ fn main_loop(
         }),
         place: None,
         series: None,
+        stonewall_ops: None,
     })
 }

@@ -17,6 +17,7 @@ use crate::latency::series::RateRecorder;
 use crate::latency::{Hist, Off, Recorder, Traced};
 use crate::spec::{LatencyMode, SyncPolicy};
 use crate::worker::alloc::BlockAlloc;
+use crate::worker::bound::Limits;
 use crate::worker::commits::Commits;
 use crate::worker::data::DataPath;
 use crate::worker::sync_loop::LoopDone;
@@ -59,15 +60,18 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
     }
     let start_ns = now_ns();
     let mut prev = start_ns;
-    let (mut k, mut inflight, mut max_inflight) = (0u64, 0usize, 0usize);
+    let (mut n, mut inflight, mut max_inflight) = (0u64, 0usize, 0usize);
     let (mut bytes, mut queued_since_sync, mut commit_due) = (0u64, 0u64, false);
+    let mut lim = Limits::new(ctx, start_ns);
     loop {
         if ctx.abort.load(Relaxed) || crate::env::signals::stop_requested() {
             return Err(Error::Run("aborted".into()));
         }
         // Fill every free slot, unless a commit is due: then let the ring drain first.
-        while k < ops.n_ops && !commit_due {
+        while !commit_due && !free.is_empty() && lim.go(n, || if R::CLOCKED { prev } else { now_ns() }) {
             let Some(slot) = free.pop() else { break };
+            let k = lim.index(n);
+            n += 1;
             let op = ops.op(k);
             if ctx.write {
                 data.before_write(engine.slot_buf(slot as usize), op);
@@ -77,7 +81,6 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
             }
             engine.queue(slot as usize, op, ctx.write).map_err(|e| ctx.op_error(k, e.call.name(), e.err))?;
             slot_op[slot as usize] = (k, prev);
-            k += 1;
             inflight += 1;
             match sync_policy {
                 SyncPolicy::Each => commit_due = true,
@@ -143,7 +146,8 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
     let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
     let series = R::CLOCKED.then(|| series.finish(end_ns - start_ns));
     let max_inflight = max_inflight as u64;
-    let done = LoopDone { start_ns, open_ns, end_ns, bytes, ops: ops.n_ops, max_inflight, series };
+    let stonewall_ops = lim.stonewall_ops;
+    let done = LoopDone { start_ns, open_ns, end_ns, bytes, ops: n, max_inflight, series, stonewall_ops };
     done.sample(ctx, &commits, rec, || {
         let mut calls = engine.close()?;
         BlockAlloc::count(&alloc, &mut calls);

@@ -13,6 +13,7 @@ use crate::plan::Op;
 use crate::spec::SyncPolicy;
 
 use super::alloc::BlockAlloc;
+use super::bound::Limits;
 use super::commits::Commits;
 use super::data::{DataPath, short_write};
 use super::sync_loop::LoopDone;
@@ -53,10 +54,14 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
     let start_ns = now_ns();
     let mut prev = start_ns;
     let (mut bytes, mut since_sync) = (0u64, 0u64);
-    for b in 0..ops.n_blocks {
+    let mut lim = Limits::new(ctx, start_ns);
+    let mut n = 0u64;
+    while lim.go(n, || if R::CLOCKED { prev } else { now_ns() }) {
         if ctx.abort.load(Relaxed) || crate::env::signals::stop_requested() {
             return Err(Error::Run("aborted".into()));
         }
+        let b = lim.index(n);
+        n += 1;
         for (i, p) in pieces.iter_mut().enumerate() {
             let k = b * per_block as u64 + i as u64;
             *p = ops.op(k);
@@ -131,7 +136,6 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
         }
     }
     let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
-    let n = ops.n_blocks;
     let done = LoopDone {
         start_ns,
         open_ns,
@@ -140,6 +144,7 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
         ops: n,
         max_inflight: if n > 0 { per_block as u64 } else { 0 },
         series: R::CLOCKED.then(|| series.finish(end_ns - start_ns)),
+        stonewall_ops: lim.stonewall_ops,
     };
     done.sample(ctx, &commits, rec, || {
         let mut calls = engine.close()?;

@@ -28,6 +28,7 @@ pub use crate::env::monitor::Monitor;
 pub mod alloc;
 pub mod async_loop;
 mod block_loop;
+pub mod bound;
 pub mod commits;
 pub mod data;
 pub mod prepare;
@@ -79,6 +80,15 @@ pub struct WorkerCtx<'a> {
     pub progress: &'a AtomicU64,
     /// What written blocks carry and read blocks are checked against (verification).
     pub tag: BlockTag,
+    /// The phase's time bound (`runtime`, `stonewall`), if any.
+    pub bound: Option<crate::spec::TimeBound>,
+    /// The timed ops of its plan that hold data: all of them, or, after a time-bounded phase
+    /// that wrote stopped early, the ops that phase's worker of the same index did.
+    pub extent: u64,
+    /// Stonewall with wear-out: where the workers meet after the stonewall.
+    pub wear: Option<&'a bound::WearOut>,
+    /// Stonewall with wear-out, on the one thread of an MPI rank: the target across ranks.
+    pub wear_cross: Option<bound::Cross<'a>>,
 }
 
 /// What one worker measured in one phase.
@@ -109,6 +119,9 @@ pub struct WorkerSample {
     /// Bytes completed per interval of its time (None with `latency = off` and for a
     /// strategy's roles).
     pub series: Option<crate::latency::series::RateSeries>,
+    /// Stonewall: the ops it had done when the stonewall came (None: no stonewall, or its
+    /// blocks ran out first).
+    pub stonewall_ops: Option<u64>,
 }
 
 /// What one I/O-server rank did in one phase (`servers[]` of a repetition in JSON). Its
@@ -287,6 +300,9 @@ pub struct PhaseJob<'a> {
     pub engine: &'static registry::Registered,
     /// What written blocks carry and read blocks are checked against.
     pub tag: BlockTag,
+    /// Per worker: the timed ops of its plan that hold data, when fewer than planned (after a
+    /// time-bounded phase that wrote stopped early); empty: all of them.
+    pub extents: &'a [u64],
 }
 
 impl PhaseJob<'_> {
@@ -311,7 +327,17 @@ impl PhaseJob<'_> {
             abort,
             progress,
             tag: self.tag,
+            bound: self.spec.phase_bound(&self.spec.phases[self.phase.index]),
+            extent: self.extents.get(i).map_or(plan.ops.timed_ops(), |&e| e.min(plan.ops.timed_ops())),
+            wear: None,
+            wear_cross: None,
         }
+    }
+
+    /// Whether the phase's workers meet after a stonewall (wear-out).
+    pub fn wears_out(&self) -> bool {
+        let ph = &self.spec.phases[self.phase.index];
+        matches!(self.spec.phase_bound(ph), Some(crate::spec::TimeBound::Stonewall { wear_out: true, .. }))
     }
 }
 

@@ -11,6 +11,7 @@ use crate::latency::{Hist, Off, Recorder, Traced};
 use crate::spec::{LatencyMode, SyncPolicy};
 
 use super::alloc::BlockAlloc;
+use super::bound::Limits;
 use super::commits::Commits;
 use super::data::{DataPath, short_write};
 use super::{WorkerCtx, WorkerSample, trace_err};
@@ -55,10 +56,14 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
     // The end of the last op (with `latency = off`, read only where it is needed).
     let mut prev = start_ns;
     let (mut bytes, mut since_sync) = (0u64, 0u64);
-    for k in 0..ops.n_ops {
+    let mut lim = Limits::new(ctx, start_ns);
+    let mut n = 0u64;
+    while lim.go(n, || if R::CLOCKED { prev } else { now_ns() }) {
         if ctx.abort.load(Relaxed) || crate::env::signals::stop_requested() {
             return Err(Error::Run("aborted".into()));
         }
+        let k = lim.index(n);
+        n += 1;
         let op = ops.op(k);
         if ctx.write {
             data.before_write(engine.buf(), op);
@@ -119,8 +124,9 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
     }
     let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
     let series = R::CLOCKED.then(|| series.finish(end_ns - start_ns));
-    let max_inflight = u64::from(ops.n_ops > 0);
-    let done = LoopDone { start_ns, open_ns, end_ns, bytes, ops: ops.n_ops, max_inflight, series };
+    let max_inflight = u64::from(n > 0);
+    let stonewall_ops = lim.stonewall_ops;
+    let done = LoopDone { start_ns, open_ns, end_ns, bytes, ops: n, max_inflight, series, stonewall_ops };
     done.sample(ctx, &commits, rec, || {
         let mut calls = engine.close()?;
         BlockAlloc::count(&alloc, &mut calls);
@@ -138,6 +144,8 @@ pub(crate) struct LoopDone {
     pub max_inflight: u64,
     /// Bytes per interval (where the loop reads the clock per op: not with `latency = off`).
     pub series: Option<RateSeries>,
+    /// The ops done when the stonewall came, if it came before the blocks ran out.
+    pub stonewall_ops: Option<u64>,
 }
 
 impl LoopDone {
@@ -170,6 +178,7 @@ impl LoopDone {
             role: None,
             place: None,
             series: self.series,
+            stonewall_ops: self.stonewall_ops,
         })
     }
 }

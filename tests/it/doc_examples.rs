@@ -1,7 +1,7 @@
 //! Every `iolab` command shown in a fenced block of README.md and docs/*.md runs here, in a
 //! scratch directory with a scratch store, through `sh` (so redirections work), with `iolab`
 //! the binary under test. Runs are made small: `--size`, `--reps` and `--iters` are replaced
-//! (or added); a run with a sweep is planned (`iolab plan`, which resolves every point and
+//! (or added), time bounds made 200 ms; a run with a sweep is planned (`iolab plan`, which resolves every point and
 //! checks it) rather than run; a tuning (`iolab tune JOB`) moves 8 MiB (Benson's job 4 MiB with
 //! 10 ms of compute) within 12 s; a preset (`iolab reproduce ID`) is printed rather than run (the
 //! presets' own tests run each at quick scale), except L1 at quick scale, which the per-host
@@ -92,6 +92,15 @@ fn set_flag(words: &mut Vec<String>, flag: &str, value: &str) {
             words.push(value.to_string());
         }
     }
+}
+
+/// A phase with its `runtime=` or `stonewall=` made 200 ms.
+fn shorter_bounds(phase: &str) -> String {
+    let short = |m: &str| match m.split_once('=') {
+        Some((k @ ("runtime" | "stonewall"), _)) => format!("{k}=200ms"),
+        _ => m.to_string(),
+    };
+    phase.split(':').map(short).collect::<Vec<_>>().join(":")
 }
 
 #[test]
@@ -190,6 +199,15 @@ fn every_documented_command_runs() {
                     set_flag(&mut w, "--size", "8MiB");
                 }
                 set_flag(&mut w, "--reps", "1");
+                // Time bounds shortened, the run's and each phase's.
+                for flag in ["--runtime", "--stonewall"] {
+                    if w.iter().any(|x| x == flag) {
+                        set_flag(&mut w, flag, "200ms");
+                    }
+                }
+                for x in w.iter_mut().filter(|x| x.contains("runtime=") || x.contains("stonewall=")) {
+                    *x = x.split(',').map(shorter_bounds).collect::<Vec<_>>().join(",");
+                }
                 if !w.iter().any(|x| x == "--dir" || x == "--targets") {
                     set_flag(&mut w, "--dir", &dir);
                 }

@@ -3,6 +3,7 @@
 mod util;
 
 mod architecture;
+mod bounds;
 mod cli;
 mod core;
 mod doc_examples;
@@ -21,6 +22,8 @@ mod layouts;
 mod limits;
 #[cfg(feature = "mpi")]
 mod mpi;
+#[cfg(feature = "mpi")]
+mod mpi_bounds;
 #[cfg(feature = "mpi")]
 mod mpi_servers;
 #[cfg(feature = "mpi")]

@@ -1,0 +1,72 @@
+//! The collectives every rank of an MPI run meets inside a phase (in a build with the `mpi`
+//! feature): the barrier the phase starts from, and after a stonewall with wear-out the meeting
+//! that finds the most ops any worker had done. Both are non-blocking calls polled, so a stop
+//! signal ends the wait and the run ends with what was measured.
+
+use mpi::topology::SimpleCommunicator;
+
+/// The barrier all ranks start a phase from (the same non-blocking barrier on every rank: a
+/// blocking and a non-blocking collective never match). Waited for by polling, so that on rank
+/// 0 a stop signal ends the wait and the run ends with what was measured; the workers see the
+/// stop themselves.
+pub(super) fn phase_barrier() {
+    use mpi::ffi;
+    use mpi::raw::AsRaw;
+    let comm = SimpleCommunicator::world();
+    // SAFETY: a request handle is plain data; RSMPI_REQUEST_NULL is its null value.
+    let mut req = unsafe { ffi::RSMPI_REQUEST_NULL };
+    // SAFETY: a valid communicator and a request to fill; MPI_Ibarrier is collective and every
+    // rank enters the phase's barrier.
+    unsafe { ffi::MPI_Ibarrier(comm.as_raw(), &mut req) };
+    loop {
+        let mut done = 0;
+        // SAFETY: `req` is the active request MPI_Ibarrier made; the status is ignored.
+        unsafe { ffi::MPI_Test(&mut req, &mut done, ffi::RSMPI_STATUS_IGNORE) };
+        if done != 0 || crate::env::signals::stop_requested() {
+            // Left pending on a stop: the run ends and MPI with it.
+            return;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// The wear-out target after a stonewall: the most ops any worker of any rank had done
+/// (`mine`: the most on this rank), by a non-blocking `MPI_Iallreduce` every rank calls once per
+/// such phase, polled as [`phase_barrier`] is so that a stop signal ends the wait.
+pub(super) fn wear_cross(mine: u64) -> u64 {
+    use mpi::ffi;
+    use mpi::raw::AsRaw;
+    let comm = SimpleCommunicator::world();
+    // [sent, received], on the heap: left to MPI (leaked) if a stop ends the wait.
+    let buf: *mut [u64; 2] = Box::into_raw(Box::new([mine, mine]));
+    // SAFETY: a request handle is plain data; RSMPI_REQUEST_NULL is its null value.
+    let mut req = unsafe { ffi::RSMPI_REQUEST_NULL };
+    // SAFETY: one u64 in and one out, in a live allocation that outlives the request (freed only
+    // once it completed); the communicator is valid and every rank makes this call once per
+    // phase with wear-out.
+    unsafe {
+        ffi::MPI_Iallreduce(
+            (&raw const (*buf)[0]).cast(),
+            (&raw mut (*buf)[1]).cast(),
+            1,
+            ffi::RSMPI_UINT64_T,
+            ffi::RSMPI_MAX,
+            comm.as_raw(),
+            &mut req,
+        )
+    };
+    loop {
+        let mut done = 0;
+        // SAFETY: `req` is the active request MPI_Iallreduce made; the status is ignored.
+        unsafe { ffi::MPI_Test(&mut req, &mut done, ffi::RSMPI_STATUS_IGNORE) };
+        if done != 0 {
+            // SAFETY: made by Box::into_raw above; MPI is done with it.
+            return unsafe { Box::from_raw(buf) }[1];
+        }
+        if crate::env::signals::stop_requested() {
+            // Left pending: the run ends and MPI with it.
+            return mine;
+        }
+        std::thread::yield_now();
+    }
+}

@@ -1,0 +1,47 @@
+//! The cache facts of a phase: the state measured before each repetition, judged against the
+//! phase's policy (its honesty flags), and across repetitions.
+
+use serde::{Deserialize, Serialize};
+
+use crate::spec::CachePolicy;
+
+use super::{COLD_MAX_RESIDENT, WARM_MIN_RESIDENT};
+
+/// The cache state measured before a phase, with any honesty flags.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CacheCheck {
+    pub resident_fraction: f64,
+    pub flags: Vec<String>,
+}
+
+impl CacheCheck {
+    /// Judges a measured fraction against the policy.
+    pub fn judge(policy: CachePolicy, resident_fraction: f64, real_io: bool) -> CacheCheck {
+        let mut flags = vec![];
+        if !real_io {
+            flags.push("no I/O (null engine)".to_string());
+        } else {
+            match policy {
+                CachePolicy::Cold if resident_fraction > COLD_MAX_RESIDENT => {
+                    flags.push(format!("not cold: {:.1}% resident", resident_fraction * 100.0))
+                }
+                CachePolicy::Warm if resident_fraction < WARM_MIN_RESIDENT => {
+                    flags.push(format!("not warm: {:.1}% resident", resident_fraction * 100.0))
+                }
+                CachePolicy::Asis => flags.push("cache not controlled".to_string()),
+                _ => {}
+            }
+        }
+        CacheCheck { resident_fraction, flags }
+    }
+}
+
+/// The cache facts of a phase across its repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheInfo {
+    pub policy: CachePolicy,
+    /// The largest resident fraction seen before any repetition of the phase.
+    pub resident_fraction: f64,
+    /// How the cache was handled, in words.
+    pub method: String,
+}
