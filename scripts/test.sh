@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, unit and integration tests.
+# The whole test suite: formatting, lints, unit and integration tests, the MPI tests, and the
+# tests that need the machine to themselves. Every stage runs even when an earlier one failed;
+# the script ends with the slowest tests, each stage's time, and exit 1 if anything failed.
+#
+# One build serves every test: where MPI is installed (it is installed below when missing), the
+# suite is built once with the mpi feature and runs once, the MPI tests among the rest; the
+# build without the feature is linted. A second build, against MPICH, makes the one binary the
+# MPICH test runs under MPICH's launcher.
+#
 # Installs any system package a test needs (as root, with apt-get) when it is missing, after
 # saying on one line which packages and why.
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
 # COMMAND|PACKAGE|WHY: what the tests use, the package it comes in, and what for. A test whose
@@ -45,27 +53,112 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
 fi
 
-cargo fmt --all -- --check
-cargo clippy --all-targets -- -D warnings
-cargo test --all-targets
-cargo test --doc
-# The tests that need the machine to themselves: the disk against a known truth (a throttle),
-# a tuned spec rerun against the race that chose it, and read-ahead spikes of some 36 us.
-cargo test --test it -- --ignored --test-threads=1 throttle:: tune::the_recommended_spec_reproduces_the_winner \
-    readahead::
-
-# The MPI side (docs/mpi.md): the suite again with the mpi feature, whose MPI tests run ranks
-# under Open MPI's mpirun, plus a build against MPICH for the test that runs it under MPICH's
-# launcher. The mpi crate builds against one MPI per target directory.
-if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    mpi_target=target/mpi-openmpi
-    CARGO_TARGET_DIR=$mpi_target cargo clippy --features mpi --all-targets -- -D warnings
-    if command -v mpicc.mpich >/dev/null 2>&1; then
-        MPICC=mpicc.mpich CARGO_TARGET_DIR=target/mpi-mpich cargo build --features mpi
-        export IOLAB_TEST_MPICH_BIN=$PWD/target/mpi-mpich/debug/iolab
+# Each stage: its name, then its command. Its time goes in the summary at the end.
+failed=()
+times=()
+stage() {
+    local name=$1 start=$SECONDS
+    shift
+    echo "==> $name" >&2
+    if "$@"; then
+        times+=("$(printf '%5d s  %s' $((SECONDS - start)) "$name")")
+    else
+        times+=("$(printf '%5d s  %s  FAILED' $((SECONDS - start)) "$name")")
+        failed+=("$name")
+        return 1
     fi
-    CARGO_TARGET_DIR=$mpi_target cargo test --features mpi --all-targets
+}
+
+# The test runner: cargo-nextest (each test in its own process, per-test times; settings in
+# .config/nextest.toml) where it is installed, else cargo's own.
+nextest=false
+cargo nextest --version >/dev/null 2>&1 && nextest=true
+# The tests that need the machine to themselves (each #[ignore]d with the reason, and run here
+# alone, after the suite): the disk against a known truth (a throttle), a tuned spec rerun
+# against the race that chose it, and read-ahead spikes of some 36 us.
+alone=(throttle:: tune::the_recommended_spec_reproduces_the_winner readahead::)
+
+features=()
+mpi=false
+if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
+    mpi=true
+    features=(--features mpi)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 else
-    echo "skipping the MPI tests: no Open MPI (mpicc, mpirun) here, and it could not be installed" >&2
+    echo "the MPI tests will skip: no Open MPI (mpicc, mpirun) here, and it could not be installed" >&2
+fi
+
+# The build against MPICH: the suite's build copied (every crate but the MPI bindings is the
+# same), then the bindings made again against MPICH (mpi-sys's build script does not notice a
+# changed MPICC, so its outputs are removed) and the binary built.
+mpich_build() {
+    local dir=target/mpi-mpich
+    mkdir -p "$dir"
+    rm -rf "$dir/debug"
+    cp -a target/debug "$dir/debug"
+    rm -rf "$dir"/debug/.fingerprint/mpi-* "$dir"/debug/build/mpi-* "$dir"/debug/deps/libmpi*-*.rlib \
+        "$dir"/debug/deps/libmpi*-*.rmeta "$dir"/debug/deps/mpi*-*.d
+    MPICC=mpicc.mpich CARGO_TARGET_DIR=$dir cargo build -q --features mpi --bin iolab || return 1
+    # The binary must link MPICH, not Open MPI.
+    if ldd "$dir/debug/iolab" | grep -q libmpi.so.12 && ! ldd "$dir/debug/iolab" | grep -q libmpi.so.40; then
+        return 0
+    fi
+    echo "target/mpi-mpich/debug/iolab does not link MPICH:" >&2
+    ldd "$dir/debug/iolab" | grep -i mpi >&2
+    return 1
+}
+
+suite() {
+    if $nextest; then
+        cargo nextest run "${features[@]}" --lib --bins --tests --no-fail-fast
+    else
+        cargo test "${features[@]}" --lib --bins --tests --no-fail-fast
+    fi
+}
+
+alone_tests() {
+    if $nextest; then
+        local expr=""
+        for t in "${alone[@]}"; do expr+="${expr:+ | }test(/^${t}/)"; done
+        cargo nextest run "${features[@]}" --test it --run-ignored only --test-threads 1 -E "$expr"
+    else
+        cargo test "${features[@]}" --test it -- --ignored --test-threads=1 "${alone[@]}"
+    fi
+}
+
+# The slowest tests of the suite (from the timing record nextest keeps), one line each.
+slowest() {
+    local junit=target/nextest/default/junit.xml
+    [ -f "$junit" ] || return 0
+    echo "slowest tests:" >&2
+    python3 - "$junit" >&2 <<'EOF' || true
+import sys
+import xml.etree.ElementTree as ET
+cases = [(float(c.get("time", 0)), f"{c.get('classname')} {c.get('name')}")
+         for c in ET.parse(sys.argv[1]).iter("testcase")]
+for t, name in sorted(cases, reverse=True)[:10]:
+    print(f"  {t:7.1f} s  {name}")
+EOF
+}
+
+stage "format (cargo fmt --check)" cargo fmt --all -- --check
+stage "lints, build without MPI (clippy)" cargo clippy --all-targets -- -D warnings
+if $mpi; then
+    stage "lints, build with MPI (clippy --features mpi)" cargo clippy --features mpi --all-targets -- -D warnings
+fi
+stage "build the tests" cargo test "${features[@]}" --lib --bins --tests --no-run
+if $mpi && command -v mpicc.mpich >/dev/null 2>&1; then
+    stage "build against MPICH" mpich_build && export IOLAB_TEST_MPICH_BIN=$PWD/target/mpi-mpich/debug/iolab
+fi
+stage "unit and integration tests" suite
+slowest
+stage "doc tests" cargo test "${features[@]}" --doc
+stage "tests that need the machine to themselves" alone_tests
+
+echo "stages:" >&2
+printf '  %s\n' "${times[@]}" >&2
+echo "whole test command: $SECONDS s" >&2
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED: ${failed[*]}" >&2
+    exit 1
 fi
