@@ -3,7 +3,7 @@
 //! the binary under test. Runs are made small: `--size`, `--reps` and `--iters` are replaced
 //! (or added), time bounds made 200 ms; a run with a sweep is planned (`iolab plan`, which resolves every point and
 //! checks it) rather than run; a tuning (`iolab tune JOB`) moves 8 MiB (Benson's job 4 MiB with
-//! 10 ms of compute) within 5 s; a preset (`iolab reproduce ID`) is printed rather than run (the
+//! 10 ms of compute) in two runs of each candidate; a preset (`iolab reproduce ID`) is printed rather than run (the
 //! presets' own tests run each at quick scale), except L1 at quick scale, which the per-host
 //! commands after it need. A command that reads traces first gets a traced run to read. Placeholders (RUNID, FILE..., ID, /data, /d1..)
 //! become real ones. Lines that are not commands (sample output, usage synopses) are told
@@ -223,7 +223,11 @@ fn every_documented_command_runs() {
                 let benson = w[2] == "benson";
                 set_flag(&mut w, "--bytes", if benson { "4MiB" } else { "8MiB" });
                 if !w.iter().any(|x| x == "--grid" || x == "--list") {
-                    set_flag(&mut w, "--budget", "5s");
+                    // Two runs of each candidate, whatever the time: a budget on a loaded
+                    // machine could cut the race before its first round.
+                    set_flag(&mut w, "--budget", "10m");
+                    set_flag(&mut w, "--min-runs", "2");
+                    set_flag(&mut w, "--max-runs", "2");
                     if benson {
                         set_flag(&mut w, "--comptime", "10ms");
                     }

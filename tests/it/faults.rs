@@ -263,7 +263,10 @@ fn eio_mid_run() {
     eprintln!("EIO, after remount: {}", report.trim());
     for d in work_dirs(&mnt) {
         let name = d.file_name().unwrap().to_string_lossy().into_owned();
-        let line = report.lines().find(|l| l.contains(&name)).unwrap_or_else(|| panic!("{name} not named: {report}"));
+        let line = report
+            .lines()
+            .find(|l| l.contains(&name))
+            .unwrap_or_else(|| panic!("{name} not named: {report}"));
         assert!(line.contains("kept the directory because of") || line.contains("not touched"), "{line}");
     }
 }

@@ -274,7 +274,9 @@ fn available_presets_run_at_quick_scale() {
                 assert_eq!(f[side]["n"], spec_reps(&doc), "{id} {side} of `{}`: {}", f["claim"], f[side]);
             }
         }
-        assert!(t.elapsed().as_secs() < 60, "{id} took {:?} at quick scale", t.elapsed());
+        // Its time is printed, not asserted: it depends on the machine and its load
+        // (`iolab reproduce --list` estimates it, bench/ measures).
+        println!("{id}: {:.1} s at quick scale", t.elapsed().as_secs_f64());
         ran.push(id);
         assert!(s.leftovers().iter().all(|f| !f.starts_with(".iolab-")), "{:?}", s.leftovers());
     }
