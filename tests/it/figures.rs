@@ -29,18 +29,21 @@ pub fn set_floats(doc: &mut Value, v: &Value) -> usize {
 }
 
 /// The parts of an experiment the store keeps as they are (what it recomputes when it reads an
-/// experiment back, from the repetitions, is left out: summaries, merged flags and latency).
+/// experiment back, from the repetitions, is left out: summaries, merged flags and latency, and
+/// each repetition's ops per second, from its op count and its workers' times).
 fn stored_parts(mut doc: Value) -> Value {
     for p in doc["points"].as_array_mut().unwrap() {
         for ph in p["phases"].as_array_mut().unwrap() {
             let ph = ph.as_object_mut().unwrap();
-            for k in ["summary", "time_summary", "flags", "latency_ns"] {
+            for k in ["summary", "time_summary", "ops_summary", "flags", "latency_ns"] {
                 ph.remove(k);
             }
             ph["cache"].as_object_mut().unwrap().remove("resident_fraction");
             for list in ["repetitions", "warmups"] {
                 for r in ph[list].as_array_mut().unwrap() {
-                    r.as_object_mut().unwrap().remove("hosts");
+                    let r = r.as_object_mut().unwrap();
+                    r.remove("hosts");
+                    r.remove("ops_per_s");
                 }
             }
         }
