@@ -16,6 +16,9 @@ pub const BASE_NS: u64 = 10_000_000;
 pub const MIN_INTERVALS: usize = 10;
 /// The share of the intervals dropped at each end to find the steady window: 10%.
 pub const TRIM: f64 = 0.10;
+/// The fewest intervals of the steady window in which ops completed for it to have a rate:
+/// below that (a phase of one op, or of a few long ones) the slope says nothing.
+pub const MIN_STEPS: usize = 3;
 
 /// Bytes completed per interval, as a worker's loop records them: the bytes of an op count in
 /// the interval in which it ended.
@@ -135,7 +138,8 @@ impl RateSeries {
     /// `ceil(TRIM * n)` intervals at each end (at least one: the first holds the start-up
     /// transient, the last is partial or holds the final commit); the window is what remains.
     /// Its rate is the least-squares slope of the cumulative bytes against time at the
-    /// window's interval boundaries. None for a shorter series.
+    /// window's interval boundaries. None for a shorter series, and when ops completed in
+    /// fewer than [`MIN_STEPS`] of the window's intervals.
     pub fn steady(&self) -> Option<Steady> {
         let n = self.bytes.len();
         if n < MIN_INTERVALS {
@@ -143,6 +147,9 @@ impl RateSeries {
         }
         let drop = ((TRIM * n as f64).ceil() as usize).max(1);
         let (a, b) = (drop, n - drop);
+        if self.bytes[a..b].iter().filter(|&&x| x > 0).count() < MIN_STEPS {
+            return None;
+        }
         let (from_ns, to_ns) = (self.span(a).0, self.span(b - 1).1);
         let bytes: u64 = self.bytes[a..b].iter().sum();
         // Boundaries a..=b: time k * interval, bytes completed before it.
@@ -218,6 +225,24 @@ mod tests {
         assert!((ends / flat - 1.0).abs() > 0.02, "the ends alone: {}", ends / flat);
         let short = RateSeries { interval_ns: BASE_NS, end_ns: 9 * BASE_NS, bytes: vec![1; 9] };
         assert_eq!(short.steady(), None);
+    }
+
+    /// A phase of one op (its bytes in the last interval), or of ops that complete in fewer
+    /// than three intervals of the window, has no steady rate (it was 0 B/s, ratio 0.000).
+    #[test]
+    fn a_window_with_too_few_completions_has_no_steady_rate() {
+        let mut one = vec![0u64; 30];
+        one[29] = 1 << 20;
+        assert_eq!(RateSeries { interval_ns: BASE_NS, end_ns: 30 * BASE_NS, bytes: one }.steady(), None);
+        let mut two = vec![0u64; 30];
+        (two[10], two[20]) = (1 << 20, 1 << 20);
+        assert_eq!(
+            RateSeries { interval_ns: BASE_NS, end_ns: 30 * BASE_NS, bytes: two.clone() }.steady(),
+            None
+        );
+        two[15] = 1 << 20;
+        let st = RateSeries { interval_ns: BASE_NS, end_ns: 30 * BASE_NS, bytes: two }.steady().unwrap();
+        assert!(st.bytes_per_s > 0.0);
     }
 
     #[test]

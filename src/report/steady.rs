@@ -3,7 +3,7 @@
 //! (the series with its first and last 10% of intervals dropped; the least-squares slope of
 //! its cumulative bytes) and of max_SAR, with the window's place in the phase.
 
-use crate::latency::series::{MIN_INTERVALS, TRIM};
+use crate::latency::series::{MIN_INTERVALS, MIN_STEPS, TRIM};
 use crate::results::series::MAX_COMMIT_SHARE;
 use crate::results::{ExperimentResult, Status};
 use crate::units::fmt_rate;
@@ -58,9 +58,10 @@ pub fn render_steady(exp: &ExperimentResult) -> String {
         "whole: max_SAR over the whole phase (mean of the runs); steady: the slope of the cumulative \
          bytes over the steady window's interval boundaries (least squares; mean of the runs); \
          ratio: steady / whole\nwindow: the phase's \
-         intervals without the first and last {:.0}% of them (at least one each; none with fewer \
-         than {MIN_INTERVALS} intervals, or where commits took over {:.0}% of a worker's time: \
-         those bytes move inside the commit, and the whole-phase rate is the figure)\n",
+         intervals without the first and last {:.0}% of them (at least one each; none, shown `-`, with \
+         fewer than {MIN_INTERVALS} intervals, with ops completing in fewer than {MIN_STEPS} of the \
+         window's intervals, or where commits took over {:.0}% of a worker's time: those bytes move \
+         inside the commit, and the whole-phase rate is the figure)\n",
         TRIM * 100.0,
         MAX_COMMIT_SHARE * 100.0
     );

@@ -131,10 +131,7 @@ pub fn recommend(prep: &Prepared, t: &Tuning, reps: u32) -> Option<Recommended> 
     let c = &prep.space.cands[best];
     let p = emit::recommended_params(c, &prep.job.name, reps);
     let iv = t.candidates[best].interval();
-    let how = match &t.verdict {
-        Verdict::Winner { .. } => "the clear winner".to_string(),
-        _ => "the lowest mean; no clear winner".to_string(),
-    };
+    let how = t.standing().unwrap_or("undecided");
     let about = format!(
         "iolab tune {} on {} (experiment {}): {}\n{}: {}, {how}",
         prep.job.name,

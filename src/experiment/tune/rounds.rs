@@ -144,10 +144,12 @@ fn rounds(t: &mut Tuning, runner: &mut Runner<'_>, set: &Settings) -> Option<Err
                 (None, _) => {}
                 // Stopped at the deadline, or by someone: whatever the call that saw it said.
                 (Some(_), Some(Ended::Budget)) if done.stored => {
+                    t.candidates[i].cut += 1;
                     stop = Some(Ended::Budget);
                     break;
                 }
                 (Some(e), Some(end)) if done.stored => {
+                    t.candidates[i].cut += 1;
                     let sig = crate::env::signals::pending().unwrap_or(libc::SIGINT);
                     let e = if matches!(e, Error::Interrupted(_)) { e } else { Error::Interrupted(sig) };
                     (stop, error) = (Some(end), Some(e));

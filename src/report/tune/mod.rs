@@ -64,6 +64,13 @@ pub fn status(t: &Tuning, i: usize, rank_of: &dyn Fn(usize) -> usize) -> String 
             format!("dropped after round {round} (slower than #{})", rank_of(*by))
         }
         Some(Out::Failed { round, error }) => format!("failed in round {round}: {error}"),
+        None if c.runs() == 0 && c.cut > 0 => format!(
+            "stopped: {} run{} cut by {}, stored as interrupted",
+            c.cut,
+            if c.cut == 1 { "" } else { "s" },
+            if t.ended == Some(crate::results::tune::Ended::Budget) { "the deadline" } else { "a signal" }
+        ),
+        None if c.runs() == 0 && !c.costs_s.is_empty() => "warm-up only".into(),
         None if c.runs() == 0 => "not run".into(),
         None => match &t.verdict {
             Verdict::Winner { best } if *best == i => "winner".into(),
@@ -94,7 +101,7 @@ pub fn rows(t: &Tuning) -> Vec<Vec<String>> {
             vec![
                 (k + 1).to_string(),
                 name(t, i),
-                c.runs().to_string(),
+                if c.cut > 0 { format!("{} (+{} cut)", c.runs(), c.cut) } else { c.runs().to_string() },
                 mean,
                 ci,
                 rate,
@@ -119,7 +126,7 @@ pub fn verdict_text(t: &Tuning) -> String {
     match &t.verdict {
         Verdict::Winner { best } => match t.next_after(*best) {
             Some(n) => format!("{}: faster than the next ({}) with 95% confidence", c(*best), c(n)),
-            None => format!("{}: the only candidate", c(*best)),
+            None => format!("{}: {}", c(*best), t.standing().unwrap_or_default()),
         },
         Verdict::NoClearWinner { best, tied } => {
             let others: Vec<String> = tied.iter().map(|&i| c(i)).collect();
@@ -221,6 +228,33 @@ mod tests {
         assert!(csv.starts_with("rank,point,candidate,baseline,engine,runs,mean_s"), "{csv}");
         let json: Tuning = crate::json::from_str(&render(exporter("json").unwrap(), &t).unwrap()).unwrap();
         assert_eq!(json, t);
+    }
+
+    /// The verdict and the saved spec say the same of a winner no other candidate ran beside
+    /// ("the only candidate", never "the clear winner"); a candidate whose run was cut by the
+    /// deadline says so, never `0 runs ... not run`.
+    #[test]
+    fn an_only_candidate_and_a_cut_one_are_named_as_they_are() {
+        let mut t = tuning("h", 1.0, 1 << 30);
+        t.candidates.truncate(1);
+        t.baseline = 0;
+        assert_eq!(t.standing(), Some("the only candidate"));
+        assert!(verdict_text(&t).ends_with(": the only candidate"), "{}", verdict_text(&t));
+        let mut t = tuning("h", 1.0, 1 << 30);
+        t.candidates[1].times_s.clear();
+        t.candidates[1].out = None;
+        t.candidates[1].costs_s = vec![2.5];
+        t.candidates[1].cut = 1;
+        t.ended = Some(crate::results::tune::Ended::Budget);
+        assert_eq!(t.standing(), Some("the only candidate with runs"));
+        let r = rows(&t);
+        assert_eq!(r[1][2], "0 (+1 cut)");
+        assert_eq!(r[1][6], "stopped: 1 run cut by the deadline, stored as interrupted");
+        assert!(verdict_text(&t).ends_with(": the only candidate with runs"), "{}", verdict_text(&t));
+        t.candidates[1].cut = 0;
+        assert_eq!(rows(&t)[1][6], "warm-up only");
+        t.candidates[1].costs_s.clear();
+        assert_eq!(rows(&t)[1][6], "not run");
     }
 
     /// Per job, the newest tuning of each host, hosts in order.

@@ -35,9 +35,16 @@ pub struct Candidate {
     /// What each run cost, warm-ups included: wall seconds from its settle to its files'
     /// removal (what the budget pays).
     pub costs_s: Vec<f64>,
+    /// Runs stopped part-way by the deadline or a signal (stored as interrupted; no time).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut: u32,
     /// Why it left the race, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub out: Option<Out>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Candidate {
@@ -49,6 +56,7 @@ impl Candidate {
             params: BTreeMap::new(),
             times_s: vec![],
             costs_s: vec![],
+            cut: 0,
             out: None,
         }
     }
@@ -213,6 +221,24 @@ impl Tuning {
         }
         let clear = matches!((w.ci95_s, b.ci95_s), (Some(wi), Some(bi)) if wi[1] < bi[0]);
         Some(Gain { speedup: b.mean_s / w.mean_s, baseline_mean_s: b.mean_s, best_mean_s: w.mean_s, clear })
+    }
+
+    /// How the recommended candidate stands, in words: `the clear winner`, `the only
+    /// candidate` (or `the only candidate with runs` when others never completed one), or
+    /// `the lowest mean; no clear winner`.
+    pub fn standing(&self) -> Option<&'static str> {
+        Some(match &self.verdict {
+            Verdict::Winner { best } if self.next_after(*best).is_none() => {
+                if self.candidates.len() == 1 {
+                    "the only candidate"
+                } else {
+                    "the only candidate with runs"
+                }
+            }
+            Verdict::Winner { .. } => "the clear winner",
+            Verdict::NoClearWinner { .. } => "the lowest mean; no clear winner",
+            Verdict::Undecided => return None,
+        })
     }
 
     /// The candidate with the next lowest mean after `best` (any, raced to the end or not).
