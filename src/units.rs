@@ -104,7 +104,9 @@ pub fn parse_size(s: &str, ram_bytes: u64) -> Result<u64, UnitError> {
     }
     if let Some(n) = ram_factor(t) {
         if ram_bytes == 0 {
-            return Err(UnitError(format!("`{s}`: the machine's memory size is unknown")));
+            return Err(UnitError(format!(
+                "`{s}`: the machine's memory size is unknown (state it with --ram SIZE or IOLAB_RAM_BYTES)"
+            )));
         }
         let (n, den) = parse_decimal(n).ok_or_else(|| UnitError(format!("`{s}` is not a size")))?;
         let bytes =
@@ -123,6 +125,17 @@ pub fn parse_size(s: &str, ram_bytes: u64) -> Result<u64, UnitError> {
         return Err(UnitError(format!("`{s}` is not a whole number of bytes")));
     }
     u64::try_from(bytes / den).map_err(|_| UnitError(format!("`{s}` is too large")))
+}
+
+/// Parses a size that must be absolute (a field that takes no multiple of memory, or the
+/// memory size itself): `NxRAM` is refused as what it is, never as an unknown memory size.
+pub fn parse_abs_size(s: &str) -> Result<u64, UnitError> {
+    if is_ram_relative(s) {
+        return Err(UnitError(format!(
+            "`{s}` is a multiple of the machine's memory; this takes an absolute size, e.g. 24GiB"
+        )));
+    }
+    parse_size(s, 0)
 }
 
 /// Parses a duration into nanoseconds: `2s`, `500ms`, `100us`, `1.5s`, `2m`, `1h`; a bare

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::experiment::estimate::{Calibrated, Rates};
 use crate::experiment::run::Point;
 use crate::experiment::{Experiment, Params, ResolveEnv};
-use crate::units::{fmt_rate, fmt_size, parse_size};
+use crate::units::{fmt_rate, fmt_size};
 
 /// The smallest calibration: one block of the calibration's 1 MiB.
 const MIN_BYTES: u64 = 1 << 20;
@@ -19,7 +19,7 @@ const MIN_BYTES: u64 = 1 << 20;
 /// rates with the calibrations added; an engine that cannot run alone here (e.g. `mpiio`
 /// outside mpirun) is skipped with a note.
 pub fn calibrate(points: &[Point], rates: Rates, size: &str, out: &OutputArgs) -> Result<Rates> {
-    let bytes = parse_size(size, 0).map_err(|e| Error::spec("calibrate", size, e.0))?;
+    let bytes = crate::units::parse_abs_size(size).map_err(|e| Error::spec("calibrate", size, e.0))?;
     if bytes < MIN_BYTES {
         return Err(Error::spec("calibrate", size, "must be at least 1 MiB (one block)"));
     }

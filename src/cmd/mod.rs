@@ -32,6 +32,13 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::StrategyWorker => std::process::exit(crate::launch::strategy_process::child_main()),
         _ => {}
     }
+    if let Err(e) = crate::launch::refuse_launcher_without_mpi() {
+        // Said once, by the first process; the others end with the same code.
+        if crate::launch::launcher_rank() != 0 {
+            std::process::exit(e.exit_code());
+        }
+        return Err(e);
+    }
     let mut stdout = std::io::stdout().lock();
     match cli.command {
         Command::Run(args) => run::cmd_run(args, &mut stdout),
@@ -71,17 +78,28 @@ pub fn rates(out: &crate::cli::OutputArgs) -> crate::experiment::estimate::Rates
     if out.no_store {
         return Rates::none();
     }
-    Rates::of_store(&out.db.clone().unwrap_or_else(store::default_path))
+    match db_path(&out.db) {
+        Ok(db) => Rates::of_store(&db),
+        Err(_) => Rates::none(),
+    }
+}
+
+/// The store `--db` names, else the default one (an error when there is none).
+pub fn db_path(db: &Option<PathBuf>) -> Result<PathBuf> {
+    match db {
+        Some(p) => Ok(p.clone()),
+        None => store::default_path(),
+    }
 }
 
 /// The results store `--db` names, else the default one.
 pub fn open_store(db: &Option<PathBuf>) -> Result<Store> {
-    Store::open(&db.clone().unwrap_or_else(store::default_path))
+    Store::open(&db_path(db)?)
 }
 
 /// The store for a command that only reads: never created, opened read-only.
 pub fn read_store(db: &Option<PathBuf>) -> Result<Store> {
-    Store::open_read_only(&db.clone().unwrap_or_else(store::default_path))
+    Store::open_read_only(&db_path(db)?)
 }
 
 /// The experiment the flags of `run` and `plan` describe, every point resolved (with no

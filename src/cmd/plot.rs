@@ -32,7 +32,7 @@ fn options(args: &PlotArgs) -> Result<Options> {
 /// `iolab plot`.
 pub fn cmd_plot(args: PlotArgs, stdout: &mut dyn Write) -> Result<()> {
     let opts = options(&args)?;
-    let db = args.db.clone().unwrap_or_else(crate::store::default_path);
+    let db = super::db_path(&args.db)?;
     let kind = match &args.output {
         Some(p) => {
             let kind = match plot::Output::of(p)? {

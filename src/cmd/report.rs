@@ -12,7 +12,7 @@ use super::{put, read_store};
 
 /// `iolab report`.
 pub fn cmd_report(args: ReportArgs, stdout: &mut dyn Write) -> Result<()> {
-    let db = args.db.clone().unwrap_or_else(crate::store::default_path);
+    let db = super::db_path(&args.db)?;
     if let Some(p) = &args.output {
         output::check(p, "output", Kind::Html, args.force, &[&db])?;
     }

@@ -38,19 +38,35 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
     if let Some(reason) = p.unmet_needs(scale).into_iter().next() {
         return Err(Error::spec("preset", &p.meta.id, reason));
     }
-    let unavailable = |e: Error| match e {
-        Error::Spec { field, value, reason } => Error::Spec {
-            field,
-            value,
-            reason: format!("{reason} (so preset {} is not available in this build)", p.meta.id),
-        },
-        other => other,
+    // A resolution error is the preset's own (it cannot be built here) only if the preset as
+    // shipped fails too, on this machine's memory and without the user's values; otherwise
+    // the user's --set or --ram is the cause, and the error says so.
+    let given: Vec<String> = args
+        .set
+        .iter()
+        .map(|kv| format!("--set {kv}"))
+        .chain(args.ram.iter().map(|r| format!("--ram {r}")))
+        .collect();
+    let blame = |e: Error| {
+        let plain = ResolveEnv::current()
+            .and_then(|env| p.experiment(scale, &args.dirs, env.ram_bytes).and_then(|x| x.build(&env)));
+        let why = if !given.is_empty() && plain.is_ok() {
+            format!("from the values given: {}", given.join(", "))
+        } else {
+            format!("so preset {} is not available in this build", p.meta.id)
+        };
+        match e {
+            Error::Spec { field, value, reason } => {
+                Error::Spec { field, value, reason: format!("{reason} ({why})") }
+            }
+            other => other,
+        }
     };
-    let mut exp = p.experiment(scale, &args.dirs, env.ram_bytes).map_err(unavailable)?;
+    let mut exp = p.experiment(scale, &args.dirs, env.ram_bytes).map_err(blame)?;
     for kv in &args.set {
         exp.params.set_kv(kv)?;
     }
-    let built = exp.build(&env).map_err(unavailable)?;
+    let built = exp.build(&env).map_err(blame)?;
     if !args.out.quiet {
         let e = estimate::estimate(&built.points, &super::rates(&args.out));
         eprintln!(

@@ -16,7 +16,7 @@ use crate::report::output::{self, Kind};
 /// `iolab results ...`.
 pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
     if let ResultsCommand::Import { path } = &args.command {
-        return import(&args.db.clone().unwrap_or_else(crate::store::default_path), path, stdout);
+        return import(&super::db_path(&args.db)?, path, stdout);
     }
     let store = read_store(&args.db)?;
     match args.command {

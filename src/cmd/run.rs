@@ -52,9 +52,16 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     if no_store && built.points.iter().any(|p| p.spec.latency == crate::spec::LatencyMode::Trace) {
         eprintln!("note: traces are kept only in the store; with --no-store only their periods are reported");
     }
+    // Traces spill beside the store they are going to (else in the temporary directory):
+    // a directory iolab writes to, through the same guard as the targets.
+    let db_path = if no_store { None } else { Some(super::db_path(&db)?) };
+    let spool = db_path.as_ref().and_then(|p| p.parent()).filter(|d| !d.as_os_str().is_empty());
+    if built.points.iter().any(|p| p.spec.latency == crate::spec::LatencyMode::Trace) {
+        let dir = spool.map_or_else(std::env::temp_dir, |d| d.to_path_buf());
+        crate::target::device::check_remote_dir("trace_spool", &dir, &built.base.allow_device)?;
+    }
     let mut store = if no_store { None } else { Some(open_store(&db)?) };
-    if let Some(dir) = store.as_ref().and_then(|s| s.path().parent()).filter(|d| !d.as_os_str().is_empty()) {
-        // Traces spill beside the store they are going to.
+    if let Some(dir) = spool {
         crate::latency::trace::set_spill_dir(dir.to_path_buf());
     }
     let host = host::probe(&dirs);

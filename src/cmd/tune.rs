@@ -27,9 +27,19 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
     if args.job == "list" {
         return put(stdout, &jobs_table());
     }
-    let db = args.out.db.clone().unwrap_or_else(crate::store::default_path);
+    if let Some(w) = crate::launch::world() {
+        return Err(Error::spec(
+            "mpirun",
+            format!("{} ranks", w.size),
+            "iolab tune races candidates on one host and does not run under mpirun: run it \
+             without mpirun, then the spec it recommends with `mpirun ... iolab run FILE`",
+        ));
+    }
+    // The store (when there is one) is never replaced by the saved spec.
+    let db: Vec<std::path::PathBuf> = super::db_path(&args.out.db).into_iter().collect();
+    let reading: Vec<&std::path::Path> = db.iter().map(|p| p.as_path()).collect();
     if let Some(path) = &args.save_spec {
-        output::check(path, "save_spec", Kind::Spec, args.force, &[&db])?;
+        output::check(path, "save_spec", Kind::Spec, args.force, &reading)?;
     }
     let env = ResolveEnv::current()?;
     let job = tune::job::build(
@@ -103,7 +113,7 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
     crate::report::tune::exporter(name)?.export(&outcome.tuning, stdout)?;
     if let Some(path) = &args.save_spec {
         match &outcome.tuning.recommended {
-            Some(r) => output::write_with(path, "save_spec", Kind::Spec, args.force, &[&db], |f| {
+            Some(r) => output::write_with(path, "save_spec", Kind::Spec, args.force, &reading, |f| {
                 f.write_all(r.toml.as_bytes()).map_err(|e| Error::io("write", f.tmp_path(), None, e))
             })?,
             None => eprintln!("note: no candidate to recommend; {} not written", path.display()),

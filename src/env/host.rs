@@ -70,9 +70,14 @@ pub const RAM_ENV: &str = "IOLAB_RAM_BYTES";
 pub fn ram_bytes() -> Result<Option<u64>> {
     if let Some(v) = std::env::var_os(RAM_ENV).filter(|v| !v.is_empty()) {
         let v = v.to_string_lossy();
-        return match crate::units::parse_size(&v, 0) {
+        return match crate::units::parse_abs_size(&v) {
             Ok(0) => Err(Error::spec(RAM_ENV, &v, "must be positive")),
             Ok(n) => Ok(Some(n)),
+            Err(_) if crate::units::is_ram_relative(&v) => Err(Error::spec(
+                RAM_ENV,
+                &v,
+                "takes an absolute size (it sets the memory that xRAM sizes are relative to), e.g. 24GiB",
+            )),
             Err(e) => Err(Error::spec(RAM_ENV, &v, e.0)),
         };
     }

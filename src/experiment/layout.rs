@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::experiment::{Params, ResolveEnv};
 use crate::spec::{LatencyMode, Launcher, Layout, PiecesMode, Spec, StartMode};
-use crate::units::{fmt_size, fmt_size_spec, parse_size};
+use crate::units::{fmt_size, fmt_size_spec};
 
 /// The resolved layout and launch parameters.
 pub(super) struct Access {
@@ -84,7 +84,7 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
     let (stripe_unit_bytes, stripe_count) = if layout.striped() {
         let unit = match get("stripe_unit") {
             Some(v) => {
-                let u = parse_size(v, 0).map_err(|e| Error::spec("stripe_unit", v, e.0))?;
+                let u = crate::units::parse_abs_size(v).map_err(|e| Error::spec("stripe_unit", v, e.0))?;
                 if u == 0 || u % STRIPE_UNIT_ALIGN != 0 {
                     return Err(Error::spec(
                         "stripe_unit",

@@ -141,8 +141,12 @@ impl Experiment {
         {
             params.set("dirs", given.iter().cycle().take(file_dirs).cloned().collect())?;
         }
+        let mut given = Sweep::default();
         for arg in sweeps {
-            sweep.push(sweep::parse_arg(arg, ram_bytes)?);
+            given.add(sweep::parse_arg(arg, ram_bytes)?)?;
+        }
+        for axis in given.axes {
+            sweep.push(axis);
         }
         for z in zips {
             sweep.zip.push(sweep::parse_zip(z));

@@ -32,9 +32,13 @@ impl ResolveEnv {
     pub fn with_ram(ram: Option<&str>) -> Result<ResolveEnv> {
         let mut env = ResolveEnv::current()?;
         if let Some(v) = ram {
-            env.ram_bytes = match parse_size(v, 0) {
+            env.ram_bytes = match crate::units::parse_abs_size(v) {
                 Ok(0) => return Err(Error::spec("ram", v, "must be positive")),
                 Ok(n) => n,
+                Err(_) if crate::units::is_ram_relative(v) => {
+                    let why = "--ram takes an absolute size (it sets the memory that xRAM sizes are relative to), e.g. --ram 24GiB";
+                    return Err(Error::spec("ram", v, why));
+                }
                 Err(e) => return Err(Error::spec("ram", v, e.0)),
             };
         }
@@ -53,7 +57,7 @@ fn round_ram_size(params: &Params, env: &ResolveEnv) -> Result<Option<(Params, O
     let Ok(bs) = parse_size(params.one("bs").unwrap_or("1MiB"), env.ram_bytes) else { return Ok(None) };
     let striped = params.one("layout").and_then(Layout::parse).is_some_and(Layout::striped);
     let stripe_unit = match params.one("stripe_unit") {
-        Some(u) => parse_size(u, 0).ok(),
+        Some(u) => crate::units::parse_abs_size(u).ok(),
         None => Some(layout::DEFAULT_STRIPE_UNIT),
     };
     // bs and the stripe unit divide one another (resolve checks); the larger is a multiple of both.

@@ -143,6 +143,9 @@ pub(super) fn resolve(params: &Params, spec: &Spec, cwd: &std::path::Path) -> Re
         }
         Some(d) => cwd.join(PathBuf::from(d)),
     };
+    // The same guard as every directory iolab writes to (devices, /dev, pseudo file systems,
+    // PATH_MAX), on the path alone where it is another host's node-local directory.
+    crate::target::device::check_remote_dir("server_dir", &dir, &spec.allow_device)?;
     Ok(Some(Servers { count, dir, depth, store, blast: transport }))
 }
 

@@ -116,7 +116,25 @@ pub fn parse_zip(arg: &str) -> Vec<String> {
 }
 
 impl Sweep {
-    /// Adds an axis; a later axis with the same key replaces the earlier one in place.
+    /// Adds an axis of one source (the command line's `--sweep`s, or one `[sweep]` table): a
+    /// key swept twice there is refused, naming both (only one of them could count).
+    pub fn add(&mut self, axis: Axis) -> Result<()> {
+        if let Some(a) = self.axes.iter().find(|a| a.key == axis.key) {
+            return Err(err(
+                &axis.key,
+                &axis.text,
+                format!(
+                    "{} is swept twice ({0}={} and {0}={}); give its values in one sweep",
+                    axis.key, a.text, axis.text
+                ),
+            ));
+        }
+        self.axes.push(axis);
+        Ok(())
+    }
+
+    /// Adds an axis over another source's: a later axis with the same key replaces the
+    /// earlier one in place (the command line's over a file's, a scale's over a preset's).
     pub fn push(&mut self, axis: Axis) {
         match self.axes.iter_mut().find(|a| a.key == axis.key) {
             Some(a) => *a = axis,
@@ -285,7 +303,7 @@ pub fn from_toml(table: &toml::Table, order: &[String], ram_bytes: u64) -> Resul
             }
             other => axis_from_text(&nk, &scalar(key, other)?, ram_bytes)?,
         };
-        sweep.push(axis);
+        sweep.add(axis)?;
     }
     Ok(sweep)
 }
@@ -416,6 +434,25 @@ mod tests {
                 "bs=16KiB workers=2 size=4MiB"
             ]
         );
+    }
+
+    /// A key swept twice in one source is refused naming both values, however it is spelled;
+    /// the command line's sweep over a file's replaces it.
+    #[test]
+    fn a_key_swept_twice_is_refused() {
+        let mut s = Sweep::default();
+        s.add(parse_arg("bs=4KiB,8KiB", 0).unwrap()).unwrap();
+        let e = s.add(parse_arg("bs=16KiB", 0).unwrap()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "sweep bs = `16KiB`: bs is swept twice (bs=4KiB,8KiB and bs=16KiB); give its values in one sweep"
+        );
+        let t: toml::Table = toml::from_str("dir = \"/a;/b\"\ndirs = \"/c\"\n").unwrap();
+        let e = from_toml(&t, &[], 0).unwrap_err().to_string();
+        assert!(e.contains("dirs is swept twice"), "{e}");
+        s.push(parse_arg("bs=16KiB", 0).unwrap());
+        assert_eq!(s.axes.len(), 1);
+        assert_eq!(s.axes[0].text, "16KiB");
     }
 
     #[test]

@@ -119,6 +119,46 @@ pub fn set_world(w: WorldInfo) {
 /// Whether this build can run MPI ranks.
 pub const HAS_MPI: bool = cfg!(feature = "mpi");
 
+/// The variables MPI launchers set in the processes they start (Open MPI, MPICH's Hydra and
+/// Slurm's PMI, PMIx, MVAPICH): the world's size and this process's rank.
+const LAUNCHER_VARS: &[&str] = &[
+    "OMPI_COMM_WORLD_SIZE",
+    "OMPI_COMM_WORLD_RANK",
+    "PMI_SIZE",
+    "PMI_RANK",
+    "PMIX_SIZE",
+    "PMIX_RANK",
+    "MV2_COMM_WORLD_SIZE",
+    "MV2_COMM_WORLD_RANK",
+];
+
+/// `VAR=VALUE` of the first MPI launcher variable set in this process, if any.
+pub fn launcher_var() -> Option<String> {
+    LAUNCHER_VARS.iter().find_map(|k| std::env::var(k).ok().map(|v| format!("{k}={v}")))
+}
+
+/// This process's rank as its launcher set it (0 when none did).
+pub fn launcher_rank() -> u64 {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().and_then(|v| v.trim().parse().ok()))
+        .unwrap_or(0)
+}
+
+/// A build without MPI started by an MPI launcher would run an experiment of its own in every
+/// process and store each: refused (exit 2) saying how to build one that joins the world.
+pub fn refuse_launcher_without_mpi() -> Result<()> {
+    match launcher_var() {
+        Some(var) if !HAS_MPI => Err(Error::spec(
+            "mpirun",
+            var,
+            "this iolab was built without MPI, so each process the launcher started would run an \
+             experiment of its own; build it with `cargo build --release --features mpi` to run ranks",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The rank a phase's worker `i` runs on: with `threads` workers per rank, rank `i / threads`.
 pub fn rank_of(worker: usize, threads: usize) -> usize {
     worker / threads.max(1)

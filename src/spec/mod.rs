@@ -23,7 +23,7 @@ pub mod params;
 pub mod strategy;
 pub use strategy::Strategy;
 
-use crate::units::{fmt_size_spec, parse_size};
+use crate::units::fmt_size_spec;
 
 /// What a phase does to the data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,7 +156,7 @@ impl SyncPolicy {
             "each" => SyncPolicy::Each,
             _ => {
                 let size = s.strip_prefix("every:").ok_or("expected none, end, each or every:SIZE")?;
-                let n = parse_size(size, 0).map_err(|e| e.0)?;
+                let n = crate::units::parse_abs_size(size).map_err(|e| e.0)?;
                 if n == 0 {
                     return Err("the sync size must be positive".into());
                 }

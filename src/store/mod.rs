@@ -26,17 +26,38 @@ pub use schema::STORE_VERSION;
 pub use traces::TraceRow;
 
 /// The default store path: $IOLAB_DB, else $XDG_DATA_HOME/iolab/iolab.db, else
-/// ~/.local/share/iolab/iolab.db.
-pub fn default_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("IOLAB_DB").filter(|v| !v.is_empty()) {
-        return PathBuf::from(p);
+/// $HOME/.local/share/iolab/iolab.db, following the XDG rules: a relative XDG_DATA_HOME is
+/// ignored, and when neither gives an absolute path there is no default (an error saying to
+/// name the store), never a store made under whatever the current directory is.
+pub fn default_path() -> Result<PathBuf> {
+    default_path_in(|k| std::env::var_os(k))
+}
+
+fn default_path_in(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Result<PathBuf> {
+    if let Some(p) = var("IOLAB_DB").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(p));
     }
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    data.join("iolab").join("iolab.db")
+    let absolute = |k: &str| var(k).map(PathBuf::from).filter(|p| p.is_absolute());
+    let data = absolute("XDG_DATA_HOME").or_else(|| absolute("HOME").map(|h| h.join(".local/share")));
+    match data {
+        Some(d) => Ok(d.join("iolab").join("iolab.db")),
+        None => {
+            let shown = |k: &str| match var(k) {
+                None => "unset".to_string(),
+                Some(v) if v.is_empty() => "empty".to_string(),
+                Some(v) => format!("`{}`, not absolute", crate::text::escape_path(Path::new(&v))),
+            };
+            Err(Error::spec(
+                "db",
+                "",
+                format!(
+                    "no default store: XDG_DATA_HOME is {} and HOME is {}; name the store with --db PATH or IOLAB_DB",
+                    shown("XDG_DATA_HOME"),
+                    shown("HOME")
+                ),
+            ))
+        }
+    }
 }
 
 /// An open store.
@@ -310,6 +331,42 @@ impl Sink for Store {
 mod tests {
     use super::schema::SCHEMA_V1;
     use super::*;
+
+    /// The default store follows the XDG rules; with no absolute base it is an error naming
+    /// both variables, never a path under the current directory.
+    #[test]
+    fn the_default_store_needs_an_absolute_base() {
+        let with = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> =
+                vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            default_path_in(move |k| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.into()))
+        };
+        assert_eq!(with(&[("IOLAB_DB", "x.db"), ("HOME", "/h")]).unwrap(), PathBuf::from("x.db"));
+        assert_eq!(
+            with(&[("XDG_DATA_HOME", "/d"), ("HOME", "/h")]).unwrap(),
+            PathBuf::from("/d/iolab/iolab.db")
+        );
+        assert_eq!(
+            with(&[("XDG_DATA_HOME", "rel"), ("HOME", "/h")]).unwrap(),
+            PathBuf::from("/h/.local/share/iolab/iolab.db")
+        );
+        assert_eq!(
+            with(&[("XDG_DATA_HOME", ""), ("HOME", "/h")]).unwrap(),
+            PathBuf::from("/h/.local/share/iolab/iolab.db")
+        );
+        for (vars, says) in [
+            (&[][..], "XDG_DATA_HOME is unset and HOME is unset"),
+            (&[("HOME", "")][..], "XDG_DATA_HOME is unset and HOME is empty"),
+            (
+                &[("HOME", "home"), ("XDG_DATA_HOME", "d")][..],
+                "XDG_DATA_HOME is `d`, not absolute and HOME is `home`, not absolute",
+            ),
+        ] {
+            let e = with(vars).unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains(says) && e.to_string().contains("--db PATH or IOLAB_DB"), "{e}");
+        }
+    }
 
     /// A store written by the first schema is migrated in place: its rows stay, the new
     /// tables appear, and the version moves to the current one.

@@ -13,26 +13,87 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 /// A target directory as given (`d`, relative to `cwd`): it exists, is a directory, is no device
-/// (unless allowed) and no pseudo file system, and is writable; its canonical path.
+/// (unless allowed) and no pseudo file system, its files' paths fit PATH_MAX, and it is
+/// writable; its canonical path.
 pub fn check_dir(d: &str, cwd: &Path, allow_device: &[PathBuf]) -> Result<PathBuf> {
+    check_dir_as("dirs", d, cwd, allow_device)
+}
+
+/// [`check_dir`] for any directory iolab writes to (`field` names its option: `dirs`,
+/// `server_dir`, the trace spool), so every one goes through the same guard.
+pub fn check_dir_as(field: &str, d: &str, cwd: &Path, allow_device: &[PathBuf]) -> Result<PathBuf> {
     let p = if Path::new(d).is_absolute() { PathBuf::from(d) } else { cwd.join(d) };
-    let meta = std::fs::metadata(&p).map_err(|e| Error::spec("dirs", d, format!("cannot use: {e}")))?;
-    let canon = p.canonicalize().map_err(|e| Error::spec("dirs", d, format!("cannot resolve: {e}")))?;
-    check_target(d, &canon, &meta, allow_device)?;
-    if let Some(fs) = pseudo_fs(&canon) {
+    let meta = std::fs::metadata(&p).map_err(|e| Error::spec(field, d, format!("cannot use: {e}")))?;
+    let canon = p.canonicalize().map_err(|e| Error::spec(field, d, format!("cannot resolve: {e}")))?;
+    check_target_as(field, d, &canon, &meta, allow_device)?;
+    check_place(field, d, &canon)?;
+    if !meta.is_dir() {
+        return Err(Error::spec(field, d, "not a directory"));
+    }
+    if let Err(e) = crate::env::sys::writable(&p) {
+        return Err(Error::spec(field, d, format!("not writable: {e}")));
+    }
+    Ok(canon)
+}
+
+/// The rules a directory's path alone decides (for a directory that may exist only on
+/// another host, as a node-local server directory): no kernel pseudo file system, and files'
+/// paths within PATH_MAX.
+pub fn check_place(field: &str, given: &str, canon: &Path) -> Result<()> {
+    if let Some(fs) = pseudo_fs(canon) {
         return Err(Error::spec(
-            "dirs",
-            crate::text::escape_path(Path::new(d)),
+            field,
+            crate::text::escape_path(Path::new(given)),
             format!("{fs} is a pseudo file system (kernel state shown as files), not a place for data"),
         ));
     }
-    if !meta.is_dir() {
-        return Err(Error::spec("dirs", d, "not a directory"));
+    check_path_length(field, given, canon)
+}
+
+/// A directory that may not exist on this host (a node-local server directory): refused if
+/// its path is under /dev (unless allowed) or a pseudo file system, or too long; checked in
+/// full by [`check_dir_as`] where it exists here.
+pub fn check_remote_dir(field: &str, d: &Path, allow_device: &[PathBuf]) -> Result<()> {
+    let given = d.to_string_lossy();
+    match std::fs::metadata(d) {
+        Ok(_) => check_dir_as(field, &given, Path::new("/"), allow_device).map(|_| ()),
+        Err(_) => {
+            let canon = std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf());
+            if canon.starts_with("/dev") && !allow_device.contains(&canon) {
+                return Err(Error::spec(
+                    field,
+                    crate::text::escape_path(d),
+                    format!(
+                        "{} is under /dev; iolab never writes to devices unless --allow-device names this exact path ({0})",
+                        canon.display()
+                    ),
+                ));
+            }
+            check_place(field, &given, &canon)
+        }
     }
-    if let Err(e) = crate::env::sys::writable(&p) {
-        return Err(Error::spec("dirs", d, format!("not writable: {e}")));
+}
+
+/// What iolab puts beneath a directory it writes to, at most: `/.iolab-` and a 32-digit run
+/// id, then `/` and a file name (`w0000123.s00.dat`, a marker, a temporary file), with room.
+pub const BENEATH_BYTES: usize = 1 + 7 + 32 + 1 + 64;
+
+/// Refuses a directory whose files' paths would pass the system's limit (PATH_MAX): every
+/// call on them would fail mid-run with ENAMETOOLONG.
+pub fn check_path_length(field: &str, given: &str, canon: &Path) -> Result<()> {
+    let len = canon.as_os_str().len();
+    let max = libc::PATH_MAX as usize;
+    if len + BENEATH_BYTES >= max {
+        return Err(Error::spec(
+            field,
+            crate::text::escape_path(Path::new(given)),
+            format!(
+                "its path is {len} bytes long; with the work directory and file names iolab puts beneath it \
+                 (up to {BENEATH_BYTES} bytes more) it would pass the system's limit of {max} bytes (PATH_MAX)"
+            ),
+        ));
     }
-    Ok(canon)
+    Ok(())
 }
 
 /// Kernel file systems that show kernel state as files (statfs magic, name): no place for data.
@@ -87,6 +148,17 @@ pub fn pseudo_fs(dir: &Path) -> Option<&'static str> {
 
 /// Checks target `given` (resolved to `canon`, with metadata `meta`) against the device rules.
 pub fn check_target(given: &str, canon: &Path, meta: &fs::Metadata, allowed: &[PathBuf]) -> Result<()> {
+    check_target_as("dirs", given, canon, meta, allowed)
+}
+
+/// [`check_target`] for the option `field`.
+pub fn check_target_as(
+    field: &str,
+    given: &str,
+    canon: &Path,
+    meta: &fs::Metadata,
+    allowed: &[PathBuf],
+) -> Result<()> {
     let ft = meta.file_type();
     let (block, chr) = (ft.is_block_device(), ft.is_char_device());
     let under_dev = canon.starts_with("/dev");
@@ -102,7 +174,7 @@ pub fn check_target(given: &str, canon: &Path, meta: &fs::Metadata, allowed: &[P
     };
     if !allowed.iter().any(|a| a == canon) {
         return Err(Error::spec(
-            "dirs",
+            field,
             given,
             format!(
                 "{what}; iolab never writes to devices unless --allow-device names this exact path ({})",
@@ -114,13 +186,13 @@ pub fn check_target(given: &str, canon: &Path, meta: &fs::Metadata, allowed: &[P
         let users = users(meta.rdev());
         if !users.is_empty() {
             return Err(Error::spec(
-                "dirs",
+                field,
                 given,
                 format!("{what} in use ({}); iolab never touches a device in use", users.join("; ")),
             ));
         }
         return Err(Error::spec(
-            "dirs",
+            field,
             given,
             format!(
                 "{what}; writing to raw block devices is not built (iolab writes files in directories): \
@@ -129,7 +201,7 @@ pub fn check_target(given: &str, canon: &Path, meta: &fs::Metadata, allowed: &[P
         ));
     }
     if chr {
-        return Err(Error::spec("dirs", given, format!("{what}; iolab writes only files in directories")));
+        return Err(Error::spec(field, given, format!("{what}; iolab writes only files in directories")));
     }
     Ok(())
 }

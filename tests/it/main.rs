@@ -34,6 +34,7 @@ mod outputs;
 mod plots;
 mod processes;
 mod readahead;
+mod refusals;
 mod reports;
 mod rig;
 mod safety;
