@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 mod spec_args;
-pub use spec_args::SpecArgs;
+pub use spec_args::{GROUPS, MPI_HEADING, SpecArgs, shown_default};
 
 #[derive(Parser, Debug)]
 #[command(
     name = "iolab",
     version,
+    max_term_width = 100,
     about = "Storage I/O experiments with repeated runs, honest statistics and a verified cache state",
     after_help = "Run `iolab run` with no arguments for a short characterisation of the current directory's file system."
 )]
@@ -23,9 +24,11 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run an experiment (with no arguments: the default experiment on the current directory)
+    #[command(after_help = run_after_help())]
     Run(RunArgs),
     /// Print what an experiment would do (files, bytes, ops, space, cache policy, an estimate of
     /// its time); touches nothing unless --calibrate
+    #[command(after_help = PLAN_EXAMPLES)]
     Plan(PlanArgs),
     /// Read the results store
     Results(ResultsArgs),
@@ -52,8 +55,39 @@ pub enum Command {
     Clean(CleanArgs),
 }
 
+/// Examples under `iolab run --help`: (command, what it does), one line each in 100 columns.
+pub const RUN_EXAMPLES: &[(&str, &str)] = &[
+    ("iolab run", "write, cold read, warm read; 5 runs"),
+    ("iolab run --bs 4KiB --order random --runtime 30s", "random 4 KiB I/O, 30 s a phase (fio)"),
+    ("iolab run --workers 4 --layout shared --op write,read:cold", "4 workers, one shared file"),
+    ("iolab run --stonewall 60s --wear-out --size 16GiB", "IOR's stonewall with wear-out"),
+    ("iolab run --sweep bs=4KiB..1MiB:x4 --reps 3", "4 block sizes, 3 runs each"),
+    ("iolab run examples/baseline.toml --json", "a TOML spec, JSON on stdout"),
+];
+
+/// Examples under `iolab plan --help`.
+const PLAN_EXAMPLES: &str = "Examples:
+  iolab plan --workers 3 --layout shared        what would run, its space and time
+  iolab plan --size 8GiB --calibrate=64MiB      the time from a 64 MiB write and read measured first";
+
+/// What `iolab run --help` ends with: its examples, where every parameter is documented, and
+/// in a build without MPI that the MPI flags are left out.
+fn run_after_help() -> String {
+    let mut out = String::from("Examples:\n");
+    for (cmd, what) in RUN_EXAMPLES {
+        out += &format!("  {cmd:<58} {what}\n");
+    }
+    out += "\nEvery parameter, its default and the phase syntax: docs/spec.md; `--set KEY=VALUE` sets any.";
+    if !crate::launch::HAS_MPI {
+        out += "\nMPI and I/O-server flags are not shown: this iolab was built without the mpi feature \
+                (cargo build --features mpi; docs/mpi.md).";
+    }
+    out
+}
+
 /// Where results go and how they are printed.
 #[derive(Args, Debug, Default, Clone)]
+#[command(next_help_heading = "Output")]
 pub struct OutputArgs {
     /// Print JSON (the versioned contract of docs/json.md) instead of the table
     #[arg(long, conflicts_with = "csv")]
@@ -78,7 +112,7 @@ pub struct RunArgs {
     pub spec: SpecArgs,
     /// The memory to defeat: sizes given as a multiple of RAM (`0.25xRAM`) use SIZE instead of
     /// this machine's memory (its total, or its cgroup limit)
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help_heading = "Workload")]
     pub ram: Option<String>,
     #[command(flatten)]
     pub out: OutputArgs,
@@ -199,7 +233,7 @@ pub struct ReproduceArgs {
     pub set: Vec<String>,
     /// The memory to defeat: the preset's sizes given as a multiple of RAM use SIZE instead of
     /// this machine's memory (its total, or its cgroup limit)
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help_heading = "Workload")]
     pub ram: Option<String>,
     #[command(flatten)]
     pub out: OutputArgs,

@@ -26,6 +26,74 @@ pub struct SpecArgs {
     pub zip: Vec<String>,
 }
 
+/// The headings of `iolab run --help` and the parameters under each, in order; every
+/// parameter of [`PARAMS`] is under exactly one (a test checks).
+pub const GROUPS: &[(&str, &[&str])] = &[
+    (
+        "Workload",
+        &[
+            "name", "workers", "size", "bs", "order", "seed", "launcher", "start", "strategy", "iters",
+            "comptime",
+        ],
+    ),
+    ("Phases and cache", &["ops", "cache", "drop_caches", "runtime", "stonewall", "wear_out"]),
+    (
+        "Engine",
+        &[
+            "engine",
+            "iodepth",
+            "direct",
+            "sync",
+            "sync_call",
+            "open_sync",
+            "prealloc",
+            "alloc",
+            "window",
+            "mem_len",
+            "mem_stride",
+            "latency",
+        ],
+    ),
+    (
+        "Layout",
+        &[
+            "dirs",
+            "layout",
+            "files",
+            "files_per_worker",
+            "round_robin",
+            "stripe_unit",
+            "stripe_count",
+            "pieces",
+        ],
+    ),
+    ("Repetitions and sweeps", &["reps", "warmup", "settle", "prime_memory", "interleave"]),
+    (
+        "MPI and servers",
+        &[
+            "reorder_reads",
+            "mpiio",
+            "mpiio_hint",
+            "servers",
+            "server_dir",
+            "server_depth",
+            "server_store",
+            "blast_transport",
+        ],
+    ),
+    ("Safety", &["verify", "keep", "allow_device", "reuse"]),
+];
+
+/// The heading of the MPI and I/O-server flags (hidden in a build without MPI).
+pub const MPI_HEADING: &str = "MPI and servers";
+
+/// The default a flag's help shows, from the parameter's `docs/spec.md` default: its words
+/// without Markdown; none for a switch's `false` or where there is none.
+pub fn shown_default(def: &ParamDef) -> Option<String> {
+    let d = def.default.replace('`', "");
+    (!matches!(d.as_str(), "none" | "-" | "false" | "")).then_some(d)
+}
+
 /// The flags not made from [`PARAMS`]: (id, value name, help). All are repeatable.
 const EXPERIMENT_FLAGS: [(&str, &str, &str); 3] = [
     ("set", "KEY=VALUE", "Set any spec parameter: --set key=value (repeatable)"),
@@ -37,10 +105,20 @@ const EXPERIMENT_FLAGS: [(&str, &str, &str); 3] = [
     ("zip", "AXES", "Axes that advance together instead of multiplying: --zip A,B (repeatable)"),
 ];
 
-/// The clap argument of one parameter flag.
-fn param_arg(def: &ParamDef, flag: &Flag) -> Arg {
-    let help = flag.help.unwrap_or(def.help);
-    let arg = Arg::new(flag.name).long(flag.name);
+/// The clap argument of one parameter flag, under `heading`: its help line, `(repeatable)`
+/// where it is, and the parameter's default (an alias's own help names what it stands for).
+fn param_arg(def: &ParamDef, flag: &Flag, heading: &'static str) -> Arg {
+    let mut help = flag.help.unwrap_or(def.help).to_string();
+    if flag.kind == FlagKind::Repeated && !help.contains("(repeatable)") {
+        help += " (repeatable)";
+    }
+    if let (None, Some(d)) = (flag.help, shown_default(def)) {
+        help += &format!(" [default: {d}]");
+    }
+    let arg = Arg::new(flag.name)
+        .long(flag.name)
+        .help_heading(heading)
+        .hide(heading == MPI_HEADING && !crate::launch::HAS_MPI);
     match flag.kind {
         FlagKind::Switch(_) => arg.action(ArgAction::SetTrue).help(help),
         FlagKind::Value | FlagKind::Commas => arg
@@ -54,7 +132,7 @@ fn param_arg(def: &ParamDef, flag: &Flag) -> Arg {
             .value_name(flag.value_name)
             .value_parser(value_parser!(String))
             .allow_hyphen_values(flag.hyphen_values)
-            .help(format!("{help} (repeatable)")),
+            .help(help),
     }
 }
 
@@ -66,20 +144,25 @@ impl Args for SpecArgs {
                 .value_parser(value_parser!(PathBuf))
                 .help("Experiment file (TOML); flags given here override its values"),
         );
-        for def in PARAMS {
-            for flag in def.flags {
-                cmd = cmd.arg(param_arg(def, flag));
+        for &(heading, keys) in GROUPS {
+            for def in keys.iter().filter_map(|k| PARAMS.iter().find(|d| d.key == *k)) {
+                for flag in def.flags {
+                    cmd = cmd.arg(param_arg(def, flag, heading));
+                }
             }
-        }
-        for (id, value_name, help) in EXPERIMENT_FLAGS {
-            cmd = cmd.arg(
-                Arg::new(id)
-                    .long(id)
-                    .value_name(value_name)
-                    .action(ArgAction::Append)
-                    .value_parser(value_parser!(String))
-                    .help(help),
-            );
+            if heading == "Repetitions and sweeps" {
+                for (id, value_name, help) in EXPERIMENT_FLAGS {
+                    cmd = cmd.arg(
+                        Arg::new(id)
+                            .long(id)
+                            .value_name(value_name)
+                            .action(ArgAction::Append)
+                            .value_parser(value_parser!(String))
+                            .help_heading(heading)
+                            .help(help),
+                    );
+                }
+            }
         }
         cmd
     }
@@ -162,5 +245,25 @@ impl SpecArgs {
             &self.zip,
             ram_bytes,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every parameter is under exactly one heading of `run --help`, and every key named there
+    /// is a parameter.
+    #[test]
+    fn every_parameter_has_one_heading() {
+        for def in PARAMS {
+            let n = GROUPS.iter().filter(|(_, keys)| keys.contains(&def.key)).count();
+            assert_eq!(n, 1, "{} is under {n} headings", def.key);
+        }
+        for (heading, keys) in GROUPS {
+            for k in *keys {
+                assert!(PARAMS.iter().any(|d| d.key == *k), "{heading}: {k} is no parameter");
+            }
+        }
     }
 }

@@ -11,6 +11,7 @@ use crate::experiment::preset::{self, Scale};
 use crate::experiment::run::Point;
 use crate::report;
 use crate::target::preflight;
+use crate::text::wrap;
 use crate::units::{fmt_rate, fmt_size};
 use crate::worker::registry::real_io;
 
@@ -94,52 +95,59 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
 /// needs, study and title; below it why each one cannot run and the notes of resolution.
 pub fn list(dirs: &[String], env: &ResolveEnv, scale: Scale, rates: &Rates) -> Result<String> {
     let mut rows = vec![];
+    let mut unders = vec![];
     let mut why = vec![];
     let mut notes = vec![];
     let mut assumed = false;
     for p in preset::all()? {
         let (status, size, disk, time) = match p.check(scale, dirs, env) {
             Ok(built) => {
-                notes.extend(built.notes.iter().map(|n| format!("  {:<15} {n}\n", p.meta.id)));
+                notes.extend(built.notes.iter().map(|n| entry(&p.meta.id, n)));
                 let e = estimate::estimate(&built.points, rates);
                 assumed |= e.assumed > 0;
                 let status = match space(&built.points) {
                     Ok(()) => "available",
                     Err(reason) => {
-                        why.push(format!("  {:<15} {reason}\n", p.meta.id));
+                        why.push(entry(&p.meta.id, &reason));
                         "no space"
                     }
                 };
                 (status, sizes(&built.points), e.disk_text(), e.time_cell())
             }
             Err(reason) => {
-                why.push(format!("  {:<15} {reason}\n", p.meta.id));
+                why.push(entry(&p.meta.id, &reason));
                 ("unavailable", "-".into(), "-".into(), "-".into())
             }
         };
         let uses = p.uses();
-        rows.push(vec![
-            p.meta.id.clone(),
-            status.to_string(),
-            size,
-            disk,
-            time,
-            if uses.is_empty() { "-".into() } else { uses.join(", ") },
-            p.meta.study.clone(),
-            p.meta.title.clone(),
-        ]);
+        rows.push(vec![p.meta.id.clone(), status.to_string(), size, disk, time]);
+        let mut under = wrap(&format!("{}: {}", p.meta.study, p.meta.title), WIDTH, "    ", 4);
+        if !uses.is_empty() {
+            under += &wrap(&format!("needs: {}", uses.join(", ")), WIDTH, "    ", 6);
+        }
+        unders.push(under);
     }
-    let head = ["id", "status", "size", "disk", "time", "needs", "study", "title"];
+    let head = ["id", "status", "size", "disk", "time"];
     let mut out = format!("scale {}, memory {}\n", scale.name(), fmt_size(env.ram_bytes));
-    out += &report::text_table(&head, &rows, &[]);
-    out += "\nsize: bytes per worker of its points; disk: the space its largest point needs (without the\n\
-            margin of 5% + 64 MiB); time: all its runs, a rough floor, from the rates of similar phases\n\
-            measured on this host (same engine and op, size within 16x)";
-    out += &if assumed {
-        format!(", else `assumed` at {} MB/s\n", fmt_rate(estimate::ASSUMED_BYTES_PER_S))
-    } else {
-        "\n".into()
-    };
+    // Each row, then under it its study and title and what it needs.
+    let table = report::text_table(&head, &rows, &[]);
+    let mut lines = table.lines();
+    out += lines.next().unwrap_or_default();
+    out.push('\n');
+    for (line, under) in lines.zip(&unders) {
+        out += line;
+        out.push('\n');
+        out += under;
+    }
+    let mut legend = "size: bytes per worker of its points; disk: the space its largest point needs (without \
+                      the margin of 5% + 64 MiB); time: all its runs, a rough floor, from the rates of similar \
+                      phases measured on this host (same engine and op, size within 16x)"
+        .to_string();
+    if assumed {
+        legend += &format!(", else `assumed` at {} MB/s", fmt_rate(estimate::ASSUMED_BYTES_PER_S));
+    }
+    out += "\n";
+    out += &wrap(&legend, WIDTH, "", 0);
     if !why.is_empty() {
         out += "\nwhy unavailable:\n";
         out += &why.concat();
@@ -148,8 +156,18 @@ pub fn list(dirs: &[String], env: &ResolveEnv, scale: Scale, rates: &Rates) -> R
         out += "\nnotes:\n";
         out += &notes.concat();
     }
-    out += "\nrun one: iolab reproduce ID [--scale quick|default|paper] [--dir DIR]...; see its file: iolab reproduce ID --print\n";
+    out += "\nrun one: iolab reproduce ID [--scale quick|default|paper] [--dir DIR]...\n\
+            see its file: iolab reproduce ID --print\n";
     Ok(out)
+}
+
+/// The width `--list` fits in.
+const WIDTH: usize = 100;
+
+/// One entry under `why unavailable:` or `notes:`: the preset's id, then the text wrapped
+/// under it.
+fn entry(id: &str, text: &str) -> String {
+    wrap(text, WIDTH, &format!("  {id:<15} "), 18)
 }
 
 /// Whether every point fits on the disks of its targets: the preflight's refusal, if not.

@@ -100,7 +100,7 @@ impl Columns {
             format!("* headline: {}", self.headline.about()),
             "runs: complete / measured; ±sd: standard deviation of the runs; min, median, max: over the runs"
                 .to_string(),
-            "rates in MB/s (10^6 B/s) of max_SAR = sum of worker rates; min_SAR = bytes / slowest worker's time (mean of the runs)".to_string(),
+            "rates in MB/s (10^6 B/s) of max_SAR = sum of worker rates; min_SAR = bytes / slowest worker's time (mean of the runs); SAR: system aggregate rate (French, Pratt and Das 1991)".to_string(),
         ];
         let ns: Vec<usize> = phases.iter().filter_map(|ph| ph.summary.as_ref().map(|s| s.n)).collect();
         let most = ns.iter().copied().max().unwrap_or(0);

@@ -96,7 +96,7 @@ pub const PARAMS: &[ParamDef] = &[
         "ops",
         &[value("op", "OPS")],
         "`write,read:cold,read:warm` (with `direct`: `write,read:cold`)",
-        "Phases in order, e.g. write,read:cold,read:warm; each is write, rewrite, read or blast (with servers), with optional :ORDER, :CACHE, :workers=N, :round_robin=R, :layout=L",
+        "Phases in order, e.g. write,read:cold,read:warm; each is write, rewrite, read or blast (with servers), with optional :ORDER, :CACHE, :workers=N, :round_robin=R, :layout=L, :runtime=D, :stonewall=D",
         "See [Phases](#phases)",
     )),
     param(
@@ -273,7 +273,7 @@ pub const PARAMS: &[ParamDef] = &[
         "mpiio_hint",
         &[Flag { kind: FlagKind::Repeated, ..value("mpiio-hint", "KEY=VALUE") }],
         "none",
-        "engine = mpiio: an MPI-IO hint for MPI_File_open, e.g. romio_cb_write=enable or cb_nodes=2 (repeatable)",
+        "engine = mpiio: an MPI-IO hint for MPI_File_open, e.g. romio_cb_write=enable or cb_nodes=2",
         "",
     )),
     param(

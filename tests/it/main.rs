@@ -14,6 +14,7 @@ mod faults;
 mod figures;
 mod forensics;
 mod fuzz;
+mod guidance;
 #[cfg(feature = "mpi")]
 mod hosts;
 mod inputs;

@@ -555,7 +555,7 @@ fn the_server_presets_run_at_quick_scale_and_plot() {
     let s = Scratch::new();
     let dir = s.path().to_str().unwrap().to_string();
     let list = s.iolab(&["reproduce", "--list", "--scale", "quick"]);
-    let text = String::from_utf8_lossy(&list.stdout).to_string();
+    let text = unwrap_entries(&String::from_utf8_lossy(&list.stdout));
     for (id, np) in [("R7", 3), ("R8", 2), ("R9", 3), ("R10", 4)] {
         let run = format!("`mpirun -np {np} iolab reproduce {id} --scale quick`");
         assert!(

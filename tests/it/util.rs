@@ -123,3 +123,21 @@ pub fn children_of(parent: u32) -> Vec<u32> {
     out.sort();
     out
 }
+
+/// `reproduce --list` with its wrapped entries (`why unavailable:`, `notes:`: an id, then lines
+/// indented 18 spaces) joined back into one line each.
+pub fn unwrap_entries(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        match line.strip_prefix(&" ".repeat(18)) {
+            Some(rest) if out.ends_with('\n') && !rest.starts_with(' ') => {
+                out.pop();
+                out.push(' ');
+                out.push_str(rest);
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -322,6 +322,8 @@ fn reproduce_list_tells_which_presets_run_and_why_not() {
     let out = s.iolab(&["reproduce", "--list"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    let text = unwrap_entries(&text);
     for p in preset::all().unwrap() {
         let line = text.lines().find(|l| l.split_whitespace().next() == Some(p.meta.id.as_str())).unwrap();
         match p.check(Scale::Default, &[], &env) {
@@ -427,7 +429,7 @@ fn reproduce_list_is_the_same_with_any_memory_size() {
     for ram in ODD_RAM {
         let out = s.iolab_env(&["reproduce", "--list"], &[("IOLAB_RAM_BYTES", &ram.to_string())]);
         assert!(out.status.success(), "{}", stderr(&out));
-        let text = String::from_utf8(out.stdout).unwrap();
+        let text = unwrap_entries(&String::from_utf8(out.stdout).unwrap());
         for p in preset::all().unwrap() {
             let line =
                 text.lines().find(|l| l.split_whitespace().next() == Some(p.meta.id.as_str())).unwrap();

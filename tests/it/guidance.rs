@@ -1,0 +1,57 @@
+//! What guides a user from the terminal: `run --help` grouped under headings with defaults
+//! and examples in 100 columns.
+
+use crate::util::*;
+
+/// `iolab run --help` (not on a terminal: 100 columns): every line fits, the flags sit under
+/// their headings in order, options show their defaults, no help says "(repeatable)" twice,
+/// MPI flags are shown only in a build with MPI, and every example it ends with plans fine.
+#[test]
+fn run_help_is_grouped_with_defaults_and_examples_in_100_columns() {
+    let s = Scratch::new();
+    let o = s.iolab(&["run", "--help"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let help = String::from_utf8(o.stdout).unwrap();
+    let long: Vec<&str> = help.lines().filter(|l| l.chars().count() > 100).collect();
+    assert!(long.is_empty(), "lines over 100 columns: {long:#?}");
+    let mut headings =
+        vec!["Workload:", "Phases and cache:", "Engine:", "Layout:", "Repetitions and sweeps:"];
+    if iolab::launch::HAS_MPI {
+        headings.push("MPI and servers:");
+    }
+    headings.extend(["Safety:", "Output:", "Examples:"]);
+    let at: Vec<usize> = headings
+        .iter()
+        .map(|h| help.lines().position(|l| l == *h).unwrap_or_else(|| panic!("no {h} in\n{help}")))
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "headings out of order: {at:?}\n{help}");
+    // A flag's line and the lines its help wraps onto, up to the next flag.
+    let flag = |name: &str| -> String {
+        let mut lines = help.lines().skip_while(|l| !l.trim_start().starts_with(&format!("--{name} ")));
+        let first = lines.next().unwrap_or_else(|| panic!("no --{name}"));
+        let rest = lines.take_while(|l| !l.trim_start().starts_with('-') && !l.trim().is_empty());
+        std::iter::once(first).chain(rest).map(str::trim).collect::<Vec<_>>().join(" ")
+    };
+    assert!(flag("size").contains("[default: 512MiB]"), "{}", flag("size"));
+    assert!(flag("bs").contains("[default: 1MiB]"), "{}", flag("bs"));
+    assert!(flag("reps").contains("[default: 5]"), "{}", flag("reps"));
+    assert!(flag("runtime").contains("time_based"), "{}", flag("runtime"));
+    assert!(!help.contains("(repeatable) (repeatable)"), "{help}");
+    assert_eq!(help.contains("--servers <S>"), iolab::launch::HAS_MPI, "{help}");
+    assert_eq!(help.contains("built without the mpi feature"), !iolab::launch::HAS_MPI, "{help}");
+    // Each example resolves (as `iolab plan`, in the repository for its example file).
+    let dir = s.path().to_str().unwrap();
+    for (cmd, what) in iolab::cli::RUN_EXAMPLES {
+        let one_line = help.lines().any(|l| l.trim_start().starts_with(cmd) && l.ends_with(what));
+        assert!(one_line, "{cmd} and {what} on one line:\n{help}");
+        let mut args: Vec<&str> = cmd.split_whitespace().skip(2).collect();
+        args.splice(0..0, ["plan", "--dir", dir]);
+        let o = command()
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("IOLAB_DB", s.db())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+    }
+}
