@@ -190,6 +190,28 @@ pub fn fmt_size_spec(bytes: u64) -> String {
     bytes.to_string()
 }
 
+/// The multiples of `unit` nearest to `n` (below it, when not 0, and above it), as the spec
+/// writes sizes: `953MiB or 954MiB`.
+pub fn nearest_multiples(n: u64, unit: u64) -> String {
+    let below = n / unit.max(1) * unit;
+    let mut v = vec![];
+    if below > 0 {
+        v.push(fmt_size_spec(below));
+    }
+    if let Some(above) = below.checked_add(unit).filter(|&a| a != n) {
+        v.push(fmt_size_spec(above));
+    }
+    v.join(" or ")
+}
+
+/// The largest round block size (a power of two from 512 bytes, or 1, 2 or 5 times a power of
+/// ten from 1 kB) that divides `n` and is at most `most`.
+pub fn round_divisor(n: u64, most: u64) -> Option<u64> {
+    let binary = (9..63).map(|k| 1u64 << k);
+    let decimal = (3..19).flat_map(|e| [1u64, 2, 5].map(|m| m * 10u64.pow(e)));
+    binary.chain(decimal).filter(|&d| d <= most && n % d == 0).max()
+}
+
 /// MB/s (10^6 B/s) from bytes per second.
 pub fn mb_per_s(bytes_per_s: f64) -> f64 {
     bytes_per_s / 1e6
@@ -244,6 +266,17 @@ pub fn fmt_duration_spec(ns: u64) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn the_nearest_sizes_are_whole_units() {
+        assert_eq!(nearest_multiples(1_000_000_000, 1 << 20), "953MiB or 954MiB");
+        assert_eq!(nearest_multiples(1000, 4096), "4KiB");
+        assert_eq!(nearest_multiples(10 << 10, 3 << 10), "9KiB or 12KiB");
+        assert_eq!(round_divisor(1_000_000_000, 1 << 20), Some(1_000_000));
+        assert_eq!(round_divisor(10 << 10, 3 << 10), Some(2048));
+        assert_eq!(round_divisor(1000, 1 << 20), Some(1000));
+        assert_eq!(round_divisor(777, 1 << 20), None);
+    }
 
     #[test]
     fn sizes_as_written() {

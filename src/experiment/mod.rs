@@ -24,6 +24,7 @@ mod resolve;
 pub mod run;
 pub mod schedule;
 mod servers;
+mod sizes;
 pub mod strategy;
 pub mod sweep;
 pub mod tune;

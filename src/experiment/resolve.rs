@@ -132,10 +132,10 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
     // The values as given, or the defaults taken, for messages.
     let (size_text, bs_text) = (get("size").unwrap_or(DEFAULT_SIZE), get("bs").unwrap_or("1MiB"));
     if bs_bytes > size_bytes {
-        return Err(Error::spec("bs", bs_text, format!("larger than size ({size_bytes} bytes)")));
+        return Err(Error::spec("bs", bs_text, super::sizes::bs_above_size(size_bytes, bs_bytes)));
     }
     if size_bytes % bs_bytes != 0 {
-        return Err(Error::spec("size", size_text, format!("not a multiple of bs ({bs_bytes} bytes)")));
+        return Err(Error::spec("size", size_text, super::sizes::not_whole_blocks(size_bytes, bs_bytes)));
     }
     if bs_bytes > u32::MAX as u64 {
         return Err(Error::spec("bs", bs_text, "must be below 4 GiB"));
@@ -274,7 +274,10 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
             return Err(Error::spec(
                 "bs",
                 bs_text,
-                format!("O_DIRECT needs bs to be a multiple of {align} bytes on this file system"),
+                format!(
+                    "O_DIRECT needs bs to be a multiple of {align} bytes on this file system: {} would do",
+                    crate::units::nearest_multiples(bs_bytes, align)
+                ),
             ));
         }
         if phases.iter().any(|p| p.cache == CachePolicy::Warm) {

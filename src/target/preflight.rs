@@ -106,6 +106,15 @@ pub fn needs(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<Vec<FsNeed>> 
     Ok(out)
 }
 
+/// The largest `size` (whole blocks) whose data, with the margin, fits the free space of `n`
+/// (the data grows with `size`), as the spec writes it; None when not even one block fits.
+fn largest_size(spec: &Spec, n: &FsNeed) -> Option<String> {
+    let room = n.free_bytes.checked_sub(MARGIN_FIXED_BYTES)? as u128 * 20 / 21;
+    let size = (spec.size_bytes as u128 * room / n.need_bytes.max(1) as u128) as u64;
+    let size = size / spec.bs_bytes.max(1) * spec.bs_bytes;
+    (size > 0).then(|| crate::units::fmt_size_spec(size))
+}
+
 /// Refuses (exit 2, with the numbers) when a file system lacks the space or inodes the plan
 /// needs there.
 pub fn check(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<()> {
@@ -123,10 +132,13 @@ pub fn check(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<()> {
                 &names,
                 format!(
                     "not enough free space on the file system holding {names}: the plan writes {} there{kept}; \
-                     with the margin of 5% + 64 MiB that is {}, but {} is free",
+                     with the margin of 5% + 64 MiB that is {}, but {} is free{}",
                     fmt_size(n.need_bytes),
                     fmt_size(n.want_bytes),
-                    fmt_size(n.free_bytes)
+                    fmt_size(n.free_bytes),
+                    largest_size(spec, &n)
+                        .map(|s| format!("; a size of at most {s} fits"))
+                        .unwrap_or_default()
                 ),
             ));
         }

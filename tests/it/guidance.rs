@@ -1,5 +1,5 @@
 //! What guides a user from the terminal: `run --help` grouped under headings with defaults
-//! and examples in 100 columns.
+//! and examples in 100 columns, size refusals that name the sizes that would do.
 
 use crate::util::*;
 
@@ -53,5 +53,34 @@ fn run_help_is_grouped_with_defaults_and_examples_in_100_columns() {
             .output()
             .unwrap();
         assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+    }
+}
+
+/// A size that is no whole number of blocks, or smaller than a block, is refused (exit 2,
+/// nothing made) with the nearest sizes that would be accepted.
+#[test]
+fn size_refusals_name_the_sizes_that_would_do() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    for (args, want) in [
+        (
+            &["--size", "1GB"][..],
+            "size = `1GB`: 1000000000 bytes is not a whole number of blocks (bs = 1 MiB): the nearest sizes that are: 953MiB or 954MiB; or a bs that divides it, such as 1MB",
+        ),
+        (
+            &["--size", "10KiB", "--bs", "3KiB"][..],
+            "the nearest sizes that are: 9KiB or 12KiB; or a bs that divides it, such as 2KiB",
+        ),
+        (
+            &["--size", "64KiB"][..],
+            "bs = `1MiB`: larger than size (64 KiB): give a bs of at most 64KiB or a size of at least 1MiB",
+        ),
+    ] {
+        let mut all = vec!["run", "--dir", dir];
+        all.extend_from_slice(args);
+        let o = s.iolab(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+        assert!(s.leftovers().is_empty() && !s.db().exists(), "{args:?}");
     }
 }

@@ -382,6 +382,7 @@ fn preflight_counts_a_file_system_once_with_the_sum_of_needs() {
             ),
             "{e}"
         );
+        assert!(e.contains("; a size of at most ") && e.ends_with("MiB fits\n"), "{e}");
         assert!(work_dirs(&t).is_empty() && work_dirs(&t.join("a")).is_empty());
         assert!(!s.db().exists());
     }
