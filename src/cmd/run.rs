@@ -81,10 +81,26 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
             crate::text::escape_path(s.path())
         );
     }
+    if !quiet && !json && !csv {
+        eprintln!("{}", next_steps(&outcome.result, store.is_some()));
+    }
     match outcome.error {
         Some(e) => Err(e),
         None => Ok(outcome.result),
     }
+}
+
+/// The last line after a run (not with --quiet, --json or --csv): what to look at next.
+pub fn next_steps(exp: &ExperimentResult, stored: bool) -> String {
+    if !stored {
+        return "next: run without --no-store to keep the results for `iolab report` and `iolab plot`".into();
+    }
+    let plot = if exp.design.axes.is_empty() {
+        "iolab plot last --kind timeline -o timeline.svg (each phase's rate over time)"
+    } else {
+        "iolab plot last -o plot.svg (the rate against the swept parameter)"
+    };
+    format!("next: iolab report last -o report.html (tables, plots, raw data) · {plot}")
 }
 
 /// Names the sweep point in a spec error of one point, as resolving does.

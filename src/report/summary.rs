@@ -2,7 +2,7 @@
 //! under them that says what every column is: the robust means appear only where they can
 //! differ from the mean, and the legend says why one is missing.
 
-use crate::results::{ExperimentResult, Headline, PhaseResult, Status, flag_kind, flag_meaning};
+use crate::results::{ExperimentResult, Headline, PhaseResult, Status, flag_advice, flag_kind, flag_meaning};
 use crate::spec::OpKind;
 use crate::stats;
 use crate::units::{fmt_ns, fmt_rate};
@@ -136,7 +136,12 @@ impl Columns {
             out.push("flags: none raised (a flag names what makes a row doubtful)".to_string());
         } else {
             out.push("flags (\"k of n runs\" when not every run had it):".to_string());
-            out.extend(kinds.into_iter().map(|(k, m)| format!("  {k}: {m}")));
+            for (k, m) in kinds {
+                out.push(format!("  {k}: {m}"));
+                if let Some(a) = flag_advice(k) {
+                    out.push(format!("    what to do: {a}"));
+                }
+            }
         }
         out
     }
@@ -250,6 +255,7 @@ pub(crate) mod tests {
             "2σ-mean: mean of the runs within mean ± 2 sd (Russell 1998); \"=\" where no run lay beyond, so it equals the mean",
             "trim-mean: mean without the floor(n/10) lowest and highest runs (Benson et al. 2003); \"=\" below 10 runs, where it drops none and equals the mean",
             "  noisy: the devices did more I/O during the phase than the phase accounts for",
+            "    what to do: other I/O hit the device: rerun on a quiet machine, or wait before each run (--settle 5s)",
         ] {
             assert!(lines.iter().any(|l| l == want), "missing {want:?} in\n{}", lines.join("\n"));
         }

@@ -40,6 +40,29 @@ pub fn flag_meaning(flag: &str) -> Option<String> {
     })
 }
 
+/// What to do about a flag, in one line, from its kind; None for a flag of no known kind.
+pub fn flag_advice(flag: &str) -> Option<&'static str> {
+    Some(match flag_kind(flag)? {
+        "not cold" => {
+            "make the files larger than memory (--size 2xRAM), add --drop-caches (root), or use --direct"
+        }
+        "not warm" => {
+            "the files did not stay in memory: use a smaller --size, or find what else used the memory"
+        }
+        "cache not controlled" => {
+            "give the phase a cache state (read:cold, read:warm) to measure a known one"
+        }
+        "noisy" => {
+            "other I/O hit the device: rerun on a quiet machine, or wait before each run (--settle 5s)"
+        }
+        "trace writer behind" => "trace fewer ops (--latency histogram), or keep the store on a faster disk",
+        "layout not as written" => {
+            "the file system placed blocks itself: see docs/layouts.md (alloc = block)"
+        }
+        _ => "choose an engine that moves data (--engine psync; iolab engines lists them)",
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,6 +82,11 @@ mod tests {
         flags.extend(CacheCheck::judge(CachePolicy::Cold, 0.0, false).flags);
         let meanings: Vec<String> =
             flags.iter().map(|f| flag_meaning(f).unwrap_or_else(|| panic!("{f}"))).collect();
+        for f in &flags {
+            let advice = flag_advice(f).unwrap_or_else(|| panic!("{f}"));
+            assert!(advice.len() <= 100, "one short line: {advice}");
+        }
+        assert_eq!(flag_advice("unheard of: 3"), None);
         assert!(meanings[0].starts_with("the devices did more I/O"), "{meanings:?}");
         assert!(meanings[1].starts_with("over 5% of the files' pages"), "{meanings:?}");
         assert!(meanings[2].starts_with("under 95%"), "{meanings:?}");

@@ -28,7 +28,7 @@ pub mod tune;
 pub use crate::worker::ServerSample as ServerResult;
 pub use cache::{CacheCheck, CacheInfo};
 pub use design::{Axis, Design, Headline, PresetRef};
-pub use flags::{FLAG_KINDS, flag_kind, flag_meaning};
+pub use flags::{FLAG_KINDS, flag_advice, flag_kind, flag_meaning};
 pub use hosts::HostShare;
 
 /// Version of the JSON layout. Fields may be added; none is renamed or removed.

@@ -1,5 +1,6 @@
 //! What guides a user from the terminal: `run --help` grouped under headings with defaults
-//! and examples in 100 columns, size refusals that name the sizes that would do.
+//! and examples in 100 columns, size refusals that name the sizes that would do, one line of
+//! what to do under each flag, and a last line after a run saying what to look at next.
 
 use crate::util::*;
 
@@ -83,4 +84,37 @@ fn size_refusals_name_the_sizes_that_would_do() {
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
         assert!(s.leftovers().is_empty() && !s.db().exists(), "{args:?}");
     }
+}
+
+/// Under a flagged row's legend, one line of what to do; after a run, on stderr, a last line
+/// saying what to look at next, but not with --quiet, --json or --csv.
+#[test]
+fn flags_say_what_to_do_and_a_run_ends_with_what_next() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let base = ["run", "--dir", dir, "--size", "1MiB", "--reps", "1", "--op", "write,read:asis"];
+    let o = s.iolab(&base);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("  cache not controlled: an asis phase"), "{out}");
+    assert!(out.contains("    what to do: give the phase a cache state (read:cold, read:warm)"), "{out}");
+    let last = stderr(&o).lines().last().unwrap_or_default().to_string();
+    assert!(last.starts_with("next: iolab report last -o report.html"), "{}", stderr(&o));
+    assert!(last.contains("iolab plot last --kind timeline"), "{last}");
+    for extra in ["--quiet", "--json", "--csv"] {
+        let mut args = base.to_vec();
+        args.push(extra);
+        let o = s.iolab(&args);
+        assert!(o.status.success() && !stderr(&o).contains("next:"), "{extra}: {}", stderr(&o));
+    }
+    let mut args = base.to_vec();
+    args.push("--no-store");
+    let o = s.iolab(&args);
+    assert!(
+        stderr(&o).trim_end().ends_with(
+            "next: run without --no-store to keep the results for `iolab report` and `iolab plot`"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }
