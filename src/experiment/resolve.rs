@@ -271,14 +271,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
     if direct {
         let align = dirs.iter().map(|d| crate::env::host::direct_io_alignment(d)).max().unwrap_or(4096);
         if bs_bytes % align != 0 {
-            return Err(Error::spec(
-                "bs",
-                bs_text,
-                format!(
-                    "O_DIRECT needs bs to be a multiple of {align} bytes on this file system: {} would do",
-                    crate::units::nearest_multiples(bs_bytes, align)
-                ),
-            ));
+            return Err(Error::spec("bs", bs_text, super::sizes::unaligned_bs(bs_bytes, align)));
         }
         if phases.iter().any(|p| p.cache == CachePolicy::Warm) {
             return Err(Error::spec(

@@ -1,5 +1,5 @@
 //! Why a size is refused, with the nearest sizes that would be accepted: a `size` that is no
-//! whole number of blocks, a `bs` larger than `size`.
+//! whole number of blocks, a `bs` larger than `size`, a `bs` that O_DIRECT cannot use.
 
 use crate::units::{fmt_size, fmt_size_spec, nearest_multiples, round_divisor};
 
@@ -39,6 +39,14 @@ pub(super) fn bs_above_size(size: u64, bs: u64) -> String {
         fmt_size(size),
         round_size(round_divisor(size, size).unwrap_or(size)),
         fmt_size_spec(bs)
+    )
+}
+
+/// `bs` is no multiple of the O_DIRECT alignment `align`: the nearest that are.
+pub(super) fn unaligned_bs(bs: u64, align: u64) -> String {
+    format!(
+        "O_DIRECT needs bs to be a multiple of {align} bytes on this file system: {} would do",
+        nearest_multiples(bs, align)
     )
 }
 
