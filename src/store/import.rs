@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::results::{ExperimentResult, Repetition, SCHEMA_VERSION};
 use crate::store::Store;
+use crate::store::import_check as check;
 use crate::target::workdir::valid_run_id;
 
 /// What an import did.
@@ -52,17 +53,39 @@ pub fn import_path(db: &Path, src: &Path) -> Result<Imported> {
         drop(f);
         return import_store(db, src);
     }
-    crate::env::input::read_to_size(&mut f, size, &mut head).map_err(|r| bad(src, r))?;
-    let exp: ExperimentResult = crate::json::from_slice(&head)
-        .map_err(|e| bad(src, format!("neither an iolab store nor an experiment's JSON: {e}")))?;
+    if size > check::JSON_CAP {
+        return Err(bad(
+            src,
+            format!(
+                "it holds {}, more than the {} of JSON an import reads (import a store instead: `iolab results import OTHER.db`)",
+                crate::units::fmt_size(size),
+                crate::units::fmt_size(check::JSON_CAP)
+            ),
+        ));
+    }
+    // Parsed as it is read (no copy of the whole text), at most the size it had when opened,
+    // and stopped by a stop signal within one read.
+    let rest =
+        std::io::BufReader::with_capacity(1 << 16, check::StopReader((&mut f).take(size.saturating_sub(16))));
+    let exp: ExperimentResult =
+        crate::json::from_reader(std::io::Cursor::new(head).chain(rest)).map_err(|e| {
+            match crate::env::signals::pending() {
+                Some(sig) => Error::Interrupted(sig),
+                None => bad(src, format!("neither an iolab store nor an experiment's JSON: {e}")),
+            }
+        })?;
     check_experiment(src, &exp)?;
-    with_store(db, |store| import_experiment(store, &exp))
+    check::check_figures(src, &exp)?;
+    with_store(db, |store| import_experiment_from(store, &exp, src))
 }
 
-/// Imports every experiment of another store. The other file is only read: it is copied
-/// (`VACUUM INTO`) and the copy brought to this build's schema; every id is checked before
-/// anything is stored.
+/// Imports every experiment of another store. The other file is only read: it is checked
+/// (tables only, within the row and cell caps), copied (`VACUUM INTO`) and the copy brought to
+/// this build's schema; every id is checked before anything is stored; each experiment is
+/// read, checked and stored one at a time. Every query stops at a stop signal or when the
+/// time budget is spent; the copy is removed whatever happens.
 pub fn import_store(db: &Path, src: &Path) -> Result<Imported> {
+    let deadline = std::time::Instant::now() + check::TIME_BUDGET;
     // The copy goes beside the store when its directory exists (the same file system, which
     // has room for the store), else to the temporary directory.
     let copy_dir = db.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
@@ -70,31 +93,45 @@ pub fn import_store(db: &Path, src: &Path) -> Result<Imported> {
     let copy = copy_dir.join(format!(".iolab-import-{}.db", crate::target::workdir::new_run_id()));
     let result = (|| {
         let src_dir = src.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let conn = super::open_reader(src, !crate::env::sys::is_writable(src_dir))
+        let mut conn = super::open_reader(src, !crate::env::sys::is_writable(src_dir))
             .map_err(|e| bad(src, format!("cannot open it: {e}")))?;
-        conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
-            .map_err(|e| bad(src, format!("cannot read it as a store: {e}")))?;
+        check::bound(&mut conn, deadline);
+        check::check_store(src, &conn)?;
+        conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()]).map_err(|e| {
+            check::interrupted(src, e, |e| bad(src, format!("cannot read it as a store: {e}")))
+        })?;
         drop(conn);
         // Whatever goes wrong with the copy is about the user's file.
         let named = |e: Error| match e {
             Error::Store { msg, .. } => bad(src, msg),
             other => other,
         };
-        let other = Store::open(&copy).map_err(named)?;
-        let mut rows = other.list().map_err(named)?;
+        let mut other = Store::open(&copy).map_err(named)?;
+        check::bound(&mut other.conn, deadline);
+        let bounded = |e: Error| match crate::env::signals::pending() {
+            Some(sig) => Error::Interrupted(sig),
+            None => named(e),
+        };
+        let mut rows = other.list().map_err(bounded)?;
         rows.reverse(); // oldest first, as they were made
         for row in &rows {
             check_id(src, "experiment_id", &row.id)?;
         }
-        for run_id in other.run_ids().map_err(named)? {
+        for run_id in other.run_ids().map_err(bounded)? {
             check_id(src, "run_id", &run_id)?;
         }
         with_store(db, |store| {
+            check::bound(&mut store.conn, deadline);
             let mut total = Imported::default();
             for row in &rows {
                 crate::env::signals::check()?;
+                check::check_experiment_size(src, &other.conn, &row.id)?;
                 match other.load(&row.id) {
-                    Ok(exp) => total.add(import_experiment(store, &exp)?),
+                    Ok(exp) => {
+                        check::check_figures(src, &exp)?;
+                        total.add(import_experiment_from(store, &exp, src)?)
+                    }
+                    Err(e) if crate::env::signals::pending().is_some() => return Err(bounded(e)),
                     Err(e) => eprintln!(
                         "warning: {}: experiment {} cannot be read ({}); not imported",
                         crate::text::escape_path(src),
@@ -104,7 +141,7 @@ pub fn import_store(db: &Path, src: &Path) -> Result<Imported> {
                 }
             }
             // Tuning records of those experiments (the further along of two records of one).
-            for t in other.tunings().map_err(named)? {
+            for t in other.tunings().map_err(bounded)? {
                 if store.load_tuning(&t.experiment_id)?.is_none_or(|have| have.rounds.len() < t.rounds.len())
                 {
                     store.save_tuning(&t)?;
@@ -113,7 +150,7 @@ pub fn import_store(db: &Path, src: &Path) -> Result<Imported> {
             Ok(total)
         })
     })();
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
         let mut p = copy.clone().into_os_string();
         p.push(suffix);
         let _ = std::fs::remove_file(p);
@@ -121,12 +158,13 @@ pub fn import_store(db: &Path, src: &Path) -> Result<Imported> {
     result
 }
 
-/// Opens (or creates) the store at `db` and runs `f` on it. If the store did not exist and
-/// `f` fails, the store and the directories made for it are removed: a failed import leaves
-/// nothing new behind.
-fn with_store<T>(db: &Path, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
+/// Opens (or creates) the store at `db` and runs `f` on it. If this import created the store
+/// (its file, exclusively) and `f` fails, the store and the directories made for it are
+/// removed, but only while it holds no experiment: another import that opened the new store
+/// meanwhile and stored into it keeps what it stored.
+fn with_store<T>(db: &Path, f: impl FnOnce(&mut Store) -> Result<T>) -> Result<T> {
     if db.exists() {
-        return f(&Store::open(db)?);
+        return f(&mut Store::open(db)?);
     }
     // The directories that do not exist yet, deepest first.
     let mut made: Vec<PathBuf> = vec![];
@@ -135,18 +173,40 @@ fn with_store<T>(db: &Path, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
         made.push(d.to_path_buf());
         dir = d.parent().filter(|d| !d.as_os_str().is_empty());
     }
-    let result = Store::open(db).and_then(|store| f(&store));
-    if result.is_err() {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut p = db.as_os_str().to_owned();
-            p.push(suffix);
-            let _ = std::fs::remove_file(p);
+    if let Some(d) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(d).map_err(|e| Error::Store {
+            path: db.to_path_buf(),
+            msg: format!("cannot create its directory: {e}"),
+        })?;
+    }
+    let created = std::fs::OpenOptions::new().write(true).create_new(true).open(db).is_ok();
+    let mut store = match Store::open(db) {
+        Ok(s) => s,
+        Err(e) => {
+            if created {
+                remove_store(db, &made);
+            }
+            return Err(e);
         }
-        for d in &made {
-            let _ = std::fs::remove_dir(d);
-        }
+    };
+    let result = f(&mut store);
+    if result.is_err() && created && store.counts().is_ok_and(|c| c[1].1 == 0) {
+        drop(store);
+        remove_store(db, &made);
     }
     result
+}
+
+/// Removes a store this import made, its side files and the directories made for it.
+fn remove_store(db: &Path, made: &[PathBuf]) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = db.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
+    }
+    for d in made {
+        let _ = std::fs::remove_dir(d);
+    }
 }
 
 /// Refuses an id that is not of the form iolab makes (letters, digits, `-` and `_`, at most
@@ -184,6 +244,14 @@ fn check_experiment(src: &Path, exp: &ExperimentResult) -> Result<()> {
 /// Imports one experiment in one transaction: its host and identity if new, then each run
 /// not yet stored. Nothing of it is stored unless all of it is.
 pub fn import_experiment(store: &Store, exp: &ExperimentResult) -> Result<Imported> {
+    import_experiment_from(store, exp, Path::new("-"))
+}
+
+/// [`import_experiment`] from the file `src` (named in refusals). A run stored already in
+/// another experiment is refused by name: a run belongs to exactly one experiment (an
+/// experiment with a new id and existing run ids would be stored without runs, or take
+/// another's).
+fn import_experiment_from(store: &Store, exp: &ExperimentResult, src: &Path) -> Result<Imported> {
     let mut out = Imported { experiments_seen: 1, ..Default::default() };
     let tx = store.write_tx()?;
     match store.experiment_host(&exp.experiment_id)? {
@@ -201,6 +269,17 @@ pub fn import_experiment(store: &Store, exp: &ExperimentResult) -> Result<Import
         }
     }
     for ((point, run_id), (warmup, reps)) in runs_of(exp) {
+        if let Some(other) = store.experiment_of_run(&run_id)?.filter(|o| *o != exp.experiment_id) {
+            return Err(Error::spec(
+                "run_id",
+                &run_id,
+                format!(
+                    "in {}: this store holds that run in experiment {other}, not {}; a run belongs to one experiment",
+                    crate::text::escape_path(src),
+                    exp.experiment_id
+                ),
+            ));
+        }
         if store.has_run(&run_id)? {
             out.runs_skipped += 1;
         } else {

@@ -12,6 +12,7 @@ use crate::results::{ExperimentResult, Repetition, Status};
 use crate::spec::Spec;
 
 pub mod import;
+pub mod import_check;
 mod read;
 mod real;
 mod schema;

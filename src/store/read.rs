@@ -137,6 +137,8 @@ impl Store {
             .map_err(|e| self.err(e))?;
         let mut rows = stmt.query([id]).map_err(|e| self.err(e))?;
         while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            // Many small queries follow per row: a stop signal ends the read between them.
+            crate::env::signals::check()?;
             let g = |e: rusqlite::Error| self.err(e);
             let run_id: String = r.get(0).map_err(g)?;
             let point: i64 = r.get(1).map_err(g)?;
@@ -208,6 +210,14 @@ impl Store {
         self.conn
             .query_row("SELECT count(*) FROM runs WHERE run_id = ?1", [run_id], |r| r.get::<_, i64>(0))
             .map(|n| n > 0)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The experiment a stored run belongs to, if the run is stored.
+    pub fn experiment_of_run(&self, run_id: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT experiment_id FROM runs WHERE run_id = ?1", [run_id], |r| r.get(0))
+            .optional()
             .map_err(|e| self.err(e))
     }
 

@@ -17,6 +17,7 @@ mod fuzz;
 mod guidance;
 #[cfg(feature = "mpi")]
 mod hosts;
+mod imports;
 mod inputs;
 mod latency;
 mod layouts;
