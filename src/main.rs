@@ -36,6 +36,17 @@ fn run() -> i32 {
         Ok(()) => 0,
         // The reader of stdout went away (`iolab ... | head`): nothing more to say.
         Err(e) if e.is_broken_pipe() => 0,
+        // A stop signal that ended a command by way of another error (an interrupted query,
+        // a read cut short): the exit code says it was the signal.
+        // (A deadline's SIGALRM is tune's own business, not a stop from outside.)
+        Err(e)
+            if !matches!(e, iolab::Error::Interrupted(_))
+                && iolab::env::signals::pending().is_some_and(|s| s != libc::SIGALRM) =>
+        {
+            let sig = iolab::env::signals::pending().unwrap_or(libc::SIGINT);
+            eprintln!("error: {}", iolab::Error::Interrupted(sig));
+            128 + sig
+        }
         Err(e) => {
             eprintln!("error: {e}");
             e.exit_code()

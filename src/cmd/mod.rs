@@ -39,6 +39,17 @@ pub fn main(cli: Cli) -> Result<()> {
         }
         return Err(e);
     }
+    // Commands that only read and print stop at once on a stop signal; the others (run,
+    // reproduce, tune, import, plan's calibration, clean) stop at their own checks, to keep
+    // what was measured and clean up.
+    use crate::cli::ResultsCommand;
+    match &cli.command {
+        Command::Report(_) | Command::Plot(_) | Command::Info(_) => crate::env::signals::exit_on_stop(),
+        Command::Results(r) if !matches!(r.command, ResultsCommand::Import { .. }) => {
+            crate::env::signals::exit_on_stop()
+        }
+        _ => {}
+    }
     let mut stdout = std::io::stdout().lock();
     match cli.command {
         Command::Run(args) => run::cmd_run(args, &mut stdout),

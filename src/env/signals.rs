@@ -81,6 +81,45 @@ pub fn check() -> Result<()> {
     }
 }
 
+/// Files a stop signal removes before the process ends ([`exit_on_stop`]): the temporary
+/// files of outputs not yet complete.
+static REMOVE_ON_STOP: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Registers a file for [`exit_on_stop`] to remove.
+pub fn remove_on_stop(path: &std::path::Path) {
+    REMOVE_ON_STOP.lock().unwrap_or_else(|e| e.into_inner()).push(path.to_path_buf());
+}
+
+/// Unregisters a file (it is complete, or removed already).
+pub fn keep_on_stop(path: &std::path::Path) {
+    REMOVE_ON_STOP.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| p != path);
+}
+
+/// For commands that only read and print (report, plot, results show/list/export/trace/
+/// compare/strategies, info), which have nothing to keep or clean up but their unfinished
+/// outputs: a watcher thread that, within [`WATCH_POLL`] of a stop signal, removes those and
+/// ends the process with 128 + the signal, whatever the command was doing (an SQLite query, a
+/// figure being drawn).
+pub fn exit_on_stop() {
+    let _ = std::thread::Builder::new().name("stop-watch".into()).spawn(|| {
+        let _blocked = Blocked::new();
+        loop {
+            if let Some(sig) = pending() {
+                let files = std::mem::take(&mut *REMOVE_ON_STOP.lock().unwrap_or_else(|e| e.into_inner()));
+                for f in files {
+                    let _ = std::fs::remove_file(f);
+                }
+                eprintln!("error: {}", Error::Interrupted(sig));
+                std::process::exit(128 + sig);
+            }
+            std::thread::sleep(WATCH_POLL);
+        }
+    });
+}
+
+/// How often the watcher of [`exit_on_stop`] looks for a stop signal.
+pub const WATCH_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Blocks the stop signals (SIGINT, SIGTERM, SIGUSR1) in the calling thread while alive, so threads spawned meanwhile
 /// inherit the block; restores the previous mask on drop.
 pub struct Blocked {

@@ -82,7 +82,7 @@ pub struct OutputFile {
     given: PathBuf,
     target: PathBuf,
     tmp: PathBuf,
-    file: Option<File>,
+    file: Option<std::io::BufWriter<File>>,
 }
 
 impl OutputFile {
@@ -100,18 +100,28 @@ impl OutputFile {
         let name = target.file_name().expect("a resolved output has a name").to_string_lossy();
         // The same extension: some writers pick the format by it (PNG).
         let tmp = dir.join(format!(".iolab-tmp-{}-{name}", crate::target::marker::new_run_id()));
+        // Registered first: a stop signal right after the creation still removes it.
+        crate::env::signals::remove_on_stop(&tmp);
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .custom_flags(libc::O_NOFOLLOW)
             .mode(0o666)
             .open(&tmp)
-            .map_err(|e| Error::io("create", &tmp, None, e))?;
-        Ok(OutputFile { given: given.to_path_buf(), target, tmp, file: Some(file) })
+            .map_err(|e| {
+                crate::env::signals::keep_on_stop(&tmp);
+                Error::io("create", &tmp, None, e)
+            })?;
+        Ok(OutputFile {
+            given: given.to_path_buf(),
+            target,
+            tmp,
+            file: Some(std::io::BufWriter::with_capacity(1 << 20, file)),
+        })
     }
 
-    /// The temporary file, to write the output into.
-    pub fn file(&mut self) -> &mut File {
+    /// The temporary file (buffered), to write the output into.
+    pub fn file(&mut self) -> &mut std::io::BufWriter<File> {
         self.file.as_mut().expect("an output is written before it is committed")
     }
 
@@ -124,12 +134,13 @@ impl OutputFile {
     /// temporary file is removed and the old file stays).
     pub fn commit(mut self) -> Result<()> {
         crate::env::signals::check()?;
-        let mut f = self.file.take().expect("committed once");
-        f.flush().map_err(|e| Error::io("write", &self.tmp, None, e))?;
+        let f = self.file.take().expect("committed once");
+        let f = f.into_inner().map_err(|e| Error::io("write", &self.tmp, None, e.into_error()))?;
         f.sync_all().map_err(|e| Error::io("fsync", &self.tmp, None, e))?;
         drop(f);
         std::fs::rename(&self.tmp, &self.target).map_err(|e| Error::io("rename", &self.target, None, e))?;
         // Renamed: nothing is left to remove.
+        crate::env::signals::keep_on_stop(&self.tmp);
         self.tmp = PathBuf::new();
         Ok(())
     }
@@ -153,6 +164,7 @@ impl Drop for OutputFile {
     fn drop(&mut self) {
         if !self.tmp.as_os_str().is_empty() {
             let _ = std::fs::remove_file(&self.tmp);
+            crate::env::signals::keep_on_stop(&self.tmp);
         }
     }
 }

@@ -40,6 +40,7 @@ mod refusals;
 mod reports;
 mod rig;
 mod safety;
+mod signals;
 mod stores;
 mod strategies;
 mod throttle;
