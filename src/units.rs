@@ -212,6 +212,25 @@ pub fn round_divisor(n: u64, most: u64) -> Option<u64> {
     binary.chain(decimal).filter(|&d| d <= most && n % d == 0).max()
 }
 
+/// A duration in seconds, to two significant figures, with `~`: `~40 s`, `~3.5 min`, `~12 h`.
+pub fn fmt_about(seconds: f64) -> String {
+    if seconds < 1.0 {
+        return "< 1 s".into();
+    }
+    let (v, unit) = if seconds < 90.0 {
+        (seconds, "s")
+    } else if seconds < 90.0 * 60.0 {
+        (seconds / 60.0, "min")
+    } else if seconds < 72.0 * 3600.0 {
+        (seconds / 3600.0, "h")
+    } else {
+        (seconds / 86400.0, "days")
+    };
+    let v = if v < 10.0 { (v * 10.0).round() / 10.0 } else { v.round() };
+    let v = if v >= 10.0 { format!("{v:.0}") } else { format!("{v}") };
+    format!("~{v} {unit}")
+}
+
 /// MB/s (10^6 B/s) from bytes per second.
 pub fn mb_per_s(bytes_per_s: f64) -> f64 {
     bytes_per_s / 1e6

@@ -8,12 +8,13 @@ use std::time::Instant;
 
 use crate::cli::TuneArgs;
 use crate::error::{Error, Result};
+use crate::experiment::estimate::fmt_about;
 use crate::experiment::progress::CliMonitor;
 use crate::experiment::run::{NoSink, Sink};
 use crate::experiment::tune::{self, Request, job::JobArgs};
 use crate::experiment::{Params, ResolveEnv};
 use crate::report::output::{self, Kind};
-use crate::results::tune::Rule;
+use crate::results::tune::{Rule, race};
 use crate::worker::registry::real_io;
 
 use super::{format_of, open_store, put};
@@ -89,8 +90,27 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
         eprintln!("{w}");
     }
     let quiet = args.out.quiet;
+    // Before anything is made: what the budget holds (refused when not one baseline run).
+    let costs = tune::expected_costs_s(&prep, &super::rates(&args.out));
+    let budget_s = req.budget_ns as f64 / 1e9;
+    let plan = race::plan_budget(&costs, 0, budget_s, req.rule).map_err(|least| {
+        let all = race::plan_budget(&costs, 0, f64::INFINITY, req.rule).ok();
+        let (round, decide) = all.map_or((0.0, 0.0), |p| (p.round_s, p.decide_s));
+        Error::spec(
+            "budget",
+            &args.budget,
+            format!(
+                "too small for one run of the baseline ({}, expected to take {}); one round of all {} candidates needs {}, and a race that likely decides ({} runs each) {}",
+                prep.space.cands[0].label,
+                fmt_about(least),
+                costs.len(),
+                fmt_about(round),
+                req.rule.min_runs,
+                fmt_about(decide)
+            ),
+        )
+    })?;
     let mut store = if args.out.no_store { None } else { Some(open_store(&args.out.db)?) };
-    let first_cost = tune::first_cost_s(&prep, &super::rates(&args.out));
     if !quiet {
         eprintln!(
             "tuning {}: {} candidates, budget {}",
@@ -98,6 +118,14 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
             prep.space.cands.len(),
             crate::units::fmt_ns(req.budget_ns)
         );
+        if plan.raced.len() < costs.len() {
+            eprintln!(
+                "the budget holds {} of {} candidates (the baseline, then those expected to gain most); {} would race all of them to a likely decision",
+                plan.raced.len(),
+                costs.len(),
+                fmt_about(plan.decide_s)
+            );
+        }
     }
     let monitor = CliMonitor::new(quiet);
     let mut no_sink = NoSink;
@@ -105,7 +133,7 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
         Some(s) => s,
         None => &mut no_sink,
     };
-    let outcome = tune::run(&prep, &req, host, sink, &monitor, start, first_cost, !quiet)?;
+    let outcome = tune::run(&prep, &req, host, sink, &monitor, start, &(costs, plan), !quiet)?;
     let name = match format {
         crate::report::Format::Table => "text",
         other => other.name(),

@@ -218,24 +218,7 @@ pub fn estimate(points: &[Point], rates: &Rates) -> Estimate {
     e
 }
 
-/// A duration in seconds, to two significant figures, with `~`: `~40 s`, `~3.5 min`, `~12 h`.
-pub fn fmt_about(seconds: f64) -> String {
-    if seconds < 1.0 {
-        return "< 1 s".into();
-    }
-    let (v, unit) = if seconds < 90.0 {
-        (seconds, "s")
-    } else if seconds < 90.0 * 60.0 {
-        (seconds / 60.0, "min")
-    } else if seconds < 72.0 * 3600.0 {
-        (seconds / 3600.0, "h")
-    } else {
-        (seconds / 86400.0, "days")
-    };
-    let v = if v < 10.0 { (v * 10.0).round() / 10.0 } else { v.round() };
-    let v = if v >= 10.0 { format!("{v:.0}") } else { format!("{v}") };
-    format!("~{v} {unit}")
-}
+pub use crate::units::fmt_about;
 
 impl Estimate {
     /// The time with where its rates came from: `~3 min (rates measured here in 12 earlier

@@ -141,32 +141,47 @@ fn equal_candidates_give_no_clear_winner() {
 /// the space, the report), whatever the disk. The candidates run in a fixed order, the quick
 /// one first: the slow one's first run is expected to cost what the quick one's did, so it
 /// starts, and on a disk where 2048 commits of 4 KiB take longer than the budget left, the
-/// deadline stops it there (kept as an interrupted run).
+/// deadline stops it there (kept as an interrupted run). The 3 s tuning plans from the rates
+/// the first one stored: where those say one baseline run takes longer than 3 s, it is refused
+/// before anything runs, naming that.
 #[test]
 fn the_budget_holds() {
     let s = Scratch::new();
     for budget in [8.0, 3.0] {
         let b = format!("{budget}s");
-        let (t, secs) = tune(
-            &s,
-            &[
-                "checkpoint",
-                "--bytes",
-                "8MiB",
-                "--op-size",
-                "4KiB",
-                "--search",
-                "engine=psync",
-                "--search",
-                "direct=false",
-                "--search",
-                "sync=end,each",
-                "--set",
-                "interleave=round-robin",
-                "--budget",
-                &b,
-            ],
-        );
+        let dir = s.path().to_str().unwrap().to_string();
+        let args = [
+            "tune",
+            "checkpoint",
+            "--bytes",
+            "8MiB",
+            "--op-size",
+            "4KiB",
+            "--search",
+            "engine=psync",
+            "--search",
+            "direct=false",
+            "--search",
+            "sync=end,each",
+            "--set",
+            "interleave=round-robin",
+            "--budget",
+            &b,
+            "--dir",
+            &dir,
+            "--json",
+            "--quiet",
+        ];
+        let start = Instant::now();
+        let out = s.iolab(&args);
+        let secs = start.elapsed().as_secs_f64();
+        if budget < 5.0 && out.status.code() == Some(2) {
+            let e = stderr(&out);
+            assert!(e.contains("budget = `3s`: too small for one run of the baseline"), "{e}");
+            continue;
+        }
+        assert!(out.status.success(), "{}", stderr(&out));
+        let t: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert!(secs <= budget * 1.25 + 3.0, "budget {budget} s took {secs} s");
         let elapsed = t["elapsed_ns"].as_f64().unwrap() / 1e9;
         assert!(elapsed <= budget * 1.05 + 1.0, "budget {budget} s: the tuning says {elapsed} s");
@@ -288,4 +303,42 @@ fn bad_input_is_refused_by_name() {
     assert!(!s.db().exists(), "nothing stored");
     let list = s.iolab(&["tune", "list"]);
     assert!(String::from_utf8(list.stdout).unwrap().contains("benson"));
+}
+
+/// A budget too small for every candidate races the baseline and those expected to gain most
+/// (planned from the assumed rate in an empty store: 8 MiB at 200 MB/s and half a second, about
+/// 0.54 s a run, so 2 s hold one round of three); the rest are marked not raced and the text
+/// says what a larger budget would buy. A budget below one baseline run is refused before
+/// anything is made.
+#[test]
+fn a_small_budget_races_what_fits_and_a_tiny_one_is_refused() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let out = s.iolab(&["tune", "checkpoint", "--bytes", "8MiB", "--budget", "100ms", "--dir", dir]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(e.contains("budget = `100ms`: too small for one run of the baseline"), "{e}");
+    assert!(e.contains("one round of all") && e.contains("a race that likely decides (3 runs each)"), "{e}");
+    assert!(!s.db().exists() && work_dirs(s.path()).is_empty(), "nothing made");
+    // The text as printed (not read back from the store).
+    let list: Value = serde_json::from_slice(
+        &s.iolab(&["tune", "checkpoint", "--bytes", "8MiB", "--dir", dir, "--list", "--json"]).stdout,
+    )
+    .unwrap();
+    let n = candidates(&list).len();
+    assert!(n > 3, "{n} candidates");
+    let out = s.iolab(&["tune", "checkpoint", "--bytes", "8MiB", "--budget", "2s", "--dir", dir, "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("not raced: the budget held 3 candidates").count(), n - 3, "{text}");
+    assert!(
+        !text.lines().any(|l| l.contains("(baseline)") && l.contains("not raced")),
+        "the baseline races: {text}"
+    );
+    let budget =
+        text.lines().find(|l| l.starts_with("budget:  a budget of ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(budget.contains(&format!("would race all {n} candidates 3 runs")), "{budget}");
+    let verdict = text.lines().skip_while(|l| !l.starts_with("verdict: "));
+    let wrapped: Vec<&str> = verdict.take_while(|l| !l.is_empty()).collect();
+    assert!(wrapped.len() >= 2 && wrapped.iter().all(|l| l.chars().count() <= 100), "{text}");
 }

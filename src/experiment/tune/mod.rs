@@ -11,7 +11,8 @@ use crate::env::host::HostFacts;
 use crate::error::Result;
 use crate::experiment::run::{Point, Runner};
 use crate::experiment::{Design, Params, ResolveEnv};
-use crate::results::tune::{Candidate, Recommended, Rule, TUNE_SCHEMA_VERSION, Tuning, Verdict};
+use crate::results::tune::race::BudgetPlan;
+use crate::results::tune::{Candidate, Out, Recommended, Rule, TUNE_SCHEMA_VERSION, Tuning, Verdict};
 use crate::results::{Axis, ExperimentResult, Sink};
 use crate::spec::job::Job;
 use crate::units::{fmt_duration_spec, fmt_size_spec};
@@ -162,9 +163,10 @@ pub fn run(
     sink: &mut dyn Sink,
     monitor: &dyn Monitor,
     start: Instant,
-    first_cost_s: f64,
+    plan: &(Vec<f64>, BudgetPlan),
     progress: bool,
 ) -> Result<Outcome> {
+    let (costs, plan) = (&plan.0, &plan.1);
     let pts = points(prep);
     let keys: Vec<String> = prep.axes.iter().map(|a| a.key.clone()).collect();
     let design = Design {
@@ -176,7 +178,14 @@ pub fn run(
     let base = &pts[0].spec;
     let mut runner = Runner::begin(base, &pts, design, host.clone(), sink, monitor)?;
     let mut t = record(prep, req, &runner.result.experiment_id, &host);
+    for (i, c) in t.candidates.iter_mut().enumerate() {
+        c.expected_cost_s = costs[i];
+        if !plan.raced.contains(&i) {
+            c.out = Some(Out::NotRaced { raced: plan.raced.len() });
+        }
+    }
     runner.sink().tuning(&t)?;
+    let first_cost_s = costs[t.baseline];
     let set = rounds::Settings { start, budget_s, interleave: base.interleave, first_cost_s, progress };
     let error = rounds::race(&mut t, &mut runner, &set);
     t.recommended = recommend(prep, &t, 5);
@@ -186,12 +195,18 @@ pub fn run(
     Ok(Outcome { tuning: t, result: runner.result, error })
 }
 
-/// Seconds one run of the baseline is expected to take before any has run: its phases at the
-/// rates this host measured (or the assumed rate), its compute, and half a second for making
-/// and removing its files.
-pub fn first_cost_s(prep: &Prepared, rates: &crate::experiment::estimate::Rates) -> f64 {
-    let mut spec = prep.space.cands[0].spec.clone();
-    (spec.reps, spec.warmup) = (1, 0);
-    let p = Point { params: Default::default(), spec };
-    crate::experiment::estimate::estimate(std::slice::from_ref(&p), rates).seconds + 0.5
+/// Seconds one run of each candidate is expected to take before any has run (the baseline
+/// first): its phases at the rates this host measured (or the assumed rate), its compute, and
+/// half a second for making and removing its files.
+pub fn expected_costs_s(prep: &Prepared, rates: &crate::experiment::estimate::Rates) -> Vec<f64> {
+    prep.space
+        .cands
+        .iter()
+        .map(|c| {
+            let mut spec = c.spec.clone();
+            (spec.reps, spec.warmup) = (1, 0);
+            let p = Point { params: Default::default(), spec };
+            crate::experiment::estimate::estimate(std::slice::from_ref(&p), rates).seconds + 0.5
+        })
+        .collect()
 }

@@ -42,7 +42,7 @@ impl Exporter<Tuning> for Csv {
             let (round, by) = match &c.out {
                 Some(Out::Dropped { round, by }) => (round.to_string(), t.candidates[*by].point.to_string()),
                 Some(Out::Failed { round, .. }) => (round.to_string(), String::new()),
-                None => (String::new(), String::new()),
+                Some(Out::NotRaced { .. }) | None => (String::new(), String::new()),
             };
             rec.extend([
                 c.runs().to_string(),

@@ -4,7 +4,7 @@
 //! [`FORMATS`] (`text.rs`, `json.rs`, `csv.rs`); its section of the HTML page is
 //! `html::tune`, its plot `plot::race`, and the winners per host `hosts/`.
 
-use crate::results::tune::{Out, Tuning, Verdict};
+use crate::results::tune::{Ended, Out, Tuning, Verdict};
 use crate::units::{fmt_ns, fmt_rate};
 
 use super::Exporter;
@@ -71,6 +71,7 @@ pub fn status(t: &Tuning, i: usize, rank_of: &dyn Fn(usize) -> usize) -> String 
             if t.ended == Some(crate::results::tune::Ended::Budget) { "the deadline" } else { "a signal" }
         ),
         None if c.runs() == 0 && !c.costs_s.is_empty() => "warm-up only".into(),
+        Some(Out::NotRaced { raced }) => format!("not raced: the budget held {raced} candidates"),
         None if c.runs() == 0 => "not run".into(),
         None => match &t.verdict {
             Verdict::Winner { best } if *best == i => "winner".into(),
@@ -129,7 +130,11 @@ pub fn verdict_text(t: &Tuning) -> String {
             None => format!("{}: {}", c(*best), t.standing().unwrap_or_default()),
         },
         Verdict::NoClearWinner { best, tied } => {
-            let others: Vec<String> = tied.iter().map(|&i| c(i)).collect();
+            // The closest three, then how many more.
+            let mut others: Vec<String> = tied.iter().take(3).map(|&i| c(i)).collect();
+            if tied.len() > 3 {
+                others.push(format!("and {} more", tied.len() - 3));
+            }
             format!(
                 "no clear winner between these {}: the lowest mean is {}; overlapping it: {}",
                 tied.len() + 1,
@@ -139,6 +144,38 @@ pub fn verdict_text(t: &Tuning) -> String {
         }
         Verdict::Undecided => "undecided: no candidate had the runs to be judged".into(),
     }
+}
+
+/// What a larger budget would buy, when the race ended before the rule could judge every
+/// candidate: the budget for `min_runs` runs of every candidate (from what runs cost, else
+/// what they were expected to cost).
+pub fn more_budget_text(t: &Tuning) -> Option<String> {
+    let not_raced = t.candidates.iter().filter(|c| matches!(c.out, Some(Out::NotRaced { .. }))).count();
+    let undecided = !matches!(t.verdict, Verdict::Winner { .. }) && t.ended == Some(Ended::Budget);
+    if not_raced == 0 && !undecided {
+        return None;
+    }
+    let cost = |c: &crate::results::tune::Candidate| {
+        let ran = c.costs_s.iter().copied().fold(f64::NAN, f64::max);
+        if ran.is_finite() { ran } else { c.expected_cost_s }
+    };
+    let round: f64 =
+        t.candidates.iter().filter(|c| !matches!(c.out, Some(Out::Failed { .. }))).map(cost).sum();
+    if round <= 0.0 {
+        return None;
+    }
+    let decide = round * t.rule.min_runs as f64;
+    let what = if not_raced > 0 {
+        format!("race all {} candidates", t.candidates.len())
+    } else {
+        "give every candidate".to_string()
+    };
+    Some(format!(
+        "a budget of {} would {what} {} runs, the least that lets the rule judge them; {} holds one round",
+        crate::units::fmt_about(decide),
+        t.rule.min_runs,
+        crate::units::fmt_about(round)
+    ))
 }
 
 /// The gain over the baseline in one sentence, if there is one to state.

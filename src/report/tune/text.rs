@@ -4,10 +4,11 @@
 
 use std::io::Write;
 
-use super::{HEADERS, gain_text, header, name, rows, verdict_text};
+use super::{HEADERS, gain_text, header, more_budget_text, name, rows, verdict_text};
 use crate::error::Result;
 use crate::report::{Exporter, text_table, write_err};
 use crate::results::tune::Tuning;
+use crate::text::wrap;
 
 pub struct Text;
 
@@ -35,9 +36,13 @@ pub fn render(t: &Tuning) -> String {
     let mut s = head(t, &[]);
     s += "\n";
     s += &text_table(&HEADERS, &rows(t), &[0, 2, 3, 5]);
-    s += &format!("\nverdict: {}\n", verdict_text(t));
+    s += "\n";
+    s += &wrap(&verdict_text(t), 100, "verdict: ", 9);
     if let Some(g) = gain_text(t) {
-        s += &format!("gain:    {g}\n");
+        s += &wrap(&g, 100, "gain:    ", 9);
+    }
+    if let Some(m) = more_budget_text(t) {
+        s += &wrap(&m, 100, "budget:  ", 9);
     }
     if let Some(r) = &t.recommended {
         s += "\nrecommended (as a file: iolab tune ... --save-spec FILE):\n";

@@ -38,6 +38,10 @@ pub struct Candidate {
     /// Runs stopped part-way by the deadline or a signal (stored as interrupted; no time).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cut: u32,
+    /// What one run was expected to cost before the race (from the rates this host's store
+    /// measured, else the assumed rate): what the budget was planned with.
+    #[serde(default)]
+    pub expected_cost_s: f64,
     /// Why it left the race, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub out: Option<Out>,
@@ -57,6 +61,7 @@ impl Candidate {
             times_s: vec![],
             costs_s: vec![],
             cut: 0,
+            expected_cost_s: 0.0,
             out: None,
         }
     }
@@ -82,12 +87,16 @@ pub enum Out {
     Dropped { round: u32, by: usize },
     /// A run of it failed (the error's message); the experiment keeps the failed run.
     Failed { round: u32, error: String },
+    /// Not raced: the budget held too few rounds for every candidate, so the race took the
+    /// baseline and those expected to gain most (`raced` of them).
+    NotRaced { raced: usize },
 }
 
 impl Out {
     pub fn round(&self) -> u32 {
         match self {
             Out::Dropped { round, .. } | Out::Failed { round, .. } => *round,
+            Out::NotRaced { .. } => 0,
         }
     }
 }
@@ -252,7 +261,7 @@ impl Tuning {
     }
 
     /// Candidates ranked: those racing at the end by mean time, then the dropped ones by mean
-    /// time, then the failed ones.
+    /// time, then the failed ones, then those not raced.
     pub fn ranked(&self) -> Vec<usize> {
         let mut v: Vec<usize> = (0..self.candidates.len()).collect();
         let key = |i: usize| {
@@ -261,6 +270,7 @@ impl Tuning {
                 None => 0,
                 Some(Out::Dropped { .. }) => 1,
                 Some(Out::Failed { .. }) => 2,
+                Some(Out::NotRaced { .. }) => 3,
             };
             (group, if c.runs() > 0 { c.interval().mean_s } else { f64::INFINITY })
         };

@@ -19,6 +19,11 @@
 //! - The budget: a round starts only if the estimated cost of all its runs fits in the time
 //!   left, each run only if its own estimate does; a candidate's cost is the most any of its
 //!   runs cost, and before its first run the most any run of the tuning cost.
+//! - Before the race ([`plan_budget`]): a budget too small for `min_runs` rounds of every
+//!   candidate races fewer: the baseline, then the candidates expected to gain most (the
+//!   shortest expected runs first), as many as `min_runs` rounds of them fit (two at least),
+//!   else as many as one round of them fits; a budget below one run of the baseline is
+//!   refused.
 
 use serde::{Deserialize, Serialize};
 
@@ -160,4 +165,42 @@ pub fn run_cost(cands: &[Candidate], i: usize, fallback: f64) -> f64 {
 /// Whether work expected to cost `cost_s` fits in what is left of the budget.
 pub fn fits(elapsed_s: f64, cost_s: f64, budget_s: f64) -> bool {
     elapsed_s + cost_s <= budget_s
+}
+
+/// What the budget allows, planned before the race from each candidate's expected cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BudgetPlan {
+    /// The candidates to race: the baseline, then by expected gain.
+    pub raced: Vec<usize>,
+    /// One round of every candidate, seconds.
+    pub round_s: f64,
+    /// `min_runs` rounds of every candidate: the least that lets the rule judge them all.
+    pub decide_s: f64,
+}
+
+/// Plans the race within `budget_s` from each candidate's expected run cost (`costs_s`, the
+/// baseline at `baseline`); Err with the least budget for one run of the baseline when not
+/// even that fits.
+pub fn plan_budget(costs_s: &[f64], baseline: usize, budget_s: f64, rule: Rule) -> Result<BudgetPlan, f64> {
+    let round_s: f64 = costs_s.iter().sum();
+    let decide_s = round_s * rule.min_runs as f64;
+    if budget_s < costs_s[baseline] {
+        return Err(costs_s[baseline]);
+    }
+    let mut order: Vec<usize> = (0..costs_s.len()).filter(|&i| i != baseline).collect();
+    order.sort_by(|&a, &b| costs_s[a].total_cmp(&costs_s[b]));
+    order.insert(0, baseline);
+    let fitting = |rounds: f64| {
+        let mut sum = 0.0;
+        order
+            .iter()
+            .take_while(|&&i| {
+                sum += costs_s[i] * rounds;
+                sum <= budget_s
+            })
+            .count()
+    };
+    let judged = fitting(rule.min_runs as f64);
+    let n = if judged >= 2 { judged } else { fitting(1.0) };
+    Ok(BudgetPlan { raced: order[..n.max(1)].to_vec(), round_s, decide_s })
 }

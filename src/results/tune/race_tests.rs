@@ -227,3 +227,22 @@ proptest! {
         prop_assert!(!winner);
     }
 }
+
+/// A budget too small for every candidate races the baseline and those expected to gain most:
+/// as many as the rule can judge, else as many as one round holds; below one baseline run,
+/// refused with what that run needs.
+#[test]
+fn a_small_budget_races_the_candidates_that_fit() {
+    let rule = Rule::default();
+    // Baseline 2 s; others 1, 3, 1.5, 4 s: by expected gain 1 (1 s), 3 (1.5 s), 2 (3 s), 4.
+    let costs = [2.0, 1.0, 3.0, 1.5, 4.0];
+    let all = race::plan_budget(&costs, 0, 100.0, rule).unwrap();
+    assert_eq!(all.raced, [0, 1, 3, 2, 4]);
+    assert_eq!((all.round_s, all.decide_s), (11.5, 34.5));
+    // Three rounds of baseline + 1 + 3 cost 13.5 s.
+    assert_eq!(race::plan_budget(&costs, 0, 14.0, rule).unwrap().raced, [0, 1, 3]);
+    // Three rounds of two cost 9 s: below that, one round of as many as fit.
+    assert_eq!(race::plan_budget(&costs, 0, 5.0, rule).unwrap().raced, [0, 1, 3]);
+    assert_eq!(race::plan_budget(&costs, 0, 2.5, rule).unwrap().raced, [0]);
+    assert_eq!(race::plan_budget(&costs, 0, 1.9, rule), Err(2.0));
+}
