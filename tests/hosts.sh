@@ -5,7 +5,11 @@
 # it; /var/tmp/iolab-hosts/shared, outside them, stands in for the shared parallel file system.
 #
 #   tests/hosts.sh up                   make them (idempotent); prints what it made
-#   tests/hosts.sh down                 remove exactly what `up` made (idempotent)
+#   tests/hosts.sh up --fs NAME         and a distributed file system over them, mounted on
+#                                       every host: moosefs at /mnt/moosefs, glusterfs at
+#                                       /mnt/glusterfs (tests/dfs.sh; repeat --fs for both)
+#   tests/hosts.sh down                 remove exactly what `up` made (idempotent), file
+#                                       systems first
 #   tests/hosts.sh status               exit 0 when all three are up
 #   tests/hosts.sh run HOST CMD...      run a command on a host
 #   tests/hosts.sh mpirun ARGS...       Open MPI's mpirun across the hosts (2 slots each)
@@ -75,6 +79,18 @@ alive() {
 }
 
 up() {
+    local fs=()
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --fs) [ $# -ge 2 ] || { echo "usage: $SELF up [--fs moosefs|glusterfs]..." >&2; exit 2; }; fs+=("$2"); shift 2 ;;
+        --fs=*) fs+=("${1#--fs=}"); shift ;;
+        *) echo "usage: $SELF up [--fs moosefs|glusterfs]..." >&2; exit 2 ;;
+        esac
+    done
+    local f
+    for f in "${fs[@]}"; do
+        [[ " ${FS_NAMES[*]} " == *" $f "* ]] || { echo "unknown file system '$f' (--fs takes: ${FS_NAMES[*]})" >&2; exit 2; }
+    done
     need
     take_lock
     # Can namespaces be made here at all (containers often forbid it)? Ask before making anything.
@@ -138,12 +154,16 @@ up() {
         echo "$h: holder $(holder_pid "$h"), address $NET.$i, node disk /mnt/node ($STATE/$h.img)"
     done
     echo "shared directory: $STATE/shared"
+    for f in "${fs[@]}"; do
+        fs_up "$f"
+    done
     echo "use: $SELF run h2 ls /mnt/node | $SELF mpirun -np 6 PROG | $SELF mpiexec -n 6 PROG | $SELF down"
 }
 
 down() {
     [ "$(id -u)" = 0 ] || skip "simulated hosts need root"
     take_lock
+    fs_down
     for h in "${HOSTS[@]}"; do
         local pid
         pid=$(holder_pid "$h")
@@ -196,8 +216,14 @@ ssh_stand_in() {
     run_on "$h" "$@"
 }
 
+# shellcheck source=tests/dfs.sh
+. "$(dirname "$SELF")/dfs.sh"
+
 case ${1:-} in
-up) up ;;
+up)
+    shift
+    up "$@"
+    ;;
 down) down ;;
 status) status ;;
 shared) echo "$STATE/shared" ;;
@@ -237,7 +263,7 @@ mpiexec)
     run_on h1 "mpiexec.mpich -f $STATE/hostfile.mpich -launcher ssh -launcher-exec $STATE/ssh -iface eth0 $args"
     ;;
 *)
-    sed -n '2,29p' "$SELF"
+    sed -n '2,33p' "$SELF"
     exit 2
     ;;
 esac
