@@ -32,7 +32,26 @@ pub fn cmd_info(args: InfoArgs, stdout: &mut dyn Write) -> Result<()> {
     for t in &h.targets {
         let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
         s += &format!("target    {}\n", t.dir.display());
-        s += &format!("  file system  {} at {} ({})\n", t.fs_type, t.mount_point, t.mount_options);
+        s += &format!("  file system  {} at {} ({})\n", t.fs_described(), t.mount_point, t.mount_options);
+        if t.fs.fuse {
+            s += &format!("  type         {} from {}\n", t.fs_type, t.mount_source);
+        }
+        if let Some(p) = &t.placement {
+            s += &format!("  placement    {p}\n");
+        }
+        if t.fs.fuse {
+            s += "  layout       FIEMAP: not answered by FUSE file systems; `iolab info --layout FILE` asks the file system where it can\n";
+        }
+        s += &format!(
+            "  client cache {}\n",
+            match &t.client_cache {
+                Some(c) => c.describe(),
+                None if t.fs.network == Some(true) => {
+                    "none beside the kernel's pages that iolab knows of (a cold read evicts them on every reading host)".into()
+                }
+                None => "the kernel's page cache".into(),
+            }
+        );
         s += &format!("  device       {} ({})\n", opt(&t.device), opt(&t.device_model));
         s += &format!(
             "  queue        rotational {}, scheduler {}, read-ahead {} KiB, logical block {} B\n",
@@ -57,8 +76,31 @@ fn layout(files: &[PathBuf], json: bool, stdout: &mut dyn Write) -> Result<()> {
         }
     }
     let fail = |e: std::io::Error| Error::io("ioctl(FS_IOC_FIEMAP)", &files[0], None, e);
+    let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+    // A FUSE file system cannot answer FIEMAP: what it says of placement itself, if anything.
+    if crate::env::forensics::probe(files, &names).is_err()
+        && let Some(facts) =
+            crate::env::forensics::probe_or_place(&names, files, |i| std::fs::File::open(&files[i]))
+    {
+        let text = if json {
+            serde_json::to_string_pretty(&serde_json::json!({ "layout": facts }))
+                .map_err(report::write_err)?
+                + "\n"
+        } else if facts.placement.is_empty() {
+            format!(
+                "{}; the file system tells no placement iolab can read\n",
+                facts.fiemap_error.unwrap_or_default()
+            )
+        } else {
+            format!(
+                "{}; where the file system placed the files:\n{}",
+                facts.fiemap_error.unwrap_or_default(),
+                crate::env::placement::render(&facts.placement)
+            )
+        };
+        return put(stdout, &text);
+    }
     let text = if json {
-        let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
         let (facts, extents) = crate::env::forensics::probe(files, &names).map_err(fail)?;
         let doc = serde_json::json!({
             "layout": crate::json::to_value(&facts).map_err(report::write_err)?,

@@ -89,6 +89,14 @@ pub struct LayoutFacts {
     /// files has `blocks - 1` alternations (0: not known).
     #[serde(default)]
     pub blocks: u64,
+    /// Why FIEMAP gave no extents: the file system cannot answer it (FUSE); the counts above
+    /// are then 0 and mean nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fiemap_error: Option<String>,
+    /// Where the file system itself says the files lie (MooseFS chunks, GlusterFS bricks),
+    /// when FIEMAP cannot answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<crate::env::placement::FilePlacement>,
 }
 
 impl LayoutFacts {
@@ -106,7 +114,7 @@ impl LayoutFacts {
     pub fn judge(&self, together: u64) -> Option<String> {
         let got = self.per_block_boundary()?;
         let asked = together >= 2;
-        if asked == (got >= 0.5) || self.unplaced_bytes > 0 {
+        if asked == (got >= 0.5) || self.unplaced_bytes > 0 || self.fiemap_error.is_some() {
             return None;
         }
         let what = if asked {
@@ -249,6 +257,8 @@ pub fn analyse(files: &[(String, u64, u64, Vec<Extent>)]) -> LayoutFacts {
         boundaries,
         alternations,
         blocks: 0,
+        fiemap_error: None,
+        placement: vec![],
     }
 }
 
@@ -272,6 +282,45 @@ pub fn probe_with(
         input.push((name.clone(), meta.len(), meta.dev(), ext));
     }
     Ok((analyse(&input), all))
+}
+
+/// The layout of files written together, as [`probe_with`] finds it; where FIEMAP cannot
+/// answer on a FUSE file system, facts saying so, with the file system's own placement of each
+/// file (`paths[i]`) where it has one. None when FIEMAP fails elsewhere.
+pub fn probe_or_place(
+    names: &[String],
+    paths: &[PathBuf],
+    open: impl FnMut(usize) -> io::Result<File>,
+) -> Option<LayoutFacts> {
+    let e = match probe_with(names, open) {
+        Ok((facts, _)) => return Some(facts),
+        Err(e) => e,
+    };
+    let ids: Vec<crate::env::netfs::FsIdentity> =
+        paths.iter().map(|p| crate::env::host::fs_identity(p.parent().unwrap_or(p))).collect();
+    if !ids.iter().any(|i| i.fuse) {
+        return None;
+    }
+    let placement = names
+        .iter()
+        .zip(paths)
+        .zip(&ids)
+        .filter_map(|((n, p), id)| {
+            let size = std::fs::metadata(p).ok()?.len();
+            crate::env::placement::of_file(id, p, n, size)
+        })
+        .collect();
+    Some(LayoutFacts {
+        files: vec![],
+        extents: 0,
+        fragments: 0,
+        boundaries: 0,
+        alternations: 0,
+        unplaced_bytes: 0,
+        blocks: 0,
+        fiemap_error: Some(format!("FIEMAP not answered by {} (fuse): {e}", ids[0].name)),
+        placement,
+    })
 }
 
 /// `iolab info --layout FILE...` as text: each file's extents, then the facts together.

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::env::netfs::{self, ClientCache, FsIdentity};
 use crate::error::{Error, Result};
 
 /// The machine a result was measured on.
@@ -45,6 +46,33 @@ pub struct TargetFacts {
     pub logical_block_bytes: Option<u64>,
     /// Offset and length alignment O_DIRECT needs here.
     pub direct_io_align_bytes: u64,
+    /// The mount's source as mountinfo gives it: a device, `mfs#10.0.0.1:9421`, `h1:pfs`.
+    #[serde(default)]
+    pub mount_source: String,
+    /// The file system as its users know it (empty in results stored before it was kept).
+    #[serde(default)]
+    pub fs: FsIdentity,
+    /// What the file system's client keeps of files' data beside the kernel's pages, which a
+    /// cold read's eviction does not reach (None: nothing iolab knows of).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cache: Option<ClientCache>,
+    /// What the file system says of placement in the directory: MooseFS's goal and chunk
+    /// size, GlusterFS's bricks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
+}
+
+impl TargetFacts {
+    /// The file system as its users know it, in words (`moosefs (fuse) via mfs#10.0.0.1:9421,
+    /// a network file system`); the kernel's type for results stored before that was kept.
+    pub fn fs_described(&self) -> String {
+        if self.fs.name.is_empty() { self.fs_type.clone() } else { self.fs.describe() }
+    }
+
+    /// The file system's name (`moosefs`, `ext4`).
+    pub fn fs_name(&self) -> &str {
+        if self.fs.name.is_empty() { &self.fs_type } else { &self.fs.name }
+    }
 }
 
 fn read_trim(p: impl AsRef<Path>) -> Option<String> {
@@ -215,6 +243,7 @@ struct Mount {
     mount_point: String,
     options: String,
     fs_type: String,
+    source: String,
 }
 
 /// The mount holding `dir`: the mountinfo entry with its device number and the longest
@@ -235,10 +264,20 @@ fn find_mount(dir: &Path, dev: (u32, u32)) -> Option<Mount> {
                 mount_point: f[4].to_string(),
                 options: format!("{},{}", f[5], g[2]),
                 fs_type: g[0].to_string(),
+                source: unescape(g[1]),
             });
         }
     }
     best
+}
+
+/// The file system holding `dir` as its users know it (default when `dir` cannot be seen).
+pub fn fs_identity(dir: &Path) -> FsIdentity {
+    let Ok(meta) = fs::metadata(dir) else { return FsIdentity::default() };
+    let dev = meta.dev();
+    find_mount(dir, (libc::major(dev), libc::minor(dev)))
+        .map(|m| netfs::identify(&m.fs_type, &m.source))
+        .unwrap_or_default()
 }
 
 /// Facts about one target directory.
@@ -248,9 +287,13 @@ pub fn target_facts(dir: &Path) -> TargetFacts {
     let dev = meta.dev();
     let (maj, min) = (libc::major(dev), libc::minor(dev));
     if let Some(m) = find_mount(dir, (maj, min)) {
+        t.fs = netfs::identify(&m.fs_type, &m.source);
+        t.client_cache = netfs::client_cache(&t.fs, Path::new(&m.mount_point), &m.options);
+        t.placement = crate::env::placement::of_dir(&t.fs, dir);
         t.fs_type = m.fs_type;
         t.mount_point = m.mount_point;
         t.mount_options = m.options;
+        t.mount_source = m.source;
     }
     if let Some(block) = block_dir(maj, min) {
         let q = block.join("queue");

@@ -1,6 +1,6 @@
 //! The machine under the run: host facts, the memory it can give, environment control around
-//! runs, layout forensics, signals, reading the files a user names, and the syscall wrappers
-//! std does not offer.
+//! runs, layout forensics, what a file system is and where it places files, signals, reading
+//! the files a user names, and the syscall wrappers std does not offer.
 
 pub mod envctl;
 pub mod forensics;
@@ -8,5 +8,7 @@ pub mod host;
 pub mod input;
 pub mod memory;
 pub mod monitor;
+pub mod netfs;
+pub mod placement;
 pub mod signals;
 pub mod sys;

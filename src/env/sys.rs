@@ -43,6 +43,26 @@ pub fn writable(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// getxattr(2): the value of extended attribute `name` of `path` (following links).
+pub fn getxattr(path: &Path, name: &str) -> io::Result<Vec<u8>> {
+    let c = cpath(path)?;
+    let n = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let mut buf = vec![0u8; 4096];
+    loop {
+        // SAFETY: `c` and `n` are NUL-terminated; `buf` is writable for its length.
+        let rc = unsafe { libc::getxattr(c.as_ptr(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+        if rc >= 0 {
+            buf.truncate(rc as usize);
+            return Ok(buf);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ERANGE) || buf.len() >= 1 << 20 {
+            return Err(e);
+        }
+        buf.resize(buf.len() * 4, 0);
+    }
+}
+
 /// posix_fadvise(POSIX_FADV_DONTNEED) over the whole file: drop its clean cached pages.
 pub fn fadvise_dontneed(f: &File) -> io::Result<()> {
     // SAFETY: plain system call on an open descriptor.

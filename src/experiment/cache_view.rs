@@ -33,6 +33,52 @@ pub fn on_servers(policy: CachePolicy, servers: &[crate::worker::ServerSample]) 
     CacheCheck::judge(policy, fraction, true)
 }
 
+/// A cold read's files on a target whose file system client keeps file data beside the
+/// kernel's pages (netfs::client_cache), which the eviction does not reach: that cache, in
+/// words; None for other phases, or when the cache keeps only files smaller than every file of
+/// the run (`smallest_file_bytes`).
+pub fn client_cache_not_controlled(
+    host: &crate::env::host::HostFacts,
+    ph: &crate::spec::Phase,
+    smallest_file_bytes: u64,
+) -> Option<String> {
+    if ph.cache != CachePolicy::Cold || ph.op != OpKind::Read {
+        return None;
+    }
+    let caches: Vec<String> = host
+        .targets
+        .iter()
+        .filter_map(|t| t.client_cache.as_ref().map(|c| (t, c)))
+        .filter(|(_, c)| c.max_file_bytes.is_none_or(|m| smallest_file_bytes <= m))
+        .map(|(t, c)| format!("{} ({})", c.what, t.fs_name()))
+        .collect();
+    (!caches.is_empty()).then(|| caches.join("; "))
+}
+
+/// A point's phases before any run: each with how its cache is set and, for a cold read on a
+/// file system whose client cache iolab does not reach, that cache.
+pub fn phase_results(
+    host: &crate::env::host::HostFacts,
+    spec: &Spec,
+    plan: &crate::plan::RunPlan,
+) -> Vec<crate::results::PhaseResult> {
+    let smallest = plan.files.iter().map(|f| f.size_bytes).min().unwrap_or(0);
+    spec.phases
+        .iter()
+        .map(|ph| {
+            let mut method = cache_method(spec, ph);
+            let not_controlled = client_cache_not_controlled(host, ph, smallest);
+            if let Some(c) = &not_controlled {
+                method += &format!("; not reached by the eviction: {c}");
+            }
+            let mut r = crate::results::PhaseResult::new(&ph.name, ph.op, ph.cache, method);
+            r.cache.client_cache_not_controlled = not_controlled;
+            r.time_bound = spec.phase_bound(ph);
+            r
+        })
+        .collect()
+}
+
 /// How a phase's cache state is set, in words: on this host, or with servers on theirs.
 pub fn cache_method(spec: &Spec, ph: &crate::spec::Phase) -> String {
     let here = cache::method(ph.cache, spec.direct, spec.drop_caches);

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::cache_view::{cache_method, on_servers, with_remote_views};
+use super::cache_view::{on_servers, phase_results, with_remote_views};
 use crate::env::envctl::{self, PhaseProbe};
 use crate::env::host::HostFacts;
 use crate::env::sys;
@@ -17,9 +17,7 @@ use crate::experiment::schedule::{Slot, schedule};
 use crate::launch::launch;
 use crate::plan::verify::BlockTag;
 use crate::plan::{self, RunPlan};
-use crate::results::{
-    CacheCheck, ExperimentResult, PhaseResult, PointResult, Repetition, SCHEMA_VERSION, Status,
-};
+use crate::results::{CacheCheck, ExperimentResult, PointResult, Repetition, SCHEMA_VERSION, Status};
 use crate::spec::{OpKind, Spec};
 use crate::target::cache;
 use crate::target::owned::{self, FileId};
@@ -132,6 +130,16 @@ impl<'a> Runner<'a> {
         sink: &'a mut dyn Sink,
         monitor: &'a dyn Monitor,
     ) -> Result<Runner<'a>> {
+        let plans: Vec<plan::RunPlan> = points.iter().map(|p| plan::plan(&p.spec)).collect();
+        let points_result = points
+            .iter()
+            .zip(&plans)
+            .map(|(p, plan)| PointResult {
+                params: p.params.clone(),
+                spec: Some(p.spec.clone()),
+                phases: phase_results(&host, &p.spec, plan),
+            })
+            .collect();
         let result = ExperimentResult {
             schema_version: SCHEMA_VERSION,
             iolab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -139,27 +147,11 @@ impl<'a> Runner<'a> {
             created_unix_s: sys::unix_time_s(),
             host,
             spec: base.clone(),
-            points: points
-                .iter()
-                .map(|p| PointResult {
-                    params: p.params.clone(),
-                    spec: Some(p.spec.clone()),
-                    phases: p
-                        .spec
-                        .phases
-                        .iter()
-                        .map(|ph| PhaseResult {
-                            time_bound: p.spec.phase_bound(ph),
-                            ..PhaseResult::new(&ph.name, ph.op, ph.cache, cache_method(&p.spec, ph))
-                        })
-                        .collect(),
-                })
-                .collect(),
+            points: points_result,
             design,
             findings: vec![],
         };
         sink.begin(&result)?;
-        let plans = points.iter().map(|p| plan::plan(&p.spec)).collect();
         Ok(Runner { result, points, plans, sink, monitor })
     }
 
@@ -389,8 +381,7 @@ fn run_phases(
                         crate::env::signals::check().map_err(std::io::Error::other)?;
                         owned::open(&paths[i], ids[i], false, 0).map_err(std::io::Error::other)
                     };
-                    r.file_layout =
-                        crate::env::forensics::probe_with(&names, open).ok().map(|(facts, _)| facts);
+                    r.file_layout = crate::env::forensics::probe_or_place(&names, &paths, open);
                     if let Some(facts) = r.file_layout.as_mut() {
                         let piece = crate::plan::piece_len(spec);
                         facts.blocks = plan.files.iter().map(|f| f.size_bytes.div_ceil(piece)).sum();

@@ -172,7 +172,7 @@ impl Exporter for Csv {
                         r.rep.to_string(),
                         r.run_id.clone(),
                         status.into(),
-                        ph.cache.policy.name().into(),
+                        ph.cache.label().into(),
                         r.resident_fraction.to_string(),
                         r.total_bytes.to_string(),
                         r.ops.to_string(),

@@ -241,8 +241,24 @@ fn layouts(exp: &ExperimentResult) -> String {
     let mut lines = vec![];
     for (i, p) in exp.points.iter().enumerate() {
         for ph in &p.phases {
-            let facts: Vec<&crate::env::forensics::LayoutFacts> =
+            let all: Vec<&crate::env::forensics::LayoutFacts> =
                 complete(ph).filter_map(|r| r.file_layout.as_ref()).collect();
+            // FIEMAP unanswered (FUSE): the file system's own placement, from the last repetition.
+            if let Some(last) = all.iter().rev().find(|f| f.fiemap_error.is_some()) {
+                let why = last.fiemap_error.as_deref().unwrap_or("");
+                let mut line = format!("  {}{}: {why}", point_label(exp, i), ph.name);
+                if last.placement.is_empty() {
+                    line += "; the file system tells no placement iolab can read\n";
+                } else {
+                    line += "; where the file system placed the files (last repetition):\n";
+                    for l in crate::env::placement::render(&last.placement).lines() {
+                        line += &format!("    {l}\n");
+                    }
+                }
+                lines.push(line);
+            }
+            let facts: Vec<&crate::env::forensics::LayoutFacts> =
+                all.into_iter().filter(|f| f.fiemap_error.is_none()).collect();
             if facts.is_empty() {
                 continue;
             }

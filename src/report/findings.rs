@@ -6,17 +6,27 @@ use crate::results::findings::{Finding, num, side_value};
 
 /// The rows of the section: claim, paper, this machine, verdict (with why).
 pub fn rows(exp: &ExperimentResult) -> Vec<[String; 4]> {
-    exp.findings.iter().map(row).collect()
+    exp.findings.iter().map(|f| row(exp, f)).collect()
 }
 
-fn row(f: &Finding) -> [String; 4] {
+/// A phase's cache word where it is not the plain policy ([`crate::results::COLD_KERNEL_ONLY`]).
+fn cache_note(exp: &ExperimentResult, phase: &str) -> String {
+    let labelled = exp
+        .points
+        .iter()
+        .flat_map(|p| &p.phases)
+        .find(|ph| ph.name == phase && ph.cache.client_cache_not_controlled.is_some());
+    labelled.map(|ph| format!(" [{}]", ph.cache.label())).unwrap_or_default()
+}
+
+fn row(exp: &ExperimentResult, f: &Finding) -> [String; 4] {
     let ratio = match (f.ratio, f.interval) {
         (Some(r), Some([lo, hi])) => format!("a / b = {} [{}, {}]", num(r), num(lo), num(hi)),
         (Some(r), None) => format!("a / b = {} (no interval)", num(r)),
         _ => "a / b not measured".into(),
     };
     let side = |s: &crate::results::findings::SideResult| {
-        format!("{} {} {}: {}", s.point, s.phase, s.figure, side_value(s))
+        format!("{} {}{} {}: {}", s.point, s.phase, cache_note(exp, &s.phase), s.figure, side_value(s))
     };
     let here = format!(
         "{ratio}{}; a = {}; b = {}",

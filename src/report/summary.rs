@@ -117,6 +117,16 @@ impl Columns {
             cache += "; a write phase begins on emptied files: 0.0%";
         }
         out.push(cache);
+        let mut untouched: Vec<&str> =
+            phases.iter().filter_map(|ph| ph.cache.client_cache_not_controlled.as_deref()).collect();
+        untouched.dedup();
+        if !untouched.is_empty() {
+            out.push(format!(
+                "{}: the files' pages were evicted from every reading host's kernel, but the file system's client keeps file data the eviction does not reach: {}; such a read may be served from it",
+                crate::results::COLD_KERNEL_ONLY,
+                untouched.join("; ")
+            ));
+        }
         let mut lat =
             "lat p50, lat p99: median and 99th percentile of the time of one op, over every op of the complete runs"
                 .to_string();

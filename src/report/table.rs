@@ -60,7 +60,13 @@ pub fn render_table(exp: &ExperimentResult) -> String {
             Some(sv) if sv.dir == t.dir => "servers",
             _ => "target ",
         };
-        out += &format!("{what} {}: {}{on}\n", crate::text::escape_path(&t.dir), t.fs_type);
+        out += &format!("{what} {}: {}{on}\n", crate::text::escape_path(&t.dir), t.fs_described());
+        if let Some(p) = &t.placement {
+            out += &format!("        placement: {p}\n");
+        }
+        if let Some(c) = &t.client_cache {
+            out += &format!("        client cache: {}\n", c.describe());
+        }
     }
     let blast = s.phases.iter().any(|p| p.op == crate::spec::OpKind::Blast);
     let sync = match s.sync {
@@ -187,7 +193,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
                 swept.iter().map(|k| p.params.get(k).cloned().unwrap_or_default()).collect();
             let done = ph.repetitions.iter().filter(|r| r.status == Status::Complete).count();
             row.push(ph.name.clone());
-            row.push(format!("{} {:.1}%", ph.cache.policy.name(), ph.cache.resident_fraction * 100.0));
+            row.push(format!("{} {:.1}%", ph.cache.label(), ph.cache.resident_fraction * 100.0));
             row.push(format!("{done}/{}", ph.repetitions.len()));
             row.extend(cols.cells(ph));
             if any_warmup {

@@ -44,4 +44,22 @@ pub struct CacheInfo {
     pub resident_fraction: f64,
     /// How the cache was handled, in words.
     pub method: String,
+    /// A cold read on a file system whose client keeps file data the eviction does not reach:
+    /// that cache, in words. The phase is then cold for the kernel's pages only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cache_not_controlled: Option<String>,
+}
+
+/// The cache column's word for a cold phase whose file system client's cache iolab does not
+/// control.
+pub const COLD_KERNEL_ONLY: &str = "cold (kernel pages only; the file system client's cache not controlled)";
+
+impl CacheInfo {
+    /// The policy as tables show it: `cold`, `warm`, `asis`, or [`COLD_KERNEL_ONLY`].
+    pub fn label(&self) -> &str {
+        match (&self.client_cache_not_controlled, self.policy) {
+            (Some(_), CachePolicy::Cold) => COLD_KERNEL_ONLY,
+            _ => self.policy.name(),
+        }
+    }
 }

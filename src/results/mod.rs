@@ -26,7 +26,7 @@ pub mod series;
 pub mod tune;
 /// One I/O-server rank's figures in one repetition of one phase (`servers[]` in JSON).
 pub use crate::worker::ServerSample as ServerResult;
-pub use cache::{CacheCheck, CacheInfo};
+pub use cache::{COLD_KERNEL_ONLY, CacheCheck, CacheInfo};
 pub use design::{Axis, Design, Headline, PresetRef};
 pub use flags::{FLAG_KINDS, flag_advice, flag_kind, flag_meaning};
 pub use hosts::HostShare;
@@ -345,7 +345,7 @@ impl PhaseResult {
         PhaseResult {
             name: name.to_string(),
             op,
-            cache: CacheInfo { policy, resident_fraction: 0.0, method },
+            cache: CacheInfo { policy, resident_fraction: 0.0, method, client_cache_not_controlled: None },
             time_bound: None,
             repetitions: vec![],
             warmups: vec![],

@@ -5,7 +5,7 @@
 //! checks it) rather than run; a tuning (`iolab tune JOB`) moves 8 MiB (Benson's job 4 MiB with
 //! 10 ms of compute) in two runs of each candidate; a preset (`iolab reproduce ID`) is printed rather than run (the
 //! presets' own tests run each at quick scale), except L1 at quick scale, which the per-host
-//! commands after it need. A command that reads traces first gets a traced run to read. Placeholders (RUNID, FILE..., ID, /data, /d1..)
+//! commands after it need. A command that reads traces first gets a traced run to read. Placeholders (RUNID, FILE..., ID, /data, /mnt/pfs, /d1..)
 //! become real ones. Lines that are not commands (sample output, usage synopses) are told
 //! apart by rule, and the few that cannot run here are listed with the reason.
 
@@ -107,7 +107,7 @@ fn shorter_bounds(phase: &str) -> String {
 fn every_documented_command_runs() {
     let s = Scratch::new();
     let dir = s.path().to_str().unwrap().to_string();
-    for d in ["d1", "d2", "d3", "d4", "data", "docs/img"] {
+    for d in ["d1", "d2", "d3", "d4", "data", "pfs", "docs/img"] {
         std::fs::create_dir_all(s.path().join(d)).unwrap();
     }
     std::fs::create_dir_all(s.path().join("examples")).unwrap();
@@ -168,6 +168,7 @@ fn every_documented_command_runs() {
             .replace("FILE...", kept_file.to_str().unwrap())
             .replace("20261121-1157", "last")
             .replace("/data", &format!("{dir}/data"))
+            .replace("/mnt/pfs", &format!("{dir}/pfs"))
             .replace("/d1", &format!("{dir}/d1"))
             .replace("/d2", &format!("{dir}/d2"))
             .replace("/d3", &format!("{dir}/d3"))

@@ -76,15 +76,50 @@ pub(crate) struct Hosts {
 }
 
 impl Hosts {
-    /// Waits for the lock and brings the hosts up; None (after a `skip:` line) where they
-    /// cannot be made. `up` output is asserted successful.
-    pub(crate) fn up(cwd: &Path) -> Option<Hosts> {
+    /// Waits for the lock and brings the hosts up, with the distributed file systems named
+    /// (`moosefs`, `glusterfs`: `tests/hosts.sh up --fs NAME`) over them; None (after a
+    /// `skip:` line) where they cannot be had (not root, no namespaces, no FUSE, no packages).
+    /// `up` is asserted to succeed.
+    pub(crate) fn up_with(cwd: &Path, file_systems: &[&str]) -> Option<Hosts> {
         let lock = HostsLock::take();
-        let up = hosts_sh(&["up"], cwd)?;
+        // Down however `up` ends, skipped or not: it may have made the hosts before skipping.
         let hosts = Hosts { _lock: lock };
+        let mut args = vec!["up"];
+        for f in file_systems {
+            args.extend(["--fs", f]);
+        }
+        let up = hosts_sh(&args, cwd)?;
         assert!(up.status.success(), "{}", stderr(&up));
         Some(hosts)
     }
+}
+
+/// What `cmd` prints on `host` (a shell line there), asserted to succeed.
+pub(crate) fn on(host: &str, cmd: &str) -> String {
+    String::from_utf8_lossy(&on_bytes(host, cmd)).into_owned()
+}
+
+/// As [`on`], its bytes.
+pub(crate) fn on_bytes(host: &str, cmd: &str) -> Vec<u8> {
+    let o = hosts_sh(&["run", host, cmd], Path::new("/")).expect("the hosts are up");
+    assert!(o.status.success(), "{host}: {cmd}: {}", stderr(&o));
+    o.stdout
+}
+
+/// Bytes the processes whose PIDs `tests/hosts.sh` keeps in `pid_files` (under its state
+/// directory) have read so far, by /proc/PID/io's `rchar`: a file system's servers (MooseFS
+/// chunkservers, GlusterFS bricks) read every byte they serve.
+pub(crate) fn servers_read_bytes(pid_files: &[String]) -> u64 {
+    pid_files
+        .iter()
+        .map(|f| {
+            let path = Path::new("/var/tmp/iolab-hosts/fs").join(f);
+            let pid = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let io = std::fs::read_to_string(format!("/proc/{}/io", pid.trim())).unwrap();
+            let line = io.lines().find(|l| l.starts_with("rchar:")).unwrap();
+            line[6..].trim().parse::<u64>().unwrap()
+        })
+        .sum()
 }
 
 impl Drop for Hosts {

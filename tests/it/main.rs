@@ -6,6 +6,7 @@ mod architecture;
 mod bounds;
 mod cli;
 mod core;
+mod dfs;
 mod doc_examples;
 mod engines;
 mod experiments;
@@ -15,7 +16,6 @@ mod figures;
 mod forensics;
 mod fuzz;
 mod guidance;
-#[cfg(feature = "mpi")]
 mod hosts;
 mod imports;
 mod inputs;

@@ -458,7 +458,7 @@ fn on_hosts(launcher: &str, exe: &str, args: &[&str], cwd: &Path) -> Output {
 #[test]
 fn three_simulated_hosts_show_in_every_output() {
     let s = Scratch::new();
-    let Some(_hosts) = Hosts::up(s.path()) else { return };
+    let Some(_hosts) = Hosts::up_with(s.path(), &[]) else { return };
     let dir = s.path().to_str().unwrap().to_string();
     let db = s.db().to_str().unwrap().to_string();
     let bin = bin().to_str().unwrap().to_string();

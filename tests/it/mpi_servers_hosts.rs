@@ -43,7 +43,7 @@ fn node_is_empty(host: &str, cwd: &Path) -> bool {
 #[test]
 fn server_ranks_across_three_simulated_hosts() {
     let s = Scratch::new();
-    let Some(_hosts) = Hosts::up(s.path()) else { return };
+    let Some(_hosts) = Hosts::up_with(s.path(), &[]) else { return };
     let (dir, db) = (s.path().to_str().unwrap().to_string(), s.db().to_str().unwrap().to_string());
     let base = |extra: &[&str]| -> Vec<String> {
         let mut v: Vec<String> = ["run", "--server-dir", "/mnt/node", "--dir", &dir, "--db", &db, "--quiet"]

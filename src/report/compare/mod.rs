@@ -88,7 +88,7 @@ pub fn row(exp: &ExperimentResult) -> Row {
             large_file_bytes = Some(big);
         }
     }
-    let mut fs: Vec<String> = h.targets.iter().map(|t| t.fs_type.clone()).collect();
+    let mut fs: Vec<String> = h.targets.iter().map(|t| t.fs_name().to_string()).collect();
     fs.dedup();
     let release = h.kernel.split_whitespace().next().unwrap_or("");
     let short: Vec<&str> = release.split('.').take(2).collect();
@@ -130,7 +130,7 @@ pub fn rows(exps: &[ExperimentResult]) -> Vec<Row> {
     for e in exps {
         let key = (
             e.host.host_id.clone(),
-            e.host.targets.iter().map(|t| format!("{} {}", t.fs_type, t.mount_point)).collect(),
+            e.host.targets.iter().map(|t| format!("{} {}", t.fs_name(), t.mount_point)).collect(),
         );
         if seen.insert(key, ()).is_none() {
             out.push(row(e));

@@ -210,7 +210,7 @@ fn host_section(exp: &ExperimentResult) -> String {
         .map(|t| {
             vec![
                 esc(&t.dir.display().to_string()),
-                esc(&t.fs_type),
+                esc(&t.fs_described()),
                 esc(&format!("{} ({})", t.mount_point, t.mount_options)),
                 opt(&t.device),
                 opt(&t.device_model),
@@ -242,7 +242,7 @@ fn host_section(exp: &ExperimentResult) -> String {
 
 fn cache_section(exp: &ExperimentResult) -> String {
     let mut s = String::from(
-        "<section id=\"cache\">\n<h2>Cache state</h2>\n<p class=\"note\">Each phase states how the page cache was handled before it: <b>cold</b> (data committed, evicted with fadvise, optionally drop_caches, then checked with mincore; flagged when more than 5% stayed resident), <b>warm</b> (read first, checked), or <b>asis</b> (not controlled, always flagged). Flags are marked ⚑.</p>\n",
+        "<section id=\"cache\">\n<h2>Cache state</h2>\n<p class=\"note\">Each phase states how the page cache was handled before it: <b>cold</b> (data committed, evicted with fadvise, optionally drop_caches, then checked with mincore; flagged when more than 5% stayed resident), <b>warm</b> (read first, checked), or <b>asis</b> (not controlled, always flagged); on a file system whose client keeps file data of its own that the eviction does not reach, <b>cold (kernel pages only; the file system client's cache not controlled)</b>. Flags are marked ⚑.</p>\n",
     );
     let mut rows = vec![];
     for p in &exp.points {
@@ -250,7 +250,7 @@ fn cache_section(exp: &ExperimentResult) -> String {
             rows.push(vec![
                 esc(&report::point_params(p)),
                 esc(&ph.name),
-                esc(ph.cache.policy.name()),
+                esc(ph.cache.label()),
                 esc(&ph.cache.method),
                 format!("{:.1}%", ph.cache.resident_fraction * 100.0),
                 if ph.flags.is_empty() {
@@ -279,7 +279,7 @@ fn summary_section(exp: &ExperimentResult) -> String {
             let mut row = vec![
                 esc(&report::point_params(p)),
                 esc(&ph.name),
-                esc(&format!("{} {:.1}%", ph.cache.policy.name(), ph.cache.resident_fraction * 100.0)),
+                esc(&format!("{} {:.1}%", ph.cache.label(), ph.cache.resident_fraction * 100.0)),
                 format!("{}/{}", done.len(), ph.repetitions.len()),
             ];
             row.extend(cols.cells(ph).iter().map(|c| esc(c)));
