@@ -31,6 +31,22 @@ pub fn prepare(policy: CachePolicy, paths: &[PathBuf], ids: &[FileId], drop_cach
                 f.sync_all().map_err(|e| Error::io("fsync", p, None, e))?;
                 sys::fadvise_dontneed(&f).map_err(|e| Error::io("posix_fadvise", p, None, e))?;
             }
+            // Two processes evicting one file at once (MPI ranks of one host sharing a file)
+            // can each leave a page the other held: evict what is left again, a few times.
+            for pass in 1..=3u64 {
+                let mut left = false;
+                for (p, &id) in paths.iter().zip(ids) {
+                    let f = owned::open(p, id, false, 0)?;
+                    if sys::resident_pages(&f).map_err(|e| Error::io("mincore", p, None, e))?.0 > 0 {
+                        left = true;
+                        sys::fadvise_dontneed(&f).map_err(|e| Error::io("posix_fadvise", p, None, e))?;
+                    }
+                }
+                if !left {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(pass));
+            }
             if drop_caches {
                 sys::drop_caches().map_err(|e| Error::io("write", "/proc/sys/vm/drop_caches", None, e))?;
             }
