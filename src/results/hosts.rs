@@ -19,8 +19,9 @@ pub struct HostShare {
     pub min_sar_bytes_per_s: f64,
 }
 
-/// The hosts of `workers`, in order of their first worker; empty when no worker says where it
-/// ran (threads and processes of one host).
+/// The hosts of `workers`, in host order (by their lowest rank: a read reordered across hosts
+/// lists them as its write does), else in order of their first worker; empty when no worker
+/// says where it ran (threads and processes of one host).
 pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
     let mut out: Vec<(HostShare, u64)> = vec![];
     for w in workers {
@@ -51,13 +52,17 @@ pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
         h.max_sar_bytes_per_s += w.bytes_per_s;
         *slowest = (*slowest).max(w.time_ns);
     }
-    out.into_iter()
+    let mut shares: Vec<HostShare> = out
+        .into_iter()
         .map(|(mut h, slowest)| {
             h.ranks.sort_unstable();
             h.min_sar_bytes_per_s = crate::stats::individual_rate(h.bytes, slowest);
             h
         })
-        .collect()
+        .collect();
+    // Stable: hosts without ranks keep their order.
+    shares.sort_by_key(|h| h.ranks.first().copied().unwrap_or(u32::MAX));
+    shares
 }
 
 #[cfg(test)]
@@ -95,6 +100,10 @@ mod tests {
         assert!((h[0].min_sar_bytes_per_s - 2_000_000.0).abs() < 1e-6, "{}", h[0].min_sar_bytes_per_s);
         assert_eq!((h[1].host.as_str(), h[1].workers, h[1].bytes), ("h2", 1, 2_000_000));
         assert!((h[1].max_sar_bytes_per_s - 4_000_000.0).abs() < 1e-6);
+        // Workers listed from another host first (a reordered read): hosts still in rank order.
+        let h = host_shares(&[ws[1].clone(), ws[0].clone(), ws[2].clone()]);
+        let order: Vec<&str> = h.iter().map(|s| s.host.as_str()).collect();
+        assert_eq!(order, ["h1", "h2"]);
         let mut plain = ws[0].clone();
         plain.host = None;
         assert!(host_shares(&[plain]).is_empty());
