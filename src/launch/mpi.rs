@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::FileId;
 use crate::error::{Error, Result};
 use crate::launch::child::SampleWire;
-use crate::launch::mpi_hosts::{self, HostFiles, View};
+use crate::launch::mpi_hosts::{self, HostFiles};
 pub(super) use crate::launch::mpi_sync::{phase_barrier, wear_cross};
 use crate::launch::{WorldInfo, rank_of, set_world, strategy_mpi, threads, world};
 use crate::plan::RunPlan;
@@ -331,11 +331,12 @@ fn local_view(
     mine.sort_unstable();
     mine.dedup();
     let host = crate::env::host::hostname();
-    let node_local =
-        mine.first().and_then(|&g| mpi_hosts::view_of(&p.paths[g], p.ids[g])) == Some(View::NodeLocal);
+    // Each target directory is shared or node-local here (the host's first rank made the
+    // node-local files before the barrier).
+    let node_local = mpi_hosts::node_local_files(&p.paths, &p.ids, &mine);
     for &g in &mine {
         let path = &p.paths[g];
-        if node_local {
+        if node_local.contains(&g) {
             // This host's own files, made by its first rank.
             ids[g] = mpi_hosts::local_identity(path)?;
             continue;

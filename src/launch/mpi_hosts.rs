@@ -1,9 +1,10 @@
-//! The run's files on the hosts other than rank 0's, for MPI ranks: a host either sees rank
-//! 0's directory (a shared file system: the same inode at the same path) or has a node-local
-//! one of the same name (`--dir /local/disk` on every node), which the host's first rank then
-//! fills as rank 0 fills its own: the work directory with its marker and the files the host's
-//! workers use, emptied before each write phase, laid out in full when the first phase reads;
-//! removed when the run ends (unless kept).
+//! The run's files on the hosts other than rank 0's, for MPI ranks: for each target directory,
+//! a host either sees rank 0's (a shared file system: the same inode at the same path) or has
+//! a node-local one of the same name (`--dir /local/disk` on every node), which the host's
+//! first rank then fills as rank 0 fills its own: the work directory with its marker and the
+//! files the host's workers use there, emptied before each write phase, laid out in full when
+//! the first phase reads; removed when the run ends (unless kept). One run may use both: a
+//! node-local target and a shared one (`--targets /local/disk,/cluster/fs`).
 
 use std::path::PathBuf;
 
@@ -30,6 +31,8 @@ pub enum View {
 pub struct HostFiles {
     run_id: String,
     wd: Option<WorkDirs>,
+    /// The files on this host's node-local targets (the others are rank 0's, shared).
+    local: Vec<usize>,
 }
 
 /// The run id in the paths of a run's files (`DIR/.iolab-RUNID/NAME`).
@@ -80,11 +83,35 @@ pub fn view_of(path: &std::path::Path, id: FileId) -> Option<View> {
     Some(if FileId::of(&meta).ino == id.ino { View::Shared } else { View::NodeLocal })
 }
 
+/// How this host sees each directory of `files` (by the first of them in it, as [`view_of`]
+/// finds it; a file not seen here makes its directory node-local, to be filled): the files in
+/// node-local directories.
+pub fn node_local_files(paths: &[PathBuf], ids: &[FileId], files: &[usize]) -> Vec<usize> {
+    let mut views: Vec<(&std::path::Path, bool)> = vec![];
+    let mut out = vec![];
+    for &g in files {
+        let dir = paths[g].parent().unwrap_or(&paths[g]);
+        let local = match views.iter().find(|(d, _)| *d == dir) {
+            Some(&(_, local)) => local,
+            None => {
+                let local = view_of(&paths[g], ids[g]) != Some(View::Shared);
+                views.push((dir, local));
+                local
+            }
+        };
+        if local {
+            out.push(g);
+        }
+    }
+    out
+}
+
 impl HostFiles {
-    /// Before a phase, on the host's first rank: for a new run, decide how this host sees its
-    /// directory (by the first of `files`, the files the host's workers use) and, node-local,
-    /// make the work directory and the files (laid out if the run starts by reading); before a
-    /// write phase, empty them. Returns the view.
+    /// Before a phase, on the host's first rank: for a new run, decide how this host sees each
+    /// target directory (by the first of `files`, the files the host's workers use, on it) and,
+    /// on the node-local ones, make the work directory and the files (laid out if the run
+    /// starts by reading); before a write phase, empty them. Returns the view: node-local when
+    /// any target is.
     #[allow(clippy::too_many_arguments)]
     pub fn prepare(
         &mut self,
@@ -97,13 +124,14 @@ impl HostFiles {
         files: &[usize],
     ) -> Result<View> {
         let run_id = run_id_of(paths);
-        let Some(&first) = files.first() else { return Ok(View::Shared) };
+        if files.is_empty() {
+            return Ok(View::Shared);
+        }
         if run_id != self.run_id {
             self.finish();
             self.run_id = run_id.clone();
-            if view_of(&paths[first], ids[first]) == Some(View::Shared) {
-                return Ok(View::Shared);
-            }
+            let local = node_local_files(paths, ids, files);
+            let Some(&first) = local.first() else { return Ok(View::Shared) };
             if spec.reorder_reads.is_some() {
                 return Err(Error::Run(format!(
                     "reorder_reads needs a directory every host shares; {} is node-local on host {}",
@@ -111,33 +139,43 @@ impl HostFiles {
                     crate::env::host::hostname()
                 )));
             }
-            check_space(spec, plan, paths, files)?;
-            let mut wd = WorkDirs::create(spec, &run_id)?;
-            for &g in files {
+            check_space(spec, plan, paths, &local)?;
+            // Work directories in the node-local target directories only (DIR/.iolab-RUNID/NAME).
+            let mut dirs: Vec<PathBuf> =
+                local.iter().filter_map(|&g| paths[g].parent()?.parent().map(PathBuf::from)).collect();
+            dirs.sort();
+            dirs.dedup();
+            let sub = Spec { dirs, ..spec.clone() };
+            let mut wd = WorkDirs::create(&sub, &run_id)?;
+            for &g in &local {
                 wd.create_file(&paths[g])?;
             }
             wd.sync_markers()?;
             self.wd = Some(wd);
+            self.local = local;
             if plan.layout_first {
-                let local = self.local_ids(paths, ids, files)?;
+                let ids = self.local_ids(paths, ids)?;
                 let tag = BlockTag { generation: 1, ..tag };
-                crate::worker::prepare::lay_out(spec, plan, paths, &local, tag, |g| files.contains(&g))?;
+                let local = &self.local;
+                crate::worker::prepare::lay_out(spec, plan, paths, &ids, tag, |g| local.contains(&g))?;
             }
         }
         if self.wd.is_none() {
             return Ok(View::Shared);
         }
         if plan.phases[phase].op == OpKind::Write {
-            let local = self.local_ids(paths, ids, files)?;
-            crate::worker::prepare::recreate(spec, plan, paths, &local, |g| files.contains(&g))?;
+            let ids = self.local_ids(paths, ids)?;
+            let local = &self.local;
+            crate::worker::prepare::recreate(spec, plan, paths, &ids, |g| local.contains(&g))?;
         }
         Ok(View::NodeLocal)
     }
 
-    /// The identities of `files` as this host made them (the others as rank 0 gave them).
-    fn local_ids(&self, paths: &[PathBuf], ids: &[FileId], files: &[usize]) -> Result<Vec<FileId>> {
+    /// The identities of the node-local files as this host made them (the others as rank 0
+    /// gave them).
+    fn local_ids(&self, paths: &[PathBuf], ids: &[FileId]) -> Result<Vec<FileId>> {
         let mut out = ids.to_vec();
-        for &g in files {
+        for &g in &self.local {
             out[g] = local_identity(&paths[g])?;
         }
         Ok(out)
@@ -146,6 +184,7 @@ impl HostFiles {
     /// The run ended: removes this host's work directory (unless kept); a failure is said on
     /// stderr, naming the host, and left for `iolab clean`.
     pub fn finish(&mut self) {
+        self.local.clear();
         if let Some(mut wd) = self.wd.take()
             && let Err(e) = wd.cleanup()
         {
