@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Three simulated hosts on this machine, for the MPI tests (docs/mpi.md): each host h1, h2, h3
-# is a network namespace with its own host name, an `eth0` on a private /24 that exists only
-# inside these namespaces, and a node-local disk (an ext4 image) mounted at /mnt/node inside
-# it; /var/tmp/iolab-hosts/shared, outside them, stands in for the shared parallel file system.
+# is a network namespace with its own host name and machine id, an `eth0` on a private /24 that
+# exists only inside these namespaces, and a node-local disk (an ext4 image) mounted at
+# /mnt/node inside it; /var/tmp/iolab-hosts/shared, outside them, stands in for the shared
+# parallel file system (or a real one: `up --fs`).
 #
 #   tests/hosts.sh up                   make them (idempotent); prints what it made
 #   tests/hosts.sh up --fs NAME         and a distributed file system over them, mounted on
@@ -123,6 +124,8 @@ up() {
         ip -n "$ns" link set eth0 up
         ip -n "$ns" link set lo up
         [ -f "$STATE/$h.img" ] || { truncate -s 256M "$STATE/$h.img" && mkfs.ext4 -q -F "$STATE/$h.img"; }
+        # A machine id of its own, as a real host has (results tell hosts apart by it).
+        [ -s "$STATE/$h.machine-id" ] || od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$STATE/$h.machine-id"
         if ! alive "$h"; then
             # The holder keeps the host's namespaces (UTS, mount) alive; its mounts stay inside.
             ip netns exec "$ns" unshare --uts --mount --propagation private sh -c "
@@ -131,6 +134,7 @@ up() {
                 mount -o loop '$STATE/$h.img' /mnt/node
                 chmod 1777 /mnt/node
                 mount --bind '$STATE/hosts' /etc/hosts
+                if [ -e /etc/machine-id ]; then mount --bind '$STATE/$h.machine-id' /etc/machine-id; fi
                 exec sleep infinity" </dev/null >/dev/null 2>&1 9>&- &
             echo $! >"$STATE/$h.pid"
         fi

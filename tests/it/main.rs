@@ -27,6 +27,8 @@ mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_bounds;
 #[cfg(feature = "mpi")]
+mod mpi_dfs;
+#[cfg(feature = "mpi")]
 mod mpi_servers;
 #[cfg(feature = "mpi")]
 mod mpi_servers_hosts;

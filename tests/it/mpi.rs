@@ -444,7 +444,7 @@ fn reorder_reads_shifts_readers_by_ranks() {
 }
 
 /// `LAUNCHER -np 6 EXE ARGS...` across the simulated hosts (`tests/hosts.sh`), six ranks.
-fn on_hosts(launcher: &str, exe: &str, args: &[&str], cwd: &Path) -> Output {
+pub(crate) fn on_hosts(launcher: &str, exe: &str, args: &[&str], cwd: &Path) -> Output {
     let np = if launcher == "mpirun" { "-np" } else { "-n" };
     let call: Vec<&str> = [launcher, np, "6", exe].into_iter().chain(args.iter().copied()).collect();
     hosts_sh(&call, cwd).expect("the hosts are up")

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# iolab against IOR on a real distributed file system from three client hosts: the simulated
+# hosts with MooseFS over them (tests/hosts.sh up --fs moosefs: a chunkserver per host, an
+# mfsmount per host), six ranks, two per host, under Open MPI. Three cases, each a write with
+# fsync at the end (inside the time) and a cold read in which every rank reads what a rank on
+# the next host wrote (IOR -C, iolab --reorder-reads node):
+#   shared   one shared file, POSIX (IOR -a POSIX; iolab --layout shared)
+#   fpp      a file per process, POSIX (IOR -F; iolab's default layout)
+#   mpiio    one shared file, MPI-IO independent (IOR -a MPIIO; iolab --engine mpiio)
+# A warm-up of each tool per case, then N alternations, the order swapped each time; per tool,
+# case and phase min/median/max MB/s (10^6 B/s) and the ratio iolab/IOR. iolab's figure is
+# worked out with IOR's definition from its JSON: all bytes over the span from the first open to
+# the last close, commits included (the slowest rank's open + its timed part, fsync inside + the
+# slowest close); its own headline (min_SAR: from the start barrier to the slowest rank's end)
+# is printed beside it.
+#
+#   bench/pfs.sh --ior-src PATH [--ior PATH] [--size MIB] [--bs KIB] [--n N] [--iolab PATH]
+#     --ior-src PATH   IOR's public source (github.com/hpc/ior): copied to /tmp and built
+#                      there against the same Open MPI (./bootstrap; ./configure CC=mpicc; make)
+#     --ior PATH       an IOR binary already built against the same Open MPI (instead)
+#     --size MIB       MiB per rank (default 64)
+#     --bs KIB         KiB per op (default 1024)
+#     --n N            alternations after the warm-up (default 5)
+#     --iolab PATH     the iolab binary (default $IOLAB, else $CARGO_TARGET_DIR/release/iolab,
+#                      else target/release/iolab), built with --features mpi against Open MPI
+#
+# Needs root (the simulated hosts), MooseFS (moosefs-master moosefs-chunkserver
+# moosefs-client), Open MPI, python3, fincore; for IOR autoconf, automake, make. It holds the
+# hosts' lock (tests/hosts.sh lock) for its whole run, brings the hosts up with MooseFS and
+# takes them down at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+if [ -z "${IOLAB_HOSTS_LOCK:-}" ]; then
+    exec bash tests/hosts.sh lock bash "$0" "$@"
+fi
+
+ior_src="" ior="" size_mib=64 bs_kib=1024 n=5
+iolab=${IOLAB:-${CARGO_TARGET_DIR:-$root/target}/release/iolab}
+while [ $# -gt 0 ]; do
+    case $1 in
+    --ior-src) ior_src=$(realpath "$2"); shift 2 ;;
+    --ior) ior=$(realpath "$2"); shift 2 ;;
+    --size) size_mib=$2; shift 2 ;;
+    --bs) bs_kib=$2; shift 2 ;;
+    --n) n=$2; shift 2 ;;
+    --iolab) iolab=$(realpath "$2"); shift 2 ;;
+    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+    *) echo "unknown argument $1 (bench/pfs.sh --help)" >&2; exit 2 ;;
+    esac
+done
+size=$((size_mib << 20)) bs=$((bs_kib << 10))
+[ "$bs" -gt 0 ] && [ $((size % bs)) = 0 ] || { echo "--size must be a multiple of --bs" >&2; exit 2; }
+[ "$n" -ge 1 ] || { echo "--n must be at least 1" >&2; exit 2; }
+[ -n "$ior_src" ] || [ -n "$ior" ] || { echo "give IOR: --ior-src PATH (its source) or --ior PATH (a binary)" >&2; exit 2; }
+command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
+    { echo "needs Open MPI: apt-get install openmpi-bin libopenmpi-dev" >&2; exit 1; }
+mpi_version=$(mpirun --version 2>/dev/null | head -1)
+command -v python3 >/dev/null || { echo "needs python3" >&2; exit 1; }
+[ -x "$iolab" ] && "$iolab" engines 2>/dev/null | grep -qw mpiio || {
+    echo "no iolab built with the mpi feature at $iolab: cargo build --release --features mpi, then --iolab PATH" >&2
+    exit 1
+}
+
+tmp=$(mktemp -d /tmp/iolab-bench-pfs.XXXXXX)
+hosts() { bash tests/hosts.sh "$@"; }
+cleanup() {
+    hosts down >/dev/null 2>&1 || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+quiet() {
+    "$@" 2>"$tmp/err.txt" || { local rc=$?; echo "failed ($rc): $*" >&2; tail -30 "$tmp/err.txt" >&2; exit 1; }
+}
+
+if [ -n "$ior_src" ]; then
+    [ -x "$ior_src/bootstrap" ] || { echo "$ior_src has no bootstrap: not IOR's source" >&2; exit 1; }
+    ior_version=$(git -C "$ior_src" describe --tags --always 2>/dev/null || echo "?")
+    echo "building IOR ($ior_version) from $ior_src in $tmp/ior against $mpi_version (CC=mpicc)" >&2
+    cp -a "$ior_src/." "$tmp/ior"
+    (cd "$tmp/ior" && ./bootstrap && ./configure CC=mpicc && make -j"$(nproc)") >"$tmp/ior-build.log" 2>&1 ||
+        { tail -20 "$tmp/ior-build.log" >&2; echo "IOR did not build (log above)" >&2; exit 1; }
+    ior=$tmp/ior/src/ior
+else
+    ior_version=$("$ior" --version 2>/dev/null | head -1 || echo "?")
+fi
+[ -x "$ior" ] || { echo "no IOR binary at $ior" >&2; exit 1; }
+
+t0=$EPOCHREALTIME
+up=$(hosts up --fs moosefs) || { echo "$up" >&2; echo "the hosts with MooseFS did not come up" >&2; exit 1; }
+echo "$up" | grep -q "moosefs up" || { echo "$up" >&2; exit 1; }
+setup_s=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+dir=/mnt/moosefs/bench
+hosts run h1 "mkdir -p $dir"
+
+results=$tmp/results.txt # lines: CASE TOOL PHASE MBPS [MIN_SAR_MBPS]
+evict() { # evict FILE...: each host drops its pages of the files (fadvise DONTNEED), checked
+    local h f
+    for h in h1 h2 h3; do
+        for f in "$@"; do
+            hosts run "$h" "dd if=$f iflag=nocache count=0 status=none"
+            [ "$(hosts run "$h" "fincore --bytes --noheadings --output RES $f")" = 0 ] ||
+                { echo "$h still holds pages of $f" >&2; exit 1; }
+        done
+    done
+}
+ior_mbps() { # ior_mbps OP FILE: the summary's Max(MiB) of OP in MB/s
+    awk -v op="$1" '/^Summary of all tests/ { s = 1 } s && $1 == op { printf "%.3f\n", $2 * 1.048576; exit }' "$2"
+}
+
+run_ior() { # run_ior CASE
+    local c=$1 args=(-b "$size" -t "$bs" -s 1 -i 1 -e -C -o "$dir/ior.dat") files
+    case $c in
+    shared) args+=(-a POSIX) files=("$dir/ior.dat") ;;
+    fpp) args+=(-a POSIX -F) files=() ;;
+    mpiio) args+=(-a MPIIO) files=("$dir/ior.dat") ;;
+    esac
+    quiet hosts mpirun -np 6 "$ior" "${args[@]}" -w -k >"$tmp/ior-w.out"
+    [ "$c" != fpp ] || mapfile -t files < <(hosts run h1 "ls $dir/ior.dat.*")
+    evict "${files[@]}"
+    quiet hosts mpirun -np 6 "$ior" "${args[@]}" -r >"$tmp/ior-r.out"
+    local w r
+    w=$(ior_mbps write "$tmp/ior-w.out") r=$(ior_mbps read "$tmp/ior-r.out")
+    [ -n "$w" ] && [ -n "$r" ] || { echo "no IOR summary:" >&2; cat "$tmp/ior-w.out" "$tmp/ior-r.out" >&2; exit 1; }
+    echo "$c ior write $w" >>"$results"
+    echo "$c ior read $r" >>"$results"
+    hosts run h1 "rm -f $dir/ior.dat $dir/ior.dat.*"
+}
+
+run_iolab() { # run_iolab CASE
+    local c=$1 args=(run --dir "$dir" --op write,read:cold --size "${size_mib}MiB" --bs "${bs_kib}KiB" --reps 1
+        --sync end --sync-call fsync --reorder-reads node --json --quiet --no-store)
+    case $c in
+    shared) args+=(--layout shared) ;;
+    fpp) ;;
+    mpiio) args+=(--layout shared --engine mpiio --mpiio independent) ;;
+    esac
+    quiet hosts mpirun -np 6 "$iolab" "${args[@]}" >"$tmp/iolab.json"
+    python3 - "$tmp/iolab.json" "$c" >>"$results" <<'EOF'
+import json, sys
+d, case = json.load(open(sys.argv[1])), sys.argv[2]
+for ph in d["points"][0]["phases"]:
+    r = ph["repetitions"][0]
+    assert r["status"] == "complete", r
+    assert len(r["workers"]) == 6 and [h["host"] for h in r["hosts"]] == ["h1", "h2", "h3"], r["hosts"]
+    if ph["op"] == "read":
+        assert ph["cache"]["policy"] == "cold" and r["resident_fraction"] == 0.0, (ph["cache"], r["resident_fraction"])
+    w = r["workers"]
+    # IOR's definition: the first open to the last close, commits inside.
+    span_ns = max(x["open_ns"] for x in w) + r["time_ns"] + max(x["close_ns"] for x in w)
+    print(case, "iolab", ph["op"], r["total_bytes"] / span_ns * 1e3, r["min_sar_bytes_per_s"] / 1e6)
+EOF
+}
+
+echo "bench/pfs.sh: iolab vs IOR on MooseFS from three client hosts (the simulated hosts)"
+echo "machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), $(free -g | awk '/^Mem:/ { print $2 }') GiB RAM, Linux $(uname -r)"
+echo "file system: MooseFS $(dpkg-query -W -f '${Version}' moosefs-client 2>/dev/null || echo '?'), master on h1, a chunkserver per host (its own ext4 image), an mfsmount per host, goal 1, 64 MiB chunks; up in $setup_s s"
+echo "MPI: $mpi_version, 6 ranks (2 per host); IOR: $ior_version; iolab: $("$iolab" --version | head -1) ($iolab)"
+echo "per case: $size_mib MiB per rank, bs $bs_kib KiB, write with fsync at the end (timed), then a cold read of another host's data"
+echo "cold: IOR's files evicted on every host (fadvise DONTNEED, fincore 0) between its write and read runs, read with -C;"
+echo "      iolab's read:cold evicts on every reading host and checks with mincore (0.0% asserted), --reorder-reads node"
+echo "MB/s = 10^6 B/s, both tools by IOR's definition: all bytes over the first open to the last close, commits inside"
+echo "      (IOR's own Max(MiB) x 1.048576; iolab: slowest open + slowest timed part + slowest close, from its JSON)"
+echo "runs: a warm-up of each tool per case, then $n alternations, the order swapped each time"
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+cases=(shared fpp mpiio)
+for c in "${cases[@]}"; do run_iolab "$c"; run_ior "$c"; done # warm-up, not recorded
+: >"$results"
+for i in $(seq 1 "$n"); do
+    echo "alternation $i of $n (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+    for c in "${cases[@]}"; do
+        if [ $((i % 2)) = 1 ]; then run_iolab "$c"; run_ior "$c"; else run_ior "$c"; run_iolab "$c"; fi
+    done
+done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+python3 - "$results" <<'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+print(f"{'case':7} {'phase':6} {'tool':6} {'runs (MB/s, IOR definition)':40} {'min':>7} {'median':>7} {'max':>7}")
+for case in ("shared", "fpp", "mpiio"):
+    for ph in ("write", "read"):
+        v = {t: [float(r[3]) for r in rows if r[0] == case and r[1] == t and r[2] == ph] for t in ("iolab", "ior")}
+        for t, x in v.items():
+            print(f"{case:7} {ph:6} {t:6} {' '.join(f'{y:.0f}' for y in x):40} {min(x):7.0f} {statistics.median(x):7.0f} {max(x):7.0f}")
+        r = [a / b for a, b in zip(v["iolab"], v["ior"])]
+        print(f"{case:7} {ph:6} {'ratio':6} {' '.join(f'{y:.2f}' for y in r):40} {min(r):7.2f} {statistics.median(r):7.2f} "
+              f"{max(r):7.2f}  (iolab/IOR; of medians {statistics.median(v['iolab']) / statistics.median(v['ior']):.2f})")
+        own = [float(r[4]) for r in rows if r[0] == case and r[1] == "iolab" and r[2] == ph]
+        print(f"{case:7} {ph:6} {'iolab':6} own headline min_SAR (barrier to slowest end), median {statistics.median(own):.0f} MB/s")
+EOF
