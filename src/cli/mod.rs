@@ -267,8 +267,10 @@ pub struct InfoArgs {
 
 #[derive(Args, Debug)]
 pub struct PlotArgs {
-    /// Experiment id, a unique prefix of one, or `last`
-    pub id: String,
+    /// Experiment id, a unique prefix of one, or `last`; several: drawn in one figure, their
+    /// points told apart by the axis `experiment` (a line per experiment)
+    #[arg(required = true, num_args = 1..)]
+    pub ids: Vec<String>,
     /// rate | bars | workers | cdf | histogram | trace | timeline | race (a tuning's; default: the
     /// preset's plot, else rate when something is swept, else bars)
     #[arg(long)]

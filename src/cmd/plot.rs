@@ -45,7 +45,11 @@ pub fn cmd_plot(args: PlotArgs, stdout: &mut dyn Write) -> Result<()> {
         None => None,
     };
     let store = read_store(&args.db)?;
-    let exp = store.load(&store.resolve_id(&args.id)?)?;
+    let mut exps = vec![];
+    for id in &args.ids {
+        exps.push(store.load(&store.resolve_id(id)?)?);
+    }
+    let exp = if exps.len() == 1 { exps.remove(0) } else { plot::merge::merge(&exps) };
     let preset = crate::experiment::preset::about(&exp).map(|p| p.plot);
     let fig = plot::build(&store, &exp, &Options { preset, ..opts })?;
     match (&args.output, kind) {

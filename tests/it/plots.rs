@@ -414,3 +414,42 @@ fn plot_titles_name_the_sizes_run() {
     let svg = plot_svg(&s, &[]);
     assert!(svg.contains(&format!("{want}</title>")), "{svg:.300}");
 }
+
+/// Two experiments in one figure (`iolab plot ID ID`): the same sweep measured two ways, a
+/// line per experiment, each point that experiment's own runs.
+#[test]
+fn two_experiments_in_one_figure() {
+    let s = Scratch::new();
+    let args = ["--size", "1MiB", "--op", "write,read:cold", "--sweep", "bs=16KiB,64KiB", "--reps", "2"];
+    let mut ids = vec![];
+    for (name, engine) in [("plain", "psync"), ("vectored", "vsync")] {
+        let mut a = args.to_vec();
+        a.extend(["--name", name, "--engine", engine]);
+        ids.push(run(&s, &a)["experiment_id"].as_str().unwrap().to_string());
+    }
+    let out = s.iolab(&["plot", &ids[0], &ids[1], "--x", "bs"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = String::from_utf8(out.stdout).unwrap();
+    let gs = groups(&svg);
+    let series = of_class(&gs, "series");
+    let labels: Vec<&str> = series.iter().map(|g| g.label.as_str()).collect();
+    assert_eq!(labels, ["experiment=plain", "experiment=vectored"]);
+    for g in &series {
+        assert_eq!(g.polylines(), [2], "one line of two points");
+    }
+    let t = texts(&svg);
+    assert!(t.iter().any(|x| x.contains("plain vs vectored")), "{t:?}");
+    // Each line's points are its own experiment's read:cold means.
+    let store = Store::open(&s.db()).unwrap();
+    let exps: Vec<_> = ids.iter().map(|id| store.load(id).unwrap()).collect();
+    let merged = plot::merge::merge(&exps);
+    let fig = plot::rate::figure(&merged, &Options { x: Some("bs".into()), ..Options::default() }).unwrap();
+    for (si, e) in exps.iter().enumerate() {
+        for (k, p) in e.points.iter().enumerate() {
+            let xs: Vec<f64> = p.phases[1].repetitions.iter().map(|r| r.max_sar_bytes_per_s / 1e6).collect();
+            let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+            let y = fig.panels[0].series[si].points[k].y;
+            assert!((y - mean).abs() < 1e-9 * mean, "{y} vs {mean}");
+        }
+    }
+}

@@ -6,7 +6,8 @@
 //! vs min_SAR: stragglers), `cdf` and `histogram` (per-op latency from the stored HDR
 //! buckets), `trace` (per-op latency vs op index with the detected periods marked),
 //! `timeline` (a phase's rate per interval over time, its steady window marked), `race` (a
-//! tuning's candidates over its rounds).
+//! tuning's candidates over its rounds). Several experiments can share one figure
+//! ([`merge`]).
 
 use std::io::Write;
 use std::path::Path;
@@ -22,6 +23,7 @@ pub mod bars;
 pub mod draw;
 pub mod figure;
 pub mod latency;
+pub mod merge;
 pub mod race;
 pub mod rate;
 pub mod select;
