@@ -71,8 +71,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# quiet OUT CMD...: runs CMD, its stdout to OUT, its stderr kept aside; on failure shows both.
 quiet() {
-    "$@" 2>"$tmp/err.txt" || { local rc=$?; echo "failed ($rc): $*" >&2; tail -30 "$tmp/err.txt" >&2; exit 1; }
+    local out=$1
+    shift
+    "$@" >"$out" 2>"$tmp/err.txt" ||
+        { local rc=$?; echo "failed ($rc): $*" >&2; tail -20 "$out" "$tmp/err.txt" >&2; exit 1; }
 }
 
 if [ -n "$ior_src" ]; then
@@ -84,7 +88,7 @@ if [ -n "$ior_src" ]; then
         { tail -20 "$tmp/ior-build.log" >&2; echo "IOR did not build (log above)" >&2; exit 1; }
     ior=$tmp/ior/src/ior
 else
-    ior_version=$("$ior" --version 2>/dev/null | head -1 || echo "?")
+    ior_version=$(git -C "$(dirname "$ior")" describe --tags --always 2>/dev/null || echo "built elsewhere")
 fi
 [ -x "$ior" ] || { echo "no IOR binary at $ior" >&2; exit 1; }
 
@@ -101,7 +105,7 @@ evict() { # evict FILE...: each host drops its pages of the files (fadvise DONTN
     for h in h1 h2 h3; do
         for f in "$@"; do
             hosts run "$h" "dd if=$f iflag=nocache count=0 status=none"
-            [ "$(hosts run "$h" "fincore --bytes --noheadings --output RES $f")" = 0 ] ||
+            [ "$(hosts run "$h" "fincore --bytes --noheadings --output RES $f" | tr -d ' ')" = 0 ] ||
                 { echo "$h still holds pages of $f" >&2; exit 1; }
         done
     done
@@ -117,10 +121,10 @@ run_ior() { # run_ior CASE
     fpp) args+=(-a POSIX -F) files=() ;;
     mpiio) args+=(-a MPIIO) files=("$dir/ior.dat") ;;
     esac
-    quiet hosts mpirun -np 6 "$ior" "${args[@]}" -w -k >"$tmp/ior-w.out"
+    quiet "$tmp/ior-w.out" hosts mpirun -np 6 "$ior" "${args[@]}" -w -k
     [ "$c" != fpp ] || mapfile -t files < <(hosts run h1 "ls $dir/ior.dat.*")
     evict "${files[@]}"
-    quiet hosts mpirun -np 6 "$ior" "${args[@]}" -r >"$tmp/ior-r.out"
+    quiet "$tmp/ior-r.out" hosts mpirun -np 6 "$ior" "${args[@]}" -r
     local w r
     w=$(ior_mbps write "$tmp/ior-w.out") r=$(ior_mbps read "$tmp/ior-r.out")
     [ -n "$w" ] && [ -n "$r" ] || { echo "no IOR summary:" >&2; cat "$tmp/ior-w.out" "$tmp/ior-r.out" >&2; exit 1; }
@@ -137,7 +141,7 @@ run_iolab() { # run_iolab CASE
     fpp) ;;
     mpiio) args+=(--layout shared --engine mpiio --mpiio independent) ;;
     esac
-    quiet hosts mpirun -np 6 "$iolab" "${args[@]}" >"$tmp/iolab.json"
+    quiet "$tmp/iolab.json" hosts mpirun -np 6 "$iolab" "${args[@]}"
     python3 - "$tmp/iolab.json" "$c" >>"$results" <<'EOF'
 import json, sys
 d, case = json.load(open(sys.argv[1])), sys.argv[2]
