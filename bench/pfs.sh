@@ -76,7 +76,7 @@ quiet() {
     local out=$1
     shift
     "$@" >"$out" 2>"$tmp/err.txt" ||
-        { local rc=$?; echo "failed ($rc): $*" >&2; tail -20 "$out" "$tmp/err.txt" >&2; exit 1; }
+        { local rc=$?; echo "failed ($rc): $*" >&2; tail -n 20 "$out" "$tmp/err.txt" >&2; exit 1; }
 }
 
 if [ -n "$ior_src" ]; then
