@@ -29,12 +29,6 @@ pub const HEADER: usize = 48;
 pub const MIN_BLOCK: u64 = 512;
 const MAGIC: [u8; 4] = *b"iolv";
 
-const P1: u64 = 0x9E37_79B1_85EB_CA87;
-const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
-const P3: u64 = 0x1656_67B1_9E37_79F9;
-const P4: u64 = 0x85EB_CA77_C2B2_AE63;
-const P5: u64 = 0x27D4_EB2F_1656_67C5;
-
 #[inline(always)]
 fn u64_at(b: &[u8], i: usize) -> u64 {
     u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"))
@@ -45,60 +39,10 @@ fn u32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"))
 }
 
-#[inline(always)]
-fn round(acc: u64, input: u64) -> u64 {
-    acc.wrapping_add(input.wrapping_mul(P2)).rotate_left(31).wrapping_mul(P1)
-}
-
-#[inline(always)]
-fn merge(acc: u64, val: u64) -> u64 {
-    (acc ^ round(0, val)).wrapping_mul(P1).wrapping_add(P4)
-}
-
-/// XXH64 of `data` with `seed` (the reference algorithm, xxhash.com).
+/// XXH64 of `data` with `seed` (the xxhash-rust crate's one-shot function).
+#[inline]
 pub fn xxh64(data: &[u8], seed: u64) -> u64 {
-    let len = data.len();
-    let mut i = 0;
-    let mut h = if len >= 32 {
-        let mut v =
-            [seed.wrapping_add(P1).wrapping_add(P2), seed.wrapping_add(P2), seed, seed.wrapping_sub(P1)];
-        for stripe in data.chunks_exact(32) {
-            v[0] = round(v[0], u64_at(stripe, 0));
-            v[1] = round(v[1], u64_at(stripe, 8));
-            v[2] = round(v[2], u64_at(stripe, 16));
-            v[3] = round(v[3], u64_at(stripe, 24));
-        }
-        i = len / 32 * 32;
-        let mut h = v[0]
-            .rotate_left(1)
-            .wrapping_add(v[1].rotate_left(7))
-            .wrapping_add(v[2].rotate_left(12))
-            .wrapping_add(v[3].rotate_left(18));
-        for x in v {
-            h = merge(h, x);
-        }
-        h
-    } else {
-        seed.wrapping_add(P5)
-    };
-    h = h.wrapping_add(len as u64);
-    while i + 8 <= len {
-        h = (h ^ round(0, u64_at(data, i))).rotate_left(27).wrapping_mul(P1).wrapping_add(P4);
-        i += 8;
-    }
-    if i + 4 <= len {
-        h = (h ^ (u32_at(data, i) as u64).wrapping_mul(P1)).rotate_left(23).wrapping_mul(P2).wrapping_add(P3);
-        i += 4;
-    }
-    while i < len {
-        h = (h ^ (data[i] as u64).wrapping_mul(P5)).rotate_left(11).wrapping_mul(P1);
-        i += 1;
-    }
-    h ^= h >> 33;
-    h = h.wrapping_mul(P2);
-    h ^= h >> 29;
-    h = h.wrapping_mul(P3);
-    h ^ (h >> 32)
+    xxhash_rust::xxh64::xxh64(data, seed)
 }
 
 /// The 64-bit run tag of a run id (its first 16 hex digits; other ids are hashed).

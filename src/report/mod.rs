@@ -25,7 +25,6 @@ use std::io::Write;
 use crate::error::{Error, Result};
 use crate::results::{ExperimentResult, PointResult};
 
-pub mod base64;
 mod bounds;
 pub mod compare;
 mod csv;

@@ -3,8 +3,8 @@
 //! and white. `experiment` is the page of one experiment, `compare` the per-host page.
 
 use crate::error::Result;
-use crate::report::base64;
 use crate::report::plot::{Figure, draw};
+use base64::Engine as _;
 
 pub mod compare;
 pub mod experiment;
@@ -73,7 +73,7 @@ pub fn data_link(file_name: &str, mime: &str, data: &[u8], what: &str) -> String
     format!(
         "<li><a download=\"{}\" href=\"data:{mime};base64,{}\">{}</a> ({}, {})</li>\n",
         esc(file_name),
-        base64::encode(data),
+        base64::engine::general_purpose::STANDARD.encode(data),
         esc(file_name),
         esc(what),
         crate::units::fmt_size(data.len() as u64)
@@ -175,5 +175,22 @@ mod tests {
         assert_eq!(utc(951_782_400.0), "2000-02-29 00:00:00 UTC");
         assert_eq!(utc(1_700_000_000.5), "2023-11-14 22:13:20 UTC");
         assert_eq!(esc("a<b & \"c\" 'd'"), "a&lt;b &amp; &quot;c&quot; &#39;d&#39;");
+    }
+
+    /// A data link carries standard base64 with padding (RFC 4648's vectors, section 10).
+    #[test]
+    fn data_links_carry_standard_base64() {
+        let cases = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (plain, coded) in cases {
+            let link = data_link("x.txt", "text/plain", plain.as_bytes(), "y");
+            assert!(link.contains(&format!("href=\"data:text/plain;base64,{coded}\"")), "{link}");
+        }
     }
 }
