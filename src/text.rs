@@ -1,7 +1,11 @@
 //! Plain-text layout that every layer may use: rows of cells aligned under headers.
 
 /// Lays out rows under headers; columns listed in `right` are right-aligned.
+/// Every cell is shown on one line ([`one_line`]): a name from a user or a store with an escape
+/// sequence or a newline never reaches a terminal raw.
 pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[usize]) -> String {
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(|c| one_line(c)).collect()).collect();
+    let rows = &rows;
     let ncol = headers.len();
     let mut width: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for r in rows {
@@ -102,6 +106,15 @@ pub fn one_line(s: &str) -> String {
         .collect()
 }
 
+/// Text for a terminal: control characters other than newlines shown as in [`one_line`], so an
+/// escape sequence in a stored name never reaches the terminal raw.
+pub fn terminal_safe(s: &str) -> String {
+    if !s.chars().any(|c| c.is_control() && c != '\n') {
+        return s.to_string();
+    }
+    s.split('\n').map(one_line).collect::<Vec<_>>().join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +136,7 @@ mod tests {
         assert_eq!(escape_path(Path::new(OsStr::from_bytes(b"/tmp/\xffz"))), "/tmp/\\xffz");
         assert_eq!(escape_path(Path::new("/tmp/é\\")), "/tmp/é\\\\");
         assert_eq!(one_line("a\nb\\c\x07"), "a\\nb\\c\\x07");
+        assert_eq!(terminal_safe("a\x1b[31mb\nc\td\n"), "a\\x1b[31mb\nc\\td\n");
+        assert_eq!(text_table(&["h"], &[vec!["\x1b[2Jx\ny".into()]], &[]), "h\n\\x1b[2Jx\\ny\n");
     }
 }

@@ -26,10 +26,10 @@ impl Exporter for Table {
 pub fn render_table(exp: &ExperimentResult) -> String {
     let h = &exp.host;
     let s = &exp.spec;
-    let mut out = format!("experiment {} ({})\n", exp.experiment_id, s.name);
+    let mut out = format!("experiment {} ({})\n", exp.experiment_id, crate::text::one_line(&s.name));
     out += &format!(
         "host    {}: {} {}, {} x {} @ {:.0} MHz, {} RAM\n",
-        h.hostname,
+        crate::text::one_line(&h.hostname),
         h.os,
         h.kernel.split(' ').next().unwrap_or(""),
         h.cpus,
@@ -224,7 +224,10 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     out += &super::steady::render_steady(exp);
     out += &super::details::render_details(exp);
     out += &failures(exp);
-    out + &super::findings::text(exp)
+    out += &super::findings::text(exp);
+    // Names and facts from a user or a store (an imported host's model, a phase's name) never
+    // reach a terminal raw.
+    crate::text::terminal_safe(&out)
 }
 
 /// One line per repetition that did not complete.

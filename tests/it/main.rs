@@ -9,6 +9,7 @@ mod core;
 mod dfs;
 mod doc_examples;
 mod engines;
+mod escapes;
 mod experiments;
 mod exporters;
 mod faults;
