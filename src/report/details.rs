@@ -141,8 +141,12 @@ pub fn spec_launch(s: &Spec) -> Option<String> {
 
 /// Everything under the main table.
 pub fn render_details(exp: &ExperimentResult) -> String {
-    let mut out = costs(exp);
-    out += &super::hosts::render_hosts(exp);
+    costs(exp) + &render_others(exp)
+}
+
+/// The sections under the main table but the costs: per host, per server, periods, layout.
+pub fn render_others(exp: &ExperimentResult) -> String {
+    let mut out = super::hosts::render_hosts(exp);
     out += &super::servers::render_servers(exp);
     out += &periods(exp);
     out += &layouts(exp);
@@ -157,8 +161,13 @@ fn point_label(exp: &ExperimentResult, i: usize) -> String {
     if params.is_empty() { params } else { params + " " }
 }
 
-/// Per phase: mean per-worker open, close and commit time, and mean preallocation time.
-fn costs(exp: &ExperimentResult) -> String {
+/// The costs table's headers, and what they are.
+pub const COST_HEADERS: [&str; 5] = ["phase", "open", "close", "commit", "prealloc"];
+pub const COST_LEGEND: &str = "open, close, commit: mean per worker (commit is inside t_i; open and close are not); prealloc: mean per repetition, before the phase, not inside t_i";
+
+/// Per phase: mean per-worker open, close and commit time, and mean preallocation time (rows
+/// under [`COST_HEADERS`]; empty without a complete repetition).
+pub fn cost_rows(exp: &ExperimentResult) -> Vec<Vec<String>> {
     let mut rows = vec![];
     let dash = || "-".to_string();
     for (i, p) in exp.points.iter().enumerate() {
@@ -177,13 +186,15 @@ fn costs(exp: &ExperimentResult) -> String {
             ]);
         }
     }
+    rows
+}
+
+fn costs(exp: &ExperimentResult) -> String {
+    let rows = cost_rows(exp);
     if rows.is_empty() {
         return String::new();
     }
-    let mut s = "\n".to_string();
-    s += &text_table(&["phase", "open", "close", "commit", "prealloc"], &rows, &[1, 2, 3, 4]);
-    s += "open, close, commit: mean per worker (commit is inside t_i; open and close are not); prealloc: mean per repetition, before the phase, not inside t_i\n";
-    s
+    format!("\n{}{COST_LEGEND}\n", text_table(&COST_HEADERS, &rows, &[1, 2, 3, 4]))
 }
 
 /// Per traced phase: the periods found, over all complete repetitions and workers.

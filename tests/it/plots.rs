@@ -103,7 +103,7 @@ fn rate_plot_of_a_sweep() {
             "--sweep",
             "bs=16KiB,64KiB",
             "--reps",
-            "2",
+            "3",
         ],
     );
     let svg = plot_svg(&s, &[]);
@@ -126,7 +126,8 @@ fn rate_plot_of_a_sweep() {
     for tick in ["1", "2", "3"] {
         assert!(t.iter().any(|x| x == tick), "tick {tick}: {t:?}");
     }
-    // The model's points are the mean of the stored read:cold max_SAR of each point, +/- 2 sd.
+    // The model's points are the mean of the stored read:cold max_SAR of each point, its bar
+    // the runs' spread on the log scale: x/÷ e^(2 sd of the logarithms), above zero.
     let (_, exp) = load_last(&s);
     let fig = plot::rate::figure(&exp, &Options::default()).unwrap();
     let points = doc["points"].as_array().unwrap();
@@ -140,13 +141,16 @@ fn rate_plot_of_a_sweep() {
             let reps = p["phases"][1]["repetitions"].as_array().unwrap();
             let xs: Vec<f64> =
                 reps.iter().map(|r| r["max_sar_bytes_per_s"].as_f64().unwrap() / 1e6).collect();
-            let mean = xs.iter().sum::<f64>() / 2.0;
-            let sd = ((xs[0] - mean).powi(2) + (xs[1] - mean).powi(2)).sqrt();
+            let mean = xs.iter().sum::<f64>() / 3.0;
+            let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+            let lm = logs.iter().sum::<f64>() / 3.0;
+            let sd = (logs.iter().map(|l| (l - lm).powi(2)).sum::<f64>() / 2.0).sqrt();
+            let f = (2.0 * sd).exp();
             let pt = line.points[k];
             assert_eq!(pt.x, k as f64 + 1.0);
             assert!((pt.y - mean).abs() < 1e-9 * mean, "{} vs {mean}", pt.y);
             let (lo, hi) = pt.bar.unwrap();
-            assert!((hi - mean - 2.0 * sd).abs() < 1e-6 && (mean - lo - 2.0 * sd).abs() < 1e-6);
+            assert!(lo > 0.0 && (hi - mean * f).abs() < 1e-6 * hi && (lo - mean / f).abs() < 1e-6 * hi);
         }
     }
 }
@@ -210,20 +214,69 @@ fn png_output() {
     assert!(colored > 500, "the bars are drawn in blue: {colored} pixels");
 }
 
-/// Without a sweep the default is one bar per phase, each with its error bar.
+/// Without a sweep the default is one bar per phase, each with its error bar from 3 runs;
+/// with 2 runs the bars stand without error bars and the caption says why.
 #[test]
 fn bars_without_a_sweep() {
     let s = Scratch::new();
-    run(&s, &["--size", "1MiB", "--bs", "64KiB", "--op", "write,read:cold,read:warm", "--reps", "2"]);
+    for reps in ["3", "2"] {
+        run(&s, &["--size", "1MiB", "--bs", "64KiB", "--op", "write,read:cold,read:warm", "--reps", reps]);
+        let svg = plot_svg(&s, &[]);
+        let gs = groups(&svg);
+        let series = of_class(&gs, "series");
+        assert_eq!(series.len(), 1);
+        assert_eq!(series[0].count("rect"), 3);
+        let bars: Vec<usize> = of_class(&gs, "errorbars").iter().flat_map(|g| g.polylines()).collect();
+        let t = texts(&svg);
+        for name in ["write", "read:cold", "read:warm", "phase"] {
+            assert!(t.iter().any(|x| x == name), "{name}: {t:?}");
+        }
+        let why = t.iter().any(|x| x.contains("no error bars: fewer than 3 runs per point"));
+        if reps == "3" {
+            assert_eq!(bars, [6, 6, 6]);
+            assert!(!why && t.iter().any(|x| x.contains("never below zero")), "{t:?}");
+        } else {
+            assert!(bars.is_empty(), "{bars:?}");
+            assert!(why, "{t:?}");
+        }
+    }
+}
+
+/// 24 series (workers = 1..24, one line each) are drawn as three panels of 8, each titled by
+/// the series it holds, and no two series share both colour and marker.
+#[test]
+fn many_series_become_small_multiples() {
+    let s = Scratch::new();
+    run(
+        &s,
+        &[
+            "--engine",
+            "null",
+            "--op",
+            "write",
+            "--bs",
+            "4KiB",
+            "--sweep",
+            "size=64KiB,128KiB",
+            "--sweep",
+            "workers=1..24",
+            "--reps",
+            "1",
+        ],
+    );
     let svg = plot_svg(&s, &[]);
-    let gs = groups(&svg);
-    let series = of_class(&gs, "series");
-    assert_eq!(series.len(), 1);
-    assert_eq!(series[0].count("rect"), 3);
-    assert_eq!(of_class(&gs, "errorbars")[0].polylines(), [6, 6, 6]);
     let t = texts(&svg);
-    for name in ["write", "read:cold", "read:warm", "phase"] {
-        assert!(t.iter().any(|x| x == name), "{name}: {t:?}");
+    for title in ["workers=1 .. workers=8", "workers=9 .. workers=16", "workers=17 .. workers=24"] {
+        assert!(t.iter().any(|x| x == title), "panel {title}: {t:?}");
+    }
+    let (_, exp) = load_last(&s);
+    let fig = plot::rate::figure(&exp, &Options::default()).unwrap();
+    assert_eq!(fig.panels.len(), 3);
+    assert!(fig.panels.iter().all(|p| p.series.len() == 8));
+    let styles: Vec<_> = fig.legend.iter().map(|st| (st.color, st.marker)).collect();
+    assert_eq!(styles.len(), 24);
+    for (i, a) in styles.iter().enumerate() {
+        assert!(!styles[..i].contains(a), "series {i} looks like an earlier one: {a:?}");
     }
 }
 

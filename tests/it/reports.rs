@@ -237,7 +237,7 @@ fn experiment_report() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert_self_contained(&html);
-    let sections = ["spec", "host", "cache", "summary", "plots", "runs", "data"];
+    let sections = ["summary", "plots", "runs", "data", "settings", "spec", "host", "cache"];
     for id in sections {
         assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
     }
@@ -265,6 +265,24 @@ fn experiment_report() {
     // The summary and cache tables name every point and phase.
     for cell in ["<td>workers=1</td>", "<td>workers=2</td>", "<td>read:cold</td>", "<td>cold</td>"] {
         assert!(html.contains(cell), "{cell}");
+    }
+    // Results first: the summary (with its IOPS and costs as tables), the plots, the runs, the
+    // data; the settings folded at the end.
+    let at = |id: &str| html.find(&format!("<section id=\"{id}\">")).unwrap();
+    let order = ["summary", "plots", "runs", "data", "settings", "spec", "host", "cache"];
+    assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "sections out of order");
+    let settings = &html[at("settings")..];
+    assert!(
+        settings.contains("<details>") && settings.find("<details>") < settings.find("<section id=\"spec\">")
+    );
+    let summary = &html[at("summary")..at("plots")];
+    for t in ["<table class=\"summary\">", "<table class=\"iops\">", "<table class=\"costs\">"] {
+        assert!(summary.contains(t), "{t}");
+    }
+    assert!(!summary.contains("<pre>open"), "costs are a table, not terminal text");
+    // Every point's latency distribution.
+    for p in 0..2 {
+        assert!(html.contains(&format!("every phase of point {p} (workers={})", p + 1)), "cdf of point {p}");
     }
     check_in_chromium(s.path(), &page, &sections, figures);
 }

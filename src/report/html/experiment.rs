@@ -1,10 +1,12 @@
-//! The HTML page of one experiment: what ran (spec, sweep, preset), where (host and targets),
-//! the cache state of every phase, the summary table, every plot that applies, the per-run
-//! figures, and the raw CSV and JSON as gzip-compressed downloads.
+//! The HTML page of one experiment, results first: the tuning's verdict and the findings (when
+//! there are), the summary table with its IOPS, time bounds and costs, every plot that applies
+//! (every point's latency distribution, or the ones left out named), the per-run figures, the
+//! raw CSV and JSON as gzip-compressed downloads; and folded at the end, what ran (spec, sweep,
+//! preset), where (host and targets) and the cache state of every phase.
 
 use std::io::Write;
 
-use super::{esc, facts, figure, gz_link, table, utc};
+use super::{esc, figure, gz_link, table, utc};
 use crate::error::{Error, Result};
 use crate::report::plot::{self, Figure, Kind, Options, PresetPlot};
 use crate::report::{self, Exporter, Format, PresetAbout, write_err};
@@ -17,6 +19,9 @@ use crate::units::{fmt_rate, fmt_size};
 const MAX_EMBEDDED_TRACE_BYTES: usize = 2 << 20;
 /// Per-run rows listed at most.
 const MAX_RUN_ROWS: usize = 300;
+/// Points whose latency distribution (a CDF per point) the page draws at most; the others
+/// are named with the command that draws each.
+const MAX_CDF_POINTS: usize = 12;
 
 /// The plots of an experiment: (figure, caption, the `iolab plot` command that draws it).
 pub fn plots(
@@ -91,11 +96,16 @@ pub fn plots(
             }
         }
     }
-    let n_points = exp.points.len().min(6);
-    for pi in 0..n_points {
+    // Every point's latency distribution, up to MAX_CDF_POINTS; the others are named below.
+    for pi in 0..exp.points.len().min(MAX_CDF_POINTS) {
+        let what = if exp.points.len() > 1 {
+            format!("point {pi} ({})", report::point_params(&exp.points[pi]))
+        } else {
+            format!("point {pi}")
+        };
         wanted.push((
             Options { point: Some(pi), ..base(Kind::Cdf) },
-            format!("Latency per op, cumulative, every phase of point {pi}."),
+            format!("Latency per op, cumulative, every phase of {what}."),
             format!("iolab plot {id} --kind cdf --point {pi}"),
         ));
     }
@@ -111,6 +121,12 @@ pub fn plots(
     ));
     let mut out = vec![];
     let mut skipped = vec![];
+    if exp.points.len() > MAX_CDF_POINTS {
+        skipped.push(format!(
+            "the latency distributions of points {MAX_CDF_POINTS}..{} (one figure each: iolab plot {id} --kind cdf --point N)",
+            exp.points.len() - 1
+        ));
+    }
     for (o, cap, cmd) in wanted {
         match plot::build(store, exp, &o) {
             Ok(f) => out.push((f, cap, cmd)),
@@ -149,120 +165,8 @@ pub fn plots(
     (out, skipped)
 }
 
-fn flags_html(flags: &[String]) -> String {
+pub(super) fn flags_html(flags: &[String]) -> String {
     flags.iter().map(|f| format!("<span class=\"flag\">{}</span>", esc(f))).collect::<Vec<_>>().join("<br>")
-}
-
-fn spec_section(exp: &ExperimentResult, preset: Option<&PresetAbout>) -> String {
-    let mut s = String::from("<section id=\"spec\">\n<h2>Experiment</h2>\n");
-    let mut rows = vec![
-        ("experiment", esc(&exp.experiment_id)),
-        ("name", esc(&exp.spec.name)),
-        ("created", esc(&utc(exp.created_unix_s))),
-        ("iolab", esc(&exp.iolab_version)),
-    ];
-    if let Some(p) = &exp.design.preset {
-        rows.push(("preset", esc(&format!("{} ({}), scale {}: {}", p.id, p.study, p.scale, p.title))));
-        if let Some(about) = preset.filter(|a| !a.notes.is_empty()) {
-            rows.push(("preset notes", esc(&about.notes)));
-        }
-    }
-    rows.push(("headline statistic", esc(exp.design.headline.about())));
-    if !exp.design.axes.is_empty() {
-        let axes: Vec<String> = exp.design.axes.iter().map(|a| format!("{} = {}", a.key, a.text)).collect();
-        let zip: Vec<String> =
-            exp.design.zip.iter().map(|g| format!(" (zipped: {})", g.join(" + "))).collect();
-        rows.push((
-            "sweep",
-            esc(&format!("{}{} · {} points", axes.join(" × "), zip.concat(), exp.points.len())),
-        ));
-    }
-    s += &facts(&rows);
-    s += "<h3>Spec (the first point's; each point overlays its axis values)</h3>\n";
-    let mut spec_rows = vec![];
-    if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&exp.spec) {
-        for (k, v) in m {
-            let text = match v {
-                serde_json::Value::String(s) => s,
-                other => other.to_string(),
-            };
-            spec_rows.push(vec![format!("<code>{}</code>", esc(&k)), esc(&text)]);
-        }
-    }
-    s += &table("spec", &["key", "value"], &spec_rows, &[]);
-    s + "</section>\n"
-}
-
-fn host_section(exp: &ExperimentResult) -> String {
-    let h = &exp.host;
-    let mut s = String::from("<section id=\"host\">\n<h2>Host</h2>\n");
-    s += &facts(&[
-        ("host", esc(&format!("{} ({})", h.hostname, h.host_id))),
-        ("OS", esc(&format!("{} {}", h.os, h.kernel))),
-        ("CPU", esc(&format!("{} × {} @ {:.0} MHz", h.cpus, h.cpu_model, h.cpu_mhz))),
-        ("memory", esc(&fmt_size(h.mem_bytes))),
-        ("iolab", esc(&format!("{} (git {})", h.iolab_version, h.git_rev))),
-    ]);
-    let opt = |o: &Option<String>| esc(o.as_deref().unwrap_or("-"));
-    let rows: Vec<Vec<String>> = h
-        .targets
-        .iter()
-        .map(|t| {
-            vec![
-                esc(&t.dir.display().to_string()),
-                esc(&t.fs_described()),
-                esc(&format!("{} ({})", t.mount_point, t.mount_options)),
-                opt(&t.device),
-                opt(&t.device_model),
-                t.rotational.map(|r| if r { "yes" } else { "no" }.to_string()).unwrap_or("-".into()),
-                opt(&t.scheduler),
-                t.read_ahead_kb.map(|r| format!("{r} KiB")).unwrap_or("-".into()),
-                format!("{} B", t.direct_io_align_bytes),
-            ]
-        })
-        .collect();
-    s += &table(
-        "targets",
-        &[
-            "target",
-            "file system",
-            "mount",
-            "device",
-            "model",
-            "rotational",
-            "scheduler",
-            "read-ahead",
-            "O_DIRECT align",
-        ],
-        &rows,
-        &[],
-    );
-    s + "</section>\n"
-}
-
-fn cache_section(exp: &ExperimentResult) -> String {
-    let mut s = String::from(
-        "<section id=\"cache\">\n<h2>Cache state</h2>\n<p class=\"note\">Each phase states how the page cache was handled before it: <b>cold</b> (data committed, evicted with fadvise, optionally drop_caches, then checked with mincore; flagged when more than 5% stayed resident), <b>warm</b> (read first, checked), or <b>asis</b> (not controlled, always flagged); on a file system whose client keeps file data of its own that the eviction does not reach, <b>cold (kernel pages only; the file system client's cache not controlled)</b>. Flags are marked ⚑.</p>\n",
-    );
-    let mut rows = vec![];
-    for p in &exp.points {
-        for ph in &p.phases {
-            rows.push(vec![
-                esc(&report::point_params(p)),
-                esc(&ph.name),
-                esc(ph.cache.label()),
-                esc(&ph.cache.method),
-                format!("{:.1}%", ph.cache.resident_fraction * 100.0),
-                if ph.flags.is_empty() {
-                    "<span class=\"ok\">none</span>".into()
-                } else {
-                    flags_html(&ph.flags)
-                },
-            ]);
-        }
-    }
-    s += &table("cache", &["point", "phase", "policy", "how", "max resident", "flags"], &rows, &[4]);
-    s + "</section>\n"
 }
 
 fn summary_section(exp: &ExperimentResult) -> String {
@@ -293,10 +197,32 @@ fn summary_section(exp: &ExperimentResult) -> String {
         s += &format!("<li>{}</li>\n", esc(line.trim()));
     }
     s += "</ul>\n";
-    let details = report::details::render_details(exp);
-    if !details.trim().is_empty() {
-        s += "<h3>Costs, periods and file layout</h3>\n<pre>";
-        s += &esc(details.trim());
+    let escaped = |rows: Vec<Vec<String>>| -> Vec<Vec<String>> {
+        rows.into_iter().map(|r| r.iter().map(|c| esc(c)).collect()).collect()
+    };
+    if let Some((heads, rows, right)) = report::iops::parts(exp) {
+        s +=
+            &format!("<h3>Operations per second</h3>\n<p class=\"note\">{}.</p>\n", esc(report::iops::ABOUT));
+        let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
+        s += &table("iops", &heads, &escaped(rows), &right);
+    }
+    if let Some((heads, rows, right)) = report::bounds::parts(exp) {
+        s += &format!(
+            "<h3>Time-bounded phases</h3>\n<p class=\"note\">{}.</p>\n",
+            esc(report::bounds::LEGEND)
+        );
+        let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
+        s += &table("bounds", &heads, &escaped(rows), &right);
+    }
+    let costs = report::details::cost_rows(exp);
+    if !costs.is_empty() {
+        s += &format!("<h3>Costs</h3>\n<p class=\"note\">{}.</p>\n", esc(report::details::COST_LEGEND));
+        s += &table("costs", &report::details::COST_HEADERS, &escaped(costs), &[1, 2, 3, 4]);
+    }
+    let others = report::details::render_others(exp);
+    if !others.trim().is_empty() {
+        s += "<h3>Per host and server, periods and file layout</h3>\n<pre>";
+        s += &esc(others.trim());
         s += "</pre>\n";
     }
     s + "</section>\n"
@@ -426,7 +352,7 @@ impl Exporter for Html<'_> {
 pub fn page(store: &Store, exp: &ExperimentResult, preset: Option<&PresetAbout>) -> Result<String> {
     let title = plot::title(exp);
     let mut body = format!(
-        "<header>\n<h1>{}</h1>\n<p>{} · created {} · iolab {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul><li><a href=\"#spec\">Experiment</a></li><li><a href=\"#host\">Host</a></li><li><a href=\"#cache\">Cache state</a></li><li><a href=\"#summary\">Summary</a></li>{}{}<li><a href=\"#plots\">Plots</a></li><li><a href=\"#runs\">Runs</a></li><li><a href=\"#data\">Raw data</a></li></ul></nav>\n</header>\n<main>\n",
+        "<header>\n<h1>{}</h1>\n<p>{} · created {} · iolab {}</p>\n<p>Everything on this page comes from the results store; nothing was rerun to make it.</p>\n<nav><ul><li><a href=\"#summary\">Summary</a></li>{}{}<li><a href=\"#plots\">Plots</a></li><li><a href=\"#runs\">Runs</a></li><li><a href=\"#data\">Raw data</a></li><li><a href=\"#settings\">Settings</a></li></ul></nav>\n</header>\n<main>\n",
         esc(&title),
         esc(&plot::provenance(exp)),
         esc(&utc(exp.created_unix_s)),
@@ -438,25 +364,24 @@ pub fn page(store: &Store, exp: &ExperimentResult, preset: Option<&PresetAbout>)
         },
         if exp.findings.is_empty() { "" } else { "<li><a href=\"#findings\">Findings</a></li>" },
     );
+    // Results first: the tuning's verdict, the findings, the summary; then the plots, the
+    // runs and the data; the settings folded at the end.
     let tuning = store.load_tuning(&exp.experiment_id).unwrap_or_else(|e| {
         store.warn_unreadable(&format!("the tuning of experiment {}", exp.experiment_id), e);
         None
     });
     if let Some(t) = &tuning {
         body = body.replacen(
-            "<li><a href=\"#spec\">",
-            "<li><a href=\"#tuning\">Tuning</a></li><li><a href=\"#spec\">",
+            "<li><a href=\"#summary\">",
+            "<li><a href=\"#tuning\">Tuning</a></li><li><a href=\"#summary\">",
             1,
         );
         body += &super::tune::section(t);
     }
-    body += &spec_section(exp, preset);
-    body += &host_section(exp);
-    body += &cache_section(exp);
-    body += &summary_section(exp);
     body += &crate::report::findings::html(exp);
+    body += &summary_section(exp);
     body += &super::strategies::section(exp);
-    body += "<section id=\"plots\">\n<h2>Plots</h2>\n<p class=\"note\">Error bars are ± 2 standard deviations of the repetitions around the plotted statistic (Russell 1998), unless a caption says otherwise. Series differ by marker shape as well as colour.</p>\n";
+    body += "<section id=\"plots\">\n<h2>Plots</h2>\n<p class=\"note\">Error bars, unless a caption says otherwise: the spread of the repetitions around the plotted statistic (Russell 1998's 2 sd) taken on the log scale, so that it never reaches below zero; none at a point with fewer than 3 runs. Series differ by marker shape as well as colour; more than 8 are split into panels of their own.</p>\n";
     let (figs, skipped) = plots(store, exp, preset.map(|p| &p.plot));
     for (i, (f, cap, cmd)) in figs.iter().enumerate() {
         body += &figure(f, i + 1, cap, cmd)?;
@@ -471,6 +396,11 @@ pub fn page(store: &Store, exp: &ExperimentResult, preset: Option<&PresetAbout>)
     body += "</section>\n";
     body += &runs_section(exp);
     body += &data_section(store, exp)?;
+    body += "<section id=\"settings\">\n<h2>Settings</h2>\n<details>\n<summary>What ran, where, and how the cache was handled (experiment, spec, host, targets, cache state)</summary>\n";
+    body += &super::settings::spec_section(exp, preset);
+    body += &super::settings::host_section(exp);
+    body += &super::settings::cache_section(exp);
+    body += "</details>\n</section>\n";
     body += &format!(
         "</main>\n<footer>Made by <code>iolab report {}</code> from the store alone. MB/s = 10<sup>6</sup> B/s; KiB, MiB, GiB = 1024-based.</footer>\n",
         esc(&exp.experiment_id)

@@ -8,6 +8,7 @@ use base64::Engine as _;
 
 pub mod compare;
 pub mod experiment;
+mod settings;
 mod strategies;
 mod tune;
 

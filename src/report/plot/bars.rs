@@ -44,6 +44,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         if vary.is_empty() || vary == [PHASE] { "phase".to_string() } else { "point · phase".to_string() };
     let y_title = select::rate_title(&figs);
     let reps: Vec<usize> = cells.iter().map(|c| c.complete().count()).collect();
+    let (rmin, rmax) = (reps.iter().min().copied().unwrap_or(0), reps.iter().max().copied().unwrap_or(0));
     let n = match (reps.iter().min(), reps.iter().max()) {
         (Some(a), Some(b)) if a != b => format!("n = {a}..{b}"),
         (Some(a), _) => format!("n = {a}"),
@@ -63,7 +64,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
                 "{} of each bar's runs ({n}) of {}; {}",
                 super::rate::capitalise(select::stat_name(stat)),
                 figs.iter().map(|f| f.about()).collect::<Vec<_>>().join(", "),
-                o.bars.about()
+                o.bars.caption(rmin, rmax)
             ),
             super::provenance(exp),
         ],

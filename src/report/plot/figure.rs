@@ -31,6 +31,10 @@ pub const MARKERS: [Marker; 7] = [
 pub const PALETTE: [(u8, u8, u8); 7] =
     [(0, 0, 0), (0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (230, 159, 0)];
 
+/// The most series one panel shows; more are split into panels of their own (small
+/// multiples), as a reader follows about this many lines at once.
+pub const MAX_SERIES: usize = 8;
+
 /// How one legend entry looks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Style {
@@ -40,9 +44,12 @@ pub struct Style {
 }
 
 impl Style {
-    /// The i-th style of a figure: colour and marker both cycle, so neighbours differ in both.
+    /// The i-th style of a figure: colour and marker both cycle, so neighbours differ in both;
+    /// past the palette the marker shifts by one each lap, so the first 49 styles are all
+    /// distinct pairs (a figure shows at most [`MAX_SERIES`] series a panel).
     pub fn nth(i: usize, label: impl Into<String>) -> Style {
-        Style { label: label.into(), color: PALETTE[i % PALETTE.len()], marker: MARKERS[i % MARKERS.len()] }
+        let (n, lap) = (PALETTE.len(), i / PALETTE.len());
+        Style { label: label.into(), color: PALETTE[i % n], marker: MARKERS[(i + lap) % MARKERS.len()] }
     }
 }
 
@@ -204,6 +211,18 @@ pub fn wrap(text: &str, per_line: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first 49 styles are distinct (colour, marker) pairs; neighbours differ in both.
+    #[test]
+    fn styles_stay_distinct_past_the_palette() {
+        let all: Vec<_> = (0..49).map(|i| Style::nth(i, "")).map(|s| (s.color, s.marker)).collect();
+        for (i, a) in all.iter().enumerate() {
+            assert!(!all[..i].contains(a), "style {i} repeats");
+            if i > 0 {
+                assert!(a.0 != all[i - 1].0 && a.1 != all[i - 1].1, "styles {i} and {} share", i - 1);
+            }
+        }
+    }
 
     #[test]
     fn wraps_at_spaces() {

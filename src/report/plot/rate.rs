@@ -2,11 +2,11 @@
 //! at the chosen statistic of its repetitions with an error bar (Russell 1998: the 2-sigma mean
 //! with +/- 2 sd bars; French et al. 1991 Fig. 4: individual, max_SAR and min_SAR together).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::Options;
 use super::axis::{self, Axis, Unit, Values};
-use super::figure::{Draw, Figure, Panel, Point, Series, Style};
+use super::figure::{Draw, Figure, MAX_SERIES, Panel, Point, Series, Style};
 use super::select::{self, Cell, Grouping, PHASE};
 use crate::error::{Error, Result};
 use crate::results::ExperimentResult;
@@ -71,6 +71,16 @@ pub fn grouping<'a>(exp: &'a ExperimentResult, o: &Options) -> Result<(Grouping,
     g.series.retain(|d| select::distinct(&cells, d).len() > 1);
     g.panels.retain(|d| select::distinct(&cells, d).len() > 1);
     select::fold_leftovers(&cells, &dims, &mut g);
+    // Small multiples: while a panel would hold more lines than a reader follows, the first
+    // series dimension becomes a panel dimension (one panel per value); a single dimension
+    // with too many values is split in `figure`.
+    let lines =
+        |g: &Grouping| cells.iter().map(|c| select::label(c, &g.series)).collect::<BTreeSet<_>>().len();
+    let figures = o.stat_and_figures(exp).map_or(1, |(_, f)| f.len().max(1));
+    while g.series.len() > 1 && lines(&g) * figures > MAX_SERIES && o.panel.is_none() {
+        let d = g.series.remove(0);
+        g.panels.push(d);
+    }
     Ok((g, cells))
 }
 
@@ -130,11 +140,23 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
             legend.push(Style::nth(legend.len(), label));
         }
     }
+    // A panel shows at most MAX_SERIES lines: more series than that go to panels of their
+    // own, in order, each titled with the series it holds.
+    let per_panel = (MAX_SERIES / figs.len()).max(1);
+    let chunks: Vec<&[String]> = series_keys.chunks(per_panel).collect();
     let mut panels = vec![];
     let mut all_y = vec![0.0];
-    for pk in &panel_keys {
+    for (pk, chunk) in panel_keys.iter().flat_map(|pk| chunks.iter().map(move |c| (pk, *c))) {
         let mut series = vec![];
-        for (si, sk) in series_keys.iter().enumerate() {
+        let title = match (chunks.len() > 1, chunk.first(), chunk.last()) {
+            (true, Some(a), Some(b)) => {
+                let range = if a == b { a.clone() } else { format!("{a} .. {b}") };
+                if pk.is_empty() { range } else { format!("{pk} · {range}") }
+            }
+            _ => pk.clone(),
+        };
+        for sk in chunk.iter() {
+            let si = series_keys.iter().position(|k| k == sk).unwrap_or(0);
             for (fi, f) in figs.iter().enumerate() {
                 // x -> samples (MB/s), merged over cells that share x.
                 let mut by_x: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -158,7 +180,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
                 }
             }
         }
-        panels.push((pk.clone(), series));
+        panels.push((title, series));
     }
     let y_title = select::rate_title(&figs);
     let y_axis = Axis::numeric(y_title, &all_y, Unit::Number, Some(false), true);
@@ -169,7 +191,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         "{} of each point's runs ({n}) of {}; {}",
         capitalise(select::stat_name(stat)),
         figs.iter().map(|f| f.about()).collect::<Vec<_>>().join(", "),
-        o.bars.about()
+        o.bars.caption(rmin, rmax)
     )];
     let phases = select::distinct(&cells, PHASE);
     if phases.len() == 1 && g.x != PHASE {

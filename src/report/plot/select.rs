@@ -254,14 +254,29 @@ pub fn stat_name(h: Headline) -> &'static str {
     }
 }
 
-/// The error bar drawn around each point.
+/// The error bar drawn around each point. Rates and times are never negative, so both bars
+/// are taken on the log scale, where they cannot cross zero however wide the spread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bars {
-    /// The plotted value +/- 2 sample standard deviations of the repetitions (Russell 1998).
+    /// The spread of the repetitions (Russell 1998's 2 sd), on the log scale: the plotted value
+    /// times and divided by exp(2 sd of the runs' logarithms).
     TwoSd,
-    /// The 95% confidence interval of the mean (Student t).
+    /// The 95% confidence interval of the mean, on the log scale ([`stats::positive_ci95`]).
     Ci95,
     None,
+}
+
+/// Points with fewer runs than this get no error bar (two runs say little about a spread).
+pub const MIN_RUNS_FOR_BARS: usize = 3;
+
+/// The spread of the runs around `y` on the log scale: y divided and times exp(2 sd of ln x).
+fn positive_two_sd(xs: &[f64], y: f64) -> Option<(f64, f64)> {
+    if xs.iter().any(|&x| x <= 0.0 || !x.is_finite()) {
+        return None;
+    }
+    let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+    let f = (2.0 * stats::sd(&logs)?).exp();
+    Some((y / f, y * f))
 }
 
 impl Bars {
@@ -275,9 +290,26 @@ impl Bars {
     }
     pub fn about(self) -> &'static str {
         match self {
-            Bars::TwoSd => "error bars ± 2 sd of the repetitions",
-            Bars::Ci95 => "error bars: 95% confidence interval of the mean",
+            Bars::TwoSd => "error bars: the runs' spread, ×/÷ e^(2 sd of their logs), never below zero",
+            Bars::Ci95 => {
+                "error bars: 95% confidence interval of the mean on the log scale, never below zero"
+            }
             Bars::None => "no error bars",
+        }
+    }
+
+    /// What the bars of a figure whose points have `rmin..=rmax` runs are: none at all below
+    /// [`MIN_RUNS_FOR_BARS`] runs, and which points lack them when some do.
+    pub fn caption(self, rmin: usize, rmax: usize) -> String {
+        match self {
+            Bars::None => self.about().to_string(),
+            _ if rmax < MIN_RUNS_FOR_BARS => {
+                format!("no error bars: fewer than {MIN_RUNS_FOR_BARS} runs per point, too few for a spread")
+            }
+            _ if rmin < MIN_RUNS_FOR_BARS => {
+                format!("{}; none where a point has fewer than {MIN_RUNS_FOR_BARS} runs", self.about())
+            }
+            _ => self.about().to_string(),
         }
     }
 }
@@ -290,8 +322,9 @@ pub fn point_stat(xs: &[f64], stat: Headline, bars: Bars) -> Option<(f64, Option
     let s = Summary::of("", xs);
     let y = stat.value(&s);
     let bar = match bars {
-        Bars::TwoSd => s.sd.map(|sd| (y - 2.0 * sd, y + 2.0 * sd)),
-        Bars::Ci95 => stats::positive_ci95(xs).or_else(|| stats::ci95(xs)).map(|[lo, hi]| (lo, hi)),
+        _ if xs.len() < MIN_RUNS_FOR_BARS => None,
+        Bars::TwoSd => positive_two_sd(xs, y),
+        Bars::Ci95 => stats::positive_ci95(xs).map(|[lo, hi]| (lo, hi)),
         Bars::None => None,
     };
     Some((y, bar))
@@ -316,17 +349,35 @@ mod tests {
         let xs = [10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 50.0];
         let (y, bar) = point_stat(&xs, Headline::TwoSigmaMean, Bars::TwoSd).unwrap();
         assert_eq!(y, 10.0);
+        // sd of the logs: ln 5 x sqrt(0.1); the band is x/÷ e^(2 x that).
         let (lo, hi) = bar.unwrap();
-        assert!((hi - y - 2.0 * 12.6491).abs() < 1e-3 && (y - lo - 2.0 * 12.6491).abs() < 1e-3);
+        let f = (2.0 * 5f64.ln() * 0.1f64.sqrt()).exp();
+        assert!((hi - y * f).abs() < 1e-3 && (lo - y / f).abs() < 1e-3, "{lo} {hi}");
         let (m, ci) = point_stat(&xs, Headline::Mean, Bars::Ci95).unwrap();
         assert_eq!(m, 14.0);
         // On the log scale (stats::positive_ci95): [14 / 1.90855, 14 * 1.90855].
         let (lo, hi) = ci.unwrap();
         assert!((lo - 7.33542).abs() < 1e-3 && (hi - 26.71968).abs() < 1e-3, "{lo} {hi}");
-        // Two far-apart runs: the Student t interval would reach -45.8, this one stays above 0.
-        let (_, ci) = point_stat(&[1.0, 9.0], Headline::Mean, Bars::Ci95).unwrap();
-        assert!(ci.unwrap().0 > 0.0);
         assert_eq!(point_stat(&[5.0], Headline::Mean, Bars::TwoSd), Some((5.0, None)));
         assert_eq!(point_stat(&[], Headline::Mean, Bars::TwoSd), None);
+    }
+
+    /// The case of the issue: two runs far apart once drew rates of -1500 MB/s. Two runs get
+    /// no bar at all; a wide spread of three or more stays above zero.
+    #[test]
+    fn bars_never_go_below_zero_and_need_three_runs() {
+        assert_eq!(point_stat(&[100.0, 3000.0], Headline::Mean, Bars::TwoSd), Some((1550.0, None)));
+        assert_eq!(point_stat(&[100.0, 3000.0], Headline::Mean, Bars::Ci95), Some((1550.0, None)));
+        for bars in [Bars::TwoSd, Bars::Ci95] {
+            let (y, bar) = point_stat(&[100.0, 3000.0, 2500.0], Headline::Mean, bars).unwrap();
+            let (lo, hi) = bar.unwrap();
+            assert!(lo > 0.0 && lo < y && hi > y, "{bars:?}: {lo} {y} {hi}");
+        }
+        assert_eq!(
+            Bars::TwoSd.caption(2, 2),
+            "no error bars: fewer than 3 runs per point, too few for a spread"
+        );
+        assert!(Bars::Ci95.caption(2, 5).ends_with("; none where a point has fewer than 3 runs"));
+        assert_eq!(Bars::None.caption(1, 1), "no error bars");
     }
 }

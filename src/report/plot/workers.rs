@@ -149,7 +149,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
                 "{label}phase {phase}: {} over {} run(s); {}",
                 select::stat_name(stat),
                 runs.len(),
-                o.bars.about()
+                o.bars.caption(runs.len(), runs.len())
             ),
             super::provenance(exp),
         ],
