@@ -59,6 +59,7 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     if built.points.iter().any(|p| p.spec.latency == crate::spec::LatencyMode::Trace) {
         let dir = spool.map_or_else(std::env::temp_dir, |d| d.to_path_buf());
         crate::target::device::check_remote_dir("trace_spool", &dir, &built.base.allow_device)?;
+        check_trace_spool(&built, &dir, db_path.is_some())?;
     }
     let mut store = if no_store { None } else { Some(open_store(&db)?) };
     if let Some(dir) = spool {
@@ -101,6 +102,50 @@ pub fn next_steps(exp: &ExperimentResult, stored: bool) -> String {
         "iolab plot last -o plot.svg (the rate against the swept parameter)"
     };
     format!("next: iolab report last -o report.html (tables, plots, raw data) · {plot}")
+}
+
+/// A repetition's traces are spooled to `dir` (the store's disk) as it runs, and every
+/// repetition's are then stored there (a row per op, at least as large as its spool record):
+/// the largest repetition's spool plus, when storing, every repetition's ops at
+/// [`RECORD_BYTES`](crate::latency::trace::RECORD_BYTES) each, plus the preflight's margin, must
+/// fit in the free space there, whatever the engine (the null engine writes no data but traces
+/// every op). Refused (exit 2) before anything runs.
+fn check_trace_spool(built: &Built, dir: &std::path::Path, storing: bool) -> Result<()> {
+    let record = crate::latency::trace::RECORD_BYTES as u64;
+    let traced: Vec<(&Point, u64)> = built
+        .points
+        .iter()
+        .filter(|p| p.spec.latency == crate::spec::LatencyMode::Trace)
+        .map(|p| {
+            let plan = plan::plan(&p.spec);
+            let ops = plan.phases.iter().flat_map(|ph| &ph.workers).map(|w| w.ops.timed_ops());
+            (p, ops.fold(0u64, u64::saturating_add))
+        })
+        .collect();
+    let Some(&(p, ops)) = traced.iter().max_by_key(|(_, ops)| *ops) else { return Ok(()) };
+    let stored = traced
+        .iter()
+        .filter(|_| storing)
+        .map(|(p, ops)| ops.saturating_mul(u64::from(p.spec.reps) + u64::from(p.spec.warmup)))
+        .fold(0u64, u64::saturating_add);
+    let need = ops.saturating_add(stored).saturating_mul(record);
+    let (free, _) = crate::env::sys::fs_free(dir).map_err(|e| Error::io("statvfs", dir, None, e))?;
+    if need.saturating_add(crate::target::preflight::margin(need)) > free {
+        let what = if storing { ", then stores every repetition's there" } else { "" };
+        let e = Error::spec(
+            "trace",
+            "true",
+            format!(
+                "a repetition's trace of {ops} ops spools {} ({record} B per op) to {}{what}: {} in all, and it has {} free (a 5% + 64 MiB margin kept); trace fewer ops (a larger bs, a smaller size, fewer repetitions) or store elsewhere (--db)",
+                crate::units::fmt_size(ops.saturating_mul(record)),
+                crate::text::escape_path(dir),
+                crate::units::fmt_size(need),
+                crate::units::fmt_size(free)
+            ),
+        );
+        return Err(at_point(e, p));
+    }
+    Ok(())
 }
 
 /// Names the sweep point in a spec error of one point, as resolving does.

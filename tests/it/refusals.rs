@@ -191,6 +191,40 @@ fn the_trace_spool_goes_through_the_device_guard() {
     assert!(!Path::new(&name).exists());
 }
 
+/// A traced run of the null engine writes no data but spools 28 B per op beside the store, and
+/// then stores every op there: more than the free space there is refused (exit 2) naming the figures, before
+/// anything runs. (It grew until the disk or memory ran out.) The size is chosen from the free
+/// space, so the spool needs about ten times it.
+#[test]
+fn a_trace_spool_past_the_free_space_is_refused() {
+    let s = Scratch::new();
+    let c = std::ffi::CString::new(s.path().to_str().unwrap()).unwrap();
+    // SAFETY: statvfs is plain data, filled by the call on a valid path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid path and `st` a writable statvfs.
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    let size = format!("{}GiB", (free >> 30) * 64 + 64);
+    let db = s.db();
+    let o = std::process::Command::new("timeout")
+        .arg("60")
+        .arg(bin())
+        .args(["run", "--engine", "null", "--size", &size, "--bs", "512", "--reps", "1", "--trace"])
+        .env("IOLAB_DB", &db)
+        .current_dir(s.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("trace = `true`: a repetition's trace of ") && e.contains(" ops spools "), "{e}");
+    assert!(e.contains("(28 B per op) to ") && e.contains(" free (a 5% + 64 MiB margin kept)"), "{e}");
+    assert!(e.contains(", then stores every repetition's there: "), "{e}");
+    assert!(!db.exists());
+    // A spool that fits runs.
+    let o = s.iolab(&["run", "--engine", "null", "--size", "64KiB", "--bs", "512", "--reps", "1", "--trace"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 /// A build without MPI started by an MPI launcher refuses (exit 2) saying to build with
 /// `--features mpi`, once (the first rank), and stores nothing; under a real mpirun too.
 #[cfg(not(feature = "mpi"))]
