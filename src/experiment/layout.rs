@@ -89,7 +89,10 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
                     return Err(Error::spec(
                         "stripe_unit",
                         v,
-                        format!("must be a positive multiple of {STRIPE_UNIT_ALIGN} bytes"),
+                        format!(
+                            "must be a positive multiple of {STRIPE_UNIT_ALIGN} bytes: {} would do",
+                            crate::units::nearest_multiples(u, STRIPE_UNIT_ALIGN)
+                        ),
                     ));
                 }
                 u

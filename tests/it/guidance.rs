@@ -73,6 +73,10 @@ fn size_refusals_name_the_sizes_that_would_do() {
             "the nearest sizes that are: 9KiB or 12KiB; or a bs that divides it, such as 2KiB",
         ),
         (
+            &["--layout", "striped", "--stripe-unit", "1000", "--bs", "4KiB", "--size", "64KiB"][..],
+            "stripe_unit = `1000`: must be a positive multiple of 512 bytes: 512 or 1KiB would do",
+        ),
+        (
             &["--size", "64KiB"][..],
             "bs = `1MiB`: larger than size (64 KiB): give a bs of at most 64KiB or a size of at least 1MiB",
         ),
