@@ -65,7 +65,8 @@ pub fn cmd_plan(args: PlanArgs, stdout: &mut dyn Write) -> Result<()> {
         t + &estimate_text(&built.points, &rates)
     };
     put(stdout, &text)?;
-    preflight::check(&spec, &plan, real_io(&spec.engine))
+    preflight::check(&spec, &plan, real_io(&spec.engine))?;
+    super::run::check_traces(&built, &args.out)
 }
 
 /// The estimate of the whole experiment as JSON (`iolab plan --json`'s `estimate`).

@@ -56,11 +56,7 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     // a directory iolab writes to, through the same guard as the targets.
     let db_path = if no_store { None } else { Some(super::db_path(&db)?) };
     let spool = db_path.as_ref().and_then(|p| p.parent()).filter(|d| !d.as_os_str().is_empty());
-    if built.points.iter().any(|p| p.spec.latency == crate::spec::LatencyMode::Trace) {
-        let dir = spool.map_or_else(std::env::temp_dir, |d| d.to_path_buf());
-        crate::target::device::check_remote_dir("trace_spool", &dir, &built.base.allow_device)?;
-        check_trace_spool(&built, &dir, db_path.is_some())?;
-    }
+    check_traces(&built, out)?;
     let mut store = if no_store { None } else { Some(open_store(&db)?) };
     if let Some(dir) = spool {
         crate::latency::trace::set_spill_dir(dir.to_path_buf());
@@ -102,6 +98,19 @@ pub fn next_steps(exp: &ExperimentResult, stored: bool) -> String {
         "iolab plot last -o plot.svg (the rate against the swept parameter)"
     };
     format!("next: iolab report last -o report.html (tables, plots, raw data) · {plot}")
+}
+
+/// Where a traced run's traces spill (beside the store they go to, else the temporary
+/// directory): through the device guard, and with room for them ([`check_trace_spool`]).
+pub(super) fn check_traces(built: &Built, out: &OutputArgs) -> Result<()> {
+    if !built.points.iter().any(|p| p.spec.latency == crate::spec::LatencyMode::Trace) {
+        return Ok(());
+    }
+    let db_path = if out.no_store { None } else { Some(super::db_path(&out.db)?) };
+    let spool = db_path.as_ref().and_then(|p| p.parent()).filter(|d| !d.as_os_str().is_empty());
+    let dir = spool.map_or_else(std::env::temp_dir, |d| d.to_path_buf());
+    crate::target::device::check_remote_dir("trace_spool", &dir, &built.base.allow_device)?;
+    check_trace_spool(built, &dir, db_path.is_some())
 }
 
 /// A repetition's traces are spooled to `dir` (the store's disk) as it runs, and every

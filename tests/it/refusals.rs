@@ -220,6 +220,10 @@ fn a_trace_spool_past_the_free_space_is_refused() {
     assert!(e.contains("(28 B per op) to ") && e.contains(" free (a 5% + 64 MiB margin kept)"), "{e}");
     assert!(e.contains(", then stores every repetition's there: "), "{e}");
     assert!(!db.exists());
+    // `iolab plan` refuses it the same way, after its plan.
+    let o = s.iolab(&["plan", "--engine", "null", "--size", &size, "--bs", "512", "--reps", "1", "--trace"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("trace = `true`: a repetition's trace of "), "{}", stderr(&o));
     // A spool that fits runs.
     let o = s.iolab(&["run", "--engine", "null", "--size", "64KiB", "--bs", "512", "--reps", "1", "--trace"]);
     assert!(o.status.success(), "{}", stderr(&o));
