@@ -60,7 +60,7 @@ pub const RUN_EXAMPLES: &[(&str, &str)] = &[
     ("iolab run", "write, cold read, warm read; 5 runs"),
     ("iolab run --bs 4KiB --order random --runtime 30s", "random 4 KiB I/O, 30 s a phase (fio)"),
     ("iolab run --workers 4 --layout shared --op write,read:cold", "4 workers, one shared file"),
-    ("iolab run --stonewall 60s --wear-out --size 16GiB", "IOR's stonewall with wear-out"),
+    ("iolab run --workers 4 --stonewall 60s --wear-out", "IOR's stonewall with wear-out"),
     ("iolab run --sweep bs=4KiB..1MiB:x4 --reps 3", "4 block sizes, 3 runs each"),
     ("iolab run examples/baseline.toml --json", "a TOML spec, JSON on stdout"),
 ];

