@@ -47,7 +47,7 @@ pub(super) fn check(
 ) -> Result<Option<Reorder>> {
     let get = |k: &str| params.one(k);
     let reorder_reads = match get("reorder_reads") {
-        None | Some("none") | Some("0") => None,
+        None | Some("none") => None,
         Some("node") => Some(Reorder::Node),
         Some(v) => Some(Reorder::Shift(
             v.parse::<u32>()
@@ -65,6 +65,14 @@ pub(super) fn check(
     }
     if launcher != Launcher::Mpi {
         return Ok(None);
+    }
+    if let Some(r) = reorder_reads {
+        let (size, first) = crate::launch::world().map_or((0, 0), |w| {
+            (w.size, w.hosts.iter().filter(|h| w.hosts.first() == Some(*h)).count() as u32)
+        });
+        if let Some(why) = reorders_nothing(r, size, first) {
+            return Err(Error::spec("reorder_reads", r.label(), why));
+        }
     }
     if let Some(s) = get("strategy")
         && let Some(ranks) = crate::launch::world().map(|w| u64::from(w.size))
@@ -86,6 +94,24 @@ pub(super) fn check(
         ));
     }
     Ok(reorder_reads)
+}
+
+/// Why a read reordering would leave every rank reading what it wrote itself, in a world of
+/// `size` ranks (0: not known yet) of which `on_first_host` share rank 0's host: a shift of 0,
+/// a shift that is a multiple of the ranks, or `node` with every rank on one host. Such a run
+/// would measure unreordered reads under a reordered name.
+fn reorders_nothing(r: Reorder, size: u32, on_first_host: u32) -> Option<String> {
+    let shift = match r {
+        Reorder::Shift(0) => return Some("a shift of 0 reorders nothing (say none)".into()),
+        Reorder::Shift(s) => s,
+        Reorder::Node => on_first_host,
+    };
+    (size > 0 && shift % size == 0).then(|| match r {
+        Reorder::Node => format!(
+            "all {size} ranks are on one host, so each would read what it wrote; run on several hosts (a hostfile) or drop it"
+        ),
+        _ => format!("{shift} is a multiple of the {size} ranks, so each would read what it wrote; give a shift that is not"),
+    })
 }
 
 /// The MPI-IO engine's settings: `mpiio` and `mpiio_hint` only with `engine = mpiio`, which
@@ -209,5 +235,27 @@ mod tests {
         assert!(check(&p, Launcher::Mpi, 4, &[]).is_err());
         p.set_one("reorder_reads", "none").unwrap();
         assert_eq!(check(&p, Launcher::Thread, 4, &[]).unwrap(), None);
+        // A shift of 0 was taken as none, silently.
+        p.set_one("reorder_reads", "0").unwrap();
+        let e = check(&p, Launcher::Mpi, 4, &[]).unwrap_err().to_string();
+        assert!(e.contains("reorder_reads = `0`: a shift of 0 reorders nothing"), "{e}");
+    }
+
+    /// A reordering that leaves every rank on its own data is refused, naming why.
+    #[test]
+    fn a_reordering_that_reorders_nothing_is_refused() {
+        assert!(reorders_nothing(Reorder::Shift(0), 0, 0).is_some());
+        let e = reorders_nothing(Reorder::Shift(8), 4, 4).unwrap();
+        assert_eq!(
+            e,
+            "8 is a multiple of the 4 ranks, so each would read what it wrote; give a shift that is not"
+        );
+        assert!(reorders_nothing(Reorder::Shift(4), 4, 4).is_some());
+        let e = reorders_nothing(Reorder::Node, 4, 4).unwrap();
+        assert!(e.starts_with("all 4 ranks are on one host"), "{e}");
+        assert_eq!(reorders_nothing(Reorder::Node, 4, 2), None);
+        assert_eq!(reorders_nothing(Reorder::Shift(1), 4, 4), None);
+        assert_eq!(reorders_nothing(Reorder::Shift(5), 4, 4), None);
+        assert_eq!(reorders_nothing(Reorder::Shift(2), 0, 0), None);
     }
 }
