@@ -36,8 +36,13 @@ pub fn calibrate(points: &[Point], rates: Rates, size: &str, out: &OutputArgs) -
             params.set_one(k, v)?;
         }
         params.set_one("direct", if p.spec.direct { "true" } else { "false" })?;
-        let exp =
-            Experiment { params, sweep: Default::default(), headline: Default::default(), preset: None };
+        let exp = Experiment {
+            params,
+            sweep: Default::default(),
+            headline: Default::default(),
+            figure: Default::default(),
+            preset: None,
+        };
         let built = match exp.build(&ResolveEnv::current()?) {
             Ok(b) => b,
             Err(e) => {

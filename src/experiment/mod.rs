@@ -29,7 +29,7 @@ pub mod strategy;
 pub mod sweep;
 pub mod tune;
 
-pub use crate::results::{Design, Headline, PresetRef};
+pub use crate::results::{Design, Headline, PresetRef, Rate};
 pub use params::{Flag, FlagKind, PARAMS, ParamDef, Params, markdown_table};
 pub use resolve::{ResolveEnv, resolve, resolve_noted};
 
@@ -44,6 +44,8 @@ pub struct Experiment {
     pub params: Params,
     pub sweep: Sweep,
     pub headline: Headline,
+    /// The rate the headline summarises (agg unless a preset says otherwise).
+    pub figure: Rate,
     pub preset: Option<PresetRef>,
 }
 
@@ -66,11 +68,21 @@ struct FileMeta {
     study: Option<String>,
     title: Option<String>,
     headline: Option<String>,
+    figure: Option<String>,
     scale: Option<String>,
 }
 
+/// What an experiment file's `[sweep]` and `[preset]` tables say.
+#[derive(Debug, Default)]
+pub struct FileTables {
+    pub sweep: Sweep,
+    pub headline: Headline,
+    pub figure: Rate,
+    pub preset: Option<PresetRef>,
+}
+
 /// Reads the `[sweep]` and `[preset]` tables of an experiment file.
-pub fn file_tables(text: &str, ram_bytes: u64) -> Result<(Sweep, Headline, Option<PresetRef>)> {
+pub fn file_tables(text: &str, ram_bytes: u64) -> Result<FileTables> {
     let doc: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| Error::spec("spec file", "TOML", e.message().to_string()))?;
@@ -81,7 +93,7 @@ pub fn file_tables(text: &str, ram_bytes: u64) -> Result<(Sweep, Headline, Optio
         Some(other) => return Err(Error::spec("sweep", other, "expected a table ([sweep])")),
         None => Sweep::default(),
     };
-    let (headline, preset) = match doc.get("preset") {
+    let (headline, figure, preset) = match doc.get("preset") {
         Some(v) => {
             let meta: FileMeta = v
                 .clone()
@@ -93,17 +105,23 @@ pub fn file_tables(text: &str, ram_bytes: u64) -> Result<(Sweep, Headline, Optio
                     Error::spec("preset.headline", h, format!("one of: {}", Headline::NAMES.join(", ")))
                 })?,
             };
+            let figure = match meta.figure.as_deref() {
+                None => Rate::Agg,
+                Some(f) => Rate::parse(f).ok_or_else(|| {
+                    Error::spec("preset.figure", f, format!("one of: {}", Rate::NAMES.join(", ")))
+                })?,
+            };
             let preset = meta.id.map(|id| PresetRef {
                 id,
                 study: meta.study.unwrap_or_default(),
                 title: meta.title.unwrap_or_default(),
                 scale: meta.scale.unwrap_or_default(),
             });
-            (headline, preset)
+            (headline, figure, preset)
         }
-        None => (Headline::Mean, None),
+        None => (Headline::Mean, Rate::Agg, None),
     };
-    Ok((sweep, headline, preset))
+    Ok(FileTables { sweep, headline, figure, preset })
 }
 
 impl Experiment {
@@ -119,7 +137,7 @@ impl Experiment {
         zips: &[String],
         ram_bytes: u64,
     ) -> Result<Experiment> {
-        let (mut params, (mut sweep, headline, preset)) = match file {
+        let (mut params, FileTables { mut sweep, headline, figure, preset }) = match file {
             Some(path) => {
                 let text = crate::env::input::read_spec_file(path)?;
                 let at = |e| file::located(path, &text, e);
@@ -152,7 +170,7 @@ impl Experiment {
         for z in zips {
             sweep.zip.push(sweep::parse_zip(z));
         }
-        Ok(Experiment { params, sweep, headline, preset })
+        Ok(Experiment { params, sweep, headline, figure, preset })
     }
 
     /// Expands the sweep and resolves every point.
@@ -188,6 +206,7 @@ impl Experiment {
             axes: self.sweep.axes.clone(),
             zip: self.sweep.zip.clone(),
             headline: self.headline,
+            figure: self.figure,
             preset: self.preset.clone(),
         };
         Ok(Built { base, points, design, notes })
@@ -367,11 +386,15 @@ mod tests {
 
     #[test]
     fn experiment_files_carry_sweep_and_preset_tables() {
-        let text = "size = \"64KiB\"\n[sweep]\nbs = [\"4KiB\", \"8KiB\"]\n[preset]\nid = \"X1\"\nheadline = \"two_sigma_mean\"\n[preset.quick]\nreps = 1\n";
-        let (sweep, headline, preset) = file_tables(text, 0).unwrap();
-        assert_eq!(sweep.axes[0].values, ["4KiB", "8KiB"]);
-        assert_eq!(headline, Headline::TwoSigmaMean);
-        assert_eq!(preset.unwrap().id, "X1");
+        let text = "size = \"64KiB\"\n[sweep]\nbs = [\"4KiB\", \"8KiB\"]\n[preset]\nid = \"X1\"\nheadline = \"two_sigma_mean\"\nfigure = \"max_sar\"\n[preset.quick]\nreps = 1\n";
+        let t = file_tables(text, 0).unwrap();
+        assert_eq!(t.sweep.axes[0].values, ["4KiB", "8KiB"]);
+        assert_eq!((t.headline, t.figure), (Headline::TwoSigmaMean, Rate::MaxSar));
+        assert_eq!(t.preset.unwrap().id, "X1");
         assert!(file_tables("[preset]\nheadline = \"mode\"\n", 0).is_err());
+        let err = file_tables("[preset]\nfigure = \"sum\"\n", 0).unwrap_err().to_string();
+        assert!(err.contains("preset.figure") && err.contains("agg, max_sar"), "{err}");
+        // Without a figure, a file's headline summarises agg, as a plain run's does.
+        assert_eq!(file_tables("[preset]\nid = \"X\"\n", 0).unwrap().figure, Rate::Agg);
     }
 }

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::experiment::sweep::{self, Sweep};
-use crate::experiment::{Built, Experiment, Headline, PresetRef, file_tables};
+use crate::experiment::{Built, Experiment, Headline, PresetRef, Rate, file_tables};
 use crate::experiment::{PARAMS, Params, ResolveEnv};
 use crate::report::PresetAbout;
 /// The suggested plot of a preset (`plot` in its `[preset]` table) is the report's to read.
@@ -67,6 +67,9 @@ pub struct Meta {
     #[serde(default)]
     pub needs: Vec<String>,
     pub headline: String,
+    /// The per-run rate the headline statistic summarises: the study's own (`max_sar` for
+    /// Russell's total rate, ...; `agg` when the study reports no other).
+    pub figure: String,
     pub plot: Plot,
     #[serde(default)]
     pub notes: String,
@@ -110,6 +113,7 @@ impl Scale {
 pub struct Preset {
     pub meta: Meta,
     pub headline: Headline,
+    pub figure: Rate,
     pub text: &'static str,
 }
 
@@ -130,6 +134,9 @@ impl Preset {
             .map_err(|e: toml::de::Error| bad("?", e.message().to_string()))?;
         let headline = Headline::parse(&meta.headline)
             .ok_or_else(|| bad(&meta.id, format!("headline `{}` is not a statistic", meta.headline)))?;
+        let figure = Rate::parse(&meta.figure).ok_or_else(|| {
+            bad(&meta.id, format!("figure `{}` is not one of {}", meta.figure, Rate::NAMES.join(", ")))
+        })?;
         for n in &meta.needs {
             if !NEEDS.contains(&n.as_str()) {
                 return Err(bad(&meta.id, format!("unknown need `{n}` (known: {})", NEEDS.join(", "))));
@@ -138,7 +145,7 @@ impl Preset {
         for (i, f) in meta.finding.iter().enumerate() {
             f.check().map_err(|e| bad(&meta.id, format!("finding {}: {e}", i + 1)))?;
         }
-        Ok(Preset { meta, headline, text })
+        Ok(Preset { meta, headline, figure, text })
     }
 
     /// The needs this build does not meet here at `scale`, as reasons.
@@ -199,7 +206,7 @@ impl Preset {
     /// The sweep at a scale: the file's axes, with the scale's axes replacing those of the same
     /// key (an empty array removes one) and its `zip`, if given, replacing the file's.
     pub fn sweep(&self, scale: Scale, ram_bytes: u64) -> Result<Sweep> {
-        let (mut sweep, _, _) = file_tables(self.text, ram_bytes)?;
+        let mut sweep = file_tables(self.text, ram_bytes)?.sweep;
         let Some(toml::Value::Table(mut axes)) = self.overlay(scale)?.and_then(|mut o| o.remove("sweep"))
         else {
             return Ok(sweep);
@@ -247,7 +254,7 @@ impl Preset {
             title: self.meta.title.clone(),
             scale: scale.name().into(),
         };
-        Ok(Experiment { params, sweep, headline: self.headline, preset: Some(preset) })
+        Ok(Experiment { params, sweep, headline: self.headline, figure: self.figure, preset: Some(preset) })
     }
 
     /// The experiment at `scale`, every point resolved, if this build can run it here.
@@ -350,11 +357,12 @@ impl Preset {
         }
         print_sweep(&mut out, &exp.sweep, &q);
         out += &format!(
-            "\n[preset]\nid = {}\nstudy = {}\ntitle = {}\nheadline = {}\nscale = {}\n",
+            "\n[preset]\nid = {}\nstudy = {}\ntitle = {}\nheadline = {}\nfigure = {}\nscale = {}\n",
             q(&m.id),
             q(&m.study),
             q(&m.title),
             q(&m.headline),
+            q(&m.figure),
             q(scale.name())
         );
         Ok(out)

@@ -118,10 +118,15 @@ impl RateSeries {
 
     /// The series of a repetition: the workers' series summed, each shifted by its start
     /// (`offset_ns` after the earliest worker's) and re-binned to the coarsest interval among
-    /// them (intervals are `BASE_NS` times a power of two, so re-binning is exact).
+    /// them, doubled while the sum would have more than `SLOTS` intervals (intervals are
+    /// `BASE_NS` times a power of two, so re-binning is exact).
     pub fn sum(parts: &[(u64, &RateSeries)]) -> Option<RateSeries> {
-        let interval_ns = parts.iter().map(|(_, s)| s.interval_ns).max()?;
+        let mut interval_ns = parts.iter().map(|(_, s)| s.interval_ns).max()?;
         let end_ns = parts.iter().map(|(o, s)| o + s.end_ns).max()?;
+        // Workers far apart (free starts) keep the sum within a worker's number of intervals.
+        while end_ns.div_ceil(interval_ns) > SLOTS as u64 {
+            interval_ns *= 2;
+        }
         let n = (end_ns.div_ceil(interval_ns) as usize).max(1);
         let mut bytes = vec![0u64; n];
         for (offset, s) in parts {

@@ -10,6 +10,8 @@ mod io_server_loop;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 #[cfg(feature = "mpi")]
+mod mpi_clock;
+#[cfg(feature = "mpi")]
 pub mod mpi_hosts;
 #[cfg(feature = "mpi")]
 mod mpi_sync;
@@ -87,6 +89,10 @@ pub struct WorldInfo {
     pub size: u32,
     /// Host name of each rank, by rank.
     pub hosts: Vec<String>,
+    /// On rank 0: each rank's monotonic clock minus rank 0's (ns; 0 on rank 0's host), and the
+    /// bound of that estimate (half the shortest round trip of the exchanges that made it).
+    pub clock_offset_ns: Vec<i64>,
+    pub clock_bound_ns: Vec<u64>,
 }
 
 impl WorldInfo {

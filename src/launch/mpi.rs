@@ -127,13 +127,14 @@ pub fn start() -> Result<Option<Session>> {
     name.resize(HOST_BYTES, 0);
     let mut all = vec![0u8; HOST_BYTES * size as usize];
     comm.all_gather_into(&name[..], &mut all[..]);
-    let hosts = all
+    let hosts: Vec<String> = all
         .chunks(HOST_BYTES)
         .map(|c| {
             String::from_utf8_lossy(&c[..c.iter().position(|&b| b == 0).unwrap_or(HOST_BYTES)]).into_owned()
         })
         .collect();
-    set_world(WorldInfo { rank, size, hosts });
+    let (clock_offset_ns, clock_bound_ns) = super::mpi_clock::offsets(&comm, &hosts);
+    set_world(WorldInfo { rank, size, hosts, clock_offset_ns, clock_bound_ns });
     if rank == 0 {
         // mpirun passes SIGUSR1 on to its ranks (its SIGINT and SIGTERM kill them): a stop
         // that keeps what was measured and cleans up, as SIGINT does on one host.
@@ -460,9 +461,17 @@ pub(super) fn run_phase_with(
         servers.extend(reply.servers);
         match reply.result {
             Ok(wires) => {
+                let offset = w.clock_offset_ns.get(reply.rank as usize).copied().unwrap_or(0);
                 for wire in wires {
                     match wire.into_sample(None) {
-                        Ok(s) => samples.push(s),
+                        Ok(mut s) => {
+                            // Onto rank 0's clock, so the phase's span compares one clock.
+                            (s.start_ns, s.end_ns) = (
+                                super::mpi_clock::to_root(s.start_ns, offset),
+                                super::mpi_clock::to_root(s.end_ns, offset),
+                            );
+                            samples.push(s)
+                        }
                         Err(e) => failures.push((reply.rank, e)),
                     }
                 }

@@ -1,6 +1,7 @@
 //! CSV export: one row per worker per repetition per phase per point (a failed repetition
 //! without workers gets one row), then one per I/O-server rank, run-level figures repeated on
-//! each row; warm-up runs too, marked in the `warmup` column. Units in the names.
+//! each row; warm-up runs too, marked in the `warmup` column. Units in the names. Columns are
+//! only ever added at the end, so a script reading them by position keeps working.
 
 use std::io::Write;
 
@@ -82,6 +83,11 @@ const HEADER: &[&str] = &[
     "ops_per_s",
     "time_bound",
     "worker_stonewall_ops",
+    "agg_bytes_per_s",
+    "span_ns",
+    "overlap",
+    "worker_start_offset_ns",
+    "host_agg_bytes_per_s",
 ];
 
 /// The server columns, empty on a worker's row.
@@ -195,6 +201,21 @@ impl Exporter for Csv {
                         e.devices.iter().map(|d| d.write_bytes).sum::<u64>().to_string(),
                     ];
                     let in_flight = r.syncs_in_flight_max.map(|n| n.to_string()).unwrap_or_default();
+                    let opt = |x: Option<String>| x.unwrap_or_default();
+                    let span = [
+                        opt(r.agg_bytes_per_s.map(|x| x.to_string())),
+                        opt(r.span_ns.map(|x| x.to_string())),
+                        opt(r.overlap.map(|x| x.to_string())),
+                    ];
+                    // A worker's start on the phase's clock, and its host's agg (MPI ranks).
+                    let timing = |wk: Option<&crate::results::WorkerResult>| {
+                        let host =
+                            wk.and_then(|wk| r.hosts.iter().find(|h| Some(&h.host) == wk.host.as_ref()));
+                        span.iter().cloned().chain([
+                            opt(wk.and_then(|wk| wk.start_offset_ns).map(|x| x.to_string())),
+                            opt(host.and_then(|h| h.agg_bytes_per_s).map(|x| x.to_string())),
+                        ])
+                    };
                     let steady = r.rate.as_ref().and_then(|x| x.steady).map(|s| s.bytes_per_s.to_string());
                     let steady = steady.unwrap_or_default();
                     // IOPS and the phase's time bound; then the worker's ops at the stonewall.
@@ -211,6 +232,7 @@ impl Exporter for Csv {
                         after.push(steady.clone());
                         after.extend(vec![String::new(); SERVER_COLS]);
                         after.extend(last(None));
+                        after.extend(timing(None));
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }
@@ -239,6 +261,7 @@ impl Exporter for Csv {
                         after.push(steady.clone());
                         after.extend(vec![String::new(); SERVER_COLS]);
                         after.extend(last(Some(wk)));
+                        after.extend(timing(Some(wk)));
                         w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }
@@ -246,6 +269,7 @@ impl Exporter for Csv {
                     for x in &r.servers {
                         let mut after = server_row(x, &in_flight, &steady);
                         after.extend(last(None));
+                        after.extend(timing(None));
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }

@@ -1,5 +1,6 @@
 //! The per-host section under the terminal table of an MPI run: for each phase and host, its
-//! ranks and workers and the host's aggregate rates, mean over complete repetitions.
+//! ranks and workers and the host's aggregate rates, mean over complete repetitions, hosts in
+//! the order of their first rank.
 
 use crate::results::{ExperimentResult, HostShare};
 use crate::units::fmt_rate;
@@ -27,21 +28,30 @@ pub fn render_hosts(exp: &ExperimentResult) -> String {
     for (name, same) in super::across_complete_reps(exp, |r| &r.hosts, |a, b| a.host == b.host) {
         let h = same[0];
         let mean = |f: fn(&HostShare) -> f64| same.iter().map(|x| f(x)).sum::<f64>() / same.len() as f64;
+        let agg: Vec<f64> = same.iter().filter_map(|x| x.agg_bytes_per_s).collect();
+        // A host whose ranks moved no byte (they only computed) has no rate.
+        let moved = same.iter().any(|x| x.bytes > 0);
+        let rate = |v: f64, any: bool| if moved && any { fmt_rate(v) } else { "-".to_string() };
         rows.push(vec![
             name,
             h.host.clone(),
             rank_ranges(&h.ranks),
             h.workers.to_string(),
-            fmt_rate(mean(|x| x.max_sar_bytes_per_s)),
-            fmt_rate(mean(|x| x.min_sar_bytes_per_s)),
+            rate(crate::stats::mean(&agg), !agg.is_empty()),
+            rate(mean(|x| x.max_sar_bytes_per_s), true),
+            rate(mean(|x| x.min_sar_bytes_per_s), true),
         ]);
     }
     if rows.is_empty() {
         return String::new();
     }
     let mut s = "\n".to_string();
-    s += &text_table(&["phase", "host", "ranks", "workers", "max_SAR", "min_SAR"], &rows, &[3, 4, 5]);
-    s += "per host (MPI ranks): max_SAR = sum of the host's worker rates, min_SAR = its bytes / its slowest worker's time; MB/s, mean over complete repetitions\n";
+    s += &text_table(
+        &["phase", "host", "ranks", "workers", "agg", "max_SAR", "min_SAR"],
+        &rows,
+        &[3, 4, 5, 6],
+    );
+    s += "per host (MPI ranks, in rank order): agg = the host's bytes / its first open to its last close; max_SAR = sum of the host's worker rates, min_SAR = its bytes / its slowest worker's time; MB/s, mean over complete repetitions; - where the host's ranks moved no data\n";
     s
 }
 

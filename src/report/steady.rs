@@ -1,7 +1,8 @@
 //! The section of the terminal table that sets each phase's steady rate beside its
 //! whole-phase rate: the mean over complete repetitions of the rate inside the steady window
 //! (the series with its first and last 10% of intervals dropped; the least-squares slope of
-//! its cumulative bytes) and of max_SAR, with the window's place in the phase.
+//! its cumulative bytes) and of agg (all bytes over the phase's span, on the clock the series
+//! shares), with the window's place in the phase.
 
 use crate::latency::series::{MIN_INTERVALS, MIN_STEPS, TRIM};
 use crate::results::series::MAX_COMMIT_SHARE;
@@ -24,7 +25,9 @@ pub fn render_steady(exp: &ExperimentResult) -> String {
             if reps.is_empty() {
                 continue;
             }
-            let whole: Vec<f64> = reps.iter().map(|r| r.max_sar_bytes_per_s).collect();
+            // agg; max_SAR in runs stored before iolab measured agg.
+            let whole: Vec<f64> =
+                reps.iter().map(|r| r.agg_bytes_per_s.unwrap_or(r.max_sar_bytes_per_s)).collect();
             let steady: Vec<_> = reps.iter().filter_map(|r| r.rate.as_ref().and_then(|x| x.steady)).collect();
             let interval = reps.iter().filter_map(|r| r.rate.as_ref()).map(|x| x.series.interval_ns).max();
             let mut row = vec![super::point_params(p), ph.name.clone(), fmt_rate(mean(&whole))];
@@ -55,7 +58,7 @@ pub fn render_steady(exp: &ExperimentResult) -> String {
     let mut out = String::from("\nrate over time (iolab plot --kind timeline draws it):\n");
     out += &text_table(&headers, &rows, &right);
     out += &format!(
-        "whole: max_SAR over the whole phase (mean of the runs); steady: the slope of the cumulative \
+        "whole: agg, all bytes over the whole phase from the first open to the last close (mean of the runs); steady: the slope of the cumulative \
          bytes over the steady window's interval boundaries (least squares; mean of the runs); \
          ratio: steady / whole\nwindow: the phase's \
          intervals without the first and last {:.0}% of them (at least one each; none, shown `-`, with \

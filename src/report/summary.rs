@@ -2,7 +2,9 @@
 //! under them that says what every column is: the robust means appear only where they can
 //! differ from the mean, and the legend says why one is missing.
 
-use crate::results::{ExperimentResult, Headline, PhaseResult, Status, flag_advice, flag_kind, flag_meaning};
+use crate::results::{
+    ExperimentResult, Headline, PhaseResult, Rate, Status, flag_advice, flag_kind, flag_meaning,
+};
 use crate::spec::OpKind;
 use crate::stats;
 use crate::units::{fmt_ns, fmt_rate};
@@ -11,6 +13,8 @@ use crate::units::{fmt_ns, fmt_rate};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Columns {
     pub headline: Headline,
+    /// The rate the statistics summarise.
+    pub figure: Rate,
     /// The 2σ-mean column: it heads the table, or some phase had a run beyond 2 sd.
     pub two_sigma: bool,
     /// The trim-mean column: it heads the table, or some phase had 10 runs or more (below
@@ -18,28 +22,32 @@ pub struct Columns {
     pub trimmed: bool,
 }
 
-/// The max_SAR of each complete repetition of a phase.
-fn rates(ph: &PhaseResult) -> Vec<f64> {
-    ph.repetitions.iter().filter(|r| r.status == Status::Complete).map(|r| r.max_sar_bytes_per_s).collect()
+/// The other rates a table shows beside the headline's, as the mean of the runs.
+const OTHER_RATES: [Rate; 3] = [Rate::Agg, Rate::MaxSar, Rate::MinSar];
+
+fn two_sigma_drops(ph: &PhaseResult, figure: Rate) -> bool {
+    stats::two_sigma_dropped(&figure.values(ph)) > 0
 }
 
-fn two_sigma_drops(ph: &PhaseResult) -> bool {
-    stats::two_sigma_dropped(&rates(ph)) > 0
-}
-
-fn trim_drops(ph: &PhaseResult) -> bool {
-    ph.summary.as_ref().is_some_and(|s| stats::trimmed_per_end(s.n, 0.10) > 0)
+fn trim_drops(ph: &PhaseResult, figure: Rate) -> bool {
+    stats::trimmed_per_end(figure.values(ph).len(), 0.10) > 0
 }
 
 impl Columns {
     pub fn of(exp: &ExperimentResult) -> Columns {
-        let headline = exp.design.headline;
+        let (headline, figure) = (exp.design.headline, exp.design.figure);
         let phases = || exp.points.iter().flat_map(|p| &p.phases);
         Columns {
             headline,
-            two_sigma: headline == Headline::TwoSigmaMean || phases().any(two_sigma_drops),
-            trimmed: headline == Headline::TrimmedMean10 || phases().any(trim_drops),
+            figure,
+            two_sigma: headline == Headline::TwoSigmaMean || phases().any(|ph| two_sigma_drops(ph, figure)),
+            trimmed: headline == Headline::TrimmedMean10 || phases().any(|ph| trim_drops(ph, figure)),
         }
+    }
+
+    /// The rates shown beside the headline's, each as the mean of the runs.
+    fn others(&self) -> impl Iterator<Item = Rate> + '_ {
+        OTHER_RATES.into_iter().filter(move |r| *r != self.figure)
     }
 
     /// The headers of the summary cells, the headline's starred.
@@ -51,43 +59,50 @@ impl Columns {
         if self.trimmed {
             h.push("trim-mean");
         }
-        h.extend(["min", "median", "max", "min_SAR", "lat p50", "lat p99"]);
+        h.extend(["min", "median", "max"]);
+        h.extend(self.others().map(Rate::column));
+        h.extend(["lat p50", "lat p99"]);
         h.iter().map(|c| if *c == self.headline.column() { format!("{c}*") } else { c.to_string() }).collect()
     }
 
     /// A phase's cells under [`Columns::headers`]: mean, sd, the robust means shown (`=` where
     /// they dropped no run and so equal the mean, unless they are the headline), min, median,
-    /// max (MB/s of max_SAR), the mean min_SAR, latency p50 and p99; dashes without a complete
-    /// repetition, and for latency when none was recorded (`latency = off`).
+    /// max (MB/s of the headline's rate), the mean of each other rate, latency p50 and p99;
+    /// dashes without a complete repetition (or, for a rate, without a run that measured it),
+    /// and for latency when none was recorded (`latency = off`).
     pub fn cells(&self, ph: &PhaseResult) -> Vec<String> {
-        let Some(sm) = &ph.summary else {
-            return vec!["-".to_string(); self.headers().len()];
-        };
+        let n = self.headers().len();
+        if !ph.repetitions.iter().any(|r| r.status == Status::Complete) {
+            return vec!["-".to_string(); n];
+        }
         let lat = |v: u64| if ph.latency_ns.max == 0 { "-".to_string() } else { fmt_ns(v) };
-        let min_sar: Vec<f64> = ph
-            .repetitions
-            .iter()
-            .filter(|r| r.status == Status::Complete)
-            .map(|r| r.min_sar_bytes_per_s)
-            .collect();
-        let robust = |v: f64, drops: bool, head: Headline| {
-            if drops || self.headline == head { fmt_rate(v) } else { "=".to_string() }
+        let mean_of = |r: Rate| {
+            let xs = r.values(ph);
+            if xs.is_empty() { "-".to_string() } else { fmt_rate(stats::mean(&xs)) }
         };
-        let mut c = vec![fmt_rate(sm.mean), sm.sd.map(fmt_rate).unwrap_or_else(|| "-".into())];
-        if self.two_sigma {
-            c.push(robust(sm.two_sigma_mean, two_sigma_drops(ph), Headline::TwoSigmaMean));
-        }
-        if self.trimmed {
-            c.push(robust(sm.trimmed_mean_10, trim_drops(ph), Headline::TrimmedMean10));
-        }
-        c.extend([
-            fmt_rate(sm.min),
-            fmt_rate(sm.median),
-            fmt_rate(sm.max),
-            fmt_rate(stats::mean(&min_sar)),
-            lat(ph.latency_ns.p50),
-            lat(ph.latency_ns.p99),
-        ]);
+        let mut c = match self.figure.summary(ph) {
+            None => vec!["-".to_string(); n - 2 - self.others().count()],
+            Some(sm) => {
+                let robust = |v: f64, drops: bool, head: Headline| {
+                    if drops || self.headline == head { fmt_rate(v) } else { "=".to_string() }
+                };
+                let mut c = vec![fmt_rate(sm.mean), sm.sd.map(fmt_rate).unwrap_or_else(|| "-".into())];
+                if self.two_sigma {
+                    c.push(robust(
+                        sm.two_sigma_mean,
+                        two_sigma_drops(ph, self.figure),
+                        Headline::TwoSigmaMean,
+                    ));
+                }
+                if self.trimmed {
+                    c.push(robust(sm.trimmed_mean_10, trim_drops(ph, self.figure), Headline::TrimmedMean10));
+                }
+                c.extend([fmt_rate(sm.min), fmt_rate(sm.median), fmt_rate(sm.max)]);
+                c
+            }
+        };
+        c.extend(self.others().map(mean_of));
+        c.extend([lat(ph.latency_ns.p50), lat(ph.latency_ns.p99)]);
         c
     }
 
@@ -96,13 +111,19 @@ impl Columns {
     /// the table carries).
     pub fn legend(&self, exp: &ExperimentResult) -> Vec<String> {
         let phases: Vec<&PhaseResult> = exp.points.iter().flat_map(|p| &p.phases).collect();
+        let others: Vec<&str> = self.others().map(Rate::about).collect();
         let mut out = vec![
-            format!("* headline: {}", self.headline.about()),
+            format!("* headline: {} of {}", self.headline.about(), self.figure.column()),
             "runs: complete / measured; ±sd: standard deviation of the runs; min, median, max: over the runs"
                 .to_string(),
-            "rates in MB/s (10^6 B/s) of max_SAR = sum of worker rates; min_SAR = bytes / slowest worker's time (mean of the runs); SAR: system aggregate rate (French, Pratt and Das 1991)".to_string(),
+            format!("rates in MB/s (10^6 B/s) of {}", self.figure.about()),
+            format!(
+                "{} (means of the runs); SAR: system aggregate rate (French, Pratt and Das 1991)",
+                others.join("; ")
+            ),
         ];
-        let ns: Vec<usize> = phases.iter().filter_map(|ph| ph.summary.as_ref().map(|s| s.n)).collect();
+        let ns: Vec<usize> =
+            phases.iter().map(|ph| self.figure.values(ph).len()).filter(|&n| n > 0).collect();
         let most = ns.iter().copied().max().unwrap_or(0);
         let with = if ns.iter().all(|&n| n == most) {
             format!("with {most} runs")
@@ -183,7 +204,7 @@ pub(crate) mod tests {
     use crate::experiment::{Experiment, ResolveEnv};
 
     /// An experiment run with the null engine (`params` over `size = 64KiB`, `bs = 4KiB`), its
-    /// phases' max_SAR then set to `rates[phase]` (MB/s, one per repetition).
+    /// phases' agg and max_SAR then set to `rates[phase]` (MB/s, one per repetition).
     pub(crate) fn with_rates(params: &[(&str, &str)], rates: &[&[f64]]) -> ExperimentResult {
         let mut e = Experiment::default();
         let reps = rates[0].len().to_string();
@@ -198,7 +219,7 @@ pub(crate) mod tests {
             run_experiment(&b.base, &b.points, b.design, host, &mut NoSink, &Silent).unwrap().result;
         for (ph, rs) in exp.points[0].phases.iter_mut().zip(rates) {
             for (r, v) in ph.repetitions.iter_mut().zip(rs.iter()) {
-                r.max_sar_bytes_per_s = v * 1e6;
+                (r.max_sar_bytes_per_s, r.agg_bytes_per_s) = (v * 1e6, Some(v * 1e6));
             }
             ph.refresh();
         }
@@ -219,15 +240,17 @@ pub(crate) mod tests {
         assert_eq!(
             cols,
             [
-                "phase", "cache", "runs", "mean*", "±sd", "min", "median", "max", "min_SAR", "lat p50",
-                "lat p99", "flags"
+                "phase", "cache", "runs", "mean*", "±sd", "min", "median", "max", "max_SAR", "min_SAR",
+                "lat p50", "lat p99", "flags"
             ]
         );
         let write = lines.iter().find(|l| l.starts_with("write ")).unwrap();
         let cells: Vec<&str> = write.split_whitespace().collect();
-        assert_eq!(&cells[..9], ["write", "cold", "0.0%", "5/5", "280", "402", "100", "100", "1000"]);
+        assert_eq!(&cells[..10], ["write", "cold", "0.0%", "5/5", "280", "402", "100", "100", "1000", "280"]);
         for want in [
-            "* headline: the mean",
+            "* headline: the mean of agg",
+            "rates in MB/s (10^6 B/s) of agg = all bytes / (first open to last close), commits included (IOR's bandwidth)",
+            "max_SAR = sum of the workers' rates (Russell's total rate); min_SAR = all bytes / the slowest worker's time (means of the runs); SAR: system aggregate rate (French, Pratt and Das 1991)",
             "2σ-mean not shown: it equals the mean, as no run lay beyond mean ± 2 sd (with 5 runs none can)",
             "trim-mean not shown: a 10% trim drops floor(n/10) runs from each end, none with 5 runs, so it equals the mean",
             "lat p50, lat p99: median and 99th percentile of the time of one op, over every op of the complete runs",
@@ -275,12 +298,26 @@ pub(crate) mod tests {
     fn a_robust_headline_keeps_its_column_and_its_numbers() {
         let mut exp = with_rates(&[("ops", "write")], &[&[100.0, 110.0, 120.0]]);
         exp.design.headline = Headline::TwoSigmaMean;
+        exp.design.figure = Rate::MaxSar;
         let cols = Columns::of(&exp);
         assert_eq!(
             cols.headers(),
-            ["mean", "±sd", "2σ-mean*", "min", "median", "max", "min_SAR", "lat p50", "lat p99"]
+            ["mean", "±sd", "2σ-mean*", "min", "median", "max", "agg", "min_SAR", "lat p50", "lat p99"]
         );
         assert_eq!(cols.cells(&exp.points[0].phases[0])[2], "110");
-        assert!(cols.legend(&exp)[0].starts_with("* headline: the 2-sigma mean"));
+        let legend = cols.legend(&exp);
+        assert!(
+            legend[0].starts_with("* headline: the 2-sigma mean") && legend[0].ends_with(" of max_SAR"),
+            "{legend:?}"
+        );
+        // Runs stored before iolab measured agg show a dash there, never a 0.
+        for r in &mut exp.points[0].phases[0].repetitions {
+            r.agg_bytes_per_s = None;
+        }
+        assert_eq!(cols.cells(&exp.points[0].phases[0])[6], "-");
+        exp.design.figure = Rate::Agg;
+        let cells = Columns::of(&exp).cells(&exp.points[0].phases[0]);
+        assert_eq!(cells[..6], ["-", "-", "-", "-", "-", "-"], "{cells:?}");
+        assert_eq!(cells[6], "110", "max_SAR's mean");
     }
 }

@@ -1,5 +1,6 @@
 //! The terminal table: a header with host, targets and spec, then one row per point and phase
-//! with the spread of max_SAR across repetitions, latency, and every honesty flag.
+//! with the spread of the headline rate (agg unless a preset names its study's) across
+//! repetitions, the other rates, latency, and every honesty flag.
 
 use std::io::Write;
 
@@ -201,7 +202,8 @@ pub fn render_table(exp: &ExperimentResult) -> String {
                     .warmups
                     .iter()
                     .filter(|r| r.status == Status::Complete)
-                    .map(|r| fmt_rate(r.max_sar_bytes_per_s))
+                    .filter_map(|r| d.figure.of(r))
+                    .map(fmt_rate)
                     .collect();
                 row.push(if w.is_empty() { "-".into() } else { w.join(",") });
             }
@@ -219,7 +221,10 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         out.push('\n');
     }
     if any_warmup {
-        out += "warm-up: max_SAR of each warm-up run, stored but never in the statistics\n";
+        out += &format!(
+            "warm-up: {} of each warm-up run, stored but never in the statistics\n",
+            d.figure.column()
+        );
     }
     out += &super::steady::render_steady(exp);
     out += &super::details::render_details(exp);

@@ -1,8 +1,10 @@
 //! How an experiment was built, stored with its results (`design` in the JSON): its sweep
-//! axes and zipped groups, the statistic that heads each point, and the preset it reproduces.
+//! axes and zipped groups, the statistic that heads each point and the rate it summarises,
+//! and the preset it reproduces.
 
 use serde::{Deserialize, Serialize};
 
+use super::{PhaseResult, Repetition, Status};
 use crate::stats::Summary;
 
 /// The statistic a point's result is summarised by (`headline` in a preset).
@@ -61,6 +63,85 @@ impl Headline {
     }
 }
 
+/// The per-run rate a point's statistic summarises (`figure` in a preset): `agg` for a plain
+/// run, the study's own figure for a preset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rate {
+    /// IOR's aggregate: all bytes over the time from the first open to the last close,
+    /// commits included (`agg_bytes_per_s`).
+    #[default]
+    Agg,
+    /// max_SAR: the sum of the workers' rates (Russell's total rate; French et al.).
+    MaxSar,
+    /// min_SAR: all bytes over the slowest worker's time (French et al.).
+    MinSar,
+    /// The average individual rate: the mean of the workers' rates (French et al.).
+    AvgIndividual,
+}
+
+impl Rate {
+    pub const NAMES: &'static [&'static str] = &["agg", "max_sar", "min_sar", "avg_individual"];
+
+    pub fn parse(s: &str) -> Option<Rate> {
+        Rate::NAMES.iter().position(|n| *n == s).map(|i| Rate::ALL[i])
+    }
+
+    const ALL: [Rate; 4] = [Rate::Agg, Rate::MaxSar, Rate::MinSar, Rate::AvgIndividual];
+
+    pub fn name(self) -> &'static str {
+        Rate::NAMES[self as usize]
+    }
+
+    /// Its column in a table.
+    pub fn column(self) -> &'static str {
+        ["agg", "max_SAR", "min_SAR", "indiv"][self as usize]
+    }
+
+    /// What it is, in words.
+    pub fn about(self) -> &'static str {
+        [
+            "agg = all bytes / (first open to last close), commits included (IOR's bandwidth)",
+            "max_SAR = sum of the workers' rates (Russell's total rate)",
+            "min_SAR = all bytes / the slowest worker's time",
+            "indiv = the mean of the workers' rates",
+        ][self as usize]
+    }
+
+    /// Its JSON field in a repetition.
+    pub fn field(self) -> &'static str {
+        ["agg_bytes_per_s", "max_sar_bytes_per_s", "min_sar_bytes_per_s", "avg_individual_bytes_per_s"]
+            [self as usize]
+    }
+
+    /// Its value in a run (bytes per second); None where not measured (agg in results stored
+    /// before iolab measured it).
+    pub fn of(self, r: &Repetition) -> Option<f64> {
+        match self {
+            Rate::Agg => r.agg_bytes_per_s,
+            Rate::MaxSar => Some(r.max_sar_bytes_per_s),
+            Rate::MinSar => Some(r.min_sar_bytes_per_s),
+            Rate::AvgIndividual => Some(r.avg_individual_bytes_per_s),
+        }
+    }
+
+    /// Its values over a phase's complete runs that have it.
+    pub fn values(self, ph: &PhaseResult) -> Vec<f64> {
+        ph.repetitions.iter().filter(|r| r.status == Status::Complete).filter_map(|r| self.of(r)).collect()
+    }
+
+    /// Its summary over a phase's complete runs; None without any.
+    pub fn summary(self, ph: &PhaseResult) -> Option<Summary> {
+        let xs = self.values(ph);
+        (!xs.is_empty()).then(|| Summary::of(self.field(), &xs))
+    }
+
+    /// The rate of designs stored before iolab had a choice: max_SAR.
+    fn stored_default() -> Rate {
+        Rate::MaxSar
+    }
+}
+
 /// The preset an experiment reproduces.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PresetRef {
@@ -78,6 +159,10 @@ pub struct Design {
     pub axes: Vec<Axis>,
     pub zip: Vec<Vec<String>>,
     pub headline: Headline,
+    /// The rate the headline statistic summarises (max_SAR in designs stored before iolab
+    /// measured agg).
+    #[serde(default = "Rate::stored_default")]
+    pub figure: Rate,
     pub preset: Option<PresetRef>,
 }
 

@@ -66,6 +66,7 @@ fn first(side: &BTreeMap<String, Sel>, key: &str) -> Option<String> {
 
 /// The figures a finding can compare: name, what it is, and how to print it.
 pub const FIGURES: &[(&str, &str)] = &[
+    ("agg", "agg: all bytes / (first open to last close) (MB/s)"),
     ("max_sar", "max_SAR (MB/s)"),
     ("min_sar", "min_SAR (MB/s)"),
     ("avg_individual", "average individual rate (MB/s)"),
@@ -135,6 +136,7 @@ pub struct Finding {
 /// The value of a figure in one repetition.
 fn figure_of(r: &super::Repetition, figure: &str) -> Option<f64> {
     Some(match figure {
+        "agg" => r.agg_bytes_per_s?,
         "max_sar" => r.max_sar_bytes_per_s,
         "min_sar" => r.min_sar_bytes_per_s,
         "avg_individual" => r.avg_individual_bytes_per_s,

@@ -4,7 +4,7 @@
 use super::{COLD_MAX_RESIDENT, WARM_MIN_RESIDENT};
 
 /// Every kind of flag a phase can carry (what its text starts with), for legends.
-pub const FLAG_KINDS: [&str; 7] = [
+pub const FLAG_KINDS: [&str; 9] = [
     "not cold",
     "not warm",
     "cache not controlled",
@@ -12,6 +12,8 @@ pub const FLAG_KINDS: [&str; 7] = [
     "trace writer behind",
     "no I/O (null engine)",
     "layout not as written",
+    "workers did not overlap",
+    "stalled",
 ];
 
 /// The kind of a flag (one of [`FLAG_KINDS`]); None for a flag of no known kind.
@@ -36,6 +38,15 @@ pub fn flag_meaning(flag: &str) -> Option<String> {
             "with alloc = block, FIEMAP shows the files' blocks not placed in the order they were written"
                 .into()
         }
+        "workers did not overlap" => format!(
+            "all the workers were running together for less than {} of the phase (overlap, from their own clocks): the sum of their rates (max_SAR) is no rate the storage delivered at once; read agg",
+            pct(super::timing::MIN_OVERLAP)
+        ),
+        "stalled" => format!(
+            "a worker made no progress for over {} s, and over {} times its typical op (its rate over time): the process was stopped or descheduled, or the device froze; the phase's rates include the gap",
+            super::timing::STALL_MIN_NS / 1_000_000_000,
+            super::timing::STALL_FACTOR
+        ),
         _ => "the null engine moves no data: rates measure iolab's own loop".into(),
     })
 }
@@ -59,7 +70,21 @@ pub fn flag_advice(flag: &str) -> Option<&'static str> {
         "layout not as written" => {
             "the file system placed blocks itself: see docs/layouts.md (alloc = block)"
         }
+        "workers did not overlap" => {
+            "read agg, not max_SAR; or give each worker more to do (--size) and start them together"
+        }
+        "stalled" => {
+            "rerun: something stopped the run for seconds (a paused process, a busy host, a frozen disk)"
+        }
         _ => "choose an engine that moves data (--engine psync; iolab engines lists them)",
+    })
+}
+
+/// The flag of a phase whose workers waited for their trace writer, if any did.
+pub(super) fn trace_wait_flag(samples: &[crate::worker::WorkerSample]) -> Option<String> {
+    let waited = samples.iter().filter_map(|s| s.trace.as_ref()).map(|t| t.waited_ns).max()?;
+    (waited > 0).then(|| {
+        format!("trace writer behind: a worker waited {:.1} ms for trace buffers", waited as f64 / 1e6)
     })
 }
 
@@ -80,6 +105,8 @@ mod tests {
         flags.extend(CacheCheck::judge(CachePolicy::Warm, 0.5, true).flags);
         flags.extend(CacheCheck::judge(CachePolicy::Asis, 0.5, true).flags);
         flags.extend(CacheCheck::judge(CachePolicy::Cold, 0.0, false).flags);
+        flags.push("workers did not overlap: all 4 ran together for 12% of the phase".into());
+        flags.push("stalled: no progress for 3.00 s from 1.00 s into the phase (worker 0)".into());
         let meanings: Vec<String> =
             flags.iter().map(|f| flag_meaning(f).unwrap_or_else(|| panic!("{f}"))).collect();
         for f in &flags {
@@ -91,6 +118,10 @@ mod tests {
         assert!(meanings[1].starts_with("over 5% of the files' pages"), "{meanings:?}");
         assert!(meanings[2].starts_with("under 95%"), "{meanings:?}");
         assert!(meanings[4].starts_with("the null engine"), "{meanings:?}");
+        assert!(meanings[5].starts_with("all the workers were running together for less than 50%"));
+        assert!(meanings[6].starts_with("a worker made no progress for over 1 s"), "{meanings:?}");
+        assert!(flag_advice(&flags[5]).unwrap().starts_with("read agg"));
+        assert!(flag_advice(&flags[6]).unwrap().starts_with("rerun"));
         assert_eq!(flag_meaning("unheard of: 3"), None);
         let layout = "layout not as written: 4-way interleaved write, 7 of 511 block boundaries alternate";
         assert!(flag_meaning(layout).unwrap().contains("FIEMAP"));

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::results::WorkerResult;
+use crate::stats::span::{Moments, agg_bytes_per_s};
 
 /// One host's share of a repetition (workers that ran on MPI ranks only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17,6 +18,10 @@ pub struct HostShare {
     pub max_sar_bytes_per_s: f64,
     /// The host's bytes over its slowest worker's time.
     pub min_sar_bytes_per_s: f64,
+    /// The host's bytes over the time from its first worker's open to its last worker's close
+    /// (IOR's figure for the host alone; None in results stored before iolab measured it).
+    #[serde(default)]
+    pub agg_bytes_per_s: Option<f64>,
 }
 
 /// The hosts of `workers`, in host order (by their lowest rank: a read reordered across hosts
@@ -36,6 +41,7 @@ pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
                     bytes: 0,
                     max_sar_bytes_per_s: 0.0,
                     min_sar_bytes_per_s: 0.0,
+                    agg_bytes_per_s: None,
                 };
                 out.push((share, 0));
                 out.len() - 1
@@ -57,6 +63,19 @@ pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
         .map(|(mut h, slowest)| {
             h.ranks.sort_unstable();
             h.min_sar_bytes_per_s = crate::stats::individual_rate(h.bytes, slowest);
+            let mine = workers.iter().filter(|w| w.host.as_ref() == Some(&h.host));
+            let moments: Option<Vec<Moments>> = mine
+                .map(|w| {
+                    w.start_offset_ns.map(|s| Moments {
+                        bytes: w.bytes,
+                        start_ns: s,
+                        end_ns: s + w.time_ns,
+                        open_ns: w.open_ns,
+                        close_ns: w.close_ns,
+                    })
+                })
+                .collect();
+            h.agg_bytes_per_s = moments.and_then(|m| agg_bytes_per_s(&m));
             h
         })
         .collect();
@@ -100,6 +119,15 @@ mod tests {
         assert!((h[0].min_sar_bytes_per_s - 2_000_000.0).abs() < 1e-6, "{}", h[0].min_sar_bytes_per_s);
         assert_eq!((h[1].host.as_str(), h[1].workers, h[1].bytes), ("h2", 1, 2_000_000));
         assert!((h[1].max_sar_bytes_per_s - 4_000_000.0).abs() < 1e-6);
+        assert_eq!(h[0].agg_bytes_per_s, None, "no start offsets: stored before iolab measured them");
+        // With starts on the phase's clock: h1's workers ran from 0 to 1 s and from 0.5 s to
+        // 2.5 s (opens of 0), so 4 MB in 2.5 s; h2's alone, 2 MB in 0.5 s.
+        let mut ws = ws.to_vec();
+        (ws[0].start_offset_ns, ws[1].start_offset_ns, ws[2].start_offset_ns) =
+            (Some(0), Some(100), Some(500_000_000));
+        let h = host_shares(&ws);
+        assert!((h[0].agg_bytes_per_s.unwrap() - 1_600_000.0).abs() < 1e-6, "{:?}", h[0].agg_bytes_per_s);
+        assert!((h[1].agg_bytes_per_s.unwrap() - 4_000_000.0).abs() < 1e-6, "{:?}", h[1].agg_bytes_per_s);
         // Workers listed from another host first (a reordered read): hosts still in rank order.
         let h = host_shares(&[ws[1].clone(), ws[0].clone(), ws[2].clone()]);
         let order: Vec<&str> = h.iter().map(|s| s.host.as_str()).collect();

@@ -23,11 +23,12 @@ pub mod findings;
 mod flags;
 pub mod hosts;
 pub mod series;
+pub mod timing;
 pub mod tune;
 /// One I/O-server rank's figures in one repetition of one phase (`servers[]` in JSON).
 pub use crate::worker::ServerSample as ServerResult;
 pub use cache::{COLD_KERNEL_ONLY, CacheCheck, CacheInfo};
-pub use design::{Axis, Design, Headline, PresetRef};
+pub use design::{Axis, Design, Headline, PresetRef, Rate};
 pub use flags::{FLAG_KINDS, flag_advice, flag_kind, flag_meaning};
 pub use hosts::HostShare;
 
@@ -119,6 +120,10 @@ pub struct WorkerResult {
     /// blocks ran out first); with wear-out, `ops` is where it went on to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stonewall_ops: Option<u64>,
+    /// When it left the start gate, after the phase's earliest worker did, on the phase's
+    /// common clock (None in results stored before iolab recorded it).
+    #[serde(default)]
+    pub start_offset_ns: Option<u64>,
 }
 
 impl WorkerResult {
@@ -150,6 +155,7 @@ impl WorkerResult {
             host: s.place.as_ref().map(|p| p.host.clone()),
             series: s.series.clone(),
             stonewall_ops: s.stonewall_ops,
+            start_offset_ns: None,
         }
     }
 }
@@ -162,14 +168,6 @@ impl PartialEq for SpillRef {
     fn eq(&self, other: &SpillRef) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
-}
-
-/// The flag of a phase whose workers waited for their trace writer, if any did.
-fn trace_wait_flag(samples: &[WorkerSample]) -> Option<String> {
-    let waited = samples.iter().filter_map(|s| s.trace.as_ref()).map(|t| t.waited_ns).max()?;
-    (waited > 0).then(|| {
-        format!("trace writer behind: a worker waited {:.1} ms for trace buffers", waited as f64 / 1e6)
-    })
 }
 
 /// Status of one repetition of one phase.
@@ -199,6 +197,18 @@ pub struct Repetition {
     /// Operations per second (IOPS), summed over the workers as max_SAR is: sum of ops_i / t_i.
     #[serde(default)]
     pub ops_per_s: f64,
+    /// IOR's aggregate rate: all bytes over `span_ns` (None when not measured: a failed run,
+    /// or results stored before iolab measured it).
+    #[serde(default)]
+    pub agg_bytes_per_s: Option<f64>,
+    /// From the first worker's open to the last worker's close, commits included, on the
+    /// phase's common clock ([`timing`]).
+    #[serde(default)]
+    pub span_ns: Option<u64>,
+    /// The share of the phase during which all its workers that moved bytes were running
+    /// (1: together throughout; 0: one ended before another began).
+    #[serde(default)]
+    pub overlap: Option<f64>,
     /// Fraction of the phase's file pages in the page cache just before it started.
     pub resident_fraction: f64,
     /// Time spent preallocating before a write phase (not part of t_i).
@@ -239,7 +249,11 @@ impl Repetition {
 
     /// Builds a complete repetition from its workers' samples.
     pub fn from_samples(rep: u32, run_id: &str, samples: &[WorkerSample], cache: &CacheCheck) -> Repetition {
-        let workers: Vec<WorkerResult> = samples.iter().map(WorkerResult::from_sample).collect();
+        let timing = timing::PhaseTiming::of(samples);
+        let mut workers: Vec<WorkerResult> = samples.iter().map(WorkerResult::from_sample).collect();
+        for (w, &o) in workers.iter_mut().zip(&timing.start_offsets_ns) {
+            w.start_offset_ns = Some(o);
+        }
         let pairs: Vec<(u64, u64)> = workers.iter().map(|w| (w.bytes, w.time_ns)).collect();
         let r = stats::rates(&pairs);
         Repetition {
@@ -254,9 +268,19 @@ impl Repetition {
             min_sar_bytes_per_s: r.min_sar,
             avg_individual_bytes_per_s: r.avg_individual,
             ops_per_s: 0.0,
+            agg_bytes_per_s: timing.agg_bytes_per_s,
+            span_ns: timing.span_ns,
+            overlap: Some(timing.overlap),
             resident_fraction: cache.resident_fraction,
             prealloc_ns: 0,
-            flags: cache.flags.iter().cloned().chain(trace_wait_flag(samples)).collect(),
+            flags: cache
+                .flags
+                .iter()
+                .cloned()
+                .chain(flags::trace_wait_flag(samples))
+                .chain(timing.flag(samples))
+                .chain(timing::stall_flag(samples))
+                .collect(),
             workers,
             env: RunEnv::default(),
             file_layout: None,
@@ -298,6 +322,9 @@ impl Repetition {
             min_sar_bytes_per_s: 0.0,
             avg_individual_bytes_per_s: 0.0,
             ops_per_s: 0.0,
+            agg_bytes_per_s: None,
+            span_ns: None,
+            overlap: None,
             resident_fraction: cache.resident_fraction,
             prealloc_ns: 0,
             flags: cache.flags.clone(),
@@ -330,6 +357,9 @@ pub struct PhaseResult {
     /// Summary of the ops per second (IOPS) over the same repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops_summary: Option<Summary>,
+    /// Summary of agg over the complete repetitions that measured it; None if none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agg_summary: Option<Summary>,
     /// Flags from any repetition, deduplicated (e.g. "not cold: 7.1% resident").
     pub flags: Vec<String>,
     /// Latency percentiles over all workers and complete repetitions.
@@ -351,6 +381,7 @@ impl PhaseResult {
             warmups: vec![],
             summary: None,
             ops_summary: None,
+            agg_summary: None,
             flags: vec![],
             latency_ns: LatencyNs::default(),
             time_summary: None,
@@ -368,6 +399,7 @@ impl PhaseResult {
         self.summary = (!xs.is_empty()).then(|| Summary::of("max_sar_bytes_per_s", &xs));
         let ops: Vec<f64> = complete.iter().map(|r| r.ops_per_s).collect();
         self.ops_summary = (!ops.is_empty()).then(|| Summary::of("ops_per_s", &ops));
+        self.agg_summary = Rate::Agg.summary(self);
         let strategy = complete.iter().any(|r| r.workers.iter().any(|w| w.role.is_some()));
         let times: Vec<f64> = complete.iter().map(|r| r.time_ns as f64 / 1e9).collect();
         self.time_summary = (strategy && !times.is_empty()).then(|| Summary::of("time_s", &times));

@@ -27,14 +27,12 @@ pub struct PhaseRate {
 
 impl PhaseRate {
     /// From the workers' samples: None when any worker kept no series (`latency = off`).
-    /// Workers are placed by their start on the clock; a start later than the longest
-    /// worker's time cannot be on the same clock (MPI ranks on other hosts) and counts as 0.
+    /// Workers are placed by their start on the phase's common clock (one host's, or rank 0's
+    /// for MPI ranks elsewhere).
     pub fn of(samples: &[WorkerSample]) -> Option<PhaseRate> {
         let first = samples.iter().map(|s| s.start_ns).min()?;
-        let longest = samples.iter().map(|s| s.time_ns()).max()?;
-        let offset = |s: &WorkerSample| Some(s.start_ns - first).filter(|&o| o <= longest).unwrap_or(0);
         let parts: Option<Vec<(u64, &RateSeries)>> =
-            samples.iter().map(|s| s.series.as_ref().map(|r| (offset(s), r))).collect();
+            samples.iter().map(|s| s.series.as_ref().map(|r| (s.start_ns - first, r))).collect();
         let series = RateSeries::sum(&parts?)?;
         let committed = samples.iter().any(|s| s.sync_ns as f64 > MAX_COMMIT_SHARE * s.time_ns() as f64);
         let steady = if committed { None } else { series.steady() };
@@ -79,10 +77,13 @@ mod tests {
         assert_eq!(r.series.bytes.iter().sum::<u64>(), 60);
         assert_eq!((r.series.bytes[0], r.series.bytes[1], r.series.bytes[20]), (1, 3, 2));
         assert!(r.steady.is_some());
-        // A start far beyond any worker's time: another host's clock.
-        let far = [sample(1_000, t, 0, vec![1; 20]), sample(1_000 + (1u64 << 50), t, 0, vec![2; 20])];
-        let r = PhaseRate::of(&far).unwrap();
-        assert_eq!((r.series.end_ns, r.series.bytes[0]), (t, 3), "another clock: started with the first");
+        // Free starts: the second worker began after the first ended; the series holds both,
+        // one after the other, with nothing in between.
+        let apart = [sample(1_000, t, 0, vec![1; 20]), sample(1_000 + 30 * BASE_NS, t, 0, vec![2; 20])];
+        let r = PhaseRate::of(&apart).unwrap();
+        assert_eq!(r.series.end_ns, 50 * BASE_NS);
+        assert_eq!(r.series.bytes.iter().sum::<u64>(), 60);
+        assert_eq!((r.series.bytes[19], r.series.bytes[25], r.series.bytes[30]), (1, 0, 2));
         // A commit over 10% of a worker's time: the series cannot say when its bytes moved.
         let committed = [sample(0, t, 3 * BASE_NS, vec![1; 20])];
         assert_eq!(PhaseRate::of(&committed).unwrap().steady, None);

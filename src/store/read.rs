@@ -130,7 +130,7 @@ impl Store {
                 "SELECT r.run_id, r.point, r.rep, p.phase, p.status, p.error, p.total_bytes, p.ops, p.time_ns,
                         p.max_sar_bytes_per_s, p.min_sar_bytes_per_s, p.avg_individual_bytes_per_s,
                         p.resident_fraction, p.prealloc_ns, p.flags_json, p.env_json, r.warmup,
-                        p.syncs_in_flight_max, p.rate_json
+                        p.syncs_in_flight_max, p.rate_json, p.agg_bytes_per_s, p.span_ns, p.overlap
                  FROM runs r JOIN phase_results p ON p.run_id = r.run_id
                  WHERE r.experiment_id = ?1 ORDER BY r.rep, r.finished_unix_s, r.point, p.phase",
             )
@@ -162,6 +162,9 @@ impl Store {
                 min_sar_bytes_per_s: r.get::<_, Real>(10).map_err(g)?.0,
                 avg_individual_bytes_per_s: r.get::<_, Real>(11).map_err(g)?.0,
                 ops_per_s: 0.0,
+                agg_bytes_per_s: r.get::<_, Option<Real>>(19).map_err(g)?.map(|x| x.0),
+                span_ns: r.get::<_, Option<i64>>(20).map_err(g)?.map(|n| n as u64),
+                overlap: r.get::<_, Option<Real>>(21).map_err(g)?.map(|x| x.0),
                 resident_fraction: r.get::<_, Real>(12).map_err(g)?.0,
                 prealloc_ns: r.get::<_, i64>(13).map_err(g)? as u64,
                 flags: crate::json::from_str(&flags_json).map_err(|e| self.err(e))?,
@@ -330,7 +333,8 @@ impl Store {
             .prepare_cached(
                 "SELECT worker, bytes, ops, time_ns, sync_ns, sync_calls, open_ns, close_ns, bytes_per_s,
                         latency_json, histogram_json, calls_json, max_inflight,
-                        role, times_json, tid, commit_tids_json, rank, host, series_json, stonewall_ops
+                        role, times_json, tid, commit_tids_json, rank, host, series_json, stonewall_ops,
+                        start_offset_ns
                  FROM worker_results WHERE run_id = ?1 AND phase = ?2 ORDER BY worker",
             )
             .map_err(|e| self.err(e))?;
@@ -361,6 +365,7 @@ impl Store {
                         host: r.get(18)?,
                         series: None,
                         stonewall_ops: r.get::<_, Option<i64>>(20)?.map(|n| n as u64),
+                        start_offset_ns: r.get::<_, Option<i64>>(21)?.map(|n| n as u64),
                     },
                     r.get::<_, String>(9)?,
                     r.get::<_, String>(10)?,

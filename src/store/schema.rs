@@ -1,7 +1,7 @@
 //! The store's SQLite schema, one migration per version.
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 10;
+pub const STORE_VERSION: i64 = 11;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -169,6 +169,16 @@ const SCHEMA_V10_STONEWALL: &str = "
 ALTER TABLE worker_results ADD COLUMN stonewall_ops INTEGER;
 ";
 
+/// Version 11: when the workers ran, on the phase's common clock: IOR's aggregate rate, the
+/// span from the first open to the last close, the workers' overlap, and each worker's start
+/// (NULL in rows written before).
+const SCHEMA_V11_SPAN: &str = "
+ALTER TABLE phase_results ADD COLUMN agg_bytes_per_s REAL;
+ALTER TABLE phase_results ADD COLUMN span_ns INTEGER;
+ALTER TABLE phase_results ADD COLUMN overlap REAL;
+ALTER TABLE worker_results ADD COLUMN start_offset_ns INTEGER;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1,
@@ -181,4 +191,13 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V8_SERVERS,
     SCHEMA_V9_TUNINGS,
     SCHEMA_V10_STONEWALL,
+    SCHEMA_V11_SPAN,
 ];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_migration_counts_in_the_version() {
+        assert_eq!(super::STORE_VERSION as usize, super::MIGRATIONS.len());
+    }
+}

@@ -108,8 +108,9 @@ impl Store {
             tx.execute(
                 "INSERT INTO phase_results(run_id, phase, status, error, total_bytes, ops, time_ns,
                      max_sar_bytes_per_s, min_sar_bytes_per_s, avg_individual_bytes_per_s, resident_fraction,
-                     prealloc_ns, flags_json, env_json, syncs_in_flight_max, rate_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                     prealloc_ns, flags_json, env_json, syncs_in_flight_max, rate_json, agg_bytes_per_s, span_ns,
+                     overlap)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
                 params![
                     run_id,
                     *phase as i64,
@@ -126,7 +127,10 @@ impl Store {
                     self.json(&r.flags)?,
                     self.json(&r.env)?,
                     r.syncs_in_flight_max.map(|n| n as i64),
-                    r.rate.as_ref().map(|x| self.json(x)).transpose()?
+                    r.rate.as_ref().map(|x| self.json(x)).transpose()?,
+                    r.agg_bytes_per_s.map(Real),
+                    r.span_ns.map(|n| n as i64),
+                    r.overlap.map(Real)
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -142,9 +146,10 @@ impl Store {
                 tx.execute(
                     "INSERT INTO worker_results (run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
                          open_ns, close_ns, bytes_per_s, latency_json, histogram_json, calls_json, max_inflight,
-                         role, times_json, tid, commit_tids_json, rank, host, series_json, stonewall_ops)
+                         role, times_json, tid, commit_tids_json, rank, host, series_json, stonewall_ops,
+                         start_offset_ns)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                         ?20, ?21, ?22, ?23)",
+                         ?20, ?21, ?22, ?23, ?24)",
                     params![
                         run_id,
                         *phase as i64,
@@ -168,7 +173,8 @@ impl Store {
                         w.rank,
                         w.host,
                         w.series.as_ref().map(|s| self.json(s)).transpose()?,
-                        w.stonewall_ops.map(|n| n as i64)
+                        w.stonewall_ops.map(|n| n as i64),
+                        w.start_offset_ns.map(|n| n as i64)
                     ],
                 )
                 .map_err(|e| self.err(e))?;

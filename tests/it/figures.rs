@@ -35,7 +35,7 @@ fn stored_parts(mut doc: Value) -> Value {
     for p in doc["points"].as_array_mut().unwrap() {
         for ph in p["phases"].as_array_mut().unwrap() {
             let ph = ph.as_object_mut().unwrap();
-            for k in ["summary", "time_summary", "ops_summary", "flags", "latency_ns"] {
+            for k in ["summary", "agg_summary", "time_summary", "ops_summary", "flags", "latency_ns"] {
                 ph.remove(k);
             }
             ph["cache"].as_object_mut().unwrap().remove("resident_fraction");

@@ -47,6 +47,7 @@ mod signals;
 mod stores;
 mod strategies;
 mod throttle;
+mod timing;
 mod trace_stream;
 mod traces;
 mod tune;

@@ -121,13 +121,14 @@ fn rate_plot_of_a_sweep() {
     }
     let t = texts(&svg);
     assert!(t.iter().any(|x| x == "workers"), "{t:?}");
-    assert!(t.iter().any(|x| x == "max_SAR (MB/s = 10^6 B/s)"), "{t:?}");
+    // A plain run's headline rate, agg, unless --y asks for another.
+    assert!(t.iter().any(|x| x == "agg (MB/s = 10^6 B/s)"), "{t:?}");
     assert!(t.iter().any(|x| x.contains("phase read:cold")), "{t:?}");
     for tick in ["1", "2", "3"] {
         assert!(t.iter().any(|x| x == tick), "tick {tick}: {t:?}");
     }
-    // The model's points are the mean of the stored read:cold max_SAR of each point, its bar
-    // the runs' spread on the log scale: x/÷ e^(2 sd of the logarithms), above zero.
+    // The model's points are the mean of the stored read:cold agg of each point (a plain run's
+    // headline), its bar the runs' spread on the log scale: x/÷ e^(2 sd of the logarithms), above zero.
     let (_, exp) = load_last(&s);
     let fig = plot::rate::figure(&exp, &Options::default()).unwrap();
     let points = doc["points"].as_array().unwrap();
@@ -139,8 +140,7 @@ fn rate_plot_of_a_sweep() {
                 .find(|p| p["params"]["bs"] == *bs && p["params"]["workers"] == *workers)
                 .unwrap();
             let reps = p["phases"][1]["repetitions"].as_array().unwrap();
-            let xs: Vec<f64> =
-                reps.iter().map(|r| r["max_sar_bytes_per_s"].as_f64().unwrap() / 1e6).collect();
+            let xs: Vec<f64> = reps.iter().map(|r| r["agg_bytes_per_s"].as_f64().unwrap() / 1e6).collect();
             let mean = xs.iter().sum::<f64>() / 3.0;
             let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
             let lm = logs.iter().sum::<f64>() / 3.0;
@@ -492,14 +492,15 @@ fn two_experiments_in_one_figure() {
     }
     let t = texts(&svg);
     assert!(t.iter().any(|x| x.contains("plain vs vectored")), "{t:?}");
-    // Each line's points are its own experiment's read:cold means.
+    // Each line's points are its own experiment's read:cold means of agg (a plain run's headline).
     let store = Store::open(&s.db()).unwrap();
     let exps: Vec<_> = ids.iter().map(|id| store.load(id).unwrap()).collect();
     let merged = plot::merge::merge(&exps);
     let fig = plot::rate::figure(&merged, &Options { x: Some("bs".into()), ..Options::default() }).unwrap();
     for (si, e) in exps.iter().enumerate() {
         for (k, p) in e.points.iter().enumerate() {
-            let xs: Vec<f64> = p.phases[1].repetitions.iter().map(|r| r.max_sar_bytes_per_s / 1e6).collect();
+            let xs: Vec<f64> =
+                p.phases[1].repetitions.iter().map(|r| r.agg_bytes_per_s.unwrap() / 1e6).collect();
             let mean = xs.iter().sum::<f64>() / xs.len() as f64;
             let y = fig.panels[0].series[si].points[k].y;
             assert!((y - mean).abs() < 1e-9 * mean, "{y} vs {mean}");

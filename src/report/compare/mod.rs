@@ -59,12 +59,12 @@ pub fn row(exp: &ExperimentResult) -> Row {
     let h = &exp.host;
     let mut figures: [Option<Figure>; 6] = [None; 6];
     let mut at_end: Vec<(u64, Figure)> = vec![];
-    let headline = exp.design.headline;
+    let (headline, rate) = (exp.design.headline, exp.design.figure);
     for p in &exp.points {
         let spec = p.spec.as_ref().unwrap_or(&exp.spec);
         for ph in &p.phases {
-            let Some(sm) = &ph.summary else { continue };
-            let fig = Figure { bytes_per_s: headline.value(sm), flagged: !ph.flags.is_empty(), runs: sm.n };
+            let Some(sm) = rate.summary(ph) else { continue };
+            let fig = Figure { bytes_per_s: headline.value(&sm), flagged: !ph.flags.is_empty(), runs: sm.n };
             let slot = match (ph.op, ph.cache.policy, spec.sync) {
                 (OpKind::Read, CachePolicy::Cold, _) => 0,
                 (OpKind::Read, CachePolicy::Warm, _) => 1,

@@ -247,9 +247,9 @@ fn runs_section(exp: &ExperimentResult) -> String {
                     esc(&ph.name),
                     format!("{}{}", r.rep, if warm { " (warm-up)" } else { "" }),
                     esc(&status),
+                    r.agg_bytes_per_s.map(fmt_rate).unwrap_or_else(|| "-".into()),
                     fmt_rate(r.max_sar_bytes_per_s),
                     fmt_rate(r.min_sar_bytes_per_s),
-                    r.workers.len().to_string(),
                     format!("{:.1}%", r.resident_fraction * 100.0),
                     format!("{:.2} → {:.2}", e.load_avg_1m_start, e.load_avg_1m_end),
                     esc(&fmt_size(e.devices.iter().map(|d| d.read_bytes).sum())),
@@ -268,9 +268,9 @@ fn runs_section(exp: &ExperimentResult) -> String {
             "phase",
             "rep",
             "status",
+            "agg",
             "max_SAR",
             "min_SAR",
-            "workers",
             "resident",
             "load 1 min",
             "device read",
@@ -278,7 +278,7 @@ fn runs_section(exp: &ExperimentResult) -> String {
             "flags",
         ],
         &rows,
-        &[4, 5, 6, 7],
+        &[4, 5, 6, 7, 8],
     );
     if n > MAX_RUN_ROWS {
         s += &format!(

@@ -31,7 +31,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         legend.push(Style::nth(fi + 1, f.name()));
         let mut points = vec![];
         for (i, c) in cells.iter().enumerate() {
-            let xs: Vec<f64> = c.complete().map(|r| f.shown(r)).collect();
+            let xs: Vec<f64> = c.complete().map(|r| f.shown(r)).filter(|v| !v.is_nan()).collect();
             let Some((y, bar)) = select::point_stat(&xs, stat, o.bars) else { continue };
             let x = i as f64 - 0.4 + width * (fi as f64 + 0.5);
             let p = Point { x, y, bar, span: Some((x - width * 0.45, x + width * 0.45)) };
@@ -61,11 +61,11 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         title: super::title(exp),
         subtitle: vec![
             format!(
-                "{} of each bar's runs ({n}) of {}; {}",
+                "{} of each bar's runs ({n}) of {}",
                 super::rate::capitalise(select::stat_name(stat)),
                 figs.iter().map(|f| f.about()).collect::<Vec<_>>().join(", "),
-                o.bars.caption(rmin, rmax)
             ),
+            o.bars.caption(rmin, rmax),
             super::provenance(exp),
         ],
         panels: vec![Panel {

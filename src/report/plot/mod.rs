@@ -88,8 +88,8 @@ pub struct Options {
     pub series: Option<String>,
     /// One panel per value of these dimensions (comma-separated), or `none`.
     pub panel: Option<String>,
-    /// Statistic (`mean`, `median`, `2sigma`, `trimmed`) and/or run figures (`max_sar`,
-    /// `min_sar`, `individual`).
+    /// Statistic (`mean`, `median`, `2sigma`, `trimmed`) and/or run figures (`agg`,
+    /// `max_sar`, `min_sar`, `individual`).
     pub y: Vec<String>,
     pub phase: Option<String>,
     pub bars: Bars,
@@ -127,7 +127,7 @@ impl Default for Options {
 
 impl Options {
     /// The statistic (default: the experiment's headline) and the run figures (default: the
-    /// preset's, else max_SAR) that `--y` asks for.
+    /// preset's plot's, else the rate the headline summarises) that `--y` asks for.
     pub fn stat_and_figures(&self, exp: &ExperimentResult) -> Result<(Headline, Vec<select::Figure>)> {
         let mut stat = None;
         let mut figs = vec![];
@@ -144,7 +144,7 @@ impl Options {
                 return Err(Error::spec(
                     "y",
                     item,
-                    "expected a statistic (mean, median, 2sigma, trimmed) or a figure (max_sar, min_sar, individual, time)",
+                    "expected a statistic (mean, median, 2sigma, trimmed) or a figure (agg, max_sar, min_sar, individual, time)",
                 ));
             }
         }
@@ -156,7 +156,7 @@ impl Options {
                 .unwrap_or_default();
         }
         if figs.is_empty() {
-            figs.push(select::Figure::MaxSar);
+            figs.push(select::Figure::of_rate(exp.design.figure));
         }
         select::check_figures(&figs)?;
         Ok((stat.unwrap_or(exp.design.headline), figs))

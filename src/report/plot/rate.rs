@@ -164,7 +164,9 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
                     .iter()
                     .filter(|c| select::label(c, &g.panels) == *pk && select::label(c, &g.series) == *sk)
                 {
-                    by_x.entry(c.value(&g.x)).or_default().extend(c.complete().map(|r| f.shown(r)));
+                    by_x.entry(c.value(&g.x))
+                        .or_default()
+                        .extend(c.complete().map(|r| f.shown(r)).filter(|v| !v.is_nan()));
                 }
                 let mut points: Vec<Point> = by_x
                     .iter()
@@ -187,12 +189,14 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     let reps: Vec<usize> = cells.iter().map(|c| c.complete().count()).collect();
     let (rmin, rmax) = (reps.iter().min().copied().unwrap_or(0), reps.iter().max().copied().unwrap_or(0));
     let n = if rmin == rmax { format!("n = {rmin}") } else { format!("n = {rmin}..{rmax}") };
-    let mut subtitle = vec![format!(
-        "{} of each point's runs ({n}) of {}; {}",
-        capitalise(select::stat_name(stat)),
-        figs.iter().map(|f| f.about()).collect::<Vec<_>>().join(", "),
-        o.bars.caption(rmin, rmax)
-    )];
+    let mut subtitle = vec![
+        format!(
+            "{} of each point's runs ({n}) of {}",
+            capitalise(select::stat_name(stat)),
+            figs.iter().map(|f| f.about()).collect::<Vec<_>>().join(", "),
+        ),
+        o.bars.caption(rmin, rmax),
+    ];
     let phases = select::distinct(&cells, PHASE);
     if phases.len() == 1 && g.x != PHASE {
         subtitle.push(format!("phase {} · {}", phases[0], super::provenance(exp)));

@@ -158,7 +158,9 @@ pub fn label(c: &Cell<'_>, dims: &[String]) -> String {
 /// The run figure a plot summarises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Figure {
-    /// max_SAR = sum of worker rates (the rate the table heads).
+    /// agg = all bytes / (first open to last close), IOR's bandwidth (a plain run's headline).
+    Agg,
+    /// max_SAR = sum of worker rates.
     MaxSar,
     /// min_SAR = total bytes / slowest worker's time.
     MinSar,
@@ -171,6 +173,7 @@ pub enum Figure {
 impl Figure {
     pub fn parse(s: &str) -> Option<Figure> {
         Some(match s {
+            "agg" | "agg_bytes_per_s" => Figure::Agg,
             "max_sar" | "max_sar_bytes_per_s" | "total" => Figure::MaxSar,
             "min_sar" | "min_sar_bytes_per_s" => Figure::MinSar,
             "individual" | "avg_individual_bytes_per_s" => Figure::Individual,
@@ -180,6 +183,7 @@ impl Figure {
     }
     pub fn name(self) -> &'static str {
         match self {
+            Figure::Agg => "agg",
             Figure::MaxSar => "max_SAR",
             Figure::MinSar => "min_SAR",
             Figure::Individual => "avg individual",
@@ -188,6 +192,7 @@ impl Figure {
     }
     pub fn about(self) -> &'static str {
         match self {
+            Figure::Agg => "agg = all bytes / (first open to last close)",
             Figure::MaxSar => "max_SAR = sum of worker rates",
             Figure::MinSar => "min_SAR = bytes / slowest worker's time",
             Figure::Individual => "average individual worker rate",
@@ -196,10 +201,22 @@ impl Figure {
     }
     pub fn of(self, r: &Repetition) -> f64 {
         match self {
+            // NaN where not measured (runs stored before agg): plots leave those out.
+            Figure::Agg => r.agg_bytes_per_s.unwrap_or(f64::NAN),
             Figure::MaxSar => r.max_sar_bytes_per_s,
             Figure::MinSar => r.min_sar_bytes_per_s,
             Figure::Individual => r.avg_individual_bytes_per_s,
             Figure::Time => r.time_ns as f64,
+        }
+    }
+
+    /// The plot figure of a headline rate.
+    pub fn of_rate(rate: crate::results::Rate) -> Figure {
+        match rate {
+            crate::results::Rate::Agg => Figure::Agg,
+            crate::results::Rate::MaxSar => Figure::MaxSar,
+            crate::results::Rate::MinSar => Figure::MinSar,
+            crate::results::Rate::AvgIndividual => Figure::Individual,
         }
     }
     /// The figure of a run in the unit its axis shows: MB/s (10^6 B/s) for rates, seconds for

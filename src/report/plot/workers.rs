@@ -99,7 +99,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     let mut sar = vec![];
     let mut sar_each = vec![];
     for (i, f) in [select::Figure::MaxSar, select::Figure::MinSar].iter().enumerate() {
-        let xs: Vec<f64> = runs.iter().map(|r| f.shown(r)).collect();
+        let xs: Vec<f64> = runs.iter().map(|r| f.shown(r)).filter(|v| !v.is_nan()).collect();
         for &x in &xs {
             sar_each.push(Point::new(i as f64, x));
             sar_y.push(x);

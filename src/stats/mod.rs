@@ -17,8 +17,11 @@
 //!   for figures that are never negative.
 //! - individual rate r_i = bytes_i / t_i; max_SAR = sum r_i; min_SAR = total bytes / max t_i
 //!   (French, Pratt, Das 1991, eqs. 1 and 2). Average individual rate = mean of r_i.
+//! - agg (IOR's bandwidth) and the workers' overlap: [`span`].
 
 use serde::{Deserialize, Serialize};
+
+pub mod span;
 
 /// Arithmetic mean; NaN for no samples.
 pub fn mean(xs: &[f64]) -> f64 {

@@ -1,0 +1,53 @@
+//! Ranks' clocks made comparable: each rank's CLOCK_MONOTONIC against rank 0's, estimated once
+//! when the MPI world starts by Cristian's method (rank 0 sends its time, the rank answers with
+//! its own; over several exchanges, the one with the shortest round trip gives the offset, to
+//! within half that round trip). Ranks on rank 0's host share its clock: their offset is 0.
+//! Rank 0 moves every sample it gathers onto its own clock with these offsets, so a phase's
+//! span and overlap compare readings of one clock (docs/mpi.md, "One clock").
+
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use crate::env::sys::now_ns;
+
+/// The tag of the clock exchanges (before any phase: no other message is in flight).
+const CLOCK: i32 = 9;
+/// Exchanges per rank: the shortest round trip of these bounds the error.
+const ROUNDS: usize = 8;
+
+/// Each rank's clock minus rank 0's, in ns (what rank 0 learns; every other rank gets zeros),
+/// with the bound of each estimate (half the shortest round trip). Collective: every rank
+/// calls it with the world's host names.
+pub fn offsets(comm: &SimpleCommunicator, hosts: &[String]) -> (Vec<i64>, Vec<u64>) {
+    let (rank, size) = (comm.rank() as usize, hosts.len());
+    let (mut offset, mut bound) = (vec![0i64; size], vec![0u64; size]);
+    for r in (1..size).filter(|&r| hosts[r] != hosts[0]) {
+        if rank == 0 {
+            let other = comm.process_at_rank(r as i32);
+            let mut best = u64::MAX;
+            for _ in 0..ROUNDS {
+                let t0 = now_ns();
+                other.send_with_tag(&t0, CLOCK);
+                let (theirs, _) = other.receive_with_tag::<u64>(CLOCK);
+                let t1 = now_ns();
+                if t1 - t0 < best {
+                    best = t1 - t0;
+                    offset[r] = (i128::from(theirs) - (i128::from(t0) + i128::from(t1)) / 2) as i64;
+                }
+            }
+            bound[r] = best / 2;
+        } else if rank == r {
+            let root = comm.process_at_rank(0);
+            for _ in 0..ROUNDS {
+                let _ = root.receive_with_tag::<u64>(CLOCK);
+                root.send_with_tag(&now_ns(), CLOCK);
+            }
+        }
+    }
+    (offset, bound)
+}
+
+/// A reading of a rank's clock on rank 0's, given that rank's offset.
+pub fn to_root(t_ns: u64, offset_ns: i64) -> u64 {
+    (i128::from(t_ns) - i128::from(offset_ns)).max(0) as u64
+}

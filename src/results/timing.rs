@@ -1,0 +1,224 @@
+//! When a phase's workers ran, on one clock: IOR's aggregate rate (`agg_bytes_per_s`: all
+//! bytes over the time from the first open to the last close, commits included), the workers'
+//! overlap and its flag, each worker's start on that clock (docs/json.md); and stalls, gaps of
+//! no progress in a worker's rate over time far beyond its typical op (a stopped process, a
+//! descheduled VM, a device that froze).
+
+use crate::stats::span::{self, Moments};
+use crate::units::fmt_ns;
+use crate::worker::WorkerSample;
+
+/// A gap of no progress is a stall from this long (five times the longest pause the kernel's
+/// write throttling imposes, 200 ms)...
+pub const STALL_MIN_NS: u64 = 1_000_000_000;
+/// ...when it is also this many times the worker's typical op: its median op time, or its
+/// mean commit when it commits (a commit moves no counted bytes, so it is a gap of its own).
+pub const STALL_FACTOR: u64 = 10;
+
+/// Below this overlap a phase is flagged `workers did not overlap`: all its workers ran
+/// together for less than half of it, so the sum of their rates (max_SAR) is no rate the
+/// storage ever delivered at once.
+pub const MIN_OVERLAP: f64 = 0.5;
+
+/// A repetition's span, rate and overlap from its workers' samples (their clock readings made
+/// comparable by the launcher: one host's monotonic clock, or rank 0's for MPI ranks).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseTiming {
+    pub span_ns: Option<u64>,
+    pub agg_bytes_per_s: Option<f64>,
+    pub overlap: f64,
+    /// Each worker's start after the earliest start, in sample order.
+    pub start_offsets_ns: Vec<u64>,
+}
+
+impl PhaseTiming {
+    pub fn of(samples: &[WorkerSample]) -> PhaseTiming {
+        let ms: Vec<Moments> = samples
+            .iter()
+            .map(|s| Moments {
+                bytes: s.bytes,
+                start_ns: s.start_ns,
+                end_ns: s.end_ns,
+                open_ns: s.open_ns,
+                close_ns: s.close_ns,
+            })
+            .collect();
+        let first = samples.iter().map(|s| s.start_ns).min().unwrap_or(0);
+        PhaseTiming {
+            span_ns: span::span_ns(&ms),
+            agg_bytes_per_s: span::agg_bytes_per_s(&ms),
+            overlap: span::overlap(&ms),
+            start_offsets_ns: samples.iter().map(|s| s.start_ns - first).collect(),
+        }
+    }
+
+    /// The flag of a phase whose workers did not run together, if they did not.
+    pub fn flag(&self, samples: &[WorkerSample]) -> Option<String> {
+        let movers = samples.iter().filter(|s| s.bytes > 0).count();
+        (self.overlap < MIN_OVERLAP).then(|| {
+            format!(
+                "workers did not overlap: all {movers} ran together for {:.0}% of the phase",
+                self.overlap * 100.0
+            )
+        })
+    }
+}
+
+/// One gap of no progress: how long, where (ns after the worker's start), whose, and that
+/// worker's typical op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    pub gap_ns: u64,
+    pub at_ns: u64,
+    pub worker: u32,
+    pub typical_ns: u64,
+}
+
+/// Every stall of a worker: each run of empty intervals between two that have bytes in its
+/// rate over time, at least [`STALL_MIN_NS`] long and [`STALL_FACTOR`] times its typical op
+/// (none without a series: `latency = off`).
+pub fn stalls(s: &WorkerSample) -> Vec<Stall> {
+    let Some(series) = &s.series else { return vec![] };
+    let median = if s.hist.is_empty() { 0 } else { s.hist.value_at_quantile(0.5) };
+    let commit = s.sync_ns.checked_div(s.sync_calls).unwrap_or(0);
+    let typical_ns = median.max(commit);
+    let limit = STALL_MIN_NS.max(STALL_FACTOR.saturating_mul(typical_ns));
+    let mut out = vec![];
+    let mut last_busy: Option<usize> = None;
+    for (k, &b) in series.bytes.iter().enumerate() {
+        if b == 0 {
+            continue;
+        }
+        if let Some(j) = last_busy
+            && k > j + 1
+        {
+            let gap_ns = (k - j - 1) as u64 * series.interval_ns;
+            if gap_ns >= limit {
+                let at_ns = (j + 1) as u64 * series.interval_ns;
+                out.push(Stall { gap_ns, at_ns, worker: s.worker, typical_ns });
+            }
+        }
+        last_busy = Some(k);
+    }
+    out
+}
+
+/// The flag of a phase in which some worker stalled: the longest stall, and how many there
+/// were.
+pub fn stall_flag(samples: &[WorkerSample]) -> Option<String> {
+    let all: Vec<Stall> = samples.iter().flat_map(stalls).collect();
+    let worst = all.iter().max_by_key(|s| s.gap_ns)?;
+    let more = if all.len() > 1 { format!("; {} stalls in all", all.len()) } else { String::new() };
+    Some(format!(
+        "stalled: no progress for {:.2} s from {:.2} s into the phase (worker {}, whose typical op takes {}){more}",
+        worst.gap_ns as f64 / 1e9,
+        worst.at_ns as f64 / 1e9,
+        worst.worker,
+        fmt_ns(worst.typical_ns)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::latency::series::{BASE_NS, RateSeries};
+
+    /// A worker from `start_ns` whose ops all took `op_ns`, with bytes per 10 ms interval.
+    fn sample(worker: u32, start_ns: u64, op_ns: u64, bytes: Vec<u64>) -> WorkerSample {
+        let mut hist = crate::latency::new_hist();
+        hist.record(op_ns).unwrap();
+        let time_ns = bytes.len() as u64 * BASE_NS;
+        WorkerSample {
+            worker,
+            bytes: bytes.iter().sum(),
+            ops: bytes.iter().filter(|&&b| b > 0).count() as u64,
+            start_ns,
+            end_ns: start_ns + time_ns,
+            sync_ns: 0,
+            sync_calls: 0,
+            open_ns: 0,
+            close_ns: 0,
+            hist,
+            trace: None,
+            calls: Default::default(),
+            max_inflight: 1,
+            role: None,
+            place: None,
+            series: Some(RateSeries { interval_ns: BASE_NS, end_ns: time_ns, bytes }),
+            stonewall_ops: None,
+        }
+    }
+
+    /// Ops of 1 ms, one per interval, with `gap` empty intervals after the 100th.
+    fn with_gap(gap: usize) -> Vec<u64> {
+        let mut b = vec![4096; 100];
+        b.extend(vec![0; gap]);
+        b.extend(vec![4096; 100]);
+        b
+    }
+
+    #[test]
+    fn a_stop_of_seconds_is_a_stall_and_a_short_pause_is_not() {
+        // Stopped for 3 s (300 intervals) after 1 s.
+        let s = sample(0, 0, 1_000_000, with_gap(300));
+        // The median op as the histogram keeps it (3 significant digits).
+        let typical_ns = s.hist.value_at_quantile(0.5);
+        assert!(typical_ns.abs_diff(1_000_000) < 1_000);
+        assert_eq!(
+            stalls(&s),
+            [Stall { gap_ns: 3_000_000_000, at_ns: 1_000_000_000, worker: 0, typical_ns }]
+        );
+        let flag = stall_flag(&[s]).unwrap();
+        assert!(
+            flag.starts_with("stalled: no progress for 3.00 s from 1.00 s into the phase (worker 0"),
+            "{flag}"
+        );
+        // A 200 ms pause (the kernel's longest write throttle) is no stall, nor a gap after the
+        // last op (the final commit) or before the first.
+        assert!(stall_flag(&[sample(0, 0, 1_000_000, with_gap(20))]).is_none());
+        let mut tail = vec![0; 50];
+        tail.extend(vec![4096; 10]);
+        tail.extend(vec![0; 500]);
+        assert!(stall_flag(&[sample(0, 0, 1_000_000, tail)]).is_none());
+        // Ops that each take 200 ms: a 1.5 s gap is under 10 of them.
+        assert!(stall_flag(&[sample(0, 0, 200_000_000, with_gap(150))]).is_none());
+        // Nor commits that each take 400 ms (sync every so often): 3 s is within 10 of them.
+        let mut c = sample(0, 0, 1_000_000, with_gap(300));
+        (c.sync_ns, c.sync_calls) = (2_000_000_000, 5);
+        assert!(stalls(&c).is_empty());
+        // Without a series (latency = off) nothing can be said.
+        let mut off = sample(0, 0, 1_000_000, with_gap(300));
+        off.series = None;
+        assert!(stall_flag(&[off]).is_none());
+        // Two workers, one stalled twice: the longest is named, with the count.
+        let mut twice = with_gap(150);
+        twice.extend(vec![0; 120]);
+        twice.push(1);
+        let flag =
+            stall_flag(&[sample(0, 0, 1_000_000, with_gap(0)), sample(1, 0, 1_000_000, twice)]).unwrap();
+        assert!(
+            flag.contains("no progress for 1.50 s")
+                && flag.contains("(worker 1,")
+                && flag.ends_with("; 2 stalls in all"),
+            "{flag}"
+        );
+    }
+
+    #[test]
+    fn workers_one_after_another_are_flagged() {
+        // Russell's R4 at quick scale: each reader took 3 ms of a 33 ms phase.
+        let ws: Vec<WorkerSample> =
+            (0..3).map(|i| sample(i, i as u64 * 10_000_000, 1_000, vec![4096])).collect();
+        let t = PhaseTiming::of(&ws);
+        assert_eq!(t.overlap, 0.0);
+        assert_eq!(t.start_offsets_ns, [0, 10_000_000, 20_000_000]);
+        assert_eq!(t.flag(&ws).unwrap(), "workers did not overlap: all 3 ran together for 0% of the phase");
+        // Three 10 ms workers over a 30 ms span: 3 x 4096 B in 30 ms.
+        assert_eq!(t.span_ns, Some(30_000_000));
+        assert!((t.agg_bytes_per_s.unwrap() - 3.0 * 4096.0 / 0.03).abs() < 1e-6);
+        // From one barrier: full overlap, no flag.
+        let ws: Vec<WorkerSample> = (0..3).map(|i| sample(i, 5, 1_000, vec![4096])).collect();
+        let t = PhaseTiming::of(&ws);
+        assert_eq!((t.overlap, t.flag(&ws)), (1.0, None));
+    }
+}
