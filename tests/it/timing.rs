@@ -208,3 +208,51 @@ fn a_run_stopped_for_seconds_is_flagged_as_stalled() {
     }
     panic!("no write lasted long enough to be stopped in its middle");
 }
+
+/// MPI ranks whose clocks disagree by 1000 s (rank 1 in a time namespace of its own, named as
+/// another host): rank 0 measures the offset when the world starts and moves rank 1's readings
+/// onto its clock, so the span, agg and the starts are those of one clock.
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_on_another_clock_are_moved_onto_rank_0s() {
+    if !std::process::Command::new("unshare")
+        .args(["--uts", "--time", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("skip: no time namespaces here (unshare --time), so no second clock to test against");
+        return;
+    }
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    // Rank 1 runs as host `far`, its monotonic clock 1000 s ahead.
+    let script = r#"if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec unshare --uts --time --monotonic 1000 sh -c 'hostname far && exec "$@"' sh "$@"; fi; exec "$@""#;
+    let bin = bin();
+    let args = ["sh", "-c", script, "sh", bin.to_str().unwrap(), "run", "--dir", dir, "--layout", "shared"];
+    let more =
+        ["--op", "write,read:cold", "--size", "1MiB", "--bs", "64KiB", "--reps", "1", "--json", "--quiet"];
+    let mut c = std::process::Command::new("timeout");
+    c.args(["240", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2"])
+        .args(args)
+        .args(more)
+        .env("IOLAB_RAM_BYTES", TEST_RAM_BYTES.to_string())
+        .env("IOLAB_DB", s.db())
+        .current_dir(s.path());
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for ph in phases(&doc) {
+        let r = &ph["repetitions"][0];
+        let hosts: Vec<&str> =
+            r["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
+        assert_eq!(hosts.len(), 2, "{r}");
+        assert_eq!(hosts[1], "far", "{r}");
+        for w in r["workers"].as_array().unwrap() {
+            assert!(num(&w["start_offset_ns"]) < 1e9, "a start 1000 s apart: {w}");
+        }
+        let span = num(&r["span_ns"]);
+        assert!(span < 100e9, "a span of {} s", span / 1e9);
+        assert!(num(&r["agg_bytes_per_s"]) <= num(&r["min_sar_bytes_per_s"]) * (1.0 + 1e-9), "{r}");
+        assert!(num(&r["overlap"]) > 0.0, "the ranks ran together: {r}");
+    }
+}
