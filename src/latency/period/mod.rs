@@ -39,10 +39,13 @@
 //! and false-alarm rates: 207 of 210 planted periods found (98.6%), none reported in 96
 //! series without one (0%).
 //!
+//! 4. The fundamental period: see [`fundamental`] (a pattern that recurs only every other
+//!    cycle of the period found is reported at twice the period, and so on up to four times).
+//!
 //! Each period is reported with its strength (the largest autocorrelation of step 1 at its
-//! lag), the phase j where the pattern peaks, and the excess (median at j minus the series
-//! median, in ns: positive for spikes, negative for dips); at most [`MAX_PERIODS`],
-//! strongest first.
+//! lag), the phase j where the pattern peaks, the excess (median at j minus the series
+//! median, in ns: positive for spikes, negative for dips), and the share of the pattern's ops
+//! it explains; at most [`MAX_PERIODS`], strongest first.
 
 mod acf;
 #[cfg(test)]
@@ -84,6 +87,11 @@ pub struct Period {
     pub at_op: u64,
     /// Median latency at that phase minus the median of the series.
     pub excess_ns: f64,
+    /// The share of the pattern's ops (those at least halfway from the series median to the
+    /// phase's median: the slow ones for spikes) that lie on this period's phase, 0..1 (0 in
+    /// results stored before iolab measured it).
+    #[serde(default)]
+    pub explains: f64,
 }
 
 /// A lag that passed the recurrence test.
@@ -177,7 +185,13 @@ pub fn detect(latency_ns: &[u64]) -> Vec<Period> {
             if excess_ns.abs() < MIN_EXCESS * median {
                 continue;
             }
-            let period = Period { every_ops: k as u64, strength: strength(k), at_op: at as u64, excess_ns };
+            let period = Period {
+                every_ops: k as u64,
+                strength: strength(k),
+                at_op: at as u64,
+                excess_ns,
+                explains: 0.0,
+            };
             found.push(Found { period, rank_excess: if spike { rank_excess } else { -rank_excess.abs() } });
             for m in [2 * k, 3 * k].into_iter().filter(|&m| m <= max_lag) {
                 forced.insert(m);
@@ -193,7 +207,55 @@ pub fn detect(latency_ns: &[u64]) -> Vec<Period> {
         queue.retain(|k| *k >= 2 && !tried.contains(k));
     }
     found.sort_by_key(|f| f.period.every_ops);
-    select(&u, found)
+    let mut out: Vec<Period> = vec![];
+    for p in select(&u, found) {
+        let f = fundamental(&x, median, p, &strength);
+        if !out.iter().any(|q| q.every_ops == f.every_ops && q.at_op == f.at_op) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// Step 4: the fundamental period and the share of the slow ops it explains. The pattern's ops
+/// are those at least halfway from the series median to the phase's median. When, at m times
+/// the period (m = 2, 3, 4, with at least 4 cycles), one of the m phases at + i k holds them in
+/// at least 3 cycles of 4 and every other phase in under a quarter as many, the pattern recurs
+/// every m k ops, not every k: the period reported is m k (a read-ahead window of 2048 reads
+/// seen first at 1024, its odd multiples at baseline).
+fn fundamental(x: &[f64], median: f64, p: Period, strength: &dyn Fn(usize) -> f64) -> Period {
+    let half = median + p.excess_ns / 2.0;
+    let marked: Vec<bool> =
+        x.iter().map(|&v| if p.excess_ns > 0.0 { v >= half } else { v <= half }).collect();
+    let (k, at) = (p.every_ops as usize, p.at_op as usize);
+    let total = marked.iter().filter(|&&m| m).count().max(1) as f64;
+    let explains =
+        |k: usize, at: usize| (at..marked.len()).step_by(k).filter(|&i| marked[i]).count() as f64 / total;
+    let hits = |k: usize, at: usize| {
+        let cycles = marked.len() / k;
+        (0..cycles).filter(|c| marked[at + c * k]).count() as f64 / cycles.max(1) as f64
+    };
+    for m in 2..=4 {
+        let big = m * k;
+        if marked.len() / big < 4 {
+            break;
+        }
+        let hs: Vec<f64> = (0..m).map(|i| hits(big, at + i * k)).collect();
+        let (top_i, top) =
+            hs.iter().copied().enumerate().fold((0, 0.0), |b, (i, h)| if h > b.1 { (i, h) } else { b });
+        let rest = hs.iter().enumerate().filter(|(i, _)| *i != top_i).map(|(_, h)| *h).fold(0.0, f64::max);
+        if top >= 0.75 && rest < 0.25 * top {
+            let at = at + top_i * k;
+            return Period {
+                every_ops: big as u64,
+                strength: strength(big).max(p.strength),
+                at_op: at as u64,
+                excess_ns: phase_median(x, big, at) - median,
+                explains: explains(big, at),
+            };
+        }
+    }
+    Period { explains: explains(k, at), ..p }
 }
 
 /// Step 3: drops the periods seen in only some of their cycles (twice or three times the

@@ -42,6 +42,33 @@ fn finds_a_spike_every_8_reads() {
 }
 
 #[test]
+fn reports_the_fundamental_period_and_what_it_explains() {
+    // C4 on a 64 MiB file with an 8 MiB read-ahead: 16384 reads of 4 KiB, a stall every 2048
+    // (a new window). Every 1024th op sits at phase 0 of a 1024 lag too, but the odd multiples
+    // of 1024 are at baseline: the period is 2048, and it explains every stall.
+    let mut x = noise(16384, 9, 40e3, 4e3);
+    for i in (100..x.len()).step_by(2048) {
+        x[i] += 4e6;
+    }
+    let p = detect(&to_ns(&x));
+    assert!(!p.is_empty(), "no period found");
+    assert_eq!((p[0].every_ops, p[0].at_op), (2048, 100), "{p:?}");
+    assert!(p[0].explains > 0.99, "{p:?}");
+    // The planted every-8 spikes, 1 in 4 of them missing at random: still every 8 (no single
+    // phase of 16 or 32 holds them all), and it explains all of them.
+    let mut x = noise(4096, 3, 3.5e6, 0.3e6);
+    let mut r = Rng(5);
+    for i in (3..x.len()).step_by(8) {
+        if r.next() > 0.25 {
+            x[i] += 11.5e6;
+        }
+    }
+    let p = detect(&to_ns(&x));
+    assert_eq!(p[0].every_ops, 8, "{p:?}");
+    assert!(p[0].explains > 0.99, "{p:?}");
+}
+
+#[test]
 fn finds_two_components() {
     // Spikes every 8 (+12 ms) and a much larger one every 512 (+90 ms).
     let mut x = noise(8192, 2, 3.5e6, 0.3e6);
