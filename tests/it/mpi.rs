@@ -528,6 +528,16 @@ fn three_simulated_hosts_show_in_every_output() {
                 ],
                 "{launcher}"
             );
+            // agg, from the ranks' readings on one clock: never above min_SAR, per host too.
+            let agg = r["agg_bytes_per_s"].as_f64().unwrap();
+            assert!(agg > 0.0 && agg <= r["min_sar_bytes_per_s"].as_f64().unwrap() * (1.0 + 1e-9), "{r}");
+            for h in r["hosts"].as_array().unwrap() {
+                let host_agg = h["agg_bytes_per_s"].as_f64().unwrap();
+                assert!(
+                    host_agg > 0.0 && host_agg <= h["min_sar_bytes_per_s"].as_f64().unwrap() * (1.0 + 1e-9),
+                    "{h}"
+                );
+            }
         }
         let run_id = phases(&doc)[0]["repetitions"][0]["run_id"].as_str().unwrap();
         let data = std::fs::read(work_dir(s.path(), run_id).join("shared.dat")).unwrap();
