@@ -399,6 +399,20 @@ fn an_mpich_build_runs_under_mpiexec_mpich() {
     assert_eq!(experiments(&s).len(), 1);
 }
 
+/// A reordering under which every rank would read what it wrote itself is refused under a
+/// real mpirun, naming why: a shift that is a multiple of the ranks, `node` with every rank on
+/// this one host. (Such runs measured unreordered reads under a reordered name.)
+#[test]
+fn a_reordering_that_reorders_nothing_is_refused_under_mpirun() {
+    let s = Scratch::new();
+    let cases: [(&[&str], &str); 3] = [
+        (&["--reorder-reads", "4"], "reorder_reads = `4`: 4 is a multiple of the 2 ranks"),
+        (&["--reorder-reads", "node"], "reorder_reads = `node`: all 2 ranks are on one host"),
+        (&["--reorder-reads", "0"], "reorder_reads = `0`: a shift of 0 reorders nothing"),
+    ];
+    refused_under_mpirun(&s, 2, &cases);
+}
+
 /// Task reordering: with `--reorder-reads 1`, rank r reads the files rank r+1 wrote (IOR's
 /// `-C`); the write is as without it.
 #[test]
