@@ -332,9 +332,13 @@ fn recurrence(tails: &[Vec<u8>; 2], k: usize, levels: usize) -> Option<Recurrenc
             let mut count = 0;
             for l in (1..=levels).rev() {
                 count += hist[l];
-                let q = 0.5f64.powi(l as i32);
+                if count < 3 {
+                    continue;
+                }
+                // 2^-l, exactly.
+                let q = 1.0 / (1u64 << l) as f64;
                 let h = count as f64 / cycles as f64;
-                if count < 3 || h <= q {
+                if h <= q {
                     continue;
                 }
                 let log_p = -(cycles as f64) * kl(h, q);
