@@ -251,6 +251,19 @@ pub fn fmt_rate(bytes_per_s: f64) -> String {
     }
 }
 
+/// Formats a rate of operations per second: whole numbers from 100 up, else 3 digits.
+pub fn fmt_ops(ops_per_s: f64) -> String {
+    if !ops_per_s.is_finite() {
+        "-".into()
+    } else if ops_per_s >= 100.0 {
+        format!("{ops_per_s:.0}")
+    } else if ops_per_s >= 10.0 {
+        format!("{ops_per_s:.1}")
+    } else {
+        format!("{ops_per_s:.2}")
+    }
+}
+
 /// Formats nanoseconds as a short human duration: `812 ns`, `4.1 us`, `12.3 ms`, `2.05 s`.
 pub fn fmt_ns(ns: u64) -> String {
     let v = ns as f64;

@@ -67,6 +67,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "pieces",
         ],
     ),
+    ("Metadata phases", &["md_files", "md_dirs", "md_depth", "md_fanout", "md_size", "md_shift", "md_find"]),
     ("Repetitions and sweeps", &["reps", "warmup", "settle", "prime_memory", "interleave"]),
     (
         "MPI and servers",

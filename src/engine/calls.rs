@@ -30,11 +30,21 @@ pub enum Call {
     CommitRequest,
     MpiSend,
     Send,
+    /// The metadata phases' calls.
+    Openat,
+    Close,
+    Write,
+    Read,
+    Fstatat,
+    Renameat2,
+    Unlinkat,
+    Mkdirat,
+    Getdents64,
 }
 
 impl Call {
     /// Every call, in the order of the counters.
-    pub const ALL: [Call; 23] = [
+    pub const ALL: [Call; 32] = [
         Call::Pread,
         Call::Pwrite,
         Call::Preadv,
@@ -58,6 +68,15 @@ impl Call {
         Call::CommitRequest,
         Call::MpiSend,
         Call::Send,
+        Call::Openat,
+        Call::Close,
+        Call::Write,
+        Call::Read,
+        Call::Fstatat,
+        Call::Renameat2,
+        Call::Unlinkat,
+        Call::Mkdirat,
+        Call::Getdents64,
     ];
 
     /// The system call's name (the key in results).
@@ -86,6 +105,15 @@ impl Call {
             Call::CommitRequest => "commit_request",
             Call::MpiSend => "MPI_Send",
             Call::Send => "send",
+            Call::Openat => "openat",
+            Call::Close => "close",
+            Call::Write => "write",
+            Call::Read => "read",
+            Call::Fstatat => "fstatat",
+            Call::Renameat2 => "renameat2",
+            Call::Unlinkat => "unlinkat",
+            Call::Mkdirat => "mkdirat",
+            Call::Getdents64 => "getdents64",
         }
     }
 }

@@ -1,7 +1,9 @@
 //! The machine under the run: host facts, the memory it can give, environment control around
 //! runs, layout forensics, what a file system is and where it places files, signals, reading
-//! the files a user names, and the syscall wrappers std does not offer.
+//! the files a user names, the directory-relative calls of the metadata phases, and the
+//! syscall wrappers std does not offer.
 
+pub mod dirs;
 pub mod envctl;
 pub mod forensics;
 pub mod host;

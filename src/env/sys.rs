@@ -33,6 +33,13 @@ pub fn is_writable(dir: &Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
 }
 
+/// access(W_OK): may this process write the file at `path`?
+pub fn can_write(path: impl AsRef<Path>) -> bool {
+    let Ok(c) = cpath(path.as_ref()) else { return false };
+    // SAFETY: `c` is a valid NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
 /// access(W_OK|X_OK) with the reason it fails (EACCES, EROFS, ...).
 pub fn writable(dir: &Path) -> io::Result<()> {
     let c = cpath(dir)?;

@@ -81,6 +81,9 @@ pub fn phase_results(
 
 /// How a phase's cache state is set, in words: on this host, or with servers on theirs.
 pub fn cache_method(spec: &Spec, ph: &crate::spec::Phase) -> String {
+    if ph.op.is_metadata() {
+        return format!("the namespace: {}", crate::target::ns_cache::method(ph.cache));
+    }
     let here = cache::method(ph.cache, spec.direct, spec.drop_caches);
     match &spec.servers {
         None => here,

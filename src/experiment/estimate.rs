@@ -26,6 +26,10 @@ use crate::worker::registry::real_io;
 /// The rate assumed where the store has no similar phase: a plain disk's sequential rate.
 pub const ASSUMED_BYTES_PER_S: f64 = 200e6;
 
+/// The rate assumed for metadata phases (ops/s): a plain disk's file creates, the slowest of
+/// them (no history of them is kept yet).
+pub const ASSUMED_MD_OPS_PER_S: f64 = 2000.0;
+
 /// What makes two phases similar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Class {
@@ -157,6 +161,8 @@ pub struct Estimate {
     pub calibration_bytes: u64,
     /// Phase runs timed at [`ASSUMED_BYTES_PER_S`].
     pub assumed: u64,
+    /// Metadata phase runs timed at [`ASSUMED_MD_OPS_PER_S`].
+    pub assumed_md: u64,
 }
 
 /// Estimates the runs of these points.
@@ -201,6 +207,16 @@ pub fn estimate(points: &[Point], rates: &Rates) -> Estimate {
             one += time(plan.disk_bytes(), OpKind::Write, &mut e);
         }
         for ph in &plan.phases {
+            if ph.op.is_metadata() {
+                // A find visits every item and directory; the others each worker's items.
+                let ops: u64 = match (&plan.namespace, ph.op) {
+                    (Some(ns), OpKind::Find) => ns.items() + ns.dirs(),
+                    _ => ph.workers.iter().filter_map(|w| w.md).map(|m| m.items).sum(),
+                };
+                one += ops as f64 / ASSUMED_MD_OPS_PER_S;
+                e.assumed_md += runs;
+                continue;
+            }
             let t = time(ph.bytes(), ph.op, &mut e);
             // A runtime takes its time; a stonewall at most its time (commits aside).
             one += match spec.phase_bound(&spec.phases[ph.index]) {
@@ -208,6 +224,11 @@ pub fn estimate(points: &[Point], rates: &Rates) -> Estimate {
                 Some(b) if io => t.min(b.ns() as f64 / 1e9),
                 _ => t,
             };
+        }
+        if let Some(ns) = &plan.namespace {
+            // Made (and, for a first phase that needs them, filled) before the phases, untimed.
+            let made = ns.dirs() + if ns.make_first { ns.items() } else { 0 };
+            one += made as f64 / ASSUMED_MD_OPS_PER_S;
         }
         if let Some(sp) = crate::strategy::Plan::of(spec) {
             let per_iter = sp.roles.iter().filter_map(|r| r.compute).map(|c| c.per_iter_ns).max();
@@ -235,6 +256,9 @@ impl Estimate {
             known.push(format!("rates of a {} calibration here", fmt_size(self.calibration_bytes)));
         }
         let t = fmt_about(self.seconds);
+        if self.assumed_md > 0 {
+            known.push(format!("metadata phases at {ASSUMED_MD_OPS_PER_S:.0} ops/s assumed"));
+        }
         match (known.is_empty(), self.assumed) {
             (true, 0) => format!("{t} (no data moved)"),
             (false, 0) => format!("{t} ({})", known.join("; ")),
@@ -246,7 +270,7 @@ impl Estimate {
     /// The time with one word for where its rates came from, for a table cell.
     pub fn time_cell(&self) -> String {
         let t = fmt_about(self.seconds);
-        match (self.measured + self.calibrated, self.assumed) {
+        match (self.measured + self.calibrated, self.assumed + self.assumed_md) {
             (_, 0) => t,
             (0, _) => format!("{t} assumed"),
             _ => format!("{t} partly assumed"),

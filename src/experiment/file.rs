@@ -271,6 +271,15 @@ impl crate::spec::Spec {
         if self.wear_out {
             set("wear_out", vec!["true".into()]);
         }
+        if let Some(md) = &self.md {
+            set("md_files", vec![md.items.to_string()]);
+            set("md_dirs", vec![md.dirs.name().into()]);
+            set("md_depth", vec![md.depth.to_string()]);
+            set("md_fanout", vec![md.fanout.to_string()]);
+            set("md_size", vec![fmt_size_spec(md.file_bytes)]);
+            set("md_shift", vec![md.shift.to_string()]);
+            set("md_find", vec![md.find.clone()]);
+        }
         p
     }
 }

@@ -37,15 +37,23 @@ pub(super) fn parse_phases(
             "rewrite" => OpKind::Rewrite,
             "read" => OpKind::Read,
             "blast" => OpKind::Blast,
-            other => {
-                return Err(Error::spec(
-                    "ops",
-                    item,
-                    format!("unknown operation `{other}` (write, rewrite, read, blast)"),
-                ));
-            }
+            other => match OpKind::METADATA.into_iter().find(|k| k.name() == other) {
+                Some(k) => k,
+                None => {
+                    return Err(Error::spec(
+                        "ops",
+                        item,
+                        format!(
+                            "unknown operation `{other}` (write, rewrite, read, blast; metadata: create, stat, open, read-files, rename, unlink, mkdir, rmdir, find)"
+                        ),
+                    ));
+                }
+            },
         };
-        let (mut order, mut cache) = (default_order, default_cache);
+        // A metadata phase leaves the namespace's caches alone unless it names a state: the
+        // data phases' default (evicting files' pages) says nothing about directory entries.
+        let (mut order, mut cache) =
+            (default_order, if op.is_metadata() { CachePolicy::Asis } else { default_cache });
         let (mut workers, mut round_robin, mut layout, mut files) = (None, None, None, None);
         let (mut runtime_ns, mut stonewall_ns) = (None, None);
         for m in parts {
@@ -97,6 +105,25 @@ pub(super) fn parse_phases(
                     ),
                 ));
             }
+        }
+        if op.is_metadata() {
+            let data_only = [
+                (workers.is_some(), "workers"),
+                (round_robin.is_some(), "round_robin"),
+                (files.is_some(), "files"),
+                (layout.is_some(), "layout"),
+                (order != default_order, "order"),
+            ];
+            if let Some((_, k)) = data_only.iter().find(|(set, _)| *set) {
+                return Err(Error::spec(
+                    "ops",
+                    item,
+                    format!(
+                        "a metadata phase takes no `{k}`: every worker of the run visits its items in order (the namespace's md_* parameters shape them)"
+                    ),
+                ));
+            }
+            order = Order::Seq;
         }
         let repeats = seen.entry(item).or_insert(0);
         *repeats += 1;

@@ -345,6 +345,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         runtime_ns: None,
         stonewall_ns: None,
         wear_out: false,
+        md: None,
     };
     spec.servers = super::servers::resolve(params, &spec, &env.cwd)?;
     if spec.verify && spec.mem_len_bytes.is_some() {
@@ -357,6 +358,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
     layout::check(&spec, env)?;
     crate::experiment::strategy::resolve_into(params, &mut spec)?;
     super::bound::resolve_into(params, &mut spec)?;
+    spec.md = super::metadata::resolve(params, &spec)?;
     if let Some(len) = spec.mem_len_bytes {
         let piece = crate::plan::piece_len(&spec);
         if piece % len != 0 {

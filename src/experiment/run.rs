@@ -301,6 +301,9 @@ fn run_phases(
             ids.push(FileId::of_file(&f, p)?);
         }
         wd.sync_markers()?;
+        if let Some(ns) = &plan.namespace {
+            wd.make_namespace(ns)?;
+        }
         if plan.layout_first {
             crate::worker::prepare::lay_out(
                 spec,
@@ -323,6 +326,7 @@ fn run_phases(
     let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
     // Per worker, the ops with data after a time-bounded phase that wrote stopped early.
     let mut extents: Vec<u64> = vec![];
+    let workdirs = wd_slot.as_ref().map(WorkDirs::by_target).unwrap_or_default();
     for phase in &plan.phases {
         *at_phase = phase.index;
         crate::env::signals::check()?;
@@ -338,13 +342,34 @@ fn run_phases(
         if local && phase.op == OpKind::Write {
             prealloc_ns = crate::worker::prepare::recreate(spec, plan, &paths, &ids, |_| true)?;
         }
-        let fraction = if local { cache::prepare(phase.cache, &paths, &ids, spec.drop_caches)? } else { 0.0 };
-        let check = CacheCheck::judge(phase.cache, fraction, real);
-        let job =
-            PhaseJob { spec, phase, paths: &paths, ids: &ids, sizes: &sizes, engine, tag, extents: &extents };
+        let md = match (&plan.namespace, phase.op.is_metadata()) {
+            (Some(ns), true) => Some(super::md_run::before(plan, ns, phase, &workdirs, spec.seed)?),
+            _ => None,
+        };
+        let fraction = if local && md.is_none() {
+            cache::prepare(phase.cache, &paths, &ids, spec.drop_caches)?
+        } else {
+            0.0
+        };
+        let check =
+            md.as_ref().map_or_else(|| CacheCheck::judge(phase.cache, fraction, real), |m| m.1.clone());
+        let job = PhaseJob {
+            spec,
+            phase,
+            paths: &paths,
+            ids: &ids,
+            sizes: &sizes,
+            engine,
+            tag,
+            extents: &extents,
+            workdirs: &workdirs,
+            namespace: plan.namespace.as_ref(),
+        };
         match spec.phase_bound(&spec.phases[phase.index]) {
-            Some(b) => monitor.begin_bounded(&format!("{label} {}", phase.name), phase.bytes(), b.ns()),
-            None => monitor.begin(&format!("{label} {}", phase.name), phase.bytes()),
+            Some(b) if md.is_none() => {
+                monitor.begin_bounded(&format!("{label} {}", phase.name), phase.bytes(), b.ns())
+            }
+            _ => monitor.begin(&format!("{label} {}", phase.name), phase.bytes()),
         }
         if local {
             settle_writeback(&spec.dirs);
@@ -359,20 +384,26 @@ fn run_phases(
                 if phase.op.is_write() && spec.phase_bound(&spec.phases[phase.index]).is_some() {
                     extents = crate::worker::bound::extents_after(phase, &samples, &extents);
                 }
-                let check = match remote {
-                    Some(_) => on_servers(phase.cache, &launched.servers),
-                    None => with_remote_views(phase.cache, fraction, &samples, real),
+                let check = match (remote, &md) {
+                    (_, Some((_, c))) => c.clone(),
+                    (Some(_), None) => on_servers(phase.cache, &launched.servers),
+                    (None, None) => with_remote_views(phase.cache, fraction, &samples, real),
                 };
                 let mut r = Repetition::from_samples(rep, run_id, &samples, &check);
+                r.namespace = md.map(|(state, _)| super::md_run::after(state, &samples));
                 r.servers = launched.servers;
                 r.prealloc_ns = prealloc_ns;
                 let commits = r.workers.iter().map(|w| w.sync_calls).sum();
-                r.flags.extend(envctl::judge_noise(
-                    phase.op.is_write(),
-                    r.total_bytes,
-                    commits,
-                    &env.devices,
-                ));
+                // A metadata phase's device I/O (inodes, directories, journal) is none the
+                // phase can account for in bytes: no noise judgement.
+                if !phase.op.is_metadata() {
+                    r.flags.extend(envctl::judge_noise(
+                        phase.op.is_write(),
+                        r.total_bytes,
+                        commits,
+                        &env.devices,
+                    ));
+                }
                 r.env = env;
                 if local && phase.op.is_write() && crate::env::signals::pending().is_none() {
                     // Where the data landed; a file system without FIEMAP just has no facts.

@@ -255,6 +255,8 @@ pub struct SampleWire {
     series: Option<crate::latency::series::RateSeries>,
     #[serde(default)]
     stonewall_ops: Option<u64>,
+    #[serde(default)]
+    found: Option<u64>,
 }
 
 impl SampleWire {
@@ -286,6 +288,7 @@ impl SampleWire {
             place: s.place,
             series: s.series,
             stonewall_ops: s.stonewall_ops,
+            found: s.found,
         })
     }
 
@@ -338,6 +341,7 @@ impl SampleWire {
             place: self.place,
             series: self.series,
             stonewall_ops: self.stonewall_ops,
+            found: self.found,
         })
     }
 }

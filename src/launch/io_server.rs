@@ -90,6 +90,8 @@ fn client(p: &PhaseOrder, plan: &RunPlan, w: &WorldInfo) -> Result<Vec<SampleWir
         engine,
         tag: p.tag,
         extents: &[],
+        workdirs: &[],
+        namespace: None,
     };
     let mine: Vec<usize> = (w.rank as usize..phase.workers.len()).take(1).collect();
     let samples = threads::run_workers(&job, &mine, Some(&phase_barrier), None, &crate::env::monitor::Quiet)?;

@@ -55,6 +55,9 @@ pub(super) struct PhaseOrder {
     /// Per worker: the ops with data, when fewer than planned ([`PhaseJob::extents`]).
     #[serde(default)]
     pub extents: Vec<u64>,
+    /// The work directory under each target (the metadata phases' trees).
+    #[serde(default)]
+    pub workdirs: Vec<PathBuf>,
 }
 
 /// A rank's answer to a phase order.
@@ -289,6 +292,8 @@ fn serve_phase(
         engine,
         tag: p.tag,
         extents: &p.extents,
+        workdirs: &p.workdirs,
+        namespace: plan.namespace.as_ref(),
     };
     let samples = match p.spec.strategy {
         None => {
@@ -417,6 +422,7 @@ pub(super) fn run_phase_with(
         ids: job.ids.to_vec(),
         tag: job.tag,
         extents: job.extents.to_vec(),
+        workdirs: job.workdirs.to_vec(),
     };
     broadcast_order(&comm, &Order::Phase(Box::new(order)))?;
     let barrier = phase_barrier;

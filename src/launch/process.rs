@@ -49,6 +49,9 @@ struct ChildJob {
     /// Stonewall with wear-out: the descriptor of the meeting's shared memory (inherited).
     #[serde(default)]
     wear_fd: Option<i32>,
+    /// The work directory under each target (the metadata phases' trees).
+    #[serde(default)]
+    workdirs: Vec<PathBuf>,
 }
 
 /// A line a child writes on stdout.
@@ -94,6 +97,7 @@ fn spawn(
         parent_pid: std::process::id(),
         extents: job.extents.to_vec(),
         wear_fd,
+        workdirs: job.workdirs.to_vec(),
     };
     let keep_fd = |cmd: &mut std::process::Command| {
         if let Some(fd) = wear_fd {
@@ -312,9 +316,11 @@ fn run_child(job: &ChildJob, input: BufReader<std::io::Stdin>) -> Result<WorkerS
         engine,
         tag: job.tag,
         extents: &job.extents,
+        workdirs: &job.workdirs,
+        namespace: plan.namespace.as_ref(),
     };
     let wear = job.wear_fd.map(super::shared_wear::SharedWear::attach).transpose()?;
     let mut ctx = pj.ctx(job.worker, &gate, &abort, &progress);
     ctx.wear = wear.as_ref().map(|w| w.get());
-    (engine.run)(&ctx)
+    crate::worker::run(engine, &ctx)
 }

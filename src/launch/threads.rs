@@ -123,7 +123,7 @@ pub fn run_workers(
                         // Counts the worker as finished even if it panics, so the loop below
                         // always ends (the panic is reported by join).
                         let _done = Finished { finished, abort, coordinator };
-                        let r = (job.engine.run)(&ctx);
+                        let r = crate::worker::run(job.engine, &ctx);
                         if r.is_err() {
                             abort.store(true, Relaxed);
                         }
@@ -187,7 +187,7 @@ fn run_inline(
         ctx.wear = Some(&wear);
         ctx.wear_cross = cross;
     }
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.engine.run)(&ctx)))
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::worker::run(job.engine, &ctx)))
         .unwrap_or_else(|_| Err(Error::Run("a worker panicked".into())));
     // A worker that failed before its loop met nobody: the other ranks still wait for this one.
     if let Some(c) = cross.filter(|_| job.wears_out() && wear.target().is_none()) {

@@ -14,6 +14,7 @@ use crate::spec::{CachePolicy, Layout, OpKind, Order, Phase, PiecesMode, Spec};
 pub mod fill;
 mod layout;
 pub mod mem;
+pub mod namespace;
 mod order;
 mod stripe;
 pub mod verify;
@@ -123,6 +124,8 @@ pub struct WorkerPlan {
     /// Global file ids ([`RunPlan::files`]) this worker opens, in local index order.
     pub files: Vec<u32>,
     pub ops: OpSeq,
+    /// A metadata phase: the items this worker visits (its data ops are then none).
+    pub md: Option<namespace::MdWork>,
 }
 
 /// One phase: what every worker does.
@@ -152,12 +155,19 @@ pub struct RunPlan {
     pub phases: Vec<PhasePlan>,
     /// The first phase reads or rewrites, so the files must be laid out (untimed) first.
     pub layout_first: bool,
+    /// The namespace of the metadata phases, if the run has any.
+    pub namespace: Option<namespace::NsPlan>,
 }
 
 impl RunPlan {
-    /// Bytes on disk at the end of a repetition (what preflight checks against free space).
+    /// Bytes on disk at the end of a repetition (what preflight checks against free space),
+    /// the namespace's at its fullest included.
     pub fn disk_bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.size_bytes).sum()
+        let ns: u64 = self.namespace.as_ref().map_or(0, |n| {
+            let targets = n.roots.iter().map(|r| r.target).max().map_or(0, |t| t + 1);
+            (0..targets).map(|t| n.on_target(t).0).sum()
+        });
+        self.files.iter().map(|f| f.size_bytes).sum::<u64>().saturating_add(ns)
     }
 }
 
@@ -225,6 +235,10 @@ pub fn target_of(spec: &Spec, gid: u32) -> u32 {
 fn files_of(spec: &Spec) -> Vec<PlannedFile> {
     let targets = targets(spec);
     let stripe = stripe_of(spec);
+    // A run of metadata phases alone has no data files.
+    if spec.phases.iter().all(|p| p.op.is_metadata()) {
+        return vec![];
+    }
     // A blast's streams are files nowhere: they hold nothing.
     let blast = spec.phases.iter().all(|p| p.op == OpKind::Blast);
     let logical: Vec<(String, u64)> = if spec.layout.per_worker_files() {
@@ -297,7 +311,7 @@ fn phase_plan(spec: &Spec, index: usize, ph: &Phase) -> PhasePlan {
                 Order::Random => OrderMap::Random(Permutation::new(n_blocks, worker_seed(spec.seed, w))),
             };
             let n_ops = n_blocks * pieces.map_or(1, |p| p.per_block);
-            WorkerPlan { worker: w, files, ops: OpSeq { n_ops, n_blocks, bs, order, map, pieces } }
+            WorkerPlan { worker: w, files, ops: OpSeq { n_ops, n_blocks, bs, order, map, pieces }, md: None }
         })
         .collect();
     PhasePlan {
@@ -312,12 +326,52 @@ fn phase_plan(spec: &Spec, index: usize, ph: &Phase) -> PhasePlan {
     }
 }
 
+/// A metadata phase: no data ops; each worker's items.
+fn md_phase_plan(spec: &Spec, index: usize, ph: &Phase, work: Vec<namespace::MdWork>) -> PhasePlan {
+    let none = OpSeq {
+        n_ops: 0,
+        n_blocks: 0,
+        bs: spec.bs_bytes,
+        order: OrderMap::Seq,
+        map: BlockMap::Contiguous { base: 0 },
+        pieces: None,
+    };
+    PhasePlan {
+        index,
+        name: ph.name.clone(),
+        op: ph.op,
+        order: ph.order,
+        cache: ph.cache,
+        layout: spec.layout,
+        round_robin: 1,
+        workers: work
+            .into_iter()
+            .enumerate()
+            .map(|(w, m)| WorkerPlan { worker: w as u32, files: vec![], ops: none, md: Some(m) })
+            .collect(),
+    }
+}
+
 /// Plans one repetition of `spec`.
 pub fn plan(spec: &Spec) -> RunPlan {
+    let (ns, mut works) = match namespace::plan(spec) {
+        Some((ns, works)) => (Some(ns), works),
+        None => (None, vec![]),
+    };
+    let data: Vec<&Phase> = spec.phases.iter().filter(|p| !p.op.is_metadata()).collect();
     RunPlan {
         files: files_of(spec),
-        phases: spec.phases.iter().enumerate().map(|(i, ph)| phase_plan(spec, i, ph)).collect(),
-        layout_first: spec.phases.first().is_some_and(|p| matches!(p.op, OpKind::Read | OpKind::Rewrite)),
+        phases: spec
+            .phases
+            .iter()
+            .enumerate()
+            .map(|(i, ph)| match works.get_mut(i).and_then(Option::take) {
+                Some(work) => md_phase_plan(spec, i, ph, work),
+                None => phase_plan(spec, i, ph),
+            })
+            .collect(),
+        layout_first: data.first().is_some_and(|p| matches!(p.op, OpKind::Read | OpKind::Rewrite)),
+        namespace: ns,
     }
 }
 

@@ -47,6 +47,18 @@ pub fn phase_data(s: &Spec) -> Option<Vec<(String, String)>> {
     }
     let plan = crate::plan::plan(s);
     let out = plan.phases.iter().map(|ph| {
+        if let Some(md) = &s.md
+            && ph.op.is_metadata()
+        {
+            let what = if md.kind == crate::spec::ItemKind::Dirs { "dir" } else { "file" };
+            let text = match ph.op {
+                crate::spec::OpKind::Find => {
+                    format!("{} walk the trees", plural(ph.workers.len() as u64, "worker"))
+                }
+                _ => format!("{} x {}", plural(ph.workers.len() as u64, "worker"), plural(md.items, what)),
+            };
+            return (ph.name.clone(), text);
+        }
         let w = ph.workers.len() as u64;
         let total = ph.bytes();
         let per: Vec<u64> = ph.workers.iter().map(|wp| wp.ops.bytes()).collect();
@@ -78,6 +90,32 @@ pub fn phase_data(s: &Spec) -> Option<Vec<(String, String)>> {
         (ph.name.clone(), text)
     });
     Some(out.collect())
+}
+
+/// The namespace of the metadata phases in words: "1000 files of 3901 B per worker, a tree each
+/// (depth 2, fan-out 3: 13 directories); stat, open, read-files of worker w+1's".
+pub fn namespace_text(s: &Spec) -> Option<String> {
+    let md = s.md.as_ref()?;
+    let what = if md.kind == crate::spec::ItemKind::Dirs { "directories" } else { "files" };
+    let mut t = format!("{} {what}", md.items);
+    if md.file_bytes > 0 {
+        let b = md.file_bytes;
+        t += &if b % 1024 == 0 { format!(" of {}", fmt_size(b)) } else { format!(" of {b} B") };
+    }
+    t += match md.dirs {
+        crate::spec::MdDirs::Unique => " per worker, a tree each",
+        crate::spec::MdDirs::Shared => " per worker, one shared tree",
+    };
+    if md.depth > 0 {
+        t += &format!(" (depth {}, fan-out {}: {} directories)", md.depth, md.fanout, md.tree_dirs());
+    }
+    if md.shift % s.workers.max(1) != 0 {
+        t += &format!("; stat, open, read-files of worker w+{}'s", md.shift);
+    }
+    if md.find != "*" {
+        t += &format!("; find counts names matching {}", md.find);
+    }
+    Some(t)
 }
 
 /// The layout part of the spec line: files, round-robin, striping, launcher, start, tracing.

@@ -7,7 +7,7 @@ use crate::results::{
 };
 use crate::spec::OpKind;
 use crate::stats;
-use crate::units::{fmt_ns, fmt_rate};
+use crate::units::{fmt_ns, fmt_ops, fmt_rate};
 
 /// The summary columns of a table, and what decides them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +24,11 @@ pub struct Columns {
 
 /// The other rates a table shows beside the headline's, as the mean of the runs.
 const OTHER_RATES: [Rate; 3] = [Rate::Agg, Rate::MaxSar, Rate::MinSar];
+
+/// How a phase's rates are written: MB/s, or ops/s for a metadata phase.
+pub fn rate_fmt(ph: &PhaseResult) -> fn(f64) -> String {
+    if ph.op.is_metadata() { fmt_ops } else { fmt_rate }
+}
 
 fn two_sigma_drops(ph: &PhaseResult, figure: Rate) -> bool {
     stats::two_sigma_dropped(&figure.values(ph)) > 0
@@ -76,6 +81,7 @@ impl Columns {
             return vec!["-".to_string(); n];
         }
         let lat = |v: u64| if ph.latency_ns.max == 0 { "-".to_string() } else { fmt_ns(v) };
+        let fmt_rate = rate_fmt(ph);
         let mean_of = |r: Rate| {
             let xs = r.values(ph);
             if xs.is_empty() { "-".to_string() } else { fmt_rate(stats::mean(&xs)) }
@@ -122,6 +128,9 @@ impl Columns {
                 others.join("; ")
             ),
         ];
+        if phases.iter().any(|ph| ph.op.is_metadata()) {
+            out.push("metadata phases (create, stat, ...): rates in ops/s, of the same max_SAR and min_SAR over ops (one op: one item, or one entry a find stats); min_SAR is the rate mdtest reports".to_string());
+        }
         let ns: Vec<usize> =
             phases.iter().map(|ph| self.figure.values(ph).len()).filter(|&n| n > 0).collect();
         let most = ns.iter().copied().max().unwrap_or(0);
@@ -147,6 +156,9 @@ impl Columns {
                 crate::results::COLD_KERNEL_ONLY,
                 untouched.join("; ")
             ));
+        }
+        if phases.iter().any(|ph| ph.op.is_metadata()) {
+            out.push("cache of a metadata phase: its namespace's (cold: directory entries and inodes dropped, and the most of its names the kernel's counts leave cached, \"?\" where they cannot tell; warm: every name looked up first)".to_string());
         }
         let mut lat =
             "lat p50, lat p99: median and 99th percentile of the time of one op, over every op of the complete runs"

@@ -9,7 +9,7 @@ use super::{Exporter, write_err};
 use crate::error::Result;
 use crate::results::{ExperimentResult, Status};
 use crate::text::text_table;
-use crate::units::{fmt_rate, fmt_size};
+use crate::units::fmt_size;
 
 pub struct Table;
 
@@ -126,13 +126,24 @@ pub fn render_table(exp: &ExperimentResult) -> String {
             None,
         ),
     };
+    // Metadata phases alone move no data blocks: no engine, block size or layout to state.
+    let md_only = s.phases.iter().all(|p| p.op.is_metadata());
+    let sync = match s.sync {
+        _ if !md_only => sync,
+        crate::spec::SyncPolicy::None => "no commit".to_string(),
+        crate::spec::SyncPolicy::Each => "commit each by fsync".to_string(),
+        _ => "commit end by syncfs".to_string(),
+    };
+    let data = if md_only {
+        String::new()
+    } else {
+        format!(" · bs {} · {}", fmt_size(s.bs_bytes), super::details::spec_layout(s))
+    };
     out += &format!(
-        "spec    {}{} · {} · bs {} · {} · {}{} · {} rep{}\n",
+        "spec    {}{} · {}{data} · {}{} · {} rep{}\n",
         if exp.points.len() > 1 { "first point: " } else { "" },
-        s.engine,
+        if md_only { "metadata" } else { &s.engine },
         moved,
-        fmt_size(s.bs_bytes),
-        super::details::spec_layout(s),
         sync,
         if flags.is_empty() { String::new() } else { format!(" · {}", flags.join(" · ")) },
         s.reps,
@@ -140,6 +151,9 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     );
     if let Some(each) = per_phase {
         out += &format!("phases  {each}\n");
+    }
+    if let Some(ns) = super::details::namespace_text(s) {
+        out += &format!("names   {ns}\n");
     }
     out.push('\n');
 
@@ -194,7 +208,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
                 swept.iter().map(|k| p.params.get(k).cloned().unwrap_or_default()).collect();
             let done = ph.repetitions.iter().filter(|r| r.status == Status::Complete).count();
             row.push(ph.name.clone());
-            row.push(format!("{} {:.1}%", ph.cache.label(), ph.cache.resident_fraction * 100.0));
+            row.push(cache_cell(ph));
             row.push(format!("{done}/{}", ph.repetitions.len()));
             row.extend(cols.cells(ph));
             if any_warmup {
@@ -202,8 +216,8 @@ pub fn render_table(exp: &ExperimentResult) -> String {
                     .warmups
                     .iter()
                     .filter(|r| r.status == Status::Complete)
-                    .filter_map(|r| d.figure.of(r))
-                    .map(fmt_rate)
+                    .filter_map(|r| d.figure.of_in(ph.op.is_metadata(), r))
+                    .map(super::summary::rate_fmt(ph))
                     .collect();
                 row.push(if w.is_empty() { "-".into() } else { w.join(",") });
             }
@@ -233,6 +247,21 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     // Names and facts from a user or a store (an imported host's model, a phase's name) never
     // reach a terminal raw.
     crate::text::terminal_safe(&out)
+}
+
+/// The cache cell of a phase: its policy and the most of its files' pages (or, for a metadata
+/// phase made cold, of its names) that were cached as it began.
+fn cache_cell(ph: &crate::results::PhaseResult) -> String {
+    if !ph.op.is_metadata() {
+        return format!("{} {:.1}%", ph.cache.label(), ph.cache.resident_fraction * 100.0);
+    }
+    let bounds: Vec<f64> =
+        ph.repetitions.iter().filter_map(|r| r.namespace.as_ref().and_then(|n| n.cached_at_most)).collect();
+    match bounds.iter().copied().reduce(f64::max) {
+        Some(b) if b < 1.0 => format!("{} ≤{:.1}%", ph.cache.policy.name(), b * 100.0),
+        Some(_) => format!("{} ?", ph.cache.policy.name()),
+        None => ph.cache.policy.name().to_string(),
+    }
 }
 
 /// One line per repetition that did not complete.

@@ -125,9 +125,28 @@ impl Rate {
         }
     }
 
+    /// Its value in a run of a metadata phase (`md`), of ops: agg and min_SAR all ops over the
+    /// slowest worker's time (the rate mdtest reports), max_SAR the sum of the workers' op
+    /// rates, indiv none; of any other phase as [`Rate::of`].
+    pub fn of_in(self, md: bool, r: &Repetition) -> Option<f64> {
+        if !md {
+            return self.of(r);
+        }
+        match self {
+            Rate::Agg | Rate::MinSar => Some(r.min_sar_ops_per_s),
+            Rate::MaxSar => Some(r.max_sar_ops_per_s),
+            Rate::AvgIndividual => None,
+        }
+    }
+
     /// Its values over a phase's complete runs that have it.
     pub fn values(self, ph: &PhaseResult) -> Vec<f64> {
-        ph.repetitions.iter().filter(|r| r.status == Status::Complete).filter_map(|r| self.of(r)).collect()
+        let md = ph.op.is_metadata();
+        ph.repetitions
+            .iter()
+            .filter(|r| r.status == Status::Complete)
+            .filter_map(|r| self.of_in(md, r))
+            .collect()
     }
 
     /// Its summary over a phase's complete runs; None without any.

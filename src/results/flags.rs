@@ -4,8 +4,9 @@
 use super::{COLD_MAX_RESIDENT, WARM_MIN_RESIDENT};
 
 /// Every kind of flag a phase can carry (what its text starts with), for legends.
-pub const FLAG_KINDS: [&str; 9] = [
+pub const FLAG_KINDS: [&str; 10] = [
     "not cold",
+    "cold unverified",
     "not warm",
     "cache not controlled",
     "noisy",
@@ -31,6 +32,10 @@ pub fn flag_meaning(flag: &str) -> Option<String> {
         "not warm" => {
             format!("under {} of the files' pages were in memory before a warm phase", pct(WARM_MIN_RESIDENT))
         }
+        "cold unverified" => format!(
+            "a cold metadata phase: after its directory entries and inodes were dropped, the kernel still held more than {} of its names' worth, so its counts cannot show the names were dropped (drop_caches frees every unused one)",
+            pct(crate::target::ns_cache::COLD_MAX_CACHED)
+        ),
         "cache not controlled" => "an asis phase: the cache was left as the phase before left it".into(),
         "noisy" => "the devices did more I/O during the phase than the phase accounts for".into(),
         "trace writer behind" => "workers waited for trace buffers, which slowed their ops".into(),
@@ -107,6 +112,8 @@ mod tests {
         flags.extend(CacheCheck::judge(CachePolicy::Cold, 0.0, false).flags);
         flags.push("workers did not overlap: all 4 ran together for 12% of the phase".into());
         flags.push("stalled: no progress for 3.00 s from 1.00 s into the phase (worker 0)".into());
+        let dropped = crate::results::NsState { names: 10, cached_at_most: Some(1.0), ..Default::default() };
+        flags.extend(dropped.flags(CachePolicy::Cold));
         let meanings: Vec<String> =
             flags.iter().map(|f| flag_meaning(f).unwrap_or_else(|| panic!("{f}"))).collect();
         for f in &flags {

@@ -1,5 +1,5 @@
 //! Per-host figures of a repetition run on MPI ranks over several hosts: ranks and workers on
-//! each host, bytes, and the host's aggregate rates.
+//! each host, bytes and ops, and the host's aggregate rates.
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +22,13 @@ pub struct HostShare {
     /// (IOR's figure for the host alone; None in results stored before iolab measured it).
     #[serde(default)]
     pub agg_bytes_per_s: Option<f64>,
+    /// The same of ops: the host's ops and, over them, its op rates (metadata phases).
+    #[serde(default)]
+    pub ops: u64,
+    #[serde(default)]
+    pub max_sar_ops_per_s: f64,
+    #[serde(default)]
+    pub min_sar_ops_per_s: f64,
 }
 
 /// The hosts of `workers`, in host order (by their lowest rank: a read reordered across hosts
@@ -42,6 +49,9 @@ pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
                     max_sar_bytes_per_s: 0.0,
                     min_sar_bytes_per_s: 0.0,
                     agg_bytes_per_s: None,
+                    ops: 0,
+                    max_sar_ops_per_s: 0.0,
+                    min_sar_ops_per_s: 0.0,
                 };
                 out.push((share, 0));
                 out.len() - 1
@@ -56,6 +66,8 @@ pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
         h.workers += 1;
         h.bytes += w.bytes;
         h.max_sar_bytes_per_s += w.bytes_per_s;
+        h.ops += w.ops;
+        h.max_sar_ops_per_s += crate::stats::individual_rate(w.ops, w.time_ns);
         *slowest = (*slowest).max(w.time_ns);
     }
     let mut shares: Vec<HostShare> = out
@@ -76,6 +88,7 @@ pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
                 })
                 .collect();
             h.agg_bytes_per_s = moments.and_then(|m| agg_bytes_per_s(&m));
+            h.min_sar_ops_per_s = crate::stats::individual_rate(h.ops, slowest);
             h
         })
         .collect();

@@ -17,7 +17,6 @@ use crate::spec::{CachePolicy, Spec};
 use crate::stats::{self, Summary};
 use crate::worker::WorkerSample;
 
-mod cache;
 mod design;
 pub mod findings;
 mod flags;
@@ -25,8 +24,11 @@ pub mod hosts;
 pub mod series;
 pub mod timing;
 pub mod tune;
+/// The namespace's state before a metadata phase (`namespace` of a repetition in JSON).
+pub use crate::target::ns_cache::NsState;
 /// One I/O-server rank's figures in one repetition of one phase (`servers[]` in JSON).
 pub use crate::worker::ServerSample as ServerResult;
+mod cache;
 pub use cache::{COLD_KERNEL_ONLY, CacheCheck, CacheInfo};
 pub use design::{Axis, Design, Headline, PresetRef, Rate};
 pub use flags::{FLAG_KINDS, flag_advice, flag_kind, flag_meaning};
@@ -81,6 +83,9 @@ pub struct WorkerResult {
     pub close_ns: u64,
     /// r_i = bytes / t_i.
     pub bytes_per_s: f64,
+    /// ops / t_i (worked out from `ops` and `time_ns`, not stored).
+    #[serde(default)]
+    pub ops_per_s: f64,
     pub latency_ns: LatencyNs,
     /// The latency histogram as (value_ns, count) pairs.
     pub latency_histogram_ns: Buckets,
@@ -138,6 +143,7 @@ impl WorkerResult {
             open_ns: s.open_ns,
             close_ns: s.close_ns,
             bytes_per_s: stats::individual_rate(s.bytes, s.time_ns()),
+            ops_per_s: 0.0,
             latency_ns: LatencyNs::from_hist(&s.hist),
             latency_histogram_ns: Buckets::from_hist(&s.hist),
             periods: s.trace.as_ref().map(|t| match &t.spill {
@@ -209,6 +215,12 @@ pub struct Repetition {
     /// (1: together throughout; 0: one ended before another began).
     #[serde(default)]
     pub overlap: Option<f64>,
+    /// The same of ops, the figures of metadata phases: sum of ops_i / t_i, and ops / the
+    /// slowest t_i (the rate mdtest reports). Worked out from the workers, not stored.
+    #[serde(default)]
+    pub max_sar_ops_per_s: f64,
+    #[serde(default)]
+    pub min_sar_ops_per_s: f64,
     /// Fraction of the phase's file pages in the page cache just before it started.
     pub resident_fraction: f64,
     /// Time spent preallocating before a write phase (not part of t_i).
@@ -235,6 +247,9 @@ pub struct Repetition {
     /// Bytes per interval and the steady window (None with `latency = off`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<series::PhaseRate>,
+    /// Metadata phases: the namespace's state before the phase, and what a find found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<NsState>,
 }
 
 impl Repetition {
@@ -271,6 +286,8 @@ impl Repetition {
             agg_bytes_per_s: timing.agg_bytes_per_s,
             span_ns: timing.span_ns,
             overlap: Some(timing.overlap),
+            max_sar_ops_per_s: 0.0,
+            min_sar_ops_per_s: 0.0,
             resident_fraction: cache.resident_fraction,
             prealloc_ns: 0,
             flags: cache
@@ -292,6 +309,7 @@ impl Repetition {
             hosts: vec![],
             servers: vec![],
             rate: series::PhaseRate::of(samples),
+            namespace: None,
         }
         .with_hosts()
     }
@@ -301,11 +319,29 @@ impl Repetition {
         self.workers.iter().map(|w| stats::individual_rate(w.ops, w.time_ns)).filter(|r| r.is_finite()).sum()
     }
 
-    /// The repetition with its per-host figures worked out from its workers.
+    /// The repetition with its per-host figures and its op rates worked out from its workers.
     pub fn with_hosts(mut self) -> Repetition {
+        // No time (no worker, or none that ran) gives no rate: 0, as in a failed repetition.
+        let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
+        for w in &mut self.workers {
+            w.ops_per_s = finite(stats::individual_rate(w.ops, w.time_ns));
+        }
+        let pairs: Vec<(u64, u64)> = self.workers.iter().map(|w| (w.ops, w.time_ns)).collect();
+        let ops = stats::rates(&pairs);
+        (self.max_sar_ops_per_s, self.min_sar_ops_per_s) = (finite(ops.max_sar), finite(ops.min_sar));
         self.hosts = hosts::host_shares(&self.workers);
         self.ops_per_s = self.iops();
         self
+    }
+
+    /// Its headline rates: max_SAR and min_SAR of ops for a metadata phase (`md`), of bytes
+    /// otherwise.
+    pub fn sar(&self, md: bool) -> (f64, f64) {
+        if md {
+            (self.max_sar_ops_per_s, self.min_sar_ops_per_s)
+        } else {
+            (self.max_sar_bytes_per_s, self.min_sar_bytes_per_s)
+        }
     }
 
     /// A repetition that did not complete.
@@ -325,6 +361,8 @@ impl Repetition {
             agg_bytes_per_s: None,
             span_ns: None,
             overlap: None,
+            max_sar_ops_per_s: 0.0,
+            min_sar_ops_per_s: 0.0,
             resident_fraction: cache.resident_fraction,
             prealloc_ns: 0,
             flags: cache.flags.clone(),
@@ -335,6 +373,7 @@ impl Repetition {
             hosts: vec![],
             servers: vec![],
             rate: None,
+            namespace: None,
         }
     }
 }
@@ -395,8 +434,10 @@ impl PhaseResult {
         }
         let complete: Vec<&Repetition> =
             self.repetitions.iter().filter(|r| r.status == Status::Complete).collect();
-        let xs: Vec<f64> = complete.iter().map(|r| r.max_sar_bytes_per_s).collect();
-        self.summary = (!xs.is_empty()).then(|| Summary::of("max_sar_bytes_per_s", &xs));
+        let md = self.op.is_metadata();
+        let xs: Vec<f64> = complete.iter().map(|r| r.sar(md).0).collect();
+        let of = if md { "max_sar_ops_per_s" } else { "max_sar_bytes_per_s" };
+        self.summary = (!xs.is_empty()).then(|| Summary::of(of, &xs));
         let ops: Vec<f64> = complete.iter().map(|r| r.ops_per_s).collect();
         self.ops_summary = (!ops.is_empty()).then(|| Summary::of("ops_per_s", &ops));
         self.agg_summary = Rate::Agg.summary(self);

@@ -64,6 +64,7 @@ mod tests {
             place: None,
             series: Some(RateSeries { interval_ns: BASE_NS, end_ns: time_ns, bytes }),
             stonewall_ops: None,
+            found: None,
         }
     }
 

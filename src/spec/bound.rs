@@ -45,6 +45,10 @@ impl TimeBound {
 impl Spec {
     /// The time bound of a phase: its own (`read:runtime=5s`; 0 = none), else the run's.
     pub fn phase_bound(&self, ph: &Phase) -> Option<TimeBound> {
+        if ph.op.is_metadata() {
+            // Metadata phases run every item: they are not time-bounded (yet).
+            return None;
+        }
         let wear_out = self.wear_out;
         match (ph.runtime_ns, ph.stonewall_ns) {
             (Some(ns), _) if ns > 0 => Some(TimeBound::Runtime { ns }),

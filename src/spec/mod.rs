@@ -16,7 +16,11 @@ mod interleave;
 pub use interleave::Interleave;
 mod launcher;
 pub use launcher::{Launcher, MpiIo, Reorder};
+mod op;
+pub use op::OpKind;
 pub mod job;
+pub mod metadata;
+pub use metadata::{ItemKind, MdDirs, Namespace};
 pub mod servers;
 pub use servers::{BlastTransport, ServerStore, Servers};
 pub mod params;
@@ -24,35 +28,6 @@ pub mod strategy;
 pub use strategy::Strategy;
 
 use crate::units::fmt_size_spec;
-
-/// What a phase does to the data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OpKind {
-    /// Files are created empty (or truncated) before the phase, then written.
-    Write,
-    /// Existing data is overwritten in place.
-    Rewrite,
-    /// Existing data is read.
-    Read,
-    /// Bytes sent to an I/O-server rank, which counts and drops them (Russell's network
-    /// blast): no file anywhere.
-    Blast,
-}
-
-impl OpKind {
-    pub fn is_write(self) -> bool {
-        !matches!(self, OpKind::Read)
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            OpKind::Write => "write",
-            OpKind::Rewrite => "rewrite",
-            OpKind::Read => "read",
-            OpKind::Blast => "blast",
-        }
-    }
-}
 
 /// Where each worker's bytes go (docs/layouts.md draws each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -394,6 +369,9 @@ pub struct Spec {
     /// Stonewalled phases: every worker goes on to the most ops any worker had done.
     #[serde(default)]
     pub wear_out: bool,
+    /// The namespace of the metadata phases (None: the run has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md: Option<Namespace>,
 }
 
 fn one() -> u32 {

@@ -130,7 +130,8 @@ impl Store {
                 "SELECT r.run_id, r.point, r.rep, p.phase, p.status, p.error, p.total_bytes, p.ops, p.time_ns,
                         p.max_sar_bytes_per_s, p.min_sar_bytes_per_s, p.avg_individual_bytes_per_s,
                         p.resident_fraction, p.prealloc_ns, p.flags_json, p.env_json, r.warmup,
-                        p.syncs_in_flight_max, p.rate_json, p.agg_bytes_per_s, p.span_ns, p.overlap
+                        p.syncs_in_flight_max, p.rate_json, p.agg_bytes_per_s, p.span_ns, p.overlap,
+                        p.namespace_json
                  FROM runs r JOIN phase_results p ON p.run_id = r.run_id
                  WHERE r.experiment_id = ?1 ORDER BY r.rep, r.finished_unix_s, r.point, p.phase",
             )
@@ -165,6 +166,8 @@ impl Store {
                 agg_bytes_per_s: r.get::<_, Option<Real>>(19).map_err(g)?.map(|x| x.0),
                 span_ns: r.get::<_, Option<i64>>(20).map_err(g)?.map(|n| n as u64),
                 overlap: r.get::<_, Option<Real>>(21).map_err(g)?.map(|x| x.0),
+                max_sar_ops_per_s: 0.0,
+                min_sar_ops_per_s: 0.0,
                 resident_fraction: r.get::<_, Real>(12).map_err(g)?.0,
                 prealloc_ns: r.get::<_, i64>(13).map_err(g)? as u64,
                 flags: crate::json::from_str(&flags_json).map_err(|e| self.err(e))?,
@@ -175,6 +178,7 @@ impl Store {
                 hosts: vec![],
                 servers,
                 rate: self.opt_json(r.get::<_, Option<String>>(18).map_err(g)?)?,
+                namespace: self.opt_json(r.get::<_, Option<String>>(22).map_err(g)?)?,
             }
             .with_hosts();
             let ph =
@@ -351,6 +355,7 @@ impl Store {
                         open_ns: r.get::<_, i64>(6)? as u64,
                         close_ns: r.get::<_, i64>(7)? as u64,
                         bytes_per_s: r.get::<_, Real>(8)?.0,
+                        ops_per_s: 0.0,
                         latency_ns: LatencyNs::default(),
                         latency_histogram_ns: Buckets::default(),
                         periods: None,

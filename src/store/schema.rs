@@ -1,7 +1,7 @@
 //! The store's SQLite schema, one migration per version.
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 11;
+pub const STORE_VERSION: i64 = 12;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -179,6 +179,12 @@ ALTER TABLE phase_results ADD COLUMN overlap REAL;
 ALTER TABLE worker_results ADD COLUMN start_offset_ns INTEGER;
 ";
 
+/// Version 12: the metadata phases: each repetition's namespace state (its cache state and
+/// what a find found) as JSON.
+const SCHEMA_V12_NAMESPACE: &str = "
+ALTER TABLE phase_results ADD COLUMN namespace_json TEXT;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1,
@@ -192,6 +198,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V9_TUNINGS,
     SCHEMA_V10_STONEWALL,
     SCHEMA_V11_SPAN,
+    SCHEMA_V12_NAMESPACE,
 ];
 
 #[cfg(test)]

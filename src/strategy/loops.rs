@@ -371,5 +371,6 @@ fn main_loop(
         place: None,
         series: None,
         stonewall_ops: None,
+        found: None,
     })
 }

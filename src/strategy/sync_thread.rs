@@ -152,5 +152,6 @@ fn sync_loop(ctx: &RoleCtx<'_>, c: &mut Committer, mb: &Mailbox) -> Result<Worke
         place: None,
         series: None,
         stonewall_ops: None,
+        found: None,
     })
 }

@@ -177,10 +177,16 @@ pub fn clean(target: &Path, opts: CleanOpts, report: &mut String) -> Result<Vec<
             }
             _ => {}
         }
-        let mut r = remove_owned(&f.path, &f.marker.files, opts.dry_run);
+        let mut r = remove_owned(&f.path, &f.marker.files, f.marker.namespace.as_ref(), opts.dry_run);
         let verb = if opts.dry_run { "would remove" } else { "removed" };
+        let items = match f.marker.namespace {
+            Some(_) => {
+                format!(" and {} namespace item{}", r.ns_items, if r.ns_items == 1 { "" } else { "s" })
+            }
+            None => String::new(),
+        };
         let files = format!(
-            "{} file{}, {}",
+            "{} file{}{items}, {}",
             r.removed.len(),
             if r.removed.len() == 1 { "" } else { "s" },
             fmt_size(r.bytes())

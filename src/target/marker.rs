@@ -95,6 +95,8 @@ pub struct Marker {
     pub files: Vec<(String, u64)>,
     /// Write generation of the data after the last write phase that completed, if any did.
     pub written: Option<u32>,
+    /// The namespace of the metadata phases, from which every name in `md/` follows.
+    pub namespace: Option<super::namespace::NsRecord>,
 }
 
 /// Whether `name` is a plain file name iolab may have created (no path, not `.`/`..`).
@@ -152,6 +154,7 @@ impl Marker {
                 "bs" => m.bs = num(k, v)?,
                 "verify" => m.verify = v == "true",
                 "written" => m.written = Some(num(k, v)? as u32),
+                "namespace" => m.namespace = Some(super::namespace::NsRecord::parse(v)?),
                 "file" => {
                     let (ino, name) = v.split_once(' ').ok_or_else(|| format!("bad file entry `{v}`"))?;
                     if !plain_name(name) {

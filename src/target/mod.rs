@@ -6,6 +6,8 @@ pub mod cache;
 pub mod clean;
 pub mod device;
 pub mod marker;
+pub mod namespace;
+pub mod ns_cache;
 pub mod owned;
 pub mod preflight;
 pub mod reuse;

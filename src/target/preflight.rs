@@ -69,9 +69,14 @@ pub fn needs(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<Vec<FsNeed>> 
         let files: Vec<_> = plan.files.iter().filter(|f| targets.contains(&f.target)).collect();
         let first = &spec.dirs[targets[0]];
         // Checked: a sum that wrapped would pass the check and fill the disk.
+        // The namespace of the metadata phases: its files, directories and their entries.
+        let ns = targets.iter().fold((0u64, 0u64), |(b, i), &t| {
+            let (nb, ni) = plan.namespace.as_ref().map_or((0, 0), |n| n.on_target(t));
+            (b.saturating_add(nb), i.saturating_add(ni))
+        });
         let need_bytes = files
             .iter()
-            .try_fold(0u64, |n, f| n.checked_add(f.size_bytes))
+            .try_fold(ns.0, |n, f| n.checked_add(f.size_bytes))
             .and_then(|n| n.checked_mul(copies))
             .filter(|n| n.checked_add(margin(*n)).is_some())
             .ok_or_else(|| {
@@ -82,8 +87,10 @@ pub fn needs(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<Vec<FsNeed>> 
                 )
             })?;
         // Each work directory takes two inodes (itself and its marker) besides its files.
-        let need_inodes =
-            (files.len() as u64).saturating_add(2 * dir_inodes.len() as u64).saturating_mul(copies);
+        let need_inodes = (files.len() as u64)
+            .saturating_add(ns.1)
+            .saturating_add(2 * dir_inodes.len() as u64)
+            .saturating_mul(copies);
         let (free_bytes, free_inodes, total_inodes) =
             sys::fs_space(first).map_err(|e| Error::io("statvfs", first, None, e))?;
         // A file system that makes inodes as needed (btrfs) reports none: nothing to check.

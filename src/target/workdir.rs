@@ -8,7 +8,9 @@
 //! after iolab creates that file with O_EXCL, and one `written = N` line after each write phase
 //! that completed. Removal, here and in `iolab clean`, follows one rule ([`remove_owned`]): a
 //! file is deleted only if the marker names it and it is still the same inode; the marker and
-//! the directory go only when nothing else is left in it.
+//! the directory go only when nothing else is left in it. The metadata phases' namespace
+//! (`md/`) is named by one `namespace = ...` line and removed by its own rule first
+//! ([`crate::target::namespace`]).
 
 use std::fs;
 use std::io::Write;
@@ -25,6 +27,9 @@ pub use super::marker::*;
 pub struct Removal {
     /// Files deleted, with their sizes.
     pub removed: Vec<(String, u64)>,
+    /// Items of the namespace deleted (files and directories), and their bytes.
+    pub ns_items: u64,
+    pub ns_bytes: u64,
     /// Entries left in place, each with the reason.
     pub left: Vec<(String, String)>,
     pub dir_removed: bool,
@@ -34,16 +39,34 @@ pub struct Removal {
 
 impl Removal {
     pub fn bytes(&self) -> u64 {
-        self.removed.iter().map(|(_, b)| b).sum()
+        self.removed.iter().map(|(_, b)| b).sum::<u64>() + self.ns_bytes
     }
 }
 
-/// The one removal rule. In work directory `dir`, deletes each file in `files` that is still a
-/// regular file with the recorded inode; then, only if nothing but the marker is left, the marker
-/// and the directory. Anything else (a file iolab did not create, a replaced file, a
+/// The one removal rule. In work directory `dir`, removes the namespace `ns` names (by its own
+/// rule, [`crate::target::namespace::remove`]), deletes each file in `files` that is still a
+/// regular file with the recorded inode; then, only if nothing but the marker is left, the
+/// marker and the directory. Anything else (a file iolab did not create, a replaced file, a
 /// subdirectory, a symlink) is left where it is, and so is the directory holding it.
-pub fn remove_owned(dir: &Path, files: &[(String, u64)], dry_run: bool) -> Removal {
+pub fn remove_owned(
+    dir: &Path,
+    files: &[(String, u64)],
+    ns: Option<&super::namespace::NsRecord>,
+    dry_run: bool,
+) -> Removal {
     let mut r = Removal::default();
+    let mut ns_left = false;
+    if let Some(rec) = ns {
+        let n = super::namespace::remove(dir, rec, dry_run);
+        (r.ns_items, r.ns_bytes) = (n.items, n.bytes);
+        ns_left = n.left_count > 0 || !n.errors.is_empty();
+        r.left.extend(n.left);
+        let more = n.left_count.saturating_sub(super::namespace::LEFT_NAMED as u64);
+        if more > 0 {
+            r.left.push((format!("{more} more in {}", super::namespace::BASE_DIR), "likewise".into()));
+        }
+        r.errors.extend(n.errors);
+    }
     for (name, ino) in files {
         let p = dir.join(name);
         match fs::symlink_metadata(&p) {
@@ -71,6 +94,8 @@ pub fn remove_owned(dir: &Path, files: &[(String, u64)], dry_run: bool) -> Remov
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| n != MARKER && !(dry_run && removed.contains(&n.as_str())))
+            // The namespace's base: what is left in it is named above (in a dry run it stays).
+            .filter(|n| !((ns_left || dry_run) && ns.is_some() && n == super::namespace::BASE_DIR))
             .collect(),
         Err(e) => {
             r.errors.push(Error::io("readdir", dir, None, e));
@@ -112,6 +137,8 @@ struct WorkDir {
     marker: Option<fs::File>,
     /// Files this run created here: (name, inode).
     created: Vec<(String, u64)>,
+    /// The namespace made here, if any.
+    namespace: Option<super::namespace::NsRecord>,
 }
 
 impl WorkDir {
@@ -174,6 +201,7 @@ impl WorkDirs {
             verify: spec.verify,
             files: vec![],
             written: None,
+            namespace: None,
         };
         let text = marker.header();
         let mut seen: Vec<(u64, u64)> = vec![];
@@ -188,7 +216,7 @@ impl WorkDirs {
             wd.map.push(wd.dirs.len());
             let d = t.join(format!("{PREFIX}{run_id}"));
             fs::create_dir(&d).map_err(|e| Error::io("mkdir", &d, None, e))?;
-            wd.dirs.push(WorkDir { path: d.clone(), marker: None, created: vec![] });
+            wd.dirs.push(WorkDir { path: d.clone(), marker: None, created: vec![], namespace: None });
             let mpath = d.join(MARKER);
             let mut f = fs::OpenOptions::new()
                 .append(true)
@@ -261,7 +289,7 @@ impl WorkDirs {
         let mut first_err = None;
         for mut d in self.dirs.drain(..) {
             d.marker = None;
-            let mut r = remove_owned(&d.path, &d.created, false);
+            let mut r = remove_owned(&d.path, &d.created, d.namespace.as_ref(), false);
             if let Some(e) = r.errors.drain(..).next() {
                 first_err.get_or_insert(e);
             } else if !r.dir_removed {
@@ -274,6 +302,23 @@ impl WorkDirs {
             }
         }
         first_err.map_or(Ok(()), Err)
+    }
+
+    /// The work directory under each logical target (a directory named twice: twice).
+    pub fn by_target(&self) -> Vec<PathBuf> {
+        (0..self.map.len()).map(|i| self.dir(i).to_path_buf()).collect()
+    }
+
+    /// Records the namespace of the metadata phases in every marker (committed), then makes
+    /// its trees: so a crash at any point leaves nothing the marker does not account for.
+    pub fn make_namespace(&mut self, p: &crate::plan::namespace::NsPlan) -> Result<()> {
+        let rec = super::namespace::NsRecord::of(p);
+        for d in &mut self.dirs {
+            d.append(&rec.line())?;
+            d.namespace = Some(rec);
+        }
+        self.sync_markers()?;
+        super::namespace::make(&self.by_target(), p)
     }
 
     /// The work directories (one per distinct target).

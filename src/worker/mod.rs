@@ -31,6 +31,8 @@ mod block_loop;
 pub mod bound;
 pub mod commits;
 pub mod data;
+mod find;
+pub mod md_loop;
 pub mod prepare;
 pub mod registry;
 pub mod sync_loop;
@@ -89,6 +91,22 @@ pub struct WorkerCtx<'a> {
     pub wear: Option<&'a bound::WearOut>,
     /// Stonewall with wear-out, on the one thread of an MPI rank: the target across ranks.
     pub wear_cross: Option<bound::Cross<'a>>,
+    /// A metadata phase: the worker's items and where the trees are.
+    pub md: Option<MdCtx<'a>>,
+}
+
+/// What a worker of a metadata phase is given.
+#[derive(Clone, Copy)]
+pub struct MdCtx<'a> {
+    pub work: crate::plan::namespace::MdWork,
+    pub ns: &'a crate::plan::namespace::NsPlan,
+    /// The work directory under each target.
+    pub workdirs: &'a [PathBuf],
+}
+
+/// Runs one worker: a metadata phase's loop, or the timed loop its engine is registered with.
+pub fn run(engine: &registry::Registered, ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
+    if ctx.md.is_some() { md_loop::run_md_worker(ctx) } else { (engine.run)(ctx) }
 }
 
 /// What one worker measured in one phase.
@@ -122,6 +140,8 @@ pub struct WorkerSample {
     /// Stonewall: the ops it had done when the stonewall came (None: no stonewall, or its
     /// blocks ran out first).
     pub stonewall_ops: Option<u64>,
+    /// find: the entries it stated whose names matched (None for other phases).
+    pub found: Option<u64>,
 }
 
 /// What one I/O-server rank did in one phase (`servers[]` of a repetition in JSON). Its
@@ -303,6 +323,10 @@ pub struct PhaseJob<'a> {
     /// Per worker: the timed ops of its plan that hold data, when fewer than planned (after a
     /// time-bounded phase that wrote stopped early); empty: all of them.
     pub extents: &'a [u64],
+    /// The work directory under each target (where the metadata phases' trees are).
+    pub workdirs: &'a [PathBuf],
+    /// The namespace of the metadata phases, if the run has any.
+    pub namespace: Option<&'a crate::plan::namespace::NsPlan>,
 }
 
 impl PhaseJob<'_> {
@@ -331,6 +355,7 @@ impl PhaseJob<'_> {
             extent: self.extents.get(i).map_or(plan.ops.timed_ops(), |&e| e.min(plan.ops.timed_ops())),
             wear: None,
             wear_cross: None,
+            md: plan.md.zip(self.namespace).map(|(work, ns)| MdCtx { work, ns, workdirs: self.workdirs }),
         }
     }
 

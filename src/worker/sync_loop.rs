@@ -179,6 +179,7 @@ impl LoopDone {
             place: None,
             series: self.series,
             stonewall_ops: self.stonewall_ops,
+            found: None,
         })
     }
 }

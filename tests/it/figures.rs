@@ -29,8 +29,8 @@ pub fn set_floats(doc: &mut Value, v: &Value) -> usize {
 }
 
 /// The parts of an experiment the store keeps as they are (what it recomputes when it reads an
-/// experiment back, from the repetitions, is left out: summaries, merged flags and latency, and
-/// each repetition's ops per second, from its op count and its workers' times).
+/// experiment back, from the repetitions, is left out: summaries, merged flags and latency,
+/// per-host figures, and the op rates, from op counts and the workers' times).
 fn stored_parts(mut doc: Value) -> Value {
     for p in doc["points"].as_array_mut().unwrap() {
         for ph in p["phases"].as_array_mut().unwrap() {
@@ -41,9 +41,14 @@ fn stored_parts(mut doc: Value) -> Value {
             ph["cache"].as_object_mut().unwrap().remove("resident_fraction");
             for list in ["repetitions", "warmups"] {
                 for r in ph[list].as_array_mut().unwrap() {
+                    // The op rates are worked out from each worker's ops and time, never stored.
                     let r = r.as_object_mut().unwrap();
-                    r.remove("hosts");
-                    r.remove("ops_per_s");
+                    for k in ["hosts", "ops_per_s", "max_sar_ops_per_s", "min_sar_ops_per_s"] {
+                        r.remove(k);
+                    }
+                    for w in r["workers"].as_array_mut().unwrap() {
+                        w.as_object_mut().unwrap().remove("ops_per_s");
+                    }
                 }
             }
         }

@@ -23,6 +23,7 @@ mod inputs;
 mod latency;
 mod layouts;
 mod limits;
+mod metadata;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]

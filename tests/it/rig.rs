@@ -49,6 +49,13 @@ pub fn tmpfs(dir: &Path, size: &str) -> Result<Mount, String> {
     Ok(Mount { path: dir.to_path_buf() })
 }
 
+/// Mounts a tmpfs on `dir` (made if needed) with mount options `opts` (`size=64m,nr_inodes=3000`).
+pub fn tmpfs_with(dir: &Path, opts: &str) -> Result<Mount, String> {
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    sh("mount", &["-t", "tmpfs", "-o", &format!("{opts},mode=0755"), "tmpfs", dir.to_str().unwrap()])?;
+    Ok(Mount { path: dir.to_path_buf() })
+}
+
 /// A loop device, detached when dropped.
 pub struct Loop {
     pub dev: String,

@@ -37,6 +37,12 @@ impl Exporter<Planned<'_>> for Json {
             disk_bytes_per_rep: plan.disk_bytes(),
             disk_bytes_total: disk_bytes_total(spec, plan),
             layout_first: plan.layout_first,
+            namespace: plan.namespace.as_ref().map(|n| NamespaceJson {
+                roots: n.roots.iter().map(|r| r.path.clone()).collect(),
+                items: n.items(),
+                dirs: n.dirs(),
+                made_first: n.make_first,
+            }),
             phases: plan
                 .phases
                 .iter()
@@ -63,6 +69,8 @@ impl Exporter<Planned<'_>> for Json {
                                 .take(8)
                                 .map(|o| (fname(w.files[o.file as usize]), o.offset, o.len))
                                 .collect(),
+                            items: w.md.map(|m| m.items),
+                            items_of: w.md.map(|m| m.owner),
                         })
                         .collect(),
                 })
@@ -80,7 +88,19 @@ struct PlanJson<'a> {
     disk_bytes_per_rep: u64,
     disk_bytes_total: u64,
     layout_first: bool,
+    /// The metadata phases' trees (under each target's work directory) and their size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<NamespaceJson>,
     phases: Vec<PhaseJson>,
+}
+
+#[derive(Serialize)]
+struct NamespaceJson {
+    roots: Vec<String>,
+    items: u64,
+    dirs: u64,
+    /// The first metadata phase needs items: they are made first, untimed.
+    made_first: bool,
 }
 
 #[derive(Serialize)]
@@ -112,4 +132,9 @@ struct WorkerJson {
     bytes: u64,
     /// The first few ops as [file, offset, len].
     first_ops: Vec<(String, u64, u64)>,
+    /// A metadata phase: the items it visits and whose they are (their creator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    items: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    items_of: Option<u32>,
 }

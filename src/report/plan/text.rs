@@ -7,6 +7,7 @@ use super::{Planned, disk_bytes_total};
 use crate::error::Result;
 use crate::plan::RunPlan;
 use crate::report::{Exporter, write_err};
+use crate::spec::OpKind;
 use crate::units::fmt_size;
 
 pub struct Text;
@@ -65,7 +66,42 @@ fn text(p: &Planned<'_>) -> String {
     if plan.layout_first {
         s += "the first phase reads existing data: files are written in full first (not timed)\n";
     }
+    if let (Some(ns), Some(words)) = (&plan.namespace, crate::report::details::namespace_text(spec)) {
+        let roots: Vec<&str> = ns.roots.iter().take(4).map(|r| r.path.as_str()).collect();
+        let more =
+            if ns.roots.len() > 4 { format!(" and {} more", ns.roots.len() - 4) } else { String::new() };
+        s += &format!(
+            "names: {words}; {} items, {} director{} in {}{more} (made before the first phase, not timed)\n",
+            ns.items(),
+            ns.dirs(),
+            if ns.dirs() == 1 { "y" } else { "ies" },
+            roots.join(", ")
+        );
+        if ns.make_first {
+            s += "the first metadata phase needs its items: they are made first (not timed)\n";
+        }
+    }
     for ph in &plan.phases {
+        if let (true, Some(md)) = (ph.op.is_metadata(), &spec.md) {
+            let bytes = if matches!(ph.op, OpKind::Create | OpKind::ReadFiles) {
+                format!(", {} in all", fmt_size(md.file_bytes * md.items * ph.workers.len() as u64))
+            } else {
+                String::new()
+            };
+            s += &format!(
+                "phase {} `{}`: {} with {} worker{} ({}{bytes}); cache {}: {}\n",
+                ph.index + 1,
+                ph.name,
+                ph.op.name(),
+                ph.workers.len(),
+                if ph.workers.len() == 1 { "" } else { "s" },
+                if md.dirs == crate::spec::MdDirs::Shared { "one shared tree" } else { "a tree each" },
+                ph.cache.name(),
+                crate::target::ns_cache::method(ph.cache)
+            );
+            s += &md_workers(ph);
+            continue;
+        }
         let rr =
             if ph.round_robin > 1 { format!(", {} files at a time", ph.round_robin) } else { String::new() };
         s += &format!(
@@ -83,6 +119,10 @@ fn text(p: &Planned<'_>) -> String {
         );
         if let Some(sp) = crate::strategy::Plan::of(spec) {
             s += &strategy_text(&sp, plan);
+            continue;
+        }
+        if ph.op.is_metadata() {
+            s += &md_workers(ph);
             continue;
         }
         for w in ph.workers.iter().take(8) {
@@ -128,9 +168,43 @@ fn text(p: &Planned<'_>) -> String {
     }
     let sync = match spec.sync {
         crate::spec::SyncPolicy::None => "never (data may stay in the page cache)".to_string(),
+        _ if spec.phases.iter().all(|p| p.op.is_metadata()) && spec.sync == crate::spec::SyncPolicy::Each => {
+            "each item by fsync (files; their directory for the others)".to_string()
+        }
+        _ if spec.phases.iter().all(|p| p.op.is_metadata()) => "end of each phase by syncfs".to_string(),
         p => format!("{} by {}", p.label(), spec.sync_call.name()),
     };
     s += &format!("commit: {sync}\n");
+    s
+}
+
+/// What each worker of a metadata phase visits.
+fn md_workers(ph: &crate::plan::PhasePlan) -> String {
+    let mut s = String::new();
+    for w in ph.workers.iter().take(8) {
+        let Some(m) = w.md else { continue };
+        let whose = if m.owner == w.worker { "its".to_string() } else { format!("worker {}'s", m.owner) };
+        s += &match (m.op, m.share) {
+            (crate::spec::OpKind::Find, Some((i, n))) => {
+                format!(
+                    "  worker {}: walks the shared tree, stats the entries whose names hash to {i} of {n}\n",
+                    w.worker
+                )
+            }
+            (crate::spec::OpKind::Find, None) => {
+                format!("  worker {}: walks its tree, stats every entry\n", w.worker)
+            }
+            _ => format!(
+                "  worker {}: {} items, {whose}{}\n",
+                w.worker,
+                m.items,
+                if m.renamed { " (renamed)" } else { "" }
+            ),
+        };
+    }
+    if ph.workers.len() > 8 {
+        s += &format!("  ... and {} more workers\n", ph.workers.len() - 8);
+    }
     s
 }
 
