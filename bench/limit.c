@@ -4,6 +4,7 @@
  * iolab with it.
  *
  *   limit MODE FILE BS TOTAL WORKERS ORDER [DEPTH] [SEED]
+ *   limit md DIR ITEMS WORKERS unique|shared
  *   limit prime BYTES
  *
  *   MODE     pread | pwrite | uring | print   (pread and uring first read the file once,
@@ -21,6 +22,15 @@
  * Prints one line: ops, bytes, the slowest worker's time, ops/s and bytes/s over that time
  * (iolab's min_SAR). The workers start together at a barrier; each worker's time runs from
  * the barrier to the end of its last op (and commit). One worker runs on the main thread.
+ *
+ * md: iolab's metadata phases create, stat, unlink of empty files (`--op create,stat,unlink
+ * --sync none`): worker w's ITEMS files `f<w>.<k>` in DIR/md/w<w> (unique, one directory per
+ * worker, as iolab's `md_dirs = unique` with depth 0) or all in DIR/md/shared (shared), each
+ * directory made before and removed after, untimed. Each phase: the workers open their
+ * directory, meet at a barrier, and make one call per item on its name relative to the
+ * directory (openat O_CREAT|O_EXCL + close; fstatat; unlinkat), the name written with a bare
+ * decimal conversion. Prints one line per phase: "md PHASE ops N time_ns T ops_per_s R"
+ * (R = N / the slowest worker's time, iolab's min_SAR).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -218,6 +229,97 @@ static void run_uring(struct job *j) {
     j->ns = now_ns() - t0;
 }
 
+/* The metadata phases. */
+struct mdjob {
+    const char *dir;
+    unsigned w;
+    uint64_t items;
+    int phase; /* 0 create, 1 stat, 2 unlink */
+    pthread_barrier_t *barrier;
+    uint64_t ns;
+};
+
+static size_t put_u64(char *p, uint64_t v) {
+    char d[20];
+    size_t n = 0;
+    do {
+        d[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++) p[i] = d[n - 1 - i];
+    return n;
+}
+
+static void *md_worker(void *arg) {
+    struct mdjob *j = arg;
+    int dfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) die(j->dir);
+    char name[64];
+    name[0] = 'f';
+    size_t pre = 1 + put_u64(name + 1, j->w);
+    name[pre++] = '.';
+    struct stat st;
+    pthread_barrier_wait(j->barrier);
+    uint64_t t0 = now_ns();
+    for (uint64_t k = 0; k < j->items; k++) {
+        name[pre + put_u64(name + pre, k)] = 0;
+        if (j->phase == 0) {
+            int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+            if (fd < 0 || close(fd)) die("create");
+        } else if (j->phase == 1) {
+            if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW)) die("fstatat");
+        } else if (unlinkat(dfd, name, 0)) {
+            die("unlinkat");
+        }
+    }
+    j->ns = now_ns() - t0;
+    close(dfd);
+    return NULL;
+}
+
+static int md_main(const char *dir, uint64_t items, unsigned workers, int shared) {
+    static const char *names[3] = {"create", "stat", "unlink"};
+    char base[3900], path[4096];
+    snprintf(base, sizeof base, "%s/md", dir);
+    if (mkdir(base, 0755)) die(base);
+    for (unsigned w = 0; w < (shared ? 1 : workers); w++) {
+        if (shared) snprintf(path, sizeof path, "%s/shared", base);
+        else snprintf(path, sizeof path, "%s/w%u", base, w);
+        if (mkdir(path, 0755)) die(path);
+    }
+    struct mdjob *jobs = calloc(workers, sizeof *jobs);
+    char (*dirs)[4096] = calloc(workers, 4096);
+    pthread_t *tids = calloc(workers, sizeof *tids);
+    for (int phase = 0; phase < 3; phase++) {
+        pthread_barrier_t barrier;
+        pthread_barrier_init(&barrier, NULL, workers);
+        for (unsigned w = 0; w < workers; w++) {
+            if (shared) snprintf(dirs[w], 4096, "%s/shared", base);
+            else snprintf(dirs[w], 4096, "%s/w%u", base, w);
+            jobs[w] = (struct mdjob){dirs[w], w, items, phase, &barrier, 0};
+            if (workers > 1 && pthread_create(&tids[w], NULL, md_worker, &jobs[w])) die("pthread_create");
+        }
+        if (workers == 1) md_worker(&jobs[0]);
+        uint64_t slowest = 0;
+        for (unsigned w = 0; w < workers; w++) {
+            if (workers > 1) pthread_join(tids[w], NULL);
+            if (jobs[w].ns > slowest) slowest = jobs[w].ns;
+        }
+        pthread_barrier_destroy(&barrier);
+        uint64_t ops = items * workers;
+        printf("md %s ops %llu time_ns %llu ops_per_s %.0f\n", names[phase], (unsigned long long)ops,
+               (unsigned long long)slowest, ops / (slowest / 1e9));
+        fflush(stdout);
+    }
+    for (unsigned w = 0; w < (shared ? 1 : workers); w++) {
+        if (shared) snprintf(path, sizeof path, "%s/shared", base);
+        else snprintf(path, sizeof path, "%s/w%u", base, w);
+        if (rmdir(path)) die(path);
+    }
+    if (rmdir(base)) die(base);
+    return 0;
+}
+
 static void *worker(void *arg) {
     struct job *j = arg;
     if (j->mode == 2) {
@@ -242,6 +344,15 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < len; i += 4096) p[i] = 1;
         munmap(p, len);
         return 0;
+    }
+    if (argc == 6 && !strcmp(argv[1], "md")) {
+        unsigned workers = (unsigned)strtoul(argv[4], 0, 10);
+        uint64_t items = strtoull(argv[3], 0, 10);
+        if (!workers || !items) {
+            fprintf(stderr, "limit: bad arguments\n");
+            return 2;
+        }
+        return md_main(argv[2], items, workers, !strcmp(argv[5], "shared"));
     }
     if (argc < 7) {
         fprintf(stderr, "usage: limit pread|pwrite|uring|print FILE BS TOTAL WORKERS seq|random [DEPTH] [SEED]\n");

@@ -10,6 +10,11 @@ pub trait Monitor: Sync {
     fn begin_bounded(&self, label: &str, total_bytes: u64, _bound_ns: u64) {
         self.begin(label, total_bytes);
     }
+    /// A metadata phase starts: a label and the ops it will do (0: not known before, as in a
+    /// find); its ticks count ops.
+    fn begin_ops(&self, label: &str, total_ops: u64) {
+        self.begin(label, total_ops)
+    }
     /// Called about every 50 ms with the bytes done so far; returns a signal number to stop.
     fn tick(&self, bytes_done: u64) -> Option<i32>;
     /// Whether ticks show anything (a progress bar). When not, a phase of one thread worker

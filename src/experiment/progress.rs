@@ -49,6 +49,22 @@ pub fn bounded_text(done: u64, elapsed_s: f64, bound_s: f64) -> String {
     format!("{} · {rate} MB/s · {time}", fmt_size(done))
 }
 
+/// The progress line of a metadata phase: ops done (of the total, when known), the rate so
+/// far in ops/s and the time left at that rate.
+pub fn progress_ops_text(done: u64, total: u64, elapsed_s: f64) -> String {
+    let moved = if total > 0 { format!("{done} / {total} ops") } else { format!("{done} ops") };
+    if done == 0 || elapsed_s <= 0.0 {
+        return format!("{moved} · - ops/s");
+    }
+    let rate = done as f64 / elapsed_s;
+    let eta = match total {
+        0 => String::new(),
+        t if done >= t => " · finishing (commit)".to_string(),
+        t => format!(" · ETA {}", fmt_eta((t - done) as f64 / rate)),
+    };
+    format!("{moved} · {} ops/s{eta}", crate::units::fmt_ops(rate))
+}
+
 /// Seconds left, to the precision a person waiting wants: "4.2 s", "42 s", "3 min 05 s",
 /// "2 h 07 min".
 pub fn fmt_eta(secs: f64) -> String {
@@ -70,7 +86,8 @@ pub fn fmt_eta(secs: f64) -> String {
 /// The monitor the command line uses.
 pub struct CliMonitor {
     enabled: bool,
-    state: Mutex<Option<(ProgressBar, Instant)>>,
+    /// The bar, when the phase began, and whether it counts ops (a metadata phase).
+    state: Mutex<Option<(ProgressBar, Instant, bool)>>,
     /// The time bound of the phase shown, in s (None: bounded by its bytes).
     bound_s: Mutex<Option<f64>>,
 }
@@ -86,22 +103,13 @@ impl CliMonitor {
     }
 }
 
-impl Monitor for CliMonitor {
-    fn begin_bounded(&self, label: &str, _total_bytes: u64, bound_ns: u64) {
-        // The bar fills with the time: a thousandth of the bound per step.
-        self.begin(label, 1000);
-        *self.bound_s.lock().expect("progress lock") = Some(bound_ns as f64 / 1e9);
-        if let Some((bar, _)) = self.state.lock().expect("progress lock").as_ref() {
-            bar.set_message(bounded_text(0, 0.0, bound_ns as f64 / 1e9));
-        }
-    }
-
-    fn begin(&self, label: &str, total_bytes: u64) {
+impl CliMonitor {
+    fn start(&self, label: &str, total: u64, ops: bool) {
         *self.bound_s.lock().expect("progress lock") = None;
         if !self.enabled {
             return;
         }
-        let bar = ProgressBar::with_draw_target(Some(total_bytes), ProgressDrawTarget::stderr_with_hz(10));
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10));
         bar.set_style(
             ProgressStyle::with_template("{prefix} [{bar:24}] {msg}")
                 .expect("valid template")
@@ -109,23 +117,46 @@ impl Monitor for CliMonitor {
         );
         bar.set_prefix(label.to_string());
         bar.enable_steady_tick(Duration::from_millis(200));
-        bar.set_message(progress_text(0, total_bytes, 0.0));
-        *self.state.lock().expect("progress lock") = Some((bar, Instant::now()));
+        bar.set_message(text(0, total, 0.0, ops));
+        *self.state.lock().expect("progress lock") = Some((bar, Instant::now(), ops));
+    }
+}
+
+fn text(done: u64, total: u64, elapsed_s: f64, ops: bool) -> String {
+    if ops { progress_ops_text(done, total, elapsed_s) } else { progress_text(done, total, elapsed_s) }
+}
+
+impl Monitor for CliMonitor {
+    fn begin_bounded(&self, label: &str, _total_bytes: u64, bound_ns: u64) {
+        // The bar fills with the time: a thousandth of the bound per step.
+        self.start(label, 1000, false);
+        *self.bound_s.lock().expect("progress lock") = Some(bound_ns as f64 / 1e9);
+        if let Some((bar, ..)) = self.state.lock().expect("progress lock").as_ref() {
+            bar.set_message(bounded_text(0, 0.0, bound_ns as f64 / 1e9));
+        }
     }
 
-    fn tick(&self, bytes_done: u64) -> Option<i32> {
+    fn begin(&self, label: &str, total_bytes: u64) {
+        self.start(label, total_bytes, false)
+    }
+
+    fn begin_ops(&self, label: &str, total_ops: u64) {
+        self.start(label, total_ops, true)
+    }
+
+    fn tick(&self, done: u64) -> Option<i32> {
         let bound = *self.bound_s.lock().expect("progress lock");
-        if let Some((bar, start)) = self.state.lock().expect("progress lock").as_ref() {
+        if let Some((bar, start, ops)) = self.state.lock().expect("progress lock").as_ref() {
             let elapsed = start.elapsed().as_secs_f64();
             match bound {
                 Some(b) => {
                     bar.set_position((elapsed / b * 1000.0).min(1000.0) as u64);
-                    bar.set_message(bounded_text(bytes_done, elapsed, b));
+                    bar.set_message(bounded_text(done, elapsed, b));
                 }
                 None => {
-                    bar.set_position(bytes_done);
-                    let total = bar.length().unwrap_or(bytes_done);
-                    bar.set_message(progress_text(bytes_done, total, elapsed));
+                    bar.set_position(done);
+                    let total = bar.length().unwrap_or(done);
+                    bar.set_message(text(done, total, elapsed, *ops));
                 }
             }
         }
@@ -137,7 +168,7 @@ impl Monitor for CliMonitor {
     }
 
     fn end(&self) {
-        if let Some((bar, _)) = self.state.lock().expect("progress lock").take() {
+        if let Some((bar, ..)) = self.state.lock().expect("progress lock").take() {
             bar.finish_and_clear();
         }
     }
@@ -145,7 +176,7 @@ impl Monitor for CliMonitor {
     fn note(&self, msg: &str) {
         // Warnings show even with --quiet: they are about the user's disks, not progress.
         match self.state.lock().expect("progress lock").as_ref() {
-            Some((bar, _)) => bar.suspend(|| eprintln!("warning: {msg}")),
+            Some((bar, ..)) => bar.suspend(|| eprintln!("warning: {msg}")),
             None => eprintln!("warning: {msg}"),
         }
     }

@@ -365,11 +365,12 @@ fn run_phases(
             workdirs: &workdirs,
             namespace: plan.namespace.as_ref(),
         };
-        match spec.phase_bound(&spec.phases[phase.index]) {
-            Some(b) if md.is_none() => {
+        match (phase.op.is_metadata(), spec.phase_bound(&spec.phases[phase.index])) {
+            (true, _) => monitor.begin_ops(&format!("{label} {}", phase.name), phase.md_ops()),
+            (false, Some(b)) => {
                 monitor.begin_bounded(&format!("{label} {}", phase.name), phase.bytes(), b.ns())
             }
-            _ => monitor.begin(&format!("{label} {}", phase.name), phase.bytes()),
+            (false, None) => monitor.begin(&format!("{label} {}", phase.name), phase.bytes()),
         }
         if local {
             settle_writeback(&spec.dirs);

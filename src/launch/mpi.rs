@@ -270,10 +270,14 @@ fn serve_phase(
     };
     barrier();
     let mine = my_workers(phase.workers.len(), phase.op == OpKind::Read, &p.spec, w, w.rank);
-    // Ranks on another host than rank 0 see the files through their own client: check them
-    // there and set their own cache state.
-    let local =
-        ready.and_then(|()| if elsewhere { local_view(p, phase, &mine) } else { Ok((p.ids.clone(), None)) });
+    // Ranks on another host than rank 0 see the files (the namespace) through their own client:
+    // check them there and set their own cache state.
+    let md = plan.namespace.as_ref().filter(|_| elsewhere && phase.op.is_metadata());
+    let local = ready.and_then(|()| match md {
+        Some(ns) => mpi_hosts::namespace_here(p, ns, phase, first_on_host),
+        None if elsewhere => mpi_hosts::local_view(p, phase, &mine),
+        None => Ok((p.ids.clone(), None)),
+    });
     let (ids, resident) = match local {
         Ok(v) => v,
         Err(e) => {
@@ -321,53 +325,6 @@ fn my_workers(n: usize, read: bool, spec: &Spec, w: &WorldInfo, rank: u32) -> Ve
     // r + shift: worker i goes to the rank of worker i - shift x threads.
     let back = (shift % w.size as usize) * threads % n.max(1);
     (0..n).filter(|&i| rank_of((i + n - back) % n, threads) == rank as usize).collect()
-}
-
-/// The identities of this rank's files as its host sees them (a shared file system gives each
-/// client its own device number, never another inode), checked, and the cache state set as the
-/// phase asks: the resident fraction found.
-fn local_view(
-    p: &PhaseOrder,
-    phase: &crate::plan::PhasePlan,
-    workers: &[usize],
-) -> Result<(Vec<FileId>, Option<f64>)> {
-    let mut ids = p.ids.clone();
-    let mut mine: Vec<usize> =
-        workers.iter().flat_map(|&i| phase.workers[i].files.iter().map(|&g| g as usize)).collect();
-    mine.sort_unstable();
-    mine.dedup();
-    let host = crate::env::host::hostname();
-    // Each target directory is shared or node-local here (the host's first rank made the
-    // node-local files before the barrier).
-    let node_local = mpi_hosts::node_local_files(&p.paths, &p.ids, &mine);
-    for &g in &mine {
-        let path = &p.paths[g];
-        if node_local.contains(&g) {
-            // This host's own files, made by its first rank.
-            ids[g] = mpi_hosts::local_identity(path)?;
-            continue;
-        }
-        let meta = std::fs::symlink_metadata(path).map_err(|e| {
-            Error::Run(format!(
-                "host {host} does not see {} ({e}): the directory is neither shared by every host nor a node-local one this host has",
-                crate::text::escape_path(path)
-            ))
-        })?;
-        let seen = FileId::of(&meta);
-        if seen.ino != p.ids[g].ino {
-            return Err(Error::Run(format!(
-                "host {host} sees another file at {} than the one rank 0 created (inode {} instead of {}): the directory is not shared by every host",
-                crate::text::escape_path(path),
-                seen.ino,
-                p.ids[g].ino
-            )));
-        }
-        ids[g] = seen;
-    }
-    let paths: Vec<PathBuf> = mine.iter().map(|&g| p.paths[g].clone()).collect();
-    let own: Vec<FileId> = mine.iter().map(|&g| ids[g]).collect();
-    let fraction = crate::target::cache::prepare(phase.cache, &paths, &own, false)?;
-    Ok((ids, Some(fraction)))
 }
 
 /// The plan of the order's spec, made once per spec (a pure function of it).

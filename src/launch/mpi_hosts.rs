@@ -4,7 +4,9 @@
 //! first rank then fills as rank 0 fills its own: the work directory with its marker and the
 //! files the host's workers use there, emptied before each write phase, laid out in full when
 //! the first phase reads; removed when the run ends (unless kept). One run may use both: a
-//! node-local target and a shared one (`--targets /local/disk,/cluster/fs`).
+//! node-local target and a shared one (`--targets /local/disk,/cluster/fs`). The metadata
+//! phases' trees must be rank 0's, seen through a shared directory; each host's first rank sets
+//! their cache state as its client sees them.
 
 use std::path::PathBuf;
 
@@ -132,6 +134,13 @@ impl HostFiles {
             self.run_id = run_id.clone();
             let local = node_local_files(paths, ids, files);
             let Some(&first) = local.first() else { return Ok(View::Shared) };
+            if spec.md.is_some() {
+                return Err(Error::Run(format!(
+                    "the metadata phases need a directory every host shares; {} is node-local on host {} (node-local trees are not built)",
+                    escape_path(paths[first].parent().unwrap_or(&paths[first])),
+                    crate::env::host::hostname()
+                )));
+            }
             if spec.reorder_reads.is_some() {
                 return Err(Error::Run(format!(
                     "reorder_reads needs a directory every host shares; {} is node-local on host {}",
@@ -194,6 +203,85 @@ impl HostFiles {
             );
         }
     }
+}
+
+/// The identities of this rank's files as its host sees them (a shared file system gives each
+/// client its own device number, never another inode), checked, and the cache state set as the
+/// phase asks: the resident fraction found.
+pub(super) fn local_view(
+    p: &super::mpi::PhaseOrder,
+    phase: &crate::plan::PhasePlan,
+    workers: &[usize],
+) -> Result<(Vec<FileId>, Option<f64>)> {
+    let mut ids = p.ids.clone();
+    let mut mine: Vec<usize> =
+        workers.iter().flat_map(|&i| phase.workers[i].files.iter().map(|&g| g as usize)).collect();
+    mine.sort_unstable();
+    mine.dedup();
+    let host = crate::env::host::hostname();
+    // Each target directory is shared or node-local here (the host's first rank made the
+    // node-local files before the barrier).
+    let node_local = node_local_files(&p.paths, &p.ids, &mine);
+    for &g in &mine {
+        let path = &p.paths[g];
+        if node_local.contains(&g) {
+            // This host's own files, made by its first rank.
+            ids[g] = local_identity(path)?;
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(path).map_err(|e| {
+            Error::Run(format!(
+                "host {host} does not see {} ({e}): the directory is neither shared by every host nor a node-local one this host has",
+                crate::text::escape_path(path)
+            ))
+        })?;
+        let seen = FileId::of(&meta);
+        if seen.ino != p.ids[g].ino {
+            return Err(Error::Run(format!(
+                "host {host} sees another file at {} than the one rank 0 created (inode {} instead of {}): the directory is not shared by every host",
+                crate::text::escape_path(path),
+                seen.ino,
+                p.ids[g].ino
+            )));
+        }
+        ids[g] = seen;
+    }
+    let paths: Vec<PathBuf> = mine.iter().map(|&g| p.paths[g].clone()).collect();
+    let own: Vec<FileId> = mine.iter().map(|&g| ids[g]).collect();
+    let fraction = crate::target::cache::prepare(phase.cache, &paths, &own, false)?;
+    Ok((ids, Some(fraction)))
+}
+
+/// Before a metadata phase, on a host other than rank 0's: the work directories must be rank
+/// 0's, seen through a directory every host shares (their markers name the run); the host's
+/// first rank then sets the namespace's cache state as this host's client sees it (each host
+/// has its own caches of directory entries and inodes). The files' identities as rank 0 gave
+/// them, and no resident fraction.
+pub(super) fn namespace_here(
+    p: &super::mpi::PhaseOrder,
+    ns: &crate::plan::namespace::NsPlan,
+    phase: &crate::plan::PhasePlan,
+    first_on_host: bool,
+) -> Result<(Vec<FileId>, Option<f64>)> {
+    let run = run_id_of(&[p.workdirs.first().map(|d| d.join("x")).unwrap_or_default()]);
+    for d in &p.workdirs {
+        match crate::target::marker::Marker::read(d) {
+            Ok(m) if m.run_id == run && m.namespace.is_some() => {}
+            _ => {
+                return Err(Error::Run(format!(
+                    "host {} does not see rank 0's work directory {}: the metadata phases need a directory every host shares",
+                    crate::env::host::hostname(),
+                    escape_path(d)
+                )));
+            }
+        }
+    }
+    if first_on_host {
+        let exists = !matches!(phase.op, OpKind::Create | OpKind::Mkdir);
+        let renamed = phase.workers.first().and_then(|w| w.md).is_some_and(|m| m.renamed);
+        crate::target::ns_cache::prepare(phase.cache, &p.workdirs, ns, exists, renamed)?;
+    }
+    Ok((p.ids.clone(), None))
 }
 
 /// The identity of a node-local file as this host sees it: a regular file, not a link, with

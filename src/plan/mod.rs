@@ -146,6 +146,11 @@ impl PhasePlan {
     pub fn bytes(&self) -> u64 {
         self.workers.iter().map(|w| w.ops.bytes()).sum()
     }
+
+    /// The items a metadata phase visits (0 for a find, which counts what it finds).
+    pub fn md_ops(&self) -> u64 {
+        self.workers.iter().filter_map(|w| w.md).map(|m| m.items).sum()
+    }
 }
 
 /// Everything one repetition does.

@@ -363,6 +363,10 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), paths.len());
+        // docs/metadata.md's example: 1000 items, depth 2, fan-out 3: item 500 in t1/t6/.
+        let doc = Tree::of(&ns(1000, 2, 3));
+        assert_eq!((doc.per_dir, doc.dir_of(500)), (77, 6));
+        assert_eq!(dir_path(&doc, 6), "t1/t6/");
         // Depth 0: the root alone holds every item.
         let flat = Tree::of(&ns(7, 0, 1));
         assert_eq!((flat.dirs, flat.per_dir, flat.dir_of(6)), (1, 7, 0));

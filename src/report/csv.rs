@@ -88,7 +88,29 @@ const HEADER: &[&str] = &[
     "overlap",
     "worker_start_offset_ns",
     "host_agg_bytes_per_s",
+    "max_sar_ops_per_s",
+    "min_sar_ops_per_s",
+    "worker_ops_per_s",
+    "host_max_sar_ops_per_s",
+    "namespace_names",
+    "namespace_cached_at_most",
+    "namespace_found",
 ];
+
+/// The op-rate and namespace columns of a repetition and one of its workers (the last ones).
+fn ops_cols(r: &crate::results::Repetition, w: Option<&crate::results::WorkerResult>) -> [String; 7] {
+    let host = w.and_then(|w| r.hosts.iter().find(|h| w.host.is_some() && Some(&h.host) == w.host.as_ref()));
+    let ns = r.namespace.as_ref();
+    [
+        r.max_sar_ops_per_s.to_string(),
+        r.min_sar_ops_per_s.to_string(),
+        w.map(|w| w.ops_per_s.to_string()).unwrap_or_default(),
+        host.map(|h| h.max_sar_ops_per_s.to_string()).unwrap_or_default(),
+        ns.map(|n| n.names.to_string()).unwrap_or_default(),
+        ns.and_then(|n| n.cached_at_most).map(|f| f.to_string()).unwrap_or_default(),
+        ns.and_then(|n| n.found).map(|f| f.to_string()).unwrap_or_default(),
+    ]
+}
 
 /// The server columns, empty on a worker's row.
 const SERVER_COLS: usize = 13;
@@ -233,6 +255,7 @@ impl Exporter for Csv {
                         after.extend(vec![String::new(); SERVER_COLS]);
                         after.extend(last(None));
                         after.extend(timing(None));
+                        after.extend(ops_cols(r, None));
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }
@@ -262,6 +285,7 @@ impl Exporter for Csv {
                         after.extend(vec![String::new(); SERVER_COLS]);
                         after.extend(last(Some(wk)));
                         after.extend(timing(Some(wk)));
+                        after.extend(ops_cols(r, Some(wk)));
                         w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }
@@ -270,6 +294,7 @@ impl Exporter for Csv {
                         let mut after = server_row(x, &in_flight, &steady);
                         after.extend(last(None));
                         after.extend(timing(None));
+                        after.extend(ops_cols(r, None));
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }

@@ -3,7 +3,7 @@
 //! the order of their first rank.
 
 use crate::results::{ExperimentResult, HostShare};
-use crate::units::fmt_rate;
+use crate::units::{fmt_ops, fmt_rate};
 
 use super::text_table;
 
@@ -25,22 +25,27 @@ pub fn rank_ranges(ranks: &[u32]) -> String {
 /// The section (empty when no repetition ran on MPI ranks).
 pub fn render_hosts(exp: &ExperimentResult) -> String {
     let mut rows = vec![];
-    for (name, same) in super::across_complete_reps(exp, |r| &r.hosts, |a, b| a.host == b.host) {
+    let mut md_rows = false;
+    for (name, ph, same) in super::across_complete_reps(exp, |r| &r.hosts, |a, b| a.host == b.host) {
         let h = same[0];
         let mean = |f: fn(&HostShare) -> f64| same.iter().map(|x| f(x)).sum::<f64>() / same.len() as f64;
         let agg: Vec<f64> = same.iter().filter_map(|x| x.agg_bytes_per_s).collect();
         // A host whose ranks moved no byte (they only computed) has no rate.
         let moved = same.iter().any(|x| x.bytes > 0);
         let rate = |v: f64, any: bool| if moved && any { fmt_rate(v) } else { "-".to_string() };
-        rows.push(vec![
-            name,
-            h.host.clone(),
-            rank_ranges(&h.ranks),
-            h.workers.to_string(),
-            rate(crate::stats::mean(&agg), !agg.is_empty()),
-            rate(mean(|x| x.max_sar_bytes_per_s), true),
-            rate(mean(|x| x.min_sar_bytes_per_s), true),
-        ]);
+        // A metadata phase's rates are ops/s (and it has no agg).
+        let md = ph.op.is_metadata();
+        md_rows |= md;
+        let (agg, max, min) = if md {
+            ("-".to_string(), fmt_ops(mean(|x| x.max_sar_ops_per_s)), fmt_ops(mean(|x| x.min_sar_ops_per_s)))
+        } else {
+            (
+                rate(crate::stats::mean(&agg), !agg.is_empty()),
+                rate(mean(|x| x.max_sar_bytes_per_s), true),
+                rate(mean(|x| x.min_sar_bytes_per_s), true),
+            )
+        };
+        rows.push(vec![name, h.host.clone(), rank_ranges(&h.ranks), h.workers.to_string(), agg, max, min]);
     }
     if rows.is_empty() {
         return String::new();
@@ -52,6 +57,9 @@ pub fn render_hosts(exp: &ExperimentResult) -> String {
         &[3, 4, 5, 6],
     );
     s += "per host (MPI ranks, in rank order): agg = the host's bytes / its first open to its last close; max_SAR = sum of the host's worker rates, min_SAR = its bytes / its slowest worker's time; MB/s, mean over complete repetitions; - where the host's ranks moved no data\n";
+    if md_rows {
+        s += "metadata phases: max_SAR and min_SAR of ops, in ops/s\n";
+    }
     s
 }
 

@@ -139,7 +139,7 @@ pub fn across_complete_reps<T>(
     exp: &ExperimentResult,
     items: fn(&crate::results::Repetition) -> &[T],
     same: fn(&T, &T) -> bool,
-) -> Vec<(String, Vec<&T>)> {
+) -> Vec<(String, &crate::results::PhaseResult, Vec<&T>)> {
     let mut out = vec![];
     for p in &exp.points {
         for ph in &p.phases {
@@ -158,7 +158,7 @@ pub fn across_complete_reps<T>(
                 } else {
                     ph.name.clone()
                 };
-                out.push((name, group));
+                out.push((name, ph, group));
             }
         }
     }

@@ -12,7 +12,7 @@ use super::text_table;
 /// The section (empty when no repetition had servers).
 pub fn render_servers(exp: &ExperimentResult) -> String {
     let mut rows = vec![];
-    for (name, same) in super::across_complete_reps(exp, |r| &r.servers, |a, b| a.server == b.server) {
+    for (name, _, same) in super::across_complete_reps(exp, |r| &r.servers, |a, b| a.server == b.server) {
         let s = same[0];
         let n = same.len() as f64;
         let mean = |f: fn(&ServerResult) -> u64| (same.iter().map(|x| f(x) as f64).sum::<f64>() / n) as u64;

@@ -247,9 +247,12 @@ fn runs_section(exp: &ExperimentResult) -> String {
                     esc(&ph.name),
                     format!("{}{}", r.rep, if warm { " (warm-up)" } else { "" }),
                     esc(&status),
-                    r.agg_bytes_per_s.map(fmt_rate).unwrap_or_else(|| "-".into()),
-                    fmt_rate(r.max_sar_bytes_per_s),
-                    fmt_rate(r.min_sar_bytes_per_s),
+                    r.agg_bytes_per_s
+                        .filter(|_| !ph.op.is_metadata())
+                        .map(fmt_rate)
+                        .unwrap_or_else(|| "-".into()),
+                    report::summary::rate_fmt(ph)(r.sar(ph.op.is_metadata()).0),
+                    report::summary::rate_fmt(ph)(r.sar(ph.op.is_metadata()).1),
                     format!("{:.1}%", r.resident_fraction * 100.0),
                     format!("{:.2} → {:.2}", e.load_avg_1m_start, e.load_avg_1m_end),
                     esc(&fmt_size(e.devices.iter().map(|d| d.read_bytes).sum())),
@@ -402,7 +405,7 @@ pub fn page(store: &Store, exp: &ExperimentResult, preset: Option<&PresetAbout>)
     body += &super::settings::cache_section(exp);
     body += "</details>\n</section>\n";
     body += &format!(
-        "</main>\n<footer>Made by <code>iolab report {}</code> from the store alone. MB/s = 10<sup>6</sup> B/s; KiB, MiB, GiB = 1024-based.</footer>\n",
+        "</main>\n<footer>Made by <code>iolab report {}</code> from the store alone. MB/s = 10<sup>6</sup> B/s (metadata phases: ops/s); KiB, MiB, GiB = 1024-based.</footer>\n",
         esc(&exp.experiment_id)
     );
     Ok(super::page(&format!("iolab report: {} ({})", exp.spec.name, exp.experiment_id), &body))

@@ -23,6 +23,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         })
         .collect();
     let (stat, figs) = o.stat_and_figures(exp)?;
+    let md = select::md_cells(&cells)?;
     let width = 0.8 / figs.len() as f64;
     let mut legend = vec![];
     let mut series = vec![];
@@ -31,7 +32,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         legend.push(Style::nth(fi + 1, f.name()));
         let mut points = vec![];
         for (i, c) in cells.iter().enumerate() {
-            let xs: Vec<f64> = c.complete().map(|r| f.shown(r)).filter(|v| !v.is_nan()).collect();
+            let xs: Vec<f64> = c.complete().map(|r| f.shown(r, md)).filter(|v| !v.is_nan()).collect();
             let Some((y, bar)) = select::point_stat(&xs, stat, o.bars) else { continue };
             let x = i as f64 - 0.4 + width * (fi as f64 + 0.5);
             let p = Point { x, y, bar, span: Some((x - width * 0.45, x + width * 0.45)) };
@@ -42,7 +43,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     }
     let x_title =
         if vary.is_empty() || vary == [PHASE] { "phase".to_string() } else { "point · phase".to_string() };
-    let y_title = select::rate_title(&figs);
+    let y_title = select::rate_title(&figs, md);
     let reps: Vec<usize> = cells.iter().map(|c| c.complete().count()).collect();
     let (rmin, rmax) = (reps.iter().min().copied().unwrap_or(0), reps.iter().max().copied().unwrap_or(0));
     let n = match (reps.iter().min(), reps.iter().max()) {

@@ -90,6 +90,10 @@ pub fn dim_title(dim: &str, values: &Values) -> String {
         "bs" => "block size (bs)".to_string(),
         "size" => "bytes per worker (size)".to_string(),
         "workers" => "workers".to_string(),
+        "md_files" => "items per worker (md_files)".to_string(),
+        "md_depth" => "tree depth (md_depth)".to_string(),
+        "md_fanout" => "subdirectories per directory (md_fanout)".to_string(),
+        "md_size" => "bytes per file (md_size)".to_string(),
         "stripe_count" => "targets striped over (stripe_count)".to_string(),
         "stripe_unit" => "stripe unit".to_string(),
         other => other.to_string(),
@@ -104,6 +108,7 @@ pub fn dim_title(dim: &str, values: &Values) -> String {
 pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     let (g, cells) = grouping(exp, o)?;
     let (stat, figs) = o.stat_and_figures(exp)?;
+    let md = select::md_cells(&cells)?;
     let xs = select::distinct(&cells, &g.x);
     let values = axis::classify(&xs, exp.host.mem_bytes);
     let x_of: BTreeMap<String, f64> = match &values {
@@ -166,7 +171,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
                 {
                     by_x.entry(c.value(&g.x))
                         .or_default()
-                        .extend(c.complete().map(|r| f.shown(r)).filter(|v| !v.is_nan()));
+                        .extend(c.complete().map(|r| f.shown(r, md)).filter(|v| !v.is_nan()));
                 }
                 let mut points: Vec<Point> = by_x
                     .iter()
@@ -184,7 +189,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         }
         panels.push((title, series));
     }
-    let y_title = select::rate_title(&figs);
+    let y_title = select::rate_title(&figs, md);
     let y_axis = Axis::numeric(y_title, &all_y, Unit::Number, Some(false), true);
     let reps: Vec<usize> = cells.iter().map(|c| c.complete().count()).collect();
     let (rmin, rmax) = (reps.iter().min().copied().unwrap_or(0), reps.iter().max().copied().unwrap_or(0));

@@ -219,14 +219,33 @@ impl Figure {
             crate::results::Rate::AvgIndividual => Figure::Individual,
         }
     }
-    /// The figure of a run in the unit its axis shows: MB/s (10^6 B/s) for rates, seconds for
-    /// the time.
-    pub fn shown(self, r: &Repetition) -> f64 {
+    /// The figure of a run in the unit its axis shows: MB/s (10^6 B/s) for rates, ops/s for the
+    /// rates of a metadata phase (`md`), seconds for the time.
+    pub fn shown(self, r: &Repetition, md: bool) -> f64 {
         match self {
             Figure::Time => self.of(r) / 1e9,
+            Figure::MaxSar if md => r.max_sar_ops_per_s,
+            Figure::MinSar if md => r.min_sar_ops_per_s,
+            Figure::Individual if md => {
+                stats::mean(&r.workers.iter().map(|w| w.ops_per_s).collect::<Vec<_>>())
+            }
             _ => self.of(r) / 1e6,
         }
     }
+}
+
+/// Whether the cells shown are metadata phases (rates in ops/s) or data phases (MB/s); both
+/// cannot share an axis.
+pub fn md_cells(cells: &[Cell<'_>]) -> Result<bool> {
+    let md = cells.iter().filter(|c| c.ph.op.is_metadata()).count();
+    if md > 0 && md < cells.len() {
+        return Err(Error::spec(
+            "phase",
+            "all",
+            "metadata phases (ops/s) and data phases (MB/s) cannot share an axis: pick one with --phase",
+        ));
+    }
+    Ok(md > 0)
 }
 
 /// The figures asked for, checked: the time and rates cannot share an axis.
@@ -241,12 +260,14 @@ pub fn check_figures(figs: &[Figure]) -> Result<()> {
     Ok(())
 }
 
-/// The y axis title of rates of these figures: the figure's name when there is one.
-pub fn rate_title(figs: &[Figure]) -> String {
+/// The y axis title of rates of these figures: the figure's name when there is one; in ops/s
+/// for metadata phases (`md`).
+pub fn rate_title(figs: &[Figure], md: bool) -> String {
+    let unit = if md { "ops/s" } else { "MB/s = 10^6 B/s" };
     match figs {
         [Figure::Time] => "time (s, lower is better)".into(),
-        [f] => format!("{} (MB/s = 10^6 B/s)", f.name()),
-        _ => "rate (MB/s = 10^6 B/s)".into(),
+        [f] => format!("{} ({unit})", f.name()),
+        _ => format!("rate ({unit})"),
     }
 }
 

@@ -47,6 +47,9 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         Error::spec("phase", &phase, format!("no such phase at point {pi} (phases: {})", names.join(", ")))
     })?;
     let runs: Vec<_> = ph.repetitions.iter().filter(|r| r.status == Status::Complete).collect();
+    // A metadata phase's rates are ops/s.
+    let md = ph.op.is_metadata();
+    let (unit, per) = if md { ("ops/s", "ops_i") } else { ("MB/s = 10^6 B/s", "bytes_i") };
     if runs.is_empty() {
         return Err(Error::NotFound(format!("phase {phase} of point {pi} has no complete run")));
     }
@@ -77,8 +80,11 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     let mut all_y = vec![0.0];
     let mut slowest: Option<(usize, f64)> = None;
     for w in 0..n_workers {
-        let rates: Vec<f64> =
-            runs.iter().filter_map(|r| r.workers.get(w)).map(|x| x.bytes_per_s / 1e6).collect();
+        let rates: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.workers.get(w))
+            .map(|x| if md { x.ops_per_s } else { x.bytes_per_s / 1e6 })
+            .collect();
         let times: Vec<f64> =
             runs.iter().filter_map(|r| r.workers.get(w)).map(|x| x.time_ns as f64).collect();
         let t = crate::stats::mean(&times);
@@ -99,7 +105,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     let mut sar = vec![];
     let mut sar_each = vec![];
     for (i, f) in [select::Figure::MaxSar, select::Figure::MinSar].iter().enumerate() {
-        let xs: Vec<f64> = runs.iter().map(|r| f.shown(r)).filter(|v| !v.is_nan()).collect();
+        let xs: Vec<f64> = runs.iter().map(|r| f.shown(r, md)).filter(|v| !v.is_nan()).collect();
         for &x in &xs {
             sar_each.push(Point::new(i as f64, x));
             sar_y.push(x);
@@ -109,8 +115,8 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
             sar.push(Series { style: 2 + i, draw: Draw::Bars, points: vec![p] });
         }
     }
-    let max_sar = crate::stats::mean(&runs.iter().map(|r| r.max_sar_bytes_per_s).collect::<Vec<_>>());
-    let min_sar = crate::stats::mean(&runs.iter().map(|r| r.min_sar_bytes_per_s).collect::<Vec<_>>());
+    let max_sar = crate::stats::mean(&runs.iter().map(|r| r.sar(md).0).collect::<Vec<_>>());
+    let min_sar = crate::stats::mean(&runs.iter().map(|r| r.sar(md).1).collect::<Vec<_>>());
     let mut notes = vec![];
     if let Some((w, t)) = slowest {
         notes.push(format!(
@@ -121,9 +127,9 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     }
     let label = super::point_prefix(exp, pi);
     let mut panels = vec![Panel {
-        title: "individual rate r_i = bytes_i / t_i".into(),
+        title: format!("individual rate r_i = {per} / t_i"),
         x: Axis::categories("worker", &names),
-        y: Axis::numeric("r_i (MB/s = 10^6 B/s)", &all_y, Unit::Number, Some(false), true),
+        y: Axis::numeric(format!("r_i ({unit})"), &all_y, Unit::Number, Some(false), true),
         series: host_bars
             .into_iter()
             .enumerate()
@@ -139,7 +145,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     panels.push(Panel {
         title: "max_SAR vs min_SAR".into(),
         x: Axis::categories("", &["max_SAR".to_string(), "min_SAR".to_string()]),
-        y: Axis::numeric("rate (MB/s = 10^6 B/s)", &sar_y, Unit::Number, Some(false), true),
+        y: Axis::numeric(format!("rate ({unit})"), &sar_y, Unit::Number, Some(false), true),
         series: sar,
     });
     Ok(Figure {
