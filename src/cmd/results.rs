@@ -70,9 +70,11 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
     }
 }
 
-/// The experiment with its preset's findings checked against it.
+/// The experiment with its preset's findings checked against it, and its IO500 figures when
+/// it is laid out as the IO500 workload set.
 pub fn with_findings(mut exp: crate::results::ExperimentResult) -> crate::results::ExperimentResult {
     exp.findings = crate::experiment::preset::findings(&exp);
+    exp.io500 = crate::results::io500::of(&exp);
     exp
 }
 

@@ -70,6 +70,7 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     };
     let mut outcome = run_experiment(&built.base, &built.points, built.design, host, sink, &monitor)?;
     outcome.result.findings = crate::experiment::preset::findings(&outcome.result);
+    outcome.result.io500 = crate::results::io500::of(&outcome.result);
     report::exporter(format_of(json, csv)).export(&outcome.result, stdout)?;
     if let (Some(s), false) = (&store, quiet) {
         eprintln!(

@@ -51,6 +51,7 @@ pub const FILES: &[&str] = &[
     include_str!("../../presets/L2.toml"),
     include_str!("../../presets/L3.toml"),
     include_str!("../../presets/L4.toml"),
+    include_str!("../../presets/IO500.toml"),
 ];
 
 /// Needs a preset may declare beyond what resolving its spec checks.

@@ -150,6 +150,7 @@ impl<'a> Runner<'a> {
             points: points_result,
             design,
             findings: vec![],
+            io500: None,
         };
         sink.begin(&result)?;
         Ok(Runner { result, points, plans, sink, monitor })

@@ -32,6 +32,7 @@ pub(crate) mod details;
 pub mod findings;
 pub mod hosts;
 pub mod html;
+pub mod io500;
 pub mod iops;
 mod json;
 pub mod output;

@@ -243,6 +243,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     out += &super::steady::render_steady(exp);
     out += &super::details::render_details(exp);
     out += &failures(exp);
+    out += &super::io500::text(exp);
     out += &super::findings::text(exp);
     // Names and facts from a user or a store (an imported host's model, a phase's name) never
     // reach a terminal raw.

@@ -21,6 +21,7 @@ mod design;
 pub mod findings;
 mod flags;
 pub mod hosts;
+pub mod io500;
 pub mod series;
 pub mod timing;
 pub mod tune;
@@ -509,6 +510,10 @@ pub struct ExperimentResult {
     /// are worked out again).
     #[serde(default, skip_serializing_if = "Vec::is_empty", skip_deserializing)]
     pub findings: Vec<findings::Finding>,
+    /// An experiment laid out as the IO500 workload set: its IO500 figures and score (worked
+    /// out when shown, never stored, never read back).
+    #[serde(default, skip_serializing_if = "Option::is_none", skip_deserializing)]
+    pub io500: Option<io500::Io500>,
 }
 
 /// Receives results as they are measured.

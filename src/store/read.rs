@@ -202,6 +202,7 @@ impl Store {
             points,
             design,
             findings: vec![],
+            io500: None,
         })
     }
 

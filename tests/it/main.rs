@@ -20,6 +20,7 @@ mod guidance;
 mod hosts;
 mod imports;
 mod inputs;
+mod io500;
 mod latency;
 mod layouts;
 mod limits;

@@ -383,6 +383,7 @@ pub fn page(store: &Store, exp: &ExperimentResult, preset: Option<&PresetAbout>)
     }
     body += &crate::report::findings::html(exp);
     body += &summary_section(exp);
+    body += &crate::report::io500::html(exp);
     body += &super::strategies::section(exp);
     body += "<section id=\"plots\">\n<h2>Plots</h2>\n<p class=\"note\">Error bars, unless a caption says otherwise: the spread of the repetitions around the plotted statistic (Russell 1998's 2 sd) taken on the log scale, so that it never reaches below zero; none at a point with fewer than 3 runs. Series differ by marker shape as well as colour; more than 8 are split into panels of their own.</p>\n";
     let (figs, skipped) = plots(store, exp, preset.map(|p| &p.plot));

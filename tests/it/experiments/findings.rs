@@ -1,4 +1,5 @@
-//! The studies' findings: every preset declares some, naming only its own sweep axes; a
+//! The studies' findings: every preset of the four studies declares some, naming only its own
+//! sweep axes (the IO500 workload set is a benchmark, not a study: it has none); a
 //! reproduced preset ends with a Findings section, and the JSON and the HTML report carry the
 //! same verdicts, each consistent with its interval.
 
@@ -10,7 +11,8 @@ use crate::util::*;
 fn every_preset_declares_findings_on_its_own_axes() {
     for p in preset::all().unwrap() {
         let id = &p.meta.id;
-        assert!(!p.meta.finding.is_empty(), "{id} declares no finding");
+        let study = ["Russell", "Benson", "French", "Tirumala"].iter().any(|s| p.meta.study.starts_with(s));
+        assert!(!study || !p.meta.finding.is_empty(), "{id} declares no finding");
         let axes: Vec<String> = [Scale::Quick, Scale::Default, Scale::Paper]
             .iter()
             .flat_map(|s| p.sweep(*s, TEST_RAM_BYTES).unwrap().axes)

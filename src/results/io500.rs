@@ -1,0 +1,188 @@
+//! The IO500 workload set's figures and score from an experiment laid out as the IO500
+//! preset: points told apart by a `workload` axis (`ior-easy`, `ior-hard`, `mdtest-easy`,
+//! `mdtest-hard`), their phases mapped to IO500's twelve (ior-easy-write is the `write` phase
+//! of the `ior-easy` point, mdtest-hard-read its `read-files`, find the `find` phases of both
+//! mdtest points together). IO500's definitions (github.com/IO500/io500, `src/main.c`,
+//! `calc_score`): a bandwidth phase's figure is all bytes over the phase's time in GiB/s, a
+//! metadata phase's all items over its time in thousands per second (kIOPS; find: the entries
+//! it examined); BW is the geometric mean of the four bandwidth figures, MD of the eight
+//! metadata ones, and the score the square root of BW x MD. Here the time is the slowest
+//! worker's (min_SAR), and every figure comes per repetition: the score of repetition k is made
+//! of every phase's repetition k, and the statistics are over those scores.
+
+use serde::{Deserialize, Serialize};
+
+use super::{ExperimentResult, PhaseResult, Repetition, Status};
+use crate::spec::OpKind;
+use crate::stats::Summary;
+
+/// The four workloads, as the `workload` axis names them.
+pub const WORKLOADS: [&str; 4] = ["ior-easy", "ior-hard", "mdtest-easy", "mdtest-hard"];
+
+/// IO500's scored phases: (name, workload, op, bandwidth?), in IO500's order of scoring.
+const PHASES: [(&str, &str, OpKind, bool); 11] = [
+    ("ior-easy-write", "ior-easy", OpKind::Write, true),
+    ("ior-easy-read", "ior-easy", OpKind::Read, true),
+    ("ior-hard-write", "ior-hard", OpKind::Write, true),
+    ("ior-hard-read", "ior-hard", OpKind::Read, true),
+    ("mdtest-easy-write", "mdtest-easy", OpKind::Create, false),
+    ("mdtest-easy-stat", "mdtest-easy", OpKind::Stat, false),
+    ("mdtest-easy-delete", "mdtest-easy", OpKind::Unlink, false),
+    ("mdtest-hard-write", "mdtest-hard", OpKind::Create, false),
+    ("mdtest-hard-stat", "mdtest-hard", OpKind::Stat, false),
+    ("mdtest-hard-read", "mdtest-hard", OpKind::ReadFiles, false),
+    ("mdtest-hard-delete", "mdtest-hard", OpKind::Unlink, false),
+];
+
+/// One IO500 phase: its figure in each repetition that has it, and their summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Io500Phase {
+    pub name: String,
+    /// `bw` (GiB/s) or `md` (kIOPS).
+    pub group: String,
+    /// The figure of each repetition (by repetition index), `null` where it did not complete.
+    pub values: Vec<Option<f64>>,
+    pub summary: Option<Summary>,
+}
+
+/// The IO500 figures of an experiment (`io500` in JSON: worked out when shown, never stored).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Io500 {
+    /// Says what this is and is not.
+    pub note: String,
+    pub phases: Vec<Io500Phase>,
+    /// Per repetition (where every phase completed): BW (GiB/s), MD (kIOPS) and the score.
+    pub bw: Vec<f64>,
+    pub md: Vec<f64>,
+    pub score: Vec<f64>,
+    pub bw_summary: Option<Summary>,
+    pub md_summary: Option<Summary>,
+    pub score_summary: Option<Summary>,
+    /// The IO500 phases this experiment lacks (then there is no score).
+    pub missing: Vec<String>,
+}
+
+/// What every IO500 section says first.
+pub const NOTE: &str = "the IO500 workload set run by iolab: not a valid IO500 submission (not the io500 application, not its rules' sizes or stonewall unless run at --scale paper, no rule checks); each figure has iolab's repetitions and intervals";
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// The phase of `workload`'s point doing `op` (the first such).
+fn phase_of<'a>(exp: &'a ExperimentResult, workload: &str, op: OpKind) -> Option<&'a PhaseResult> {
+    let p = exp.points.iter().find(|p| p.params.get("workload").map(String::as_str) == Some(workload))?;
+    p.phases.iter().find(|ph| ph.op == op)
+}
+
+/// Repetition `k` of a phase, if it completed.
+fn rep(ph: &PhaseResult, k: u32) -> Option<&Repetition> {
+    ph.repetitions.iter().find(|r| r.rep == k && r.status == Status::Complete)
+}
+
+/// The geometric mean of positive figures; None if any is not.
+fn geomean(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() || xs.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
+        return None;
+    }
+    Some((xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
+}
+
+/// The IO500 figures of `exp`, or None when it is not laid out as the IO500 set (no point
+/// has a `workload` of the set).
+pub fn of(exp: &ExperimentResult) -> Option<Io500> {
+    let has = |w: &str| exp.points.iter().any(|p| p.params.get("workload").map(String::as_str) == Some(w));
+    if !WORKLOADS.iter().any(|w| has(w)) {
+        return None;
+    }
+    let reps: u32 = exp
+        .points
+        .iter()
+        .flat_map(|p| &p.phases)
+        .flat_map(|ph| ph.repetitions.iter().map(|r| r.rep + 1))
+        .max()
+        .unwrap_or(0);
+    let mut missing = vec![];
+    let mut phases = vec![];
+    for (name, workload, op, bw) in PHASES {
+        let Some(ph) = phase_of(exp, workload, op) else {
+            missing.push(name.to_string());
+            continue;
+        };
+        let values: Vec<Option<f64>> = (0..reps)
+            .map(|k| {
+                let r = rep(ph, k)?;
+                Some(if bw { r.min_sar_bytes_per_s / GIB } else { r.min_sar_ops_per_s / 1e3 })
+            })
+            .collect();
+        phases.push(Io500Phase {
+            name: name.into(),
+            group: if bw { "bw" } else { "md" }.into(),
+            values,
+            summary: None,
+        });
+    }
+    // find: the entries of both trees over the time of both walks.
+    let finds: Vec<&PhaseResult> =
+        ["mdtest-easy", "mdtest-hard"].iter().filter_map(|w| phase_of(exp, w, OpKind::Find)).collect();
+    if finds.is_empty() {
+        missing.push("find".into());
+    } else {
+        let values = (0..reps)
+            .map(|k| {
+                let rs: Option<Vec<&Repetition>> = finds.iter().map(|ph| rep(ph, k)).collect();
+                let rs = rs?;
+                let ops: u64 = rs.iter().map(|r| r.ops).sum();
+                let ns: u64 = rs.iter().map(|r| r.time_ns).sum();
+                (ns > 0).then(|| ops as f64 * 1e9 / ns as f64 / 1e3)
+            })
+            .collect();
+        // IO500 scores find after mdtest-hard-write.
+        let at = phases.iter().position(|p| p.name == "mdtest-hard-write").map_or(phases.len(), |i| i + 1);
+        phases.insert(at, Io500Phase { name: "find".into(), group: "md".into(), values, summary: None });
+    }
+    for p in &mut phases {
+        let xs: Vec<f64> = p.values.iter().flatten().copied().collect();
+        p.summary =
+            (!xs.is_empty()).then(|| Summary::of(if p.group == "bw" { "gib_per_s" } else { "kiops" }, &xs));
+    }
+    let (mut bws, mut mds, mut scores) = (vec![], vec![], vec![]);
+    if missing.is_empty() {
+        for k in 0..reps as usize {
+            let group = |g: &str| -> Option<Vec<f64>> {
+                phases.iter().filter(|p| p.group == g).map(|p| p.values.get(k).copied().flatten()).collect()
+            };
+            let (Some(b), Some(m)) =
+                (group("bw").and_then(|v| geomean(&v)), group("md").and_then(|v| geomean(&v)))
+            else {
+                continue;
+            };
+            bws.push(b);
+            mds.push(m);
+            scores.push((b * m).sqrt());
+        }
+    }
+    let summary = |name: &str, xs: &[f64]| (!xs.is_empty()).then(|| Summary::of(name, xs));
+    Some(Io500 {
+        note: NOTE.into(),
+        bw_summary: summary("bw_gib_per_s", &bws),
+        md_summary: summary("md_kiops", &mds),
+        score_summary: summary("score", &scores),
+        phases,
+        bw: bws,
+        md: mds,
+        score: scores,
+        missing,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometric_means() {
+        assert_eq!(geomean(&[4.0, 9.0]), Some(6.0));
+        assert!((geomean(&[1.0, 10.0, 100.0]).unwrap() - 10.0).abs() < 1e-9);
+        assert_eq!(geomean(&[1.0, 0.0]), None);
+        assert_eq!(geomean(&[]), None);
+    }
+}
