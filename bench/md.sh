@@ -6,7 +6,7 @@
 # the order swapped every time (iolab first, then mdtest first, ...); per tool and phase
 # min/median/max ops/s and the ratio iolab/mdtest taken per alternation.
 # Then iolab's own cost: iolab (threads, no MPI) against `limit md` (the same calls on the same
-# names, nothing else), 1 and 2 workers, alternated the same way.
+# names, nothing else), 1 and 2 workers, alternated the same way; rates, and CPU time per op.
 #
 #   bench/md.sh --ior-src PATH [OPTIONS] [DIR]
 #     --ior-src PATH  IOR's public source: a checkout, or a git directory (its HEAD is used);
@@ -59,6 +59,7 @@ mpi_version=$(mpirun --version 2>/dev/null | head -1)
     { echo "mpirun is not Open MPI's ($mpi_version): this script passes Open MPI's options" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "needs python3: apt-get install python3" >&2; exit 1; }
 command -v gcc >/dev/null || { echo "needs gcc: apt-get install gcc" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time: apt-get install time" >&2; exit 1; }
 build_hint="build it with: cargo build --release --features mpi (needs libopenmpi-dev libclang-dev), then give
 its path with --iolab PATH, IOLAB=PATH or CARGO_TARGET_DIR=DIR"
 [ -x "$iolab" ] || { printf 'no iolab binary at %s: %s\n' "$iolab" "$build_hint" >&2; exit 1; }
@@ -144,24 +145,47 @@ run_mdtest() {
     rm -rf "$work/mdtest"
 }
 
-# The limit comparison: iolab's threads against `limit md`, unique directories.
+# The limit comparison: iolab's threads against `limit md`, unique directories. Besides the
+# rates, each run's CPU time (user + system, /usr/bin/time) per op over the three phases, its
+# fixed part (the same program with one item per worker, the median of three) taken off: on
+# a loaded machine the rates say more about the scheduler than about either program, the CPU
+# time does not.
+iolab_md() { # iolab_md WORKERS ITEMS: one run, its JSON in $tmp/iolab.json, its CPU in $tmp/cpu
+    quiet /usr/bin/time -f "%U %S" -o "$tmp/cpu" "$iolab" run --op create,stat,unlink --md-files "$2" \
+        --workers "$1" --sync none --reps 1 --dir "$work" --json --quiet --no-store >"$tmp/iolab.json"
+}
+limit_md() { # limit_md WORKERS ITEMS: one run, its lines in $tmp/limit.out, its CPU in $tmp/cpu
+    quiet /usr/bin/time -f "%U %S" -o "$tmp/cpu" "$limit" md "$work" "$2" "$1" unique >"$tmp/limit.out"
+}
+cpu_s() { awk '{ print $1 + $2 }' "$tmp/cpu"; }
+fixed_cpu() { # fixed_cpu TOOL WORKERS: the median CPU seconds of three one-item runs
+    local xs=()
+    for _ in 1 2 3; do "${1}_md" "$2" 1; xs+=("$(cpu_s)"); done
+    printf '%s\n' "${xs[@]}" | sort -g | sed -n 2p
+}
+declare -A fixed
 run_iolab_threads() {
     local case=$1 w=$2 alt=$3
-    quiet "$iolab" run --op create,stat,unlink --md-files "$items" --workers "$w" --sync none --reps 1 \
-        --dir "$work" --json --quiet --no-store >"$tmp/iolab.json"
-    python3 - "$tmp/iolab.json" "$case" "$alt" >>"$results" <<'EOF'
+    [ -n "${fixed[iolab$w]:-}" ] || fixed[iolab$w]=$(fixed_cpu iolab "$w")
+    iolab_md "$w" "$items"
+    python3 - "$tmp/iolab.json" "$case" "$alt" "$(cpu_s)" "${fixed[iolab$w]}" >>"$results" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
+ops = 0
 for ph in d["points"][0]["phases"]:
     r = ph["repetitions"][0]
     assert r["status"] == "complete", r
+    ops += r["ops"]
     print(sys.argv[2], "iolab", ph["name"], r["min_sar_ops_per_s"], sys.argv[3])
+print(sys.argv[2], "iolab", "cpu_us", (float(sys.argv[4]) - float(sys.argv[5])) / ops * 1e6, sys.argv[3])
 EOF
 }
 run_limit() {
     local case=$1 w=$2 alt=$3
-    quiet "$limit" md "$work" "$items" "$w" unique >"$tmp/limit.out"
+    [ -n "${fixed[limit$w]:-}" ] || fixed[limit$w]=$(fixed_cpu limit "$w")
+    limit_md "$w" "$items"
     awk -v c="$case" -v a="$alt" '$1 == "md" { print c, "limit", $2, $8, a }' "$tmp/limit.out" >>"$results"
+    echo "$case limit cpu_us $(awk -v f="${fixed[limit$w]}" -v n=$((3 * w * items)) '{ print ($1 + $2 - f) / n * 1e6 }' "$tmp/cpu") $alt" >>"$results"
 }
 
 echo "bench/md.sh: iolab's metadata phases vs mdtest${mdtest:+ (IOR $ior_version)} and vs the bare loop (bench/limit.c md)"
@@ -213,16 +237,21 @@ for r in rows:
     if r[0] not in cases:
         cases.append(r[0])
 def mmm(xs):
+    if max(xs) < 100:
+        return f"{min(xs):9.3f} {statistics.median(xs):9.3f} {max(xs):9.3f}"
     return f"{min(xs):9.0f} {statistics.median(xs):9.0f} {max(xs):9.0f}"
 print()
 print(f"{'case':<16} {'phase':<7} {'tool':<7} {'min':>9} {'median':>9} {'max':>9}   ratio iolab/other per alternation: min median max")
+print("(create, stat, unlink: ops/s; cpu_us: CPU microseconds per op over the three phases, user + system, fixed cost taken off: lower is better)")
 for c in cases:
     tools = [t for t in ("iolab", "mdtest", "limit") if any(r[0] == c and r[1] == t for r in rows)]
-    for ph in ("create", "stat", "unlink"):
+    for ph in ("create", "stat", "unlink", "cpu_us"):
+        if not any(r[0] == c and r[2] == ph for r in rows):
+            continue
         by = {t: {r[4]: float(r[3]) for r in rows if r[0] == c and r[1] == t and r[2] == ph} for t in tools}
         other = [t for t in tools if t != "iolab"][0]
         alts = sorted(set(by["iolab"]) & set(by[other]))
-        ratio = [by["iolab"][a] / by[other][a] for a in alts]
+        ratio = [by["iolab"][a] / by[other][a] for a in alts if by[other][a] > 0]
         for t in tools:
             xs = list(by[t].values())
             tail = ""
