@@ -54,6 +54,17 @@ fn check(spec: &Spec) -> Result<()> {
             "not with runtime: runtime runs every worker for the time, stonewall stops workers at it; give one",
         ));
     }
+    let run_wide =
+        spec.runtime_ns.map(|ns| ("runtime", ns)).or(spec.stonewall_ns.map(|ns| ("stonewall", ns)));
+    if let Some((field, ns)) = run_wide
+        && spec.phases.iter().all(|p| p.op.is_metadata())
+    {
+        return Err(Error::spec(
+            field,
+            crate::units::fmt_duration_spec(ns),
+            "the run has only metadata phases, which are not time-bounded yet (each goes through all its items)",
+        ));
+    }
     for p in &spec.phases {
         if let (Some(r), Some(s)) = (p.runtime_ns, p.stonewall_ns)
             && r > 0
@@ -174,6 +185,19 @@ mod tests {
         assert_eq!(resolve(&s.to_params(), &env()).unwrap(), s);
         let s = spec(&[("stonewall", "90s"), ("wear_out", "true")]).unwrap();
         assert_eq!(resolve(&s.to_params(), &env()).unwrap(), s);
+    }
+
+    /// Metadata phases are not time-bounded: a run-wide bound bounds only the data phases, and
+    /// a run of metadata phases alone is refused.
+    #[test]
+    fn metadata_phases_are_not_time_bounded() {
+        let s = spec(&[("stonewall", "5s"), ("ops", "write,create,stat,unlink")]).unwrap();
+        let b: Vec<bool> = s.phases.iter().map(|p| s.phase_bound(p).is_some()).collect();
+        assert_eq!(b, [true, false, false, false]);
+        let (f, v, why) = refused(&[("runtime", "5s"), ("ops", "create,unlink")]);
+        assert_eq!((f.as_str(), v.as_str()), ("runtime", "5s"));
+        assert!(why.contains("not time-bounded"), "{why}");
+        assert_eq!(refused(&[("stonewall", "1s"), ("ops", "create,find,unlink")]).0, "stonewall");
     }
 
     #[test]
