@@ -781,3 +781,23 @@ fn mpiio_collective_and_independent_write_exact_bytes() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("start iolab with mpirun"), "{}", stderr(&o));
 }
+
+/// tune races on one host: under mpirun it is refused for what it is (the launcher), not for a
+/// value of its baseline, with exit 2 and nothing made.
+#[test]
+fn tune_under_mpirun_is_refused_as_such() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let o = mpirun(&s, 2, &["tune", "checkpoint", "--workers", "2", "--budget", "10s", "--dir", dir]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "mpirun = `2 ranks`: iolab tune races candidates on one host and does not run under mpirun"
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("workers = `1`"), "{e}");
+    assert!(s.leftovers().is_empty(), "{:?}", s.leftovers());
+    assert!(!s.db().exists(), "tune under mpirun made a store");
+}

@@ -278,7 +278,7 @@ fn the_plan_shows_the_servers_directory_and_placement() {
 fn misuse_of_servers_is_refused_up_front() {
     let s = Scratch::new();
     let dir = s.path().to_str().unwrap().to_string();
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 11] = [
         (&["--servers", "3"], "servers = `3`: 3 servers leave none of the 3 MPI ranks"),
         (&["--servers", "2", "--workers", "2"], "2 servers and 2 clients need 4 MPI ranks; mpirun started 3"),
         (&["--servers", "1", "--engine", "psync"], "engine = `psync`: with servers the clients speak"),
@@ -292,6 +292,8 @@ fn misuse_of_servers_is_refused_up_front() {
         (&["--servers", "1", "--reorder-reads", "1"], "not with servers"),
         (&["--servers", "1", "--layout", "striped", "--stripe-count", "2"], "only 1 server(s)"),
         (&["--servers", "1", "--blast-transport", "tcp"], "applies to blast phases"),
+        // The servers' directory goes through the guard --dir goes through.
+        (&["--servers", "1", "--server-dir", "/dev/shm"], "server_dir = `/dev/shm`: /dev/shm is under /dev"),
     ];
     crate::mpi::refused_under_mpirun(&s, 3, &cases);
     let o = s.iolab(&["run", "--servers", "1", "--size", "1MiB", "--dir", &dir]);
