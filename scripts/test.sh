@@ -105,7 +105,7 @@ mpich_build() {
         "$dir"/debug/deps/libmpi*-*.rmeta "$dir"/debug/deps/mpi*-*.d
     MPICC=mpicc.mpich CARGO_TARGET_DIR=$dir cargo build -q --features mpi --bin iolab || return 1
     # The binary must link MPICH, not Open MPI.
-    if ldd "$dir/debug/iolab" | grep -q libmpi.so.12 && ! ldd "$dir/debug/iolab" | grep -q libmpi.so.40; then
+    if ldd "$dir/debug/iolab" | grep -Eq "libmpich\.so|libmpi\.so\.12" && ! ldd "$dir/debug/iolab" | grep -q libmpi.so.40; then
         return 0
     fi
     echo "target/mpi-mpich/debug/iolab does not link MPICH:" >&2
