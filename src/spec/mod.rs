@@ -23,6 +23,7 @@ pub mod metadata;
 pub use metadata::{ItemKind, MdDirs, Namespace};
 pub mod servers;
 pub use servers::{BlastTransport, ServerStore, Servers};
+mod param_def;
 pub mod params;
 pub mod strategy;
 pub use strategy::Strategy;

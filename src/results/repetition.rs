@@ -1,0 +1,130 @@
+//! A repetition's figures from its workers' samples: its rates (max_SAR, min_SAR, IOPS, the
+//! IOR span), its per-host shares, a failed repetition, and the repetition without its traces.
+
+use super::*;
+
+impl Repetition {
+    /// The repetition without its traces (what results keep in memory once stored).
+    pub fn without_traces(&self) -> Repetition {
+        let mut r = self.clone();
+        for w in &mut r.workers {
+            w.trace = None;
+        }
+        r
+    }
+
+    /// Builds a complete repetition from its workers' samples.
+    pub fn from_samples(rep: u32, run_id: &str, samples: &[WorkerSample], cache: &CacheCheck) -> Repetition {
+        let timing = timing::PhaseTiming::of(samples);
+        let mut workers: Vec<WorkerResult> = samples.iter().map(WorkerResult::from_sample).collect();
+        for (w, &o) in workers.iter_mut().zip(&timing.start_offsets_ns) {
+            w.start_offset_ns = Some(o);
+        }
+        let pairs: Vec<(u64, u64)> = workers.iter().map(|w| (w.bytes, w.time_ns)).collect();
+        let r = stats::rates(&pairs);
+        Repetition {
+            rep,
+            run_id: run_id.to_string(),
+            status: Status::Complete,
+            error: None,
+            total_bytes: workers.iter().map(|w| w.bytes).sum(),
+            ops: workers.iter().map(|w| w.ops).sum(),
+            time_ns: workers.iter().map(|w| w.time_ns).max().unwrap_or(0),
+            max_sar_bytes_per_s: r.max_sar,
+            min_sar_bytes_per_s: r.min_sar,
+            avg_individual_bytes_per_s: r.avg_individual,
+            ops_per_s: 0.0,
+            agg_bytes_per_s: timing.agg_bytes_per_s,
+            span_ns: timing.span_ns,
+            overlap: Some(timing.overlap),
+            max_sar_ops_per_s: 0.0,
+            min_sar_ops_per_s: 0.0,
+            resident_fraction: cache.resident_fraction,
+            prealloc_ns: 0,
+            flags: cache
+                .flags
+                .iter()
+                .cloned()
+                .chain(flags::trace_wait_flag(samples))
+                .chain(timing.flag(samples))
+                .chain(timing::stall_flag(samples))
+                .collect(),
+            workers,
+            env: RunEnv::default(),
+            file_layout: None,
+            syncs_in_flight_max: samples
+                .iter()
+                .filter_map(|s| s.role.as_ref())
+                .map(|r| r.syncs_in_flight_max)
+                .max(),
+            hosts: vec![],
+            servers: vec![],
+            rate: series::PhaseRate::of(samples),
+            namespace: None,
+        }
+        .with_hosts()
+    }
+
+    /// Its workers' ops per second, summed (what `ops_per_s` holds).
+    pub fn iops(&self) -> f64 {
+        self.workers.iter().map(|w| stats::individual_rate(w.ops, w.time_ns)).filter(|r| r.is_finite()).sum()
+    }
+
+    /// The repetition with its per-host figures and its op rates worked out from its workers.
+    pub fn with_hosts(mut self) -> Repetition {
+        // No time (no worker, or none that ran) gives no rate: 0, as in a failed repetition.
+        let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
+        for w in &mut self.workers {
+            w.ops_per_s = finite(stats::individual_rate(w.ops, w.time_ns));
+        }
+        let pairs: Vec<(u64, u64)> = self.workers.iter().map(|w| (w.ops, w.time_ns)).collect();
+        let ops = stats::rates(&pairs);
+        (self.max_sar_ops_per_s, self.min_sar_ops_per_s) = (finite(ops.max_sar), finite(ops.min_sar));
+        self.hosts = hosts::host_shares(&self.workers);
+        self.ops_per_s = self.iops();
+        self
+    }
+
+    /// Its headline rates: max_SAR and min_SAR of ops for a metadata phase (`md`), of bytes
+    /// otherwise.
+    pub fn sar(&self, md: bool) -> (f64, f64) {
+        if md {
+            (self.max_sar_ops_per_s, self.min_sar_ops_per_s)
+        } else {
+            (self.max_sar_bytes_per_s, self.min_sar_bytes_per_s)
+        }
+    }
+
+    /// A repetition that did not complete.
+    pub fn failed(rep: u32, run_id: &str, status: Status, error: String, cache: &CacheCheck) -> Repetition {
+        Repetition {
+            rep,
+            run_id: run_id.to_string(),
+            status,
+            error: Some(error),
+            total_bytes: 0,
+            ops: 0,
+            time_ns: 0,
+            max_sar_bytes_per_s: 0.0,
+            min_sar_bytes_per_s: 0.0,
+            avg_individual_bytes_per_s: 0.0,
+            ops_per_s: 0.0,
+            agg_bytes_per_s: None,
+            span_ns: None,
+            overlap: None,
+            max_sar_ops_per_s: 0.0,
+            min_sar_ops_per_s: 0.0,
+            resident_fraction: cache.resident_fraction,
+            prealloc_ns: 0,
+            flags: cache.flags.clone(),
+            workers: vec![],
+            env: RunEnv::default(),
+            file_layout: None,
+            syncs_in_flight_max: None,
+            hosts: vec![],
+            servers: vec![],
+            rate: None,
+            namespace: None,
+        }
+    }
+}
