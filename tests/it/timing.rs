@@ -42,14 +42,7 @@ fn agg_is_all_bytes_over_the_span_and_heads_a_plain_run() {
             assert!(agg <= num(&r["min_sar_bytes_per_s"]) * (1.0 + 1e-9), "{r}");
             // Threads started at a barrier overlap unless the machine runs one before the
             // other gets a core (a 2 MiB phase takes milliseconds): then the flag says so.
-            let overlap = num(&r["overlap"]);
-            assert!((0.0..=1.0).contains(&overlap), "{r}");
-            let flagged = r["flags"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|f| f.as_str().unwrap().starts_with("workers did not overlap"));
-            assert_eq!(flagged, overlap < 0.5, "the flag goes with an overlap below 0.5: {r}");
+            assert_overlap_flagged_as_measured(r);
             for w in r["workers"].as_array().unwrap() {
                 assert!(w["start_offset_ns"].is_u64(), "{w}");
             }
@@ -263,13 +256,19 @@ fn ranks_on_another_clock_are_moved_onto_rank_0s() {
         assert!(num(&r["agg_bytes_per_s"]) <= num(&r["min_sar_bytes_per_s"]) * (1.0 + 1e-9), "{r}");
         // On rank 0's clock the ranks' times are a fraction of one span; whether two ranks of a
         // 1 MiB phase ran at once is the machine's doing, and the flag says so when they did not.
-        let overlap = num(&r["overlap"]);
-        assert!((0.0..=1.0).contains(&overlap), "{r}");
-        let flagged = r["flags"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|f| f.as_str().unwrap().starts_with("workers did not overlap"));
-        assert_eq!(flagged, overlap < 0.5, "the flag goes with an overlap below 0.5: {r}");
+        assert_overlap_flagged_as_measured(r);
     }
+}
+
+/// A repetition's overlap is a fraction, and it carries the flag `workers did not overlap`
+/// exactly when that fraction is below iolab's threshold.
+fn assert_overlap_flagged_as_measured(r: &Value) {
+    let overlap = num(&r["overlap"]);
+    assert!((0.0..=1.0).contains(&overlap), "{r}");
+    let flagged = r["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f.as_str().unwrap().starts_with("workers did not overlap"));
+    assert_eq!(flagged, overlap < iolab::results::timing::MIN_OVERLAP, "the flag goes with the overlap: {r}");
 }
