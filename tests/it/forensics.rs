@@ -134,9 +134,11 @@ fn read_phases_and_the_null_engine_have_no_layout() {
 
 /// `alloc = block` places every block as it is written: 8 files of 64 blocks written 4 at a
 /// time, block by block, lie block by block on disk (on a fresh file system every block is its
-/// own fragment and 511 of the 511 block boundaries alternate; the scratch directory's file
-/// system is shared with concurrent writers, whose blocks may land between ours, so at least
-/// three quarters here), while the same files written one at a time alternate only where free
+/// own fragment and 511 of the 511 block boundaries alternate, asserted exactly by
+/// `on_a_fresh_ext4_the_layouts_are_exact`; the scratch directory's file system is shared with
+/// concurrent writers and its allocator's choices are its own under their load: once in CI two
+/// of the eight files landed in 8 and 10 extents, 382 of 511 boundaries alternating, so at
+/// least half here), while the same files written one at a time alternate only where free
 /// space is broken up; the measured figure grows with k. Any file system that answers FIEMAP
 /// and allocates fallocated ranges where asked (ext4, xfs, btrfs).
 #[test]
@@ -163,8 +165,8 @@ fn block_allocation_makes_the_interleave_physical() {
         if k == 4 {
             // Block b of a file is followed by block b of three other files: not contiguous.
             let fragments = l["fragments"].as_u64().unwrap();
-            assert!((384..=512).contains(&fragments), "{l}");
-            assert!(a >= 384, "4-way: {a} of 511 block boundaries alternate: {l}");
+            assert!((256..=512).contains(&fragments), "{l}");
+            assert!(a >= 256, "4-way: {a} of 511 block boundaries alternate: {l}");
         } else {
             assert!(a < 256, "one file at a time: {a} alternations: {l}");
         }
