@@ -49,7 +49,10 @@ pub fn need(spec: &Spec) -> Option<Need> {
     }
     let workers = spec.phases.iter().map(|p| spec.phase_workers(p)).max().unwrap_or(spec.workers) as u64;
     let engine = crate::engine::buffer_bytes(spec.bs_bytes, spec.mem(), spec.iodepth)?;
-    let bytes = engine.checked_add(latency)?.checked_mul(workers)?.checked_add(spec.bs_bytes)?;
+    let mut bytes = engine.checked_add(latency)?.checked_mul(workers)?.checked_add(spec.bs_bytes)?;
+    // Each I/O-server rank keeps one block to receive into and send from.
+    let servers = spec.servers.as_ref().map_or(0, |s| u64::from(s.count));
+    bytes = bytes.checked_add(spec.bs_bytes.checked_next_multiple_of(4096)?.checked_mul(servers)?)?;
     let (mut fields, mut values) = ("bs".to_string(), bs);
     if let (Some(len), Some(stride)) = (spec.mem_len_bytes, spec.mem_stride_bytes) {
         fields += " / mem_len x mem_stride";
@@ -61,11 +64,14 @@ pub fn need(spec: &Spec) -> Option<Need> {
     }
     fields += " x workers";
     values += &format!(" x {workers}");
-    let how = format!(
+    let mut how = format!(
         "{} of buffers per worker (page-rounded) and {} of latency records, for {workers} worker(s)",
         fmt_size(engine),
         fmt_size(latency)
     );
+    if servers > 0 {
+        how += &format!(", and one block for each of {servers} server rank(s)");
+    }
     Some(Need { bytes, fields, values, how })
 }
 

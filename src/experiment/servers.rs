@@ -117,6 +117,15 @@ pub(super) fn resolve(params: &Params, spec: &Spec, cwd: &std::path::Path) -> Re
     if spec.alloc_block {
         refuse("alloc", "block", "allocation block by block on the servers")?;
     }
+    // Every message between a client and a server carries at most one block, and an MPI count
+    // is an int: refused here, before any rank allocates a block's buffer or opens anything.
+    if spec.bs_bytes > i32::MAX as u64 {
+        return Err(Error::spec(
+            "bs",
+            crate::units::fmt_size_spec(spec.bs_bytes),
+            "with servers a block goes in one MPI message, at most 2 GiB - 1 bytes (an MPI count is an int)",
+        ));
+    }
     let depth = match params.one("server_depth") {
         None => DEFAULT_DEPTH,
         Some(v) => match v.trim().parse::<u32>() {

@@ -301,6 +301,29 @@ fn misuse_of_servers_is_refused_up_front() {
     assert!(stderr(&o).contains("I/O servers are MPI ranks: run it as `mpirun"), "{}", stderr(&o));
 }
 
+/// A block larger than one MPI message (2 GiB and more) is refused as the spec resolves, on
+/// every rank, before any rank allocates a block or starts a phase: exit 2 naming `bs`, no
+/// store, no work directory (it used to fail after each rank had filled a 2 GiB buffer, and
+/// store a failed run).
+#[test]
+fn a_block_larger_than_an_mpi_message_is_refused_before_anything_runs() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    for op in ["blast", "write"] {
+        let args = ["run", "--servers", "1", "--op", op, "--bs", "2GiB", "--size", "4GiB", "--dir", &dir];
+        let o = mpirun(&s, 2, &args);
+        assert_eq!(o.status.code(), Some(2), "{op}: {}", stderr(&o));
+        assert!(
+            stderr(&o)
+                .contains("bs = `2GiB`: with servers a block goes in one MPI message, at most 2 GiB - 1"),
+            "{op}: {}",
+            stderr(&o)
+        );
+        assert!(!s.db().exists(), "{op}: a store was made");
+        assert!(s.leftovers().is_empty(), "{op}: {:?}", s.leftovers());
+    }
+}
+
 /// The network blast: each client rank sends N bytes to its server rank in blocks, over MPI
 /// and over TCP (the server's address sent over MPI); the servers count exactly N bytes from
 /// each, the clients' calls are one send per block and one acknowledged end, and no file is
