@@ -76,6 +76,8 @@ pub struct Setup<'a> {
     pub view: Option<FileView>,
     /// `engine = servers`: which server rank holds each file, and how requests go.
     pub remote: Option<Remote<'a>>,
+    /// The buffers made before the open was timed (`None`: the engine allocates its own).
+    pub buffers: Option<&'a Buffers>,
 }
 
 /// What the client of I/O-server ranks needs to know (`engine = servers`).
@@ -138,6 +140,7 @@ impl<'a> Setup<'a> {
             mpiio: None,
             view: None,
             remote: None,
+            buffers: None,
         }
     }
 
@@ -172,7 +175,12 @@ pub type PiecesResult = std::result::Result<(), (usize, CallError)>;
 
 /// A synchronous engine: one op at a time.
 pub trait Engine: Sized + Send {
-    /// Opens the files and allocates buffers (before the start barrier, not timed).
+    /// The lengths of the buffers [`Engine::open`] takes with [`buffer`], allocated before its
+    /// open is timed: one op's memory unless the engine says otherwise.
+    fn buffers(setup: &Setup<'_>) -> Vec<usize> {
+        vec![setup.mem_bytes()]
+    }
+    /// Opens the files and takes its buffers (before the start barrier, not timed).
     fn open(setup: &Setup<'_>) -> Result<Self>;
     /// The memory the next op writes from or reads into: `bs` bytes, or `bs / len * stride`
     /// bytes when memory is strided.
@@ -206,6 +214,9 @@ pub struct Done {
 
 /// An asynchronous engine: up to `iodepth` ops in flight, each in its own slot (buffer).
 pub trait AsyncEngine: Sized + Send {
+    /// The lengths of the buffers [`AsyncEngine::open`] takes with [`buffer`], allocated
+    /// before its open is timed.
+    fn buffers(setup: &Setup<'_>) -> Vec<usize>;
     /// Opens the files, allocates `iodepth` slot buffers (before the start barrier).
     fn open(setup: &Setup<'_>) -> Result<Self>;
     /// The memory of slot `slot` (`bs` bytes).
@@ -288,13 +299,53 @@ pub fn buffer_bytes(bs: u64, mem: Option<Strided>, iodepth: u32) -> Option<u64> 
     slot.checked_next_multiple_of(4096)?.checked_mul(iodepth.max(1) as u64)
 }
 
-/// A worker's page-aligned buffer of `len` bytes (the same buffer serves O_DIRECT); an
+/// A worker's page-aligned buffer of `len` bytes (the same buffer serves O_DIRECT): one of
+/// the setup's [`Buffers`] made before the open was timed, or else one allocated now; an
 /// allocation the system refuses is an error naming the size, never an abort.
 pub fn buffer(setup: &Setup<'_>, len: usize) -> Result<crate::env::sys::AlignedBuf> {
+    if let Some(b) = setup.buffers.and_then(|b| b.take(len)) {
+        return Ok(b);
+    }
+    allocate(setup, len)
+}
+
+fn allocate(setup: &Setup<'_>, len: usize) -> Result<crate::env::sys::AlignedBuf> {
     crate::env::sys::AlignedBuf::new(len, 4096).map_err(|e| {
         let at = setup.paths.first().map(|p| format!(" for {}", p.display())).unwrap_or_default();
         crate::error::Error::Run(format!("cannot allocate a buffer of {len} bytes{at}: {e}"))
     })
+}
+
+/// A worker's buffers, allocated and every page written before its open is timed (so the
+/// open time is the files' and the engine's, not the memory's), then taken by the engine's
+/// [`buffer`] calls by length as it opens.
+pub struct Buffers(std::cell::RefCell<Vec<crate::env::sys::AlignedBuf>>);
+
+impl Buffers {
+    /// Buffers of `lens` bytes each (what the engine's `buffers` says its open asks for).
+    pub fn allocate(setup: &Setup<'_>, lens: &[usize]) -> Result<Buffers> {
+        let bufs = lens.iter().map(|&len| allocate(setup, len)).collect::<Result<Vec<_>>>()?;
+        Ok(Buffers(std::cell::RefCell::new(bufs)))
+    }
+
+    /// The first buffer of exactly `len` bytes not yet taken.
+    fn take(&self, len: usize) -> Option<crate::env::sys::AlignedBuf> {
+        let mut bufs = self.0.borrow_mut();
+        let i = bufs.iter().position(|b| b.len() == len)?;
+        Some(bufs.swap_remove(i))
+    }
+
+    /// Buffers not taken (none, once the engine that asked for them has opened).
+    pub fn left(&self) -> usize {
+        self.0.borrow().len()
+    }
+}
+
+impl std::fmt::Debug for Buffers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lens: Vec<usize> = self.0.borrow().iter().map(|b| b.len()).collect();
+        f.debug_tuple("Buffers").field(&lens).finish()
+    }
 }
 
 /// Opens every file of a setup with [`open_flags`], each only if it is still the file iolab

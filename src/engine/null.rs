@@ -27,17 +27,12 @@ pub static DEF: EngineDef = EngineDef {
 };
 
 pub struct Null {
-    buf: Vec<u8>,
+    buf: crate::env::sys::AlignedBuf,
 }
 
 impl Engine for Null {
     fn open(setup: &Setup<'_>) -> Result<Self> {
-        let mut buf = Vec::new();
-        buf.try_reserve_exact(setup.mem_bytes()).map_err(|e| {
-            crate::error::Error::Run(format!("cannot allocate a buffer of {} bytes: {e}", setup.mem_bytes()))
-        })?;
-        buf.resize(setup.mem_bytes(), 0);
-        Ok(Null { buf })
+        Ok(Null { buf: super::buffer(setup, setup.mem_bytes())? })
     }
     fn buf(&mut self) -> &mut [u8] {
         &mut self.buf

@@ -51,6 +51,13 @@ pub struct Psync {
 }
 
 impl Engine for Psync {
+    fn buffers(setup: &Setup<'_>) -> Vec<usize> {
+        // One op's memory, and with strided memory the block it is packed into.
+        let mut lens = vec![setup.mem_bytes()];
+        lens.extend(setup.mem.map(|_| setup.bs));
+        lens
+    }
+
     fn open(setup: &Setup<'_>) -> Result<Self> {
         let fds = FdFiles::open(setup)?;
         let batch = match setup.pieces {

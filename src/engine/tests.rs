@@ -296,3 +296,48 @@ fn engines_open_only_the_file_iolab_created() {
     assert_eq!(std::fs::read(&victim).unwrap(), b"the user's data");
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 8192, "mmap sized nothing");
 }
+
+/// Every engine takes the buffers its `buffers` names, made (every page written) before its
+/// open is timed, and allocates none in its open: once it is open nothing is left over, and
+/// the memory it moves ops through is the memory made before (so the open time holds no
+/// allocation). Contiguous and strided memory, and a ring of 4 slots.
+#[test]
+fn engines_take_the_buffers_made_before_their_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = known_file(dir.path(), 64 << 10);
+    let paths = [path];
+    let ids = ids_of(&paths).unwrap();
+    let sizes = [64u64 << 10];
+    fn made(pool: &Buffers) -> Vec<usize> {
+        pool.0.borrow().iter().map(|b| b.as_ptr() as usize).collect()
+    }
+    fn check<E: Engine>(setup: &Setup<'_>, what: &str) {
+        let lens = E::buffers(setup);
+        assert!(!lens.is_empty(), "{what}");
+        let pool = Buffers::allocate(setup, &lens).unwrap();
+        let ptrs = made(&pool);
+        let mut e = E::open(&Setup { buffers: Some(&pool), ..setup.clone() }).unwrap();
+        assert_eq!(pool.left(), 0, "{what}: buffers left over");
+        assert!(ptrs.contains(&(e.buf().as_ptr() as usize)), "{what}: moves ops through other memory");
+        e.close().unwrap();
+    }
+    let plain = Setup::simple(&paths, &ids, &sizes, false, 4096);
+    let strided = Setup { mem: Some(Strided { len: 512, stride: 1024 }), ..plain.clone() };
+    check::<Psync>(&plain, "psync");
+    check::<Psync>(&strided, "psync, strided memory");
+    check::<Vsync>(&plain, "vsync");
+    check::<Vsync>(&strided, "vsync, strided memory");
+    check::<Mmap>(&plain, "mmap");
+    check::<super::null::Null>(&plain, "null");
+    if uring::probe().is_ok() {
+        let deep = Setup { iodepth: 4, ..plain.clone() };
+        let lens = Uring::buffers(&deep);
+        assert_eq!(lens, [4 * 4096]);
+        let pool = Buffers::allocate(&deep, &lens).unwrap();
+        let ptrs = made(&pool);
+        let mut e = Uring::open(&Setup { buffers: Some(&pool), ..deep.clone() }).unwrap();
+        assert_eq!(pool.left(), 0, "io_uring: buffers left over");
+        assert_eq!(e.slot_buf(0).as_ptr() as usize, ptrs[0], "io_uring: slots in other memory");
+        drop(e);
+    }
+}

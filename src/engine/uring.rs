@@ -122,6 +122,15 @@ impl Uring {
 }
 
 impl AsyncEngine for Uring {
+    fn buffers(setup: &Setup<'_>) -> Vec<usize> {
+        // One page-aligned slot per op in flight; none when open will refuse the block size.
+        let slot = setup.bs.next_multiple_of(4096);
+        slot.checked_mul(setup.iodepth.max(1))
+            .filter(|_| setup.bs <= MAX_REGISTERED_BUF)
+            .into_iter()
+            .collect()
+    }
+
     fn open(setup: &Setup<'_>) -> Result<Self> {
         let path0 = setup.paths.first().cloned().unwrap_or_default();
         let refused =

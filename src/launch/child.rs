@@ -237,6 +237,8 @@ pub struct SampleWire {
     sync_ns: u64,
     sync_calls: u64,
     open_ns: u64,
+    #[serde(default)]
+    alloc_ns: Option<u64>,
     close_ns: u64,
     hist: Buckets,
     /// Traced: (ops, ns the loop waited for its trace writer).
@@ -278,6 +280,7 @@ impl SampleWire {
             sync_ns: s.sync_ns,
             sync_calls: s.sync_calls,
             open_ns: s.open_ns,
+            alloc_ns: s.alloc_ns,
             close_ns: s.close_ns,
             hist: Buckets::from_hist(&s.hist),
             traced: s.trace.map(|t| (t.ops, t.waited_ns)),
@@ -328,6 +331,7 @@ impl SampleWire {
             sync_ns: self.sync_ns,
             sync_calls: self.sync_calls,
             open_ns: self.open_ns,
+            alloc_ns: self.alloc_ns,
             close_ns: self.close_ns,
             hist: self.hist.to_hist(),
             trace: self.traced.map(|(ops, waited_ns)| WorkerTrace {

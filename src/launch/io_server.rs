@@ -151,11 +151,12 @@ fn serve(
     } else {
         Ok(())
     };
+    let block = crate::launch::io_server_loop::Serving::block(p);
     phase_barrier();
     let mine = held_by(spec, plan, j);
     let paths: Vec<PathBuf> = mine.iter().map(|&g| p.paths[g].clone()).collect();
     let store = ready.and_then(|()| crate::launch::io_server_loop::Store::open(p, plan, &mine, &paths, disk));
-    let mut serving = crate::launch::io_server_loop::Serving::new(p, j, w, store);
+    let mut serving = crate::launch::io_server_loop::Serving::new(p, j, w, store, block);
     serving.send_blast_addresses();
     let probe = crate::env::envctl::PhaseProbe::start(&crate::env::envctl::devices_of(std::slice::from_ref(
         &servers.dir,

@@ -106,10 +106,22 @@ pub(super) struct Serving<'a> {
 }
 
 impl<'a> Serving<'a> {
-    pub(super) fn new(p: &'a PhaseOrder, j: u32, w: &WorldInfo, store: Result<Store>) -> Serving<'a> {
-        let who = super::io_server::who(j, w);
+    /// The block a server receives into and sends from, every page written: made before the
+    /// phase's first barrier, so no client's open waits for it.
+    pub(super) fn block(p: &PhaseOrder) -> Vec<u8> {
         let mut buf = vec![0u8; p.spec.bs_bytes as usize];
         crate::plan::fill::fill(&mut buf, p.spec.seed);
+        buf
+    }
+
+    pub(super) fn new(
+        p: &'a PhaseOrder,
+        j: u32,
+        w: &WorldInfo,
+        store: Result<Store>,
+        buf: Vec<u8>,
+    ) -> Serving<'a> {
+        let who = super::io_server::who(j, w);
         let store = store.map_err(|e| format!("{who}: {e}"));
         let figures = ServerSample {
             server: j,

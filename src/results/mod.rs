@@ -82,6 +82,11 @@ pub struct WorkerResult {
     pub sync_ns: u64,
     pub sync_calls: u64,
     pub open_ns: u64,
+    /// Allocating its buffers (every page written) before the open was timed; absent where
+    /// nothing is allocated (metadata phases, a sync thread) and in results stored before
+    /// iolab timed it apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_ns: Option<u64>,
     pub close_ns: u64,
     /// r_i = bytes / t_i.
     pub bytes_per_s: f64,
@@ -143,6 +148,7 @@ impl WorkerResult {
             sync_ns: s.sync_ns,
             sync_calls: s.sync_calls,
             open_ns: s.open_ns,
+            alloc_ns: s.alloc_ns,
             close_ns: s.close_ns,
             bytes_per_s: stats::individual_rate(s.bytes, s.time_ns()),
             ops_per_s: 0.0,

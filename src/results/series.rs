@@ -55,6 +55,7 @@ mod tests {
             sync_ns,
             sync_calls: 0,
             open_ns: 0,
+            alloc_ns: None,
             close_ns: 0,
             hist: crate::latency::new_hist(),
             trace: None,

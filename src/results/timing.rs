@@ -137,6 +137,7 @@ mod tests {
             sync_ns: 0,
             sync_calls: 0,
             open_ns: 0,
+            alloc_ns: None,
             close_ns: 0,
             hist,
             trace: None,

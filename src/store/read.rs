@@ -339,7 +339,7 @@ impl Store {
                 "SELECT worker, bytes, ops, time_ns, sync_ns, sync_calls, open_ns, close_ns, bytes_per_s,
                         latency_json, histogram_json, calls_json, max_inflight,
                         role, times_json, tid, commit_tids_json, rank, host, series_json, stonewall_ops,
-                        start_offset_ns
+                        start_offset_ns, alloc_ns
                  FROM worker_results WHERE run_id = ?1 AND phase = ?2 ORDER BY worker",
             )
             .map_err(|e| self.err(e))?;
@@ -354,6 +354,7 @@ impl Store {
                         sync_ns: r.get::<_, i64>(4)? as u64,
                         sync_calls: r.get::<_, i64>(5)? as u64,
                         open_ns: r.get::<_, i64>(6)? as u64,
+                        alloc_ns: r.get::<_, Option<i64>>(22)?.map(|n| n as u64),
                         close_ns: r.get::<_, i64>(7)? as u64,
                         bytes_per_s: r.get::<_, Real>(8)?.0,
                         ops_per_s: 0.0,

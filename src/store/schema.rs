@@ -1,7 +1,7 @@
 //! The store's SQLite schema, one migration per version.
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 12;
+pub const STORE_VERSION: i64 = 13;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -185,6 +185,12 @@ const SCHEMA_V12_NAMESPACE: &str = "
 ALTER TABLE phase_results ADD COLUMN namespace_json TEXT;
 ";
 
+/// Version 13: each worker's buffer allocation, timed apart from its open (NULL in rows
+/// written before, and where nothing is allocated).
+const SCHEMA_V13_ALLOC: &str = "
+ALTER TABLE worker_results ADD COLUMN alloc_ns INTEGER;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1,
@@ -199,6 +205,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V10_STONEWALL,
     SCHEMA_V11_SPAN,
     SCHEMA_V12_NAMESPACE,
+    SCHEMA_V13_ALLOC,
 ];
 
 #[cfg(test)]

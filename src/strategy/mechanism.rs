@@ -51,6 +51,19 @@ impl<E: Engine> Mechanism for E {
     }
 }
 
+/// The buffers engine `name`'s open takes (see [`crate::engine::Engine::buffers`]).
+pub fn buffers(name: &str, setup: &Setup<'_>) -> Vec<usize> {
+    use crate::engine::{Engine, Mmap, Psync, Vsync};
+    match name {
+        "psync" => Psync::buffers(setup),
+        "vsync" => Vsync::buffers(setup),
+        "mmap" => Mmap::buffers(setup),
+        #[cfg(feature = "mpi")]
+        "mpiio" => crate::engine::mpiio::MpiIo::buffers(setup),
+        _ => vec![],
+    }
+}
+
 /// Opens engine `name` as a writer's mechanism.
 pub fn open(name: &str, setup: &Setup<'_>) -> Result<Box<dyn Mechanism>> {
     use crate::engine::{Mmap, Psync, Vsync};

@@ -37,7 +37,7 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
     let spec = ctx.spec;
     let ops = ctx.plan.ops;
     let depth = (spec.iodepth as usize).max(1);
-    let (mut engine, open_ns) = ctx.open_engine(E::open)?;
+    let (mut engine, opened) = ctx.open_engine(E::buffers, E::open)?;
     let mut rec = ctx.before_gate(rec)?;
     let mut alloc = ctx.before_gate(BlockAlloc::open(ctx))?;
     let mut data = DataPath::new(ctx);
@@ -147,7 +147,7 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
     let series = R::CLOCKED.then(|| series.finish(end_ns - start_ns));
     let max_inflight = max_inflight as u64;
     let stonewall_ops = lim.stonewall_ops;
-    let done = LoopDone { start_ns, open_ns, end_ns, bytes, ops: n, max_inflight, series, stonewall_ops };
+    let done = LoopDone { start_ns, opened, end_ns, bytes, ops: n, max_inflight, series, stonewall_ops };
     done.sample(ctx, &commits, rec, || {
         let mut calls = engine.close()?;
         BlockAlloc::count(&alloc, &mut calls);

@@ -26,7 +26,7 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
 ) -> Result<WorkerSample> {
     let ops = ctx.plan.ops;
     let per_block = ops.parallel_pieces() as usize;
-    let (mut engine, open_ns) = ctx.open_engine(E::open)?;
+    let (mut engine, opened) = ctx.open_engine(E::buffers, E::open)?;
     let mut rec = ctx.before_gate(rec)?;
     let mut alloc = ctx.before_gate(BlockAlloc::open(ctx))?;
     let mut data = DataPath::new(ctx);
@@ -138,7 +138,7 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
     let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
     let done = LoopDone {
         start_ns,
-        open_ns,
+        opened,
         end_ns,
         bytes,
         ops: n,

@@ -86,6 +86,7 @@ pub(super) fn walk<R: Recorder>(
         sync_ns: 0,
         sync_calls: 0,
         open_ns,
+        alloc_ns: None,
         close_ns: 0,
         hist,
         trace,

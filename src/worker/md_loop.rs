@@ -198,6 +198,7 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
         sync_ns,
         sync_calls,
         open_ns,
+        alloc_ns: None,
         close_ns: 0,
         hist,
         trace,

@@ -109,6 +109,14 @@ pub fn run(engine: &registry::Registered, ctx: &WorkerCtx<'_>) -> Result<WorkerS
     if ctx.md.is_some() { md_loop::run_md_worker(ctx) } else { (engine.run)(ctx) }
 }
 
+/// How long a worker took to get its buffers (allocated, every page written) and then to
+/// open its engine, before the start gate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Opened {
+    pub alloc_ns: u64,
+    pub open_ns: u64,
+}
+
 /// What one worker measured in one phase.
 #[derive(Debug, Clone)]
 pub struct WorkerSample {
@@ -121,6 +129,9 @@ pub struct WorkerSample {
     pub sync_ns: u64,
     pub sync_calls: u64,
     pub open_ns: u64,
+    /// Allocating its buffers before the open (None where nothing is allocated: metadata
+    /// phases, a strategy's sync thread).
+    pub alloc_ns: Option<u64>,
     pub close_ns: u64,
     /// Per-op latency in ns (commits excluded).
     pub hist: Histogram<u64>,
@@ -278,16 +289,28 @@ impl WorkerCtx<'_> {
                 depth: s.depth as usize,
                 blast: spec.phases.iter().any(|p| p.op == crate::spec::OpKind::Blast).then_some(s.blast),
             }),
+            buffers: None,
         }
     }
 
-    /// Opens the engine (timed as open_ns). On failure, tells the other workers and still
-    /// meets them at the gate so nobody waits forever.
-    pub fn open_engine<T>(&self, open: impl FnOnce(&Setup<'_>) -> Result<T>) -> Result<(T, u64)> {
+    /// Allocates the buffers of `lens` bytes, every page written (timed as alloc_ns), then
+    /// opens the engine, which takes them (timed as open_ns, which so holds no allocation).
+    /// On failure, tells the other workers and still meets them at the gate so nobody waits
+    /// forever.
+    pub fn open_engine<T>(
+        &self,
+        lens: impl FnOnce(&Setup<'_>) -> Vec<usize>,
+        open: impl FnOnce(&Setup<'_>) -> Result<T>,
+    ) -> Result<(T, Opened)> {
+        let t_alloc = now_ns();
+        let setup = self.setup();
+        let buffers = self.before_gate(crate::engine::Buffers::allocate(&setup, &lens(&setup)))?;
+        let alloc_ns = now_ns() - t_alloc;
+        let setup = Setup { buffers: Some(&buffers), ..setup };
         let t_open = now_ns();
-        let opened = open(&self.setup());
+        let opened = open(&setup);
         let open_ns = now_ns() - t_open;
-        self.before_gate(opened).map(|e| (e, open_ns))
+        self.before_gate(opened).map(|e| (e, Opened { alloc_ns, open_ns }))
     }
 
     /// A step before the gate: on failure, tells the other workers and still meets them at the

@@ -36,7 +36,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
 
 fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSample> {
     let ops = ctx.plan.ops;
-    let (mut engine, open_ns) = ctx.open_engine(E::open)?;
+    let (mut engine, opened) = ctx.open_engine(E::buffers, E::open)?;
     let mut rec = ctx.before_gate(rec)?;
     let mut alloc = ctx.before_gate(BlockAlloc::open(ctx))?;
     let mut data = DataPath::new(ctx);
@@ -126,7 +126,7 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
     let series = R::CLOCKED.then(|| series.finish(end_ns - start_ns));
     let max_inflight = u64::from(n > 0);
     let stonewall_ops = lim.stonewall_ops;
-    let done = LoopDone { start_ns, open_ns, end_ns, bytes, ops: n, max_inflight, series, stonewall_ops };
+    let done = LoopDone { start_ns, opened, end_ns, bytes, ops: n, max_inflight, series, stonewall_ops };
     done.sample(ctx, &commits, rec, || {
         let mut calls = engine.close()?;
         BlockAlloc::count(&alloc, &mut calls);
@@ -137,7 +137,7 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
 /// Where a timed loop ended, after its final commit.
 pub(crate) struct LoopDone {
     pub start_ns: u64,
-    pub open_ns: u64,
+    pub opened: super::Opened,
     pub end_ns: u64,
     pub bytes: u64,
     pub ops: u64,
@@ -169,7 +169,8 @@ impl LoopDone {
             end_ns: self.end_ns,
             sync_ns: commits.sync_ns,
             sync_calls: commits.calls,
-            open_ns: self.open_ns,
+            open_ns: self.opened.open_ns,
+            alloc_ns: Some(self.opened.alloc_ns),
             close_ns,
             hist,
             trace,
