@@ -182,6 +182,11 @@ pub trait Engine: Sized + Send {
     }
     /// Opens the files and takes its buffers (before the start barrier, not timed).
     fn open(setup: &Setup<'_>) -> Result<Self>;
+    /// The hints in effect on its files as the I/O library reports them after the open
+    /// (MPI-IO); `None` for engines without hints.
+    fn hints(&self) -> Option<&[(String, String)]> {
+        None
+    }
     /// The memory the next op writes from or reads into: `bs` bytes, or `bs / len * stride`
     /// bytes when memory is strided.
     fn buf(&mut self) -> &mut [u8];

@@ -47,6 +47,8 @@ pub struct MpiIo {
     /// The file view the worker sees its blocks through.
     view: Option<FileView>,
     calls: CallCounts,
+    /// The hints the MPI-IO layer applied to the first file (MPI_File_get_info).
+    applied: Vec<(String, String)>,
 }
 
 // SAFETY: an MPI_File handle is an opaque pointer the MPI library owns; the engine is used by
@@ -89,6 +91,45 @@ impl Info {
         }
         Ok(Info(info))
     }
+}
+
+/// The hints in effect on an open file, as the MPI-IO layer reports them (MPI_File_get_info),
+/// in its order.
+fn applied_hints(fh: ffi::MPI_File) -> Vec<(String, String)> {
+    const KEY: usize = ffi::MPI_MAX_INFO_KEY as usize + 1;
+    const VAL: usize = ffi::MPI_MAX_INFO_VAL as usize + 1;
+    // SAFETY: RSMPI_INFO_NULL is a constant handle.
+    let mut info = Info(unsafe { ffi::RSMPI_INFO_NULL });
+    // SAFETY: an open file and a handle to fill with a new info object (freed by `Info`).
+    if unsafe { ffi::MPI_File_get_info(fh, &mut info.0) } != ffi::MPI_SUCCESS as c_int {
+        return vec![];
+    }
+    let mut n: c_int = 0;
+    // SAFETY: a valid info handle and an int to fill.
+    unsafe { ffi::MPI_Info_get_nkeys(info.0, &mut n) };
+    let text = |b: &[u8]| {
+        String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())]).into_owned()
+    };
+    let mut out = vec![];
+    for i in 0..n {
+        let (mut key, mut val, mut flag) = ([0u8; KEY], vec![0u8; VAL], 0 as c_int);
+        // SAFETY: `key` holds MPI_MAX_INFO_KEY + 1 bytes, as MPI_Info_get_nthkey may write;
+        // `val` holds MPI_MAX_INFO_VAL + 1 bytes and MPI writes at most valuelen + 1 of them.
+        unsafe {
+            ffi::MPI_Info_get_nthkey(info.0, i, key.as_mut_ptr().cast());
+            ffi::MPI_Info_get(
+                info.0,
+                key.as_ptr().cast(),
+                (VAL - 1) as c_int,
+                val.as_mut_ptr().cast(),
+                &mut flag,
+            );
+        }
+        if flag != 0 {
+            out.push((text(&key), text(&val)));
+        }
+    }
+    out
 }
 
 impl Drop for Info {
@@ -145,6 +186,7 @@ impl Engine for MpiIo {
             }
         }
         let mem_type = setup.mem.map(|m| Datatype::vector(m, setup.bs)).transpose()?;
+        let applied = files.first().map(|&fh| applied_hints(fh)).unwrap_or_default();
         Ok(MpiIo {
             files,
             collective: mpiio.collective,
@@ -152,7 +194,12 @@ impl Engine for MpiIo {
             mem_type,
             view: setup.view,
             calls: CallCounts::default(),
+            applied,
         })
+    }
+
+    fn hints(&self) -> Option<&[(String, String)]> {
+        Some(&self.applied)
     }
 
     #[inline(always)]

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::spec::{Launcher, Layout, MpiIo, Phase, Reorder};
 
 use super::Params;
+use crate::worker::Monitor;
 
 /// The launcher against the MPI world (`ranks`: its size, None when not started by an MPI
 /// launcher): `mpi` needs a build with MPI and mpirun, and then as many workers as ranks or a
@@ -181,16 +182,138 @@ pub(super) fn mpiio(
             ),
         ));
     }
-    let hints = hints
-        .iter()
-        .map(|h| match h.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() && !k.contains('\0') && !v.contains('\0') => {
-                Ok((k.trim().to_string(), v.trim().to_string()))
-            }
-            _ => Err(Error::spec("mpiio_hint", h, "expected KEY=VALUE")),
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let hints = hints.iter().map(|h| hint(h)).collect::<Result<Vec<_>>>()?;
     Ok(Some(MpiIo { collective, hints }))
+}
+
+/// The longest hint key and value the MPI library takes (MPI_MAX_INFO_KEY and
+/// MPI_MAX_INFO_VAL, less the terminating NUL); past them MPI aborts the rank.
+#[cfg(feature = "mpi")]
+pub const HINT_KEY_MAX: usize = mpi::ffi::MPI_MAX_INFO_KEY as usize - 1;
+#[cfg(feature = "mpi")]
+pub const HINT_VALUE_MAX: usize = mpi::ffi::MPI_MAX_INFO_VAL as usize - 1;
+#[cfg(not(feature = "mpi"))]
+pub const HINT_KEY_MAX: usize = 35;
+#[cfg(not(feature = "mpi"))]
+pub const HINT_VALUE_MAX: usize = 255;
+
+/// The hints (the MPI standard's and ROMIO's) whose value is a count or a size in bytes, read
+/// by the library as a C int: each must be a whole number from 1 to 2^31 - 1 (an earlier
+/// version handed `cb_nodes=-5` on, and a rank crashed in the collective write).
+pub const NUMERIC_HINTS: &[&str] = &[
+    "cb_nodes",
+    "cb_buffer_size",
+    "cb_block_size",
+    "striping_factor",
+    "striping_unit",
+    "ind_rd_buffer_size",
+    "ind_wr_buffer_size",
+    "romio_lustre_co_ratio",
+];
+
+/// ROMIO's switches: `enable`, `disable` or `automatic`.
+pub const SWITCH_HINTS: &[&str] =
+    &["romio_cb_read", "romio_cb_write", "romio_ds_read", "romio_ds_write", "romio_no_indep_rw"];
+
+/// The hints the MPI standard reserves and those ROMIO reads; a key outside them is one an
+/// MPI-IO layer most likely ignores.
+pub const KNOWN_HINTS: &[&str] = &[
+    "access_style",
+    "cb_block_size",
+    "cb_buffer_size",
+    "cb_config_list",
+    "cb_nodes",
+    "chunked",
+    "chunked_item",
+    "chunked_size",
+    "collective_buffering",
+    "direct_read",
+    "direct_write",
+    "file_perm",
+    "filename",
+    "ind_rd_buffer_size",
+    "ind_wr_buffer_size",
+    "io_node_list",
+    "nb_proc",
+    "num_io_nodes",
+    "romio_cb_alltoall",
+    "romio_cb_ds_threshold",
+    "romio_cb_fr_alignment",
+    "romio_cb_fr_types",
+    "romio_cb_pfr",
+    "romio_cb_read",
+    "romio_cb_write",
+    "romio_ds_read",
+    "romio_ds_write",
+    "romio_lustre_co_ratio",
+    "romio_lustre_coll_threshold",
+    "romio_lustre_ds_in_coll",
+    "romio_no_indep_rw",
+    "striping_factor",
+    "striping_unit",
+];
+
+/// Says once (each distinct line once per process; only rank 0 runs the coordinator) which
+/// MPI-IO hints given did not take effect as given: one the MPI-IO layer does not report in
+/// effect after the open (MPI_File_get_info), one it applied with another value, and one no
+/// MPI-IO layer is known to read (a layer ignores keys it does not know, and may still report
+/// them back).
+pub fn note_hints(spec: &crate::spec::Spec, workers: &[crate::results::WorkerResult], monitor: &dyn Monitor) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let Some(m) = &spec.mpiio else { return };
+    let Some(applied) = workers.iter().find_map(|w| w.mpiio_hints.as_ref()) else { return };
+    for (k, v) in &m.hints {
+        let line = match applied.get(k) {
+            None => format!(
+                "MPI-IO hint {k}={v}: not applied (the MPI-IO layer does not report it in effect after the open)"
+            ),
+            Some(a) if a != v => format!("MPI-IO hint {k}={v}: the MPI-IO layer applied {k}={a}"),
+            Some(_) if !KNOWN_HINTS.contains(&k.as_str()) => format!(
+                "MPI-IO hint {k}={v}: neither the MPI standard nor ROMIO defines {k}; an MPI-IO layer ignores a hint it does not know"
+            ),
+            _ => continue,
+        };
+        let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !said.contains(&line) {
+            monitor.note(&crate::text::one_line(&line));
+            said.push(line);
+        }
+    }
+}
+
+/// One `--mpiio-hint KEY=VALUE`, checked before any rank opens a file: the form, the lengths
+/// MPI takes, no control characters, and the known numeric and switch hints' values.
+fn hint(h: &str) -> Result<(String, String)> {
+    let Some((k, v)) = h.split_once('=') else {
+        return Err(Error::spec("mpiio_hint", h, "expected KEY=VALUE"));
+    };
+    let (k, v) = (k.trim(), v.trim());
+    let bad = |why: String| Err(Error::spec("mpiio_hint", crate::text::one_line(h), why));
+    if k.is_empty() || v.is_empty() {
+        return bad("expected KEY=VALUE, both non-empty".into());
+    }
+    if let Some(c) = h.chars().find(|c| c.is_control()) {
+        return bad(format!("holds the control character {c:?}; a hint is printable text"));
+    }
+    if k.len() > HINT_KEY_MAX {
+        return bad(format!(
+            "the key is {} bytes; MPI takes at most {HINT_KEY_MAX} (MPI_MAX_INFO_KEY)",
+            k.len()
+        ));
+    }
+    if v.len() > HINT_VALUE_MAX {
+        return bad(format!(
+            "the value is {} bytes; MPI takes at most {HINT_VALUE_MAX} (MPI_MAX_INFO_VAL)",
+            v.len()
+        ));
+    }
+    if NUMERIC_HINTS.contains(&k) && !v.parse::<i32>().is_ok_and(|n| n >= 1) {
+        return bad(format!("{k} is a count or a size: a whole number from 1 to {}", i32::MAX));
+    }
+    if SWITCH_HINTS.contains(&k) && !matches!(v, "enable" | "disable" | "automatic") {
+        return bad(format!("{k} is enable, disable or automatic"));
+    }
+    Ok((k.to_string(), v.to_string()))
 }
 
 #[cfg(test)]
@@ -221,6 +344,33 @@ mod tests {
         );
         assert!(check_world(Launcher::Thread, 4, Some(1), false).is_ok());
         assert!(check_world(Launcher::Process, 4, None, false).is_ok());
+    }
+
+    /// Hints are checked before any rank opens a file: form, lengths, control characters, and
+    /// the known numeric and switch hints' values; a sound one passes trimmed.
+    #[test]
+    fn mpiio_hints_are_checked_by_name() {
+        let why = |h: &str| match hint(h) {
+            Err(Error::Spec { field, reason, .. }) => format!("{field}: {reason}"),
+            Ok(kv) => format!("{kv:?}"),
+            other => format!("{other:?}"),
+        };
+        assert_eq!(why(" cb_nodes = 2 "), r#"("cb_nodes", "2")"#);
+        assert_eq!(why("foo=bar"), r#"("foo", "bar")"#);
+        assert!(why("cb_nodes=-5").contains("cb_nodes is a count or a size"), "{}", why("cb_nodes=-5"));
+        for bad in ["cb_nodes=0", "cb_buffer_size=2147483648", "striping_unit=1k", "striping_factor=x"] {
+            assert!(why(bad).contains("a whole number from 1 to 2147483647"), "{bad}: {}", why(bad));
+        }
+        assert!(why("romio_cb_write=yes").contains("enable, disable or automatic"));
+        assert!(why("cb\nnodes=1").contains("control character '\\n'"), "{}", why("cb\nnodes=1"));
+        assert!(why("a=b\u{1b}[31m").contains("control character"));
+        let long_key = format!("{}=1", "k".repeat(HINT_KEY_MAX + 1));
+        assert!(why(&long_key).contains("(MPI_MAX_INFO_KEY)"), "{}", why(&long_key));
+        assert!(!why(&format!("{}=1", "k".repeat(HINT_KEY_MAX))).contains("MPI_MAX"));
+        let long_value = format!("k={}", "v".repeat(HINT_VALUE_MAX + 1));
+        assert!(why(&long_value).contains("(MPI_MAX_INFO_VAL)"), "{}", why(&long_value));
+        assert!(why("novalue").contains("expected KEY=VALUE"));
+        assert!(why("=1").contains("both non-empty"));
     }
 
     #[test]

@@ -392,12 +392,12 @@ fn run_phases(
                     (None, None) => with_remote_views(phase.cache, fraction, &samples, real),
                 };
                 let mut r = Repetition::from_samples(rep, run_id, &samples, &check);
+                super::ranks::note_hints(spec, &r.workers, monitor);
                 r.namespace = md.map(|(state, _)| super::md_run::after(state, &samples));
                 r.servers = launched.servers;
                 r.prealloc_ns = prealloc_ns;
                 let commits = r.workers.iter().map(|w| w.sync_calls).sum();
-                // A metadata phase's device I/O (inodes, directories, journal) is none the
-                // phase can account for in bytes: no noise judgement.
+                // A metadata phase's device I/O (inodes, journal) is no bytes of it: no noise judgement.
                 if !phase.op.is_metadata() {
                     r.flags.extend(envctl::judge_noise(
                         phase.op.is_write(),

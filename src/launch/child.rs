@@ -239,6 +239,8 @@ pub struct SampleWire {
     open_ns: u64,
     #[serde(default)]
     alloc_ns: Option<u64>,
+    #[serde(default)]
+    hints: Option<Vec<(String, String)>>,
     close_ns: u64,
     hist: Buckets,
     /// Traced: (ops, ns the loop waited for its trace writer).
@@ -281,6 +283,7 @@ impl SampleWire {
             sync_calls: s.sync_calls,
             open_ns: s.open_ns,
             alloc_ns: s.alloc_ns,
+            hints: s.hints,
             close_ns: s.close_ns,
             hist: Buckets::from_hist(&s.hist),
             traced: s.trace.map(|t| (t.ops, t.waited_ns)),
@@ -332,6 +335,7 @@ impl SampleWire {
             sync_calls: self.sync_calls,
             open_ns: self.open_ns,
             alloc_ns: self.alloc_ns,
+            hints: self.hints,
             close_ns: self.close_ns,
             hist: self.hist.to_hist(),
             trace: self.traced.map(|(ops, waited_ns)| WorkerTrace {

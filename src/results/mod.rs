@@ -87,6 +87,10 @@ pub struct WorkerResult {
     /// iolab timed it apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alloc_ns: Option<u64>,
+    /// MPI-IO: the hints the MPI-IO layer applied to the worker's file after its open
+    /// (MPI_File_get_info), as key and value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpiio_hints: Option<BTreeMap<String, String>>,
     pub close_ns: u64,
     /// r_i = bytes / t_i.
     pub bytes_per_s: f64,
@@ -149,6 +153,7 @@ impl WorkerResult {
             sync_calls: s.sync_calls,
             open_ns: s.open_ns,
             alloc_ns: s.alloc_ns,
+            mpiio_hints: s.hints.as_ref().map(|h| h.iter().cloned().collect()),
             close_ns: s.close_ns,
             bytes_per_s: stats::individual_rate(s.bytes, s.time_ns()),
             ops_per_s: 0.0,

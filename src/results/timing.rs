@@ -138,6 +138,7 @@ mod tests {
             sync_calls: 0,
             open_ns: 0,
             alloc_ns: None,
+            hints: None,
             close_ns: 0,
             hist,
             trace: None,

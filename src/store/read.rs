@@ -339,7 +339,7 @@ impl Store {
                 "SELECT worker, bytes, ops, time_ns, sync_ns, sync_calls, open_ns, close_ns, bytes_per_s,
                         latency_json, histogram_json, calls_json, max_inflight,
                         role, times_json, tid, commit_tids_json, rank, host, series_json, stonewall_ops,
-                        start_offset_ns, alloc_ns
+                        start_offset_ns, alloc_ns, mpiio_hints_json
                  FROM worker_results WHERE run_id = ?1 AND phase = ?2 ORDER BY worker",
             )
             .map_err(|e| self.err(e))?;
@@ -355,6 +355,7 @@ impl Store {
                         sync_calls: r.get::<_, i64>(5)? as u64,
                         open_ns: r.get::<_, i64>(6)? as u64,
                         alloc_ns: r.get::<_, Option<i64>>(22)?.map(|n| n as u64),
+                        mpiio_hints: None,
                         close_ns: r.get::<_, i64>(7)? as u64,
                         bytes_per_s: r.get::<_, Real>(8)?.0,
                         ops_per_s: 0.0,
@@ -380,13 +381,15 @@ impl Store {
                     r.get::<_, Option<String>>(14)?,
                     r.get::<_, Option<String>>(16)?,
                     r.get::<_, Option<String>>(19)?,
+                    r.get::<_, Option<String>>(23)?,
                 ))
             })
             .map_err(|e| self.err(e))?;
         let mut out = vec![];
         for row in rows {
-            let (mut w, lat, hist, calls, times, tids, series) = row.map_err(|e| self.err(e))?;
+            let (mut w, lat, hist, calls, times, tids, series, hints) = row.map_err(|e| self.err(e))?;
             w.series = self.opt_json(series)?;
+            w.mpiio_hints = self.opt_json(hints)?;
             w.latency_ns = crate::json::from_str(&lat).map_err(|e| self.err(e))?;
             w.times_ns = times.map(|t| crate::json::from_str(&t).map_err(|e| self.err(e))).transpose()?;
             w.commit_tids = tids.map(|t| crate::json::from_str(&t).map_err(|e| self.err(e))).transpose()?;

@@ -1,7 +1,7 @@
 //! The store's SQLite schema, one migration per version.
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 13;
+pub const STORE_VERSION: i64 = 14;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -191,6 +191,12 @@ const SCHEMA_V13_ALLOC: &str = "
 ALTER TABLE worker_results ADD COLUMN alloc_ns INTEGER;
 ";
 
+/// Version 14: the MPI-IO hints the MPI-IO layer applied to each worker's file (JSON; NULL
+/// for other engines and in rows written before).
+const SCHEMA_V14_HINTS: &str = "
+ALTER TABLE worker_results ADD COLUMN mpiio_hints_json TEXT;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1,
@@ -206,6 +212,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V11_SPAN,
     SCHEMA_V12_NAMESPACE,
     SCHEMA_V13_ALLOC,
+    SCHEMA_V14_HINTS,
 ];
 
 #[cfg(test)]

@@ -148,9 +148,9 @@ impl Store {
                     "INSERT INTO worker_results (run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
                          open_ns, close_ns, bytes_per_s, latency_json, histogram_json, calls_json, max_inflight,
                          role, times_json, tid, commit_tids_json, rank, host, series_json, stonewall_ops,
-                         start_offset_ns, alloc_ns)
+                         start_offset_ns, alloc_ns, mpiio_hints_json)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                         ?20, ?21, ?22, ?23, ?24, ?25)",
+                         ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
                     params![
                         run_id,
                         *phase as i64,
@@ -176,7 +176,8 @@ impl Store {
                         w.series.as_ref().map(|s| self.json(s)).transpose()?,
                         w.stonewall_ops.map(|n| n as i64),
                         w.start_offset_ns.map(|n| n as i64),
-                        w.alloc_ns.map(|n| n as i64)
+                        w.alloc_ns.map(|n| n as i64),
+                        w.mpiio_hints.as_ref().map(|h| self.json(h)).transpose()?
                     ],
                 )
                 .map_err(|e| self.err(e))?;

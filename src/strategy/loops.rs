@@ -365,6 +365,7 @@ fn main_loop(
         sync_calls,
         open_ns,
         alloc_ns,
+        hints: None,
         close_ns,
         hist,
         trace,

@@ -137,6 +137,7 @@ fn sync_loop(ctx: &RoleCtx<'_>, c: &mut Committer, mb: &Mailbox) -> Result<Worke
         sync_calls: calls,
         open_ns: 0,
         alloc_ns: None,
+        hints: None,
         close_ns: 0,
         hist: new_hist(),
         trace: None,

@@ -147,7 +147,17 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
     let series = R::CLOCKED.then(|| series.finish(end_ns - start_ns));
     let max_inflight = max_inflight as u64;
     let stonewall_ops = lim.stonewall_ops;
-    let done = LoopDone { start_ns, opened, end_ns, bytes, ops: n, max_inflight, series, stonewall_ops };
+    let done = LoopDone {
+        start_ns,
+        opened,
+        hints: None,
+        end_ns,
+        bytes,
+        ops: n,
+        max_inflight,
+        series,
+        stonewall_ops,
+    };
     done.sample(ctx, &commits, rec, || {
         let mut calls = engine.close()?;
         BlockAlloc::count(&alloc, &mut calls);

@@ -27,6 +27,7 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
     let ops = ctx.plan.ops;
     let per_block = ops.parallel_pieces() as usize;
     let (mut engine, opened) = ctx.open_engine(E::buffers, E::open)?;
+    let hints = engine.hints().map(<[_]>::to_vec);
     let mut rec = ctx.before_gate(rec)?;
     let mut alloc = ctx.before_gate(BlockAlloc::open(ctx))?;
     let mut data = DataPath::new(ctx);
@@ -139,6 +140,7 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
     let done = LoopDone {
         start_ns,
         opened,
+        hints,
         end_ns,
         bytes,
         ops: n,

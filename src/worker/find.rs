@@ -87,6 +87,7 @@ pub(super) fn walk<R: Recorder>(
         sync_calls: 0,
         open_ns,
         alloc_ns: None,
+        hints: None,
         close_ns: 0,
         hist,
         trace,

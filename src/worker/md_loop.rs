@@ -199,6 +199,7 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
         sync_calls,
         open_ns,
         alloc_ns: None,
+        hints: None,
         close_ns: 0,
         hist,
         trace,

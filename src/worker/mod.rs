@@ -132,6 +132,8 @@ pub struct WorkerSample {
     /// Allocating its buffers before the open (None where nothing is allocated: metadata
     /// phases, a strategy's sync thread).
     pub alloc_ns: Option<u64>,
+    /// MPI-IO: the hints the MPI-IO layer applied to its file (None for other engines).
+    pub hints: Option<Vec<(String, String)>>,
     pub close_ns: u64,
     /// Per-op latency in ns (commits excluded).
     pub hist: Histogram<u64>,

@@ -37,6 +37,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
 fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSample> {
     let ops = ctx.plan.ops;
     let (mut engine, opened) = ctx.open_engine(E::buffers, E::open)?;
+    let hints = engine.hints().map(<[_]>::to_vec);
     let mut rec = ctx.before_gate(rec)?;
     let mut alloc = ctx.before_gate(BlockAlloc::open(ctx))?;
     let mut data = DataPath::new(ctx);
@@ -126,7 +127,8 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
     let series = R::CLOCKED.then(|| series.finish(end_ns - start_ns));
     let max_inflight = u64::from(n > 0);
     let stonewall_ops = lim.stonewall_ops;
-    let done = LoopDone { start_ns, opened, end_ns, bytes, ops: n, max_inflight, series, stonewall_ops };
+    let done =
+        LoopDone { start_ns, opened, hints, end_ns, bytes, ops: n, max_inflight, series, stonewall_ops };
     done.sample(ctx, &commits, rec, || {
         let mut calls = engine.close()?;
         BlockAlloc::count(&alloc, &mut calls);
@@ -138,6 +140,8 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
 pub(crate) struct LoopDone {
     pub start_ns: u64,
     pub opened: super::Opened,
+    /// The hints the engine reports in effect after its open (MPI-IO).
+    pub hints: Option<Vec<(String, String)>>,
     pub end_ns: u64,
     pub bytes: u64,
     pub ops: u64,
@@ -171,6 +175,7 @@ impl LoopDone {
             sync_calls: commits.calls,
             open_ns: self.opened.open_ns,
             alloc_ns: Some(self.opened.alloc_ns),
+            hints: self.hints,
             close_ns,
             hist,
             trace,

@@ -32,6 +32,8 @@ mod mpi_bounds;
 #[cfg(feature = "mpi")]
 mod mpi_dfs;
 #[cfg(feature = "mpi")]
+mod mpi_hints;
+#[cfg(feature = "mpi")]
 mod mpi_metadata;
 #[cfg(feature = "mpi")]
 mod mpi_servers;
