@@ -136,6 +136,7 @@ pub fn start() -> Result<Option<Session>> {
             String::from_utf8_lossy(&c[..c.iter().position(|&b| b == 0).unwrap_or(HOST_BYTES)]).into_owned()
         })
         .collect();
+    say_other_arguments(&comm, rank);
     let (clock_offset_ns, clock_bound_ns) = super::mpi_clock::offsets(&comm, &hosts);
     set_world(WorldInfo { rank, size, hosts, clock_offset_ns, clock_bound_ns });
     if rank == 0 {
@@ -149,6 +150,25 @@ pub fn start() -> Result<Option<Session>> {
         std::process::exit(code);
     }
     Ok(Some(Session { universe }))
+}
+
+/// Every rank runs rank 0's experiment: a rank started with other arguments (an MPMD launch,
+/// `mpirun -np 1 iolab run A : -np 1 iolab run B`) follows rank 0, and rank 0 says so once.
+fn say_other_arguments(comm: &SimpleCommunicator, rank: u32) {
+    let mut args = vec![];
+    std::env::args_os().skip(1).for_each(|a| args.extend(a.as_encoded_bytes().iter().copied().chain([0])));
+    let mine = xxhash_rust::xxh64::xxh64(&args, 0);
+    let mut all = vec![0u64; comm.size() as usize];
+    comm.all_gather_into(&mine, &mut all[..]);
+    let others: Vec<String> =
+        all.iter().enumerate().filter(|&(_, &h)| h != all[0]).map(|(r, _)| r.to_string()).collect();
+    if rank == 0 && !others.is_empty() {
+        let s = if others.len() > 1 { "s" } else { "" };
+        eprintln!(
+            "warning: rank{s} {} started with other arguments than rank 0 (an MPMD launch): every rank runs rank 0's experiment; their own arguments are ignored",
+            others.join(", ")
+        );
+    }
 }
 
 impl Session {

@@ -801,3 +801,35 @@ fn tune_under_mpirun_is_refused_as_such() {
     assert!(s.leftovers().is_empty(), "{:?}", s.leftovers());
     assert!(!s.db().exists(), "tune under mpirun made a store");
 }
+
+/// An MPMD launch (`mpirun -np 1 iolab run A : -np 2 iolab run B`): every rank runs rank 0's
+/// experiment, and rank 0 says once that ranks 1 and 2 were started with other arguments,
+/// which are ignored (an earlier version said nothing). The same arguments on every rank draw
+/// no such line.
+#[test]
+fn ranks_started_with_other_arguments_are_named_once() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let mine =
+        ["run", "--size", "1MiB", "--bs", "64KiB", "--op", "write", "--reps", "1", "--json", "--quiet"];
+    let mut c = mpirun_cmd(&s, 1, &mine);
+    c.args(["--dir", &dir, ":", "-np", "2"]).arg(bin()).args(["run", "--size", "2MiB", "--dir", &dir]);
+    let o = c.output().unwrap();
+    let doc = ok_json(&o);
+    let err = stderr(&o);
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("started with other arguments")).collect();
+    assert_eq!(
+        said,
+        [
+            "warning: ranks 1, 2 started with other arguments than rank 0 (an MPMD launch): every rank runs rank 0's experiment; their own arguments are ignored"
+        ],
+        "{err}"
+    );
+    // Rank 0's experiment: three workers of 1 MiB each.
+    let rep = &phases(&doc)[0]["repetitions"][0];
+    assert_eq!(rep["total_bytes"], 3 << 20, "{rep}");
+    let o =
+        mpirun(&s, 2, &["run", "--size", "1MiB", "--op", "write", "--reps", "1", "--quiet", "--dir", &dir]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("other arguments"), "{}", stderr(&o));
+}
