@@ -52,7 +52,8 @@ pub fn flag_meaning(flag: &str) -> Option<String> {
             super::timing::STALL_MIN_NS / 1_000_000_000,
             super::timing::STALL_FACTOR
         ),
-        _ => "the null engine moves no data: rates measure iolab's own loop".into(),
+        "no I/O (null engine)" => "the null engine moves no data: rates measure iolab's own loop".into(),
+        _ => return None,
     })
 }
 
@@ -81,7 +82,13 @@ pub fn flag_advice(flag: &str) -> Option<&'static str> {
         "stalled" => {
             "rerun: something stopped the run for seconds (a paused process, a busy host, a frozen disk)"
         }
-        _ => "choose an engine that moves data (--engine psync; iolab engines lists them)",
+        "cold unverified" => {
+            "other work held directory entries: rerun on a quieter machine, or with more items (--md-files)"
+        }
+        "no I/O (null engine)" => {
+            "choose an engine that moves data (--engine psync; iolab engines lists them)"
+        }
+        _ => return None,
     })
 }
 
@@ -130,6 +137,13 @@ mod tests {
         assert!(flag_advice(&flags[5]).unwrap().starts_with("read agg"));
         assert!(flag_advice(&flags[6]).unwrap().starts_with("rerun"));
         assert_eq!(flag_meaning("unheard of: 3"), None);
+        // Each kind says its own meaning and advice, never another kind's.
+        let advice: std::collections::BTreeSet<_> =
+            FLAG_KINDS.iter().map(|k| flag_advice(k).unwrap()).collect();
+        let meaning: std::collections::BTreeSet<_> =
+            FLAG_KINDS.iter().map(|k| flag_meaning(k).unwrap()).collect();
+        assert_eq!((advice.len(), meaning.len()), (FLAG_KINDS.len(), FLAG_KINDS.len()));
+        assert!(flag_advice("cold unverified: 9 directory entries").unwrap().contains("--md-files"));
         let layout = "layout not as written: 4-way interleaved write, 7 of 511 block boundaries alternate";
         assert!(flag_meaning(layout).unwrap().contains("FIEMAP"));
     }
