@@ -55,8 +55,24 @@ pub fn client_cache_not_controlled(
     (!caches.is_empty()).then(|| caches.join("; "))
 }
 
+/// A warm metadata phase on a target whose file system client keeps names for less than a phase
+/// (netfs::names_not_kept): what it keeps, with the file system's name; None otherwise.
+pub fn names_not_kept(host: &crate::env::host::HostFacts, ph: &crate::spec::Phase) -> Option<String> {
+    if ph.cache != CachePolicy::Warm || !ph.op.is_metadata() {
+        return None;
+    }
+    let mut notes: Vec<String> = host
+        .targets
+        .iter()
+        .filter_map(|t| crate::env::netfs::names_not_kept(&t.fs).map(|n| format!("{n} ({})", t.fs_name())))
+        .collect();
+    notes.dedup();
+    (!notes.is_empty()).then(|| notes.join("; "))
+}
+
 /// A point's phases before any run: each with how its cache is set and, for a cold read on a
-/// file system whose client cache iolab does not reach, that cache.
+/// file system whose client cache iolab does not reach, that cache; for a warm metadata phase
+/// on one whose client does not keep names, what it keeps.
 pub fn phase_results(
     host: &crate::env::host::HostFacts,
     spec: &Spec,
@@ -71,8 +87,13 @@ pub fn phase_results(
             if let Some(c) = &not_controlled {
                 method += &format!("; not reached by the eviction: {c}");
             }
+            let unkept = names_not_kept(host, ph);
+            if let Some(n) = &unkept {
+                method += &format!("; the names are not kept: {n}");
+            }
             let mut r = crate::results::PhaseResult::new(&ph.name, ph.op, ph.cache, method);
             r.cache.client_cache_not_controlled = not_controlled;
+            r.cache.names_not_kept = unkept;
             r.time_bound = spec.phase_bound(ph);
             r
         })

@@ -9,13 +9,13 @@ pub fn rows(exp: &ExperimentResult) -> Vec<[String; 4]> {
     exp.findings.iter().map(|f| row(exp, f)).collect()
 }
 
-/// A phase's cache word where it is not the plain policy ([`crate::results::COLD_KERNEL_ONLY`]).
+/// A phase's cache word where it is not the plain policy ([`crate::results::COLD_KERNEL_ONLY`],
+/// [`crate::results::WARM_NAMES_NOT_KEPT`]).
 fn cache_note(exp: &ExperimentResult, phase: &str) -> String {
-    let labelled = exp
-        .points
-        .iter()
-        .flat_map(|p| &p.phases)
-        .find(|ph| ph.name == phase && ph.cache.client_cache_not_controlled.is_some());
+    let labelled = exp.points.iter().flat_map(|p| &p.phases).find(|ph| {
+        ph.name == phase
+            && (ph.cache.client_cache_not_controlled.is_some() || ph.cache.names_not_kept.is_some())
+    });
     labelled.map(|ph| format!(" [{}]", ph.cache.label())).unwrap_or_default()
 }
 

@@ -128,6 +128,16 @@ impl Columns {
                 others.join("; ")
             ),
         ];
+        let mut unkept: Vec<&str> =
+            phases.iter().filter_map(|ph| ph.cache.names_not_kept.as_deref()).collect();
+        unkept.dedup();
+        if !unkept.is_empty() {
+            out.push(format!(
+                "{}: every name was looked up just before the phase, but the file system's client does not keep them for the phase: {}; its lookups reach the servers as a cold phase's do",
+                crate::results::WARM_NAMES_NOT_KEPT,
+                unkept.join("; ")
+            ));
+        }
         if phases.iter().any(|ph| ph.op.is_metadata()) {
             out.push("metadata phases (create, stat, ...): rates in ops/s, of the same max_SAR and min_SAR over ops (one op: one item, or one entry a find stats); min_SAR is the rate mdtest reports".to_string());
         }

@@ -48,17 +48,29 @@ pub struct CacheInfo {
     /// that cache, in words. The phase is then cold for the kernel's pages only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cache_not_controlled: Option<String>,
+    /// A warm metadata phase on a file system whose client keeps looked-up names for less than
+    /// a phase, or not at all: what it keeps, in words. Its lookups then reach the servers as
+    /// a cold phase's do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub names_not_kept: Option<String>,
 }
 
 /// The cache column's word for a cold phase whose file system client's cache iolab does not
 /// control.
 pub const COLD_KERNEL_ONLY: &str = "cold (kernel pages only; the file system client's cache not controlled)";
 
+/// The cache column's word for a warm metadata phase whose file system client does not keep
+/// the names looked up before it.
+pub const WARM_NAMES_NOT_KEPT: &str =
+    "warm (names looked up first; the file system client does not keep them)";
+
 impl CacheInfo {
-    /// The policy as tables show it: `cold`, `warm`, `asis`, or [`COLD_KERNEL_ONLY`].
+    /// The policy as tables show it: `cold`, `warm`, `asis`, [`COLD_KERNEL_ONLY`] or
+    /// [`WARM_NAMES_NOT_KEPT`].
     pub fn label(&self) -> &str {
-        match (&self.client_cache_not_controlled, self.policy) {
-            (Some(_), CachePolicy::Cold) => COLD_KERNEL_ONLY,
+        match (&self.client_cache_not_controlled, &self.names_not_kept, self.policy) {
+            (Some(_), _, CachePolicy::Cold) => COLD_KERNEL_ONLY,
+            (_, Some(_), CachePolicy::Warm) => WARM_NAMES_NOT_KEPT,
             _ => self.policy.name(),
         }
     }

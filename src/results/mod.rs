@@ -31,7 +31,7 @@ pub use crate::target::ns_cache::NsState;
 /// One I/O-server rank's figures in one repetition of one phase (`servers[]` in JSON).
 pub use crate::worker::ServerSample as ServerResult;
 mod cache;
-pub use cache::{COLD_KERNEL_ONLY, CacheCheck, CacheInfo};
+pub use cache::{COLD_KERNEL_ONLY, CacheCheck, CacheInfo, WARM_NAMES_NOT_KEPT};
 pub use design::{Axis, Design, Headline, PresetRef, Rate};
 pub use flags::{FLAG_KINDS, flag_advice, flag_kind, flag_meaning};
 pub use hosts::HostShare;
@@ -301,7 +301,13 @@ impl PhaseResult {
         PhaseResult {
             name: name.to_string(),
             op,
-            cache: CacheInfo { policy, resident_fraction: 0.0, method, client_cache_not_controlled: None },
+            cache: CacheInfo {
+                policy,
+                resident_fraction: 0.0,
+                method,
+                client_cache_not_controlled: None,
+                names_not_kept: None,
+            },
             time_bound: None,
             repetitions: vec![],
             warmups: vec![],

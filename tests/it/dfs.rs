@@ -238,3 +238,71 @@ fn wait_until(ok: impl Fn() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
+
+/// Requests that reach each file system's servers while `iolab run ARGS` runs on h2 with 200
+/// names (2 workers of 100): GlusterFS's bricks count LOOKUPs in the volume's profile; MooseFS's
+/// master is counted by the packets h2 sends (one or more per request to it; the rest is
+/// heartbeats, a few a second).
+fn served(fs: &str, db: &Path, ops: &str) -> (Value, u64) {
+    let count = || match fs {
+        "glusterfs" => on("h1", "gluster volume profile pfs info incremental")
+            .lines()
+            .filter(|l| l.trim_end().ends_with("LOOKUP"))
+            .map(|l| l.split_whitespace().rev().nth(1).unwrap().parse::<u64>().unwrap())
+            .sum::<u64>(),
+        _ => on("h2", "cat /sys/class/net/eth0/statistics/tx_packets").trim().parse().unwrap(),
+    };
+    let before = count();
+    let args = format!("run --dir /mnt/{fs} --op {ops} --md-files 100 --workers 2 --reps 1 --json --quiet");
+    let doc = json(&iolab_on("h2", db, &args));
+    (doc, count() - before)
+}
+
+/// Metadata phases on both file systems of the rig, counted at their servers. After a cold
+/// phase's drop, a stat of each of 200 names reaches the servers: GlusterFS's bricks count a
+/// LOOKUP or more per name, MooseFS's master a request or more. A warm phase's names were looked
+/// up just before it, but MooseFS's client keeps none of them (mfsentrycacheto=0), so each is
+/// asked of the master twice, before and in the phase, and GlusterFS's client keeps them for a
+/// second: iolab labels such a warm phase in the JSON and the table, and a cold one plainly.
+#[test]
+fn metadata_phases_reach_the_servers_and_warm_ones_are_labelled_where_names_are_not_kept() {
+    let s = Scratch::new();
+    let Some(_hosts) = Hosts::up_with(s.path(), &["moosefs", "glusterfs"]) else { return };
+    let db = s.db();
+    let o =
+        crate::hosts::hosts_sh(&["run", "h1", "gluster volume profile pfs start"], Path::new("/")).unwrap();
+    assert!(o.status.success() || stderr(&o).contains("already started"), "{}", stderr(&o));
+    on("h1", "gluster volume profile pfs info clear");
+    for fs in ["moosefs", "glusterfs"] {
+        let (_, create) = served(fs, &db, "create");
+        let (cold, cold_n) = served(fs, &db, "create,stat:cold");
+        let (warm, warm_n) = served(fs, &db, "create,stat:warm");
+        println!("{fs}: create {create}, create and a cold stat {cold_n}, create and a warm stat {warm_n}");
+        let stat = |doc: &Value| phases(doc)[1].clone();
+        assert_eq!(stat(&cold)["repetitions"][0]["ops"], 200, "{fs}");
+        assert_eq!(stat(&cold)["cache"]["policy"], "cold");
+        assert!(stat(&cold)["cache"].get("names_not_kept").is_none(), "{fs}");
+        // Every name of the cold stat reached the servers (10% for heartbeats falling in the
+        // creating run rather than in this one).
+        assert!(cold_n >= create + 180, "{fs}: a cold stat of 200 names sent {} requests", cold_n - create);
+        let note = stat(&warm)["cache"]["names_not_kept"].as_str().unwrap().to_string();
+        assert!(note.ends_with(&format!("({fs})")), "{note}");
+        let m = stat(&warm)["cache"]["method"].as_str().unwrap().to_string();
+        assert!(m.contains("the names are not kept"), "{m}");
+        if fs == "moosefs" {
+            assert!(note.contains("mfsentrycacheto=0"), "{note}");
+            // The look-ups before the phase and the phase's own: at least 1.5 per name.
+            assert!(warm_n >= create + 300, "warm: {} requests for 200 names", warm_n - create);
+        } else {
+            assert!(note.contains("entry-timeout"), "{note}");
+        }
+    }
+    // The table says it, with the legend line naming the client.
+    let out =
+        iolab_on("h2", &db, "run --dir /mnt/moosefs --op create,stat:warm --md-files 10 --reps 1 --no-store");
+    assert!(out.contains(iolab::results::WARM_NAMES_NOT_KEPT), "{out}");
+    assert!(out.contains("its lookups reach the servers as a cold phase's do"), "{out}");
+    for fs in ["moosefs", "glusterfs"] {
+        assert_eq!(on("h3", &format!("ls -A /mnt/{fs}")).trim(), "", "{fs}: left behind");
+    }
+}
