@@ -260,14 +260,15 @@ fn connect_blast(comm: ffi::MPI_Comm, rank: c_int) -> Result<TcpStream> {
     // SAFETY: the status of the receive above, of bytes.
     unsafe { ffi::MPI_Get_count(&st, ffi::RSMPI_UINT8_T, &mut n) };
     let text = String::from_utf8_lossy(&msg[..n.clamp(0, ADDR_BYTES as c_int) as usize]).into_owned();
-    let addr = match text.strip_prefix("ok ") {
-        Some(a) => a
-            .parse::<std::net::SocketAddr>()
-            .map_err(|e| Error::Run(format!("a blast address `{a}`: {e}")))?,
-        None => return Err(Error::Run(text.strip_prefix("error ").unwrap_or(&text).to_string())),
+    let (addr, token) = match text.strip_prefix("error ") {
+        None => super::wire::decode_addr(&text).map_err(Error::Run)?,
+        Some(why) => return Err(Error::Run(why.to_string())),
     };
-    let s = TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(30))
+    let mut s = TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(30))
         .map_err(|e| Error::Run(format!("blast: connecting to the server at {addr}: {e}")))?;
+    // The token first: the server admits only the connection that sends it.
+    super::wire::present(&mut s, &token)
+        .map_err(|e| Error::Run(format!("blast: the token to the server at {addr}: {e}")))?;
     // Each block goes out as it is written (Russell's blast lacked TCP_NODELAY).
     s.set_nodelay(true).map_err(|e| Error::Run(format!("blast: TCP_NODELAY on {addr}: {e}")))?;
     Ok(s)

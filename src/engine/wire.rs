@@ -102,9 +102,128 @@ pub fn decode_status(b: &[u8]) -> (i32, u64, String) {
     (code, count, String::from_utf8_lossy(&b[16..]).into_owned())
 }
 
+/// Bytes of the token a client of a blast over TCP sends first on its connection: 128 random
+/// bits, new for each listener, handed to the client over MPI with the address.
+pub const TOKEN_BYTES: usize = 16;
+
+/// A fresh token from the kernel's random bytes.
+pub fn new_token() -> [u8; TOKEN_BYTES] {
+    let mut t = [0u8; TOKEN_BYTES];
+    t[..8].copy_from_slice(&crate::env::sys::random_u64().to_le_bytes());
+    t[8..].copy_from_slice(&crate::env::sys::random_u64().to_le_bytes());
+    t
+}
+
+/// The server's message to a client of a blast over TCP: `ok ADDRESS:PORT TOKEN` (hex).
+pub fn encode_addr(addr: std::net::SocketAddr, token: &[u8; TOKEN_BYTES]) -> String {
+    let hex: String = token.iter().map(|b| format!("{b:02x}")).collect();
+    format!("ok {addr} {hex}")
+}
+
+/// The address and token of an `ok` message, or what is wrong with it.
+pub fn decode_addr(text: &str) -> std::result::Result<(std::net::SocketAddr, [u8; TOKEN_BYTES]), String> {
+    let bad = || format!("a blast address message `{}`", crate::text::one_line(text));
+    let (addr, hex) = text.strip_prefix("ok ").and_then(|t| t.split_once(' ')).ok_or_else(bad)?;
+    let addr = addr.parse().map_err(|e| format!("{}: {e}", bad()))?;
+    let mut token = [0u8; TOKEN_BYTES];
+    if hex.len() != 2 * TOKEN_BYTES {
+        return Err(bad());
+    }
+    for (i, t) in token.iter_mut().enumerate() {
+        *t = u8::from_str_radix(hex.get(2 * i..2 * i + 2).ok_or_else(bad)?, 16).map_err(|_| bad())?;
+    }
+    Ok((addr, token))
+}
+
+/// The client's side of a blast over TCP, once connected: its token, before any byte counts.
+pub fn present(s: &mut std::net::TcpStream, token: &[u8; TOKEN_BYTES]) -> std::io::Result<()> {
+    std::io::Write::write_all(s, token)
+}
+
+/// How long the server waits for a new connection's token.
+pub const TOKEN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The server's side: the next connection on `l` whose first bytes are `token` (waiting for
+/// one when `blocking`, else only one already queued), in blocking mode. Any other connection,
+/// a stranger's (another local process, a port scanner), is dropped before a byte of it counts,
+/// and `stranger` is told its peer address and why; `None` when no connection is queued (or
+/// accepting fails).
+pub fn admit(
+    l: &std::net::TcpListener,
+    token: &[u8; TOKEN_BYTES],
+    blocking: bool,
+    mut stranger: impl FnMut(String),
+) -> Option<std::net::TcpStream> {
+    use std::io::Read;
+    l.set_nonblocking(!blocking).ok()?;
+    loop {
+        let (mut s, peer) = l.accept().ok()?;
+        let mut got = [0u8; TOKEN_BYTES];
+        let read = s
+            .set_nonblocking(false)
+            .and_then(|()| s.set_read_timeout(Some(TOKEN_WAIT)))
+            .and_then(|()| s.read_exact(&mut got));
+        match read {
+            Ok(()) if got == *token => {
+                let _ = s.set_read_timeout(None);
+                return Some(s);
+            }
+            Ok(()) => stranger(format!("{peer}: its first bytes are not the client's token")),
+            Err(e) => stranger(format!("{peer}: no token ({e})")),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A local process that connects to a blast listener first is dropped and named by its
+    /// address, whether it sends the wrong bytes or none; the client, which sends its token,
+    /// is the connection admitted, and its bytes after the token are the first that count.
+    #[test]
+    fn only_the_client_with_the_token_is_admitted() {
+        use std::io::{Read, Write};
+        use std::net::{TcpListener, TcpStream};
+        let l = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let addr = l.local_addr().unwrap();
+        let token = new_token();
+        assert_ne!(token, new_token());
+        let msg = encode_addr(addr, &token);
+        assert_eq!(decode_addr(&msg), Ok((addr, token)));
+        assert!(decode_addr("ok 127.0.0.1:1 00").is_err());
+        assert!(decode_addr(&format!("ok {addr}")).is_err());
+        // Nothing queued: a non-blocking admission admits no one.
+        assert!(admit(&l, &token, false, |m| panic!("{m}")).is_none());
+        let mut liar = TcpStream::connect(addr).unwrap();
+        liar.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+        let mute = TcpStream::connect(addr).unwrap();
+        drop(mute);
+        let (liar_at, mut named) = (liar.local_addr().unwrap(), vec![]);
+        let client = std::thread::spawn(move || {
+            let (addr, token) = decode_addr(&msg).unwrap();
+            let mut s = TcpStream::connect(addr).unwrap();
+            present(&mut s, &token).unwrap();
+            s.write_all(b"block").unwrap();
+            s.local_addr().unwrap()
+        });
+        let mut s = admit(&l, &token, true, |m| named.push(m)).expect("the client is admitted");
+        let client_at = client.join().unwrap();
+        assert_eq!(s.peer_addr().unwrap(), client_at);
+        let mut first = [0u8; 5];
+        s.read_exact(&mut first).unwrap();
+        assert_eq!(&first, b"block");
+        assert_eq!(named.len(), 2, "{named:?}");
+        assert!(
+            named[0].starts_with(&format!("{liar_at}: its first bytes are not the client's token")),
+            "{named:?}"
+        );
+        assert!(named[1].contains(": no token ("), "{named:?}");
+        // The stranger's connection is closed: it reads the end.
+        let mut rest = vec![];
+        liar.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+        assert!(liar.read_to_end(&mut rest).is_ok_and(|n| n == 0) || rest.is_empty());
+    }
 
     #[test]
     fn headers_and_statuses_round_trip() {

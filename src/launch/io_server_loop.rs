@@ -88,6 +88,9 @@ struct TcpBlast {
     client: i32,
     listener: Option<TcpListener>,
     stream: Option<TcpStream>,
+    /// What the client sends first (given to it over MPI): a connection without it is a
+    /// stranger's, dropped.
+    token: [u8; TOKEN_BYTES],
 }
 
 /// One server's phase: its store (or why it has none), its clients, and what it did.
@@ -163,8 +166,9 @@ impl<'a> Serving<'a> {
             }
             let msg = match listen_for(w, c) {
                 Ok((l, addr)) => {
-                    self.tcp.push(TcpBlast { client: c as i32, listener: Some(l), stream: None });
-                    format!("ok {addr}")
+                    let token = new_token();
+                    self.tcp.push(TcpBlast { client: c as i32, listener: Some(l), stream: None, token });
+                    encode_addr(addr, &token)
                 }
                 Err(e) => format!("error {}: blast over TCP: {e}", self.who),
             };
@@ -351,7 +355,7 @@ impl<'a> Serving<'a> {
                     self.figures.write_bytes += n;
                 }
             }
-            Some(b) => match accept_now(b) {
+            Some(b) => match accept_now(b, &self.who) {
                 None => failed = Some(format!("{}: no TCP connection from rank {src}", self.who)),
                 Some(s) => {
                     let _ = s.set_nonblocking(false);
@@ -365,7 +369,11 @@ impl<'a> Serving<'a> {
                             }
                             Err(e) if e.kind() == ErrorKind::Interrupted => {}
                             Err(e) => {
-                                failed = Some(format!("{}: blast over TCP from rank {src}: {e}", self.who));
+                                let peer = s.peer_addr().map_or_else(|_| "?".into(), |a| a.to_string());
+                                failed = Some(format!(
+                                    "{}: blast over TCP from rank {src} (connection from {peer}): {e}",
+                                    self.who
+                                ));
                                 break;
                             }
                         }
@@ -385,9 +393,10 @@ impl<'a> Serving<'a> {
     /// Accepts waiting TCP connections and takes the bytes that arrived; whether any did.
     fn poll_tcp(&mut self) -> bool {
         let mut got = false;
+        let who = &self.who;
         for b in &mut self.tcp {
             if let Some(l) = &b.listener
-                && let Ok((s, _)) = l.accept()
+                && let Some(s) = admit(l, &b.token, false, |m| stranger(who, b.client, &m))
             {
                 let _ = s.set_nonblocking(true);
                 b.stream = Some(s);
@@ -423,13 +432,19 @@ impl<'a> Serving<'a> {
 
 /// The connection of a client that ended its blast before this server took it off the
 /// listener's queue (the client connected before it sent anything, so it is there).
-fn accept_now(b: &mut TcpBlast) -> Option<&mut TcpStream> {
+fn accept_now<'b>(b: &'b mut TcpBlast, who: &str) -> Option<&'b mut TcpStream> {
     if b.stream.is_none() {
         let l = b.listener.take()?;
-        l.set_nonblocking(false).ok()?;
-        b.stream = Some(l.accept().ok()?.0);
+        b.stream = Some(admit(&l, &b.token, true, |m| stranger(who, b.client, &m))?);
     }
     b.stream.as_mut()
+}
+
+/// Names a stranger's connection to the blast listener of client `client`, dropped.
+fn stranger(who: &str, client: i32, what: &str) {
+    eprintln!(
+        "warning: {who}: dropped a connection to the blast listener of rank {client} from {what}; it is not the client"
+    );
 }
 
 /// A failed disk call as a status: its errno and the message naming the server and the call
