@@ -204,6 +204,26 @@ pub fn nearest_multiples(n: u64, unit: u64) -> String {
     v.join(" or ")
 }
 
+/// The divisors of `n` nearest to `near` (the largest not above it and the smallest above
+/// it), as the spec writes sizes: `64KiB or 128KiB`; empty when `n` is 0.
+pub fn nearest_divisors(n: u64, near: u64) -> String {
+    let (mut below, mut above) = (None::<u64>, None::<u64>);
+    let mut i = 1u64;
+    while i.saturating_mul(i) <= n {
+        if n % i == 0 {
+            for d in [i, n / i] {
+                if d <= near {
+                    below = below.max(Some(d));
+                } else {
+                    above = Some(above.map_or(d, |a| a.min(d)));
+                }
+            }
+        }
+        i += 1;
+    }
+    [below, above].into_iter().flatten().map(fmt_size_spec).collect::<Vec<_>>().join(" or ")
+}
+
 /// The largest round block size (a power of two from 512 bytes, or 1, 2 or 5 times a power of
 /// ten from 1 kB) that divides `n` and is at most `most`.
 pub fn round_divisor(n: u64, most: u64) -> Option<u64> {
@@ -298,6 +318,15 @@ pub fn fmt_duration_spec(ns: u64) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn the_nearest_divisors_divide() {
+        assert_eq!(nearest_divisors(1 << 20, 100_000), "64KiB or 128KiB");
+        assert_eq!(nearest_divisors(1 << 20, 4096), "4KiB or 8KiB");
+        assert_eq!(nearest_divisors(3 << 20, 3 << 20), "3MiB");
+        assert_eq!(nearest_divisors(12, 100), "12");
+        assert_eq!(nearest_divisors(0, 5), "");
+    }
 
     #[test]
     fn the_nearest_sizes_are_whole_units() {

@@ -117,7 +117,10 @@ pub fn resolve(
                 return Err(Error::spec(
                     "window",
                     &v,
-                    format!("must be a multiple of the page size ({page} bytes)"),
+                    format!(
+                        "must be a multiple of the page size ({page} bytes): {} would do",
+                        crate::units::nearest_multiples(w, page)
+                    ),
                 ));
             }
             if let SyncPolicy::Every(n) = cx.sync
@@ -156,7 +159,15 @@ pub fn resolve(
                 return Err(Error::spec("mem_stride", &sv, format!("smaller than mem_len ({len} bytes)")));
             }
             if cx.bs % len != 0 {
-                return Err(Error::spec("mem_len", &lv, format!("must divide bs ({} bytes)", cx.bs)));
+                return Err(Error::spec(
+                    "mem_len",
+                    &lv,
+                    format!(
+                        "must divide bs ({} bytes): {} would do",
+                        cx.bs,
+                        crate::units::nearest_divisors(cx.bs, len)
+                    ),
+                ));
             }
             let mem = (cx.bs / len).checked_mul(stride);
             if mem.is_none_or(|m| m > MAX_MEM_BYTES) {

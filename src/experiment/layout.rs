@@ -260,7 +260,10 @@ pub(super) fn check(spec: &Spec, _env: &ResolveEnv) -> Result<()> {
                 return Err(Error::spec(
                     "stripe_unit",
                     fmt_size(unit),
-                    format!("O_DIRECT needs every piece ({piece} bytes) to be a multiple of {align} bytes"),
+                    format!(
+                        "O_DIRECT needs every piece ({piece} bytes) to be a multiple of {align} bytes: a stripe unit of {} would do",
+                        crate::units::nearest_multiples(unit, align)
+                    ),
                 ));
             }
         }

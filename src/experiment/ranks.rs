@@ -27,7 +27,15 @@ pub(super) fn check_world(launcher: Launcher, workers: u32, ranks: Option<u32>, 
         (Launcher::Mpi, Some(n)) if workers % n != 0 && !servers => Err(Error::spec(
             "workers",
             workers,
-            format!("must be a multiple of the {n} MPI ranks (each rank runs workers / ranks threads)"),
+            format!(
+                "must be a multiple of the {n} MPI ranks (each rank runs workers / ranks threads): {} would do",
+                [workers / n * n, (workers / n + 1) * n]
+                    .iter()
+                    .filter(|&&w| w > 0)
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
         )),
         (l, Some(n)) if n > 1 && l != Launcher::Mpi => Err(Error::spec(
             "launcher",

@@ -366,7 +366,8 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
                 "mem_len",
                 len,
                 format!(
-                    "each op moves {piece} bytes (a block split at the stripe unit), not a multiple of mem_len"
+                    "each op moves {piece} bytes (a block split at the stripe unit), not a multiple of mem_len: {} would do",
+                    crate::units::nearest_divisors(piece, len)
                 ),
             ));
         }

@@ -264,8 +264,9 @@ pub fn resolve_into(params: &Params, spec: &mut Spec) -> Result<()> {
                     "sync",
                     spec.sync.label(),
                     format!(
-                        "with mmap windows and msync, the sync size must be a multiple of the bytes a writer writes per iteration ({}), so every window is committed by the strategy's own syncs",
-                        fmt_size(op_bytes)
+                        "with mmap windows and msync, the sync size must be a multiple of the bytes a writer writes per iteration ({}), so every window is committed by the strategy's own syncs: every:{} would do",
+                        fmt_size(op_bytes),
+                        crate::units::nearest_multiples(n, op_bytes).replace(" or ", " or every:")
                     ),
                 );
             }
@@ -274,8 +275,9 @@ pub fn resolve_into(params: &Params, spec: &mut Spec) -> Result<()> {
                     "window",
                     fmt_size(win),
                     format!(
-                        "with msync, a window must be a multiple of the sync size ({}), so every window is committed by the strategy's own syncs before it is unmapped",
-                        fmt_size(n)
+                        "with msync, a window must be a multiple of the sync size ({}), so every window is committed by the strategy's own syncs before it is unmapped: {} would do",
+                        fmt_size(n),
+                        crate::units::nearest_multiples(win, n)
                     ),
                 );
             }
@@ -284,8 +286,9 @@ pub fn resolve_into(params: &Params, spec: &mut Spec) -> Result<()> {
                     "window",
                     fmt_size(win),
                     format!(
-                        "a window must be a multiple of the bytes a writer writes per iteration ({})",
-                        fmt_size(op_bytes)
+                        "a window must be a multiple of the bytes a writer writes per iteration ({}): {} would do",
+                        fmt_size(op_bytes),
+                        crate::units::nearest_multiples(win, op_bytes)
                     ),
                 );
             }

@@ -92,7 +92,11 @@ pub fn open(spec: &Spec, plan: &RunPlan) -> Result<Kept> {
             return Err(Error::spec(
                 "bs",
                 spec.bs_bytes,
-                format!("verify reads whole written blocks: bs must be a multiple of run {id}'s {}", m.bs),
+                format!(
+                    "verify reads whole written blocks: bs must be a multiple of run {id}'s {}: {} would do",
+                    m.bs,
+                    crate::units::nearest_multiples(spec.bs_bytes, m.bs.max(1))
+                ),
             ));
         }
     }

@@ -82,6 +82,14 @@ fn size_refusals_name_the_sizes_that_would_do() {
             &["--size", "64KiB"][..],
             "bs = `1MiB`: larger than size (64 KiB): give a bs of at most 64KiB or a size of at least 1MiB",
         ),
+        (
+            &["--bs", "1MiB", "--mem-len", "100000", "--mem-stride", "200000", "--size", "4MiB"][..],
+            "mem_len = `100000`: must divide bs (1048576 bytes): 64KiB or 128KiB would do",
+        ),
+        (
+            &["--engine", "mmap", "--window", "10000", "--size", "4MiB"][..],
+            "window = `10000`: must be a multiple of the page size (4096 bytes): 8KiB or 12KiB would do",
+        ),
     ] {
         let mut all = vec!["run", "--dir", dir];
         all.extend_from_slice(args);
