@@ -240,7 +240,7 @@ impl ServersEngine {
 }
 
 /// Connects to the TCP address server rank `rank` sends for a blast.
-fn connect_blast(comm: ffi::MPI_Comm, rank: c_int) -> Result<TcpStream> {
+fn connect_blast(comm: ffi::MPI_Comm, rank: c_int, nodelay: bool) -> Result<TcpStream> {
     let mut msg = [0u8; ADDR_BYTES];
     // SAFETY: MPI_Status is plain data that MPI fills.
     let mut st: ffi::MPI_Status = unsafe { std::mem::zeroed() };
@@ -269,8 +269,9 @@ fn connect_blast(comm: ffi::MPI_Comm, rank: c_int) -> Result<TcpStream> {
     // The token first: the server admits only the connection that sends it.
     super::wire::present(&mut s, &token)
         .map_err(|e| Error::Run(format!("blast: the token to the server at {addr}: {e}")))?;
-    // Each block goes out as it is written (Russell's blast lacked TCP_NODELAY).
-    s.set_nodelay(true).map_err(|e| Error::Run(format!("blast: TCP_NODELAY on {addr}: {e}")))?;
+    // With `tcp`, each block goes out as it is written; `tcp-nagle` leaves Nagle's algorithm
+    // on, as Russell's kernel did (it lacked the patches TCP's "no delay" option needs).
+    s.set_nodelay(nodelay).map_err(|e| Error::Run(format!("blast: TCP_NODELAY on {addr}: {e}")))?;
     Ok(s)
 }
 
@@ -303,7 +304,9 @@ impl Engine for ServersEngine {
         let blast = match remote.blast {
             None => None,
             Some(BlastTransport::Mpi) => Some(Blast::Mpi),
-            Some(BlastTransport::Tcp) => Some(Blast::Tcp(connect_blast(comm, ranks[0])?)),
+            Some(t @ (BlastTransport::Tcp | BlastTransport::TcpNagle)) => {
+                Some(Blast::Tcp(connect_blast(comm, ranks[0], t == BlastTransport::Tcp)?))
+            }
         };
         Ok(ServersEngine {
             comm,

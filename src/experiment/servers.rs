@@ -137,8 +137,9 @@ pub(super) fn resolve(params: &Params, spec: &Spec, cwd: &std::path::Path) -> Re
     let store = ServerStore::parse(store_s)
         .ok_or_else(|| Error::spec("server_store", store_s, "expected disk or memory"))?;
     let blast_s = params.one("blast_transport");
-    let transport = BlastTransport::parse(blast_s.unwrap_or("mpi"))
-        .ok_or_else(|| Error::spec("blast_transport", blast_s.unwrap_or(""), "expected mpi or tcp"))?;
+    let transport = BlastTransport::parse(blast_s.unwrap_or("mpi")).ok_or_else(|| {
+        Error::spec("blast_transport", blast_s.unwrap_or(""), "expected mpi, tcp or tcp-nagle")
+    })?;
     if let (Some(v), None) = (blast_s, blast) {
         return Err(Error::spec("blast_transport", v, "applies to blast phases (ops = blast)"));
     }

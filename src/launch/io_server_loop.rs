@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::launch::WorldInfo;
 use crate::launch::mpi::PhaseOrder;
 use crate::plan::{Op, RunPlan};
-use crate::spec::{BlastTransport, OpKind};
+use crate::spec::OpKind;
 use crate::worker::ServerSample;
 use crate::worker::data::DataPath;
 
@@ -155,7 +155,7 @@ impl<'a> Serving<'a> {
         let spec = &self.p.spec;
         let Some(servers) = spec.servers.as_ref() else { return };
         let blast = spec.phases.get(self.p.phase).is_some_and(|ph| ph.op == OpKind::Blast);
-        if !blast || servers.blast != BlastTransport::Tcp {
+        if !blast || !servers.blast.is_tcp() {
             return;
         }
         let w = crate::launch::world().expect("the world is known");

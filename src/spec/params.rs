@@ -154,7 +154,7 @@ pub const PARAMS: &[ParamDef] = &[
         "blast_transport",
         &[value("blast-transport", "TRANSPORT")],
         "`mpi`",
-        "ops = blast: mpi (MPI_Send per block) | tcp (a TCP connection between the two ranks' hosts, its address sent over MPI)",
+        "ops = blast: mpi (MPI_Send per block) | tcp (a TCP connection between the two ranks' hosts, its address sent over MPI, with TCP_NODELAY) | tcp-nagle (the same without TCP_NODELAY: Nagle's algorithm on)",
         "Russell's R8. The server acknowledges the count it received; that acknowledgement ends the client's time",
     ),
     param(

@@ -59,8 +59,14 @@ pub enum BlastTransport {
     #[default]
     Mpi,
     /// A plain TCP connection between the two ranks' hosts (the server's address and port
-    /// sent over MPI), one `write` per block, as Russell's blast test did.
+    /// sent over MPI), one `write` per block, as Russell's blast test did, with TCP_NODELAY
+    /// (each block goes out as it is written).
     Tcp,
+    /// The same connection without TCP_NODELAY: Nagle's algorithm holds small segments back
+    /// until the last one is acknowledged, as on Russell's kernel, which lacked the patches
+    /// the "no delay" option needs.
+    #[serde(rename = "tcp-nagle")]
+    TcpNagle,
 }
 
 impl BlastTransport {
@@ -68,6 +74,7 @@ impl BlastTransport {
         match s {
             "mpi" => Some(BlastTransport::Mpi),
             "tcp" => Some(BlastTransport::Tcp),
+            "tcp-nagle" => Some(BlastTransport::TcpNagle),
             _ => None,
         }
     }
@@ -75,7 +82,13 @@ impl BlastTransport {
         match self {
             BlastTransport::Mpi => "mpi",
             BlastTransport::Tcp => "tcp",
+            BlastTransport::TcpNagle => "tcp-nagle",
         }
+    }
+
+    /// Whether the blast goes over a TCP connection (with or without TCP_NODELAY).
+    pub fn is_tcp(self) -> bool {
+        matches!(self, BlastTransport::Tcp | BlastTransport::TcpNagle)
     }
 }
 

@@ -325,7 +325,7 @@ fn a_block_larger_than_an_mpi_message_is_refused_before_anything_runs() {
 }
 
 /// The network blast: each client rank sends N bytes to its server rank in blocks, over MPI
-/// and over TCP (the server's address sent over MPI); the servers count exactly N bytes from
+/// and over TCP with and without TCP_NODELAY (the server's address sent over MPI); the servers count exactly N bytes from
 /// each, the clients' calls are one send per block and one acknowledged end, and no file is
 /// made anywhere.
 #[test]
@@ -335,7 +335,7 @@ fn a_blast_moves_exactly_n_bytes_over_mpi_and_tcp() {
     std::fs::create_dir(&srv).unwrap();
     let n: u64 = 3 << 20;
     for (np, pairs) in [(2usize, 1u64), (4, 2)] {
-        for (transport, call) in [("mpi", "MPI_Send"), ("tcp", "send")] {
+        for (transport, call) in [("mpi", "MPI_Send"), ("tcp", "send"), ("tcp-nagle", "send")] {
             let pairs_s = pairs.to_string();
             let args = [
                 "run",
