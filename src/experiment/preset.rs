@@ -417,5 +417,5 @@ pub fn about(exp: &ExperimentResult) -> Option<PresetAbout> {
 /// it reproduces no preset this build knows).
 pub fn findings(exp: &ExperimentResult) -> Vec<Finding> {
     let Some(p) = exp.design.preset.as_ref().and_then(|r| find(&r.id).ok()) else { return vec![] };
-    p.meta.finding.iter().map(|f| f.evaluate(&exp.points)).collect()
+    p.meta.finding.iter().map(|f| f.evaluate(&exp.points, exp.design.headline)).collect()
 }

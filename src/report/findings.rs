@@ -1,11 +1,13 @@
-//! The "Findings" section of a preset's results: each claim of the study, the paper's figure,
-//! this machine's figure with its 95% interval, and the verdict; as text and as HTML.
+//! The "Findings" section of a preset's results: each claim, the study's words for it (where
+//! they are), the paper's figure, this machine's figure by the study's statistic with its 95%
+//! interval, and the verdict; as text and as HTML.
 
 use crate::results::ExperimentResult;
 use crate::results::findings::{Finding, num, side_value};
 
-/// The rows of the section: claim, paper, this machine, verdict (with why).
-pub fn rows(exp: &ExperimentResult) -> Vec<[String; 4]> {
+/// The rows of the section: claim, the study's words (with where), paper, this machine,
+/// verdict (with why).
+pub fn rows(exp: &ExperimentResult) -> Vec<[String; 5]> {
     exp.findings.iter().map(|f| row(exp, f)).collect()
 }
 
@@ -19,22 +21,45 @@ fn cache_note(exp: &ExperimentResult, phase: &str) -> String {
     labelled.map(|ph| format!(" [{}]", ph.cache.label())).unwrap_or_default()
 }
 
-fn row(exp: &ExperimentResult, f: &Finding) -> [String; 4] {
+fn row(exp: &ExperimentResult, f: &Finding) -> [String; 5] {
+    let x = if f.b.is_some() { "a / b" } else { "a" };
     let ratio = match (f.ratio, f.interval) {
-        (Some(r), Some([lo, hi])) => format!("a / b = {} [{}, {}]", num(r), num(lo), num(hi)),
-        (Some(r), None) => format!("a / b = {} (no interval)", num(r)),
-        _ => "a / b not measured".into(),
+        (Some(r), Some([lo, hi])) => format!("{x} = {} [{}, {}]", num(r), num(lo), num(hi)),
+        (Some(r), None) => format!("{x} = {} (no interval)", num(r)),
+        _ => format!("{x} not measured"),
     };
     let side = |s: &crate::results::findings::SideResult| {
-        format!("{} {}{} {}: {}", s.point, s.phase, cache_note(exp, &s.phase), s.figure, side_value(s))
+        let flags =
+            if s.flags.is_empty() { String::new() } else { format!(" (flagged: {})", s.flags.join(", ")) };
+        format!("{} {}{} {}: {}{flags}", s.point, s.phase, cache_note(exp, &s.phase), s.figure, side_value(s))
     };
-    let here = format!(
-        "{ratio}{}; a = {}; b = {}",
+    let mut here = format!(
+        "{ratio}{} by the {}; a = {}",
         if f.paired { " (paired runs)" } else { "" },
-        side(&f.a),
-        side(&f.b)
+        stat_words(&f.statistic),
+        side(&f.a)
     );
-    [f.claim.clone(), f.paper.clone(), here, format!("{} (rule {}: {})", f.verdict.text(), f.rule, f.why)]
+    if let Some(b) = &f.b {
+        here += &format!("; b = {}", side(b));
+    }
+    let words = format!("\"{}\" ({})", f.quote, f.source);
+    [
+        f.claim.clone(),
+        words,
+        f.paper.clone(),
+        here,
+        format!("{} (rule {}: {})", f.verdict.text(), f.rule, f.why),
+    ]
+}
+
+/// A statistic's name in words.
+fn stat_words(name: &str) -> &'static str {
+    match name {
+        "two_sigma_mean" => "2-sigma mean",
+        "trimmed_mean_10" => "10% trimmed mean",
+        "median" => "median",
+        _ => "mean",
+    }
 }
 
 /// The section as text, empty when there are no findings.
@@ -43,11 +68,11 @@ pub fn text(exp: &ExperimentResult) -> String {
         return String::new();
     }
     let mut out = String::from(
-        "\nFindings (each verdict from the 95% confidence intervals over the repetitions, never one run)\n",
+        "\nFindings (each verdict from the 95% confidence intervals over the repetitions of the study's statistic, never one run)\n",
     );
-    for (i, [claim, paper, here, verdict]) in rows(exp).into_iter().enumerate() {
+    for (i, [claim, words, paper, here, verdict]) in rows(exp).into_iter().enumerate() {
         out += &format!(
-            "{:>3}. {claim}\n     paper: {paper}\n     here:  {here}\n     verdict: {verdict}\n",
+            "{:>3}. {claim}\n     study: {words}\n     paper: {paper}\n     here:  {here}\n     verdict: {verdict}\n",
             i + 1
         );
     }
@@ -69,16 +94,17 @@ pub fn html(exp: &ExperimentResult) -> String {
         return String::new();
     }
     let mut s = String::from(
-        "<section id=\"findings\">\n<h2>Findings</h2>\n<p class=\"note\">Each verdict comes from the 95% confidence intervals over the repetitions, never from one run: holds when the interval of a / b lies within the expected range, does not hold when it lies wholly outside it, inconclusive otherwise.</p>\n<table class=\"findings\">\n<thead><tr><th>claim</th><th>paper</th><th>this machine</th><th>verdict</th></tr></thead>\n<tbody>\n",
+        "<section id=\"findings\">\n<h2>Findings</h2>\n<p class=\"note\">Each verdict comes from the 95% confidence intervals over the repetitions, never from one run: holds when the interval of a / b lies within the expected range, does not hold when it lies wholly outside it, inconclusive otherwise.</p>\n<table class=\"findings\">\n<thead><tr><th>claim</th><th>the study's words</th><th>paper</th><th>this machine</th><th>verdict</th></tr></thead>\n<tbody>\n",
     );
     for (f, r) in exp.findings.iter().zip(rows(exp)) {
         s += &format!(
-            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             f.verdict.text().replace(' ', "-"),
             esc(&r[0]),
             esc(&r[1]),
             esc(&r[2]),
-            esc(&r[3])
+            esc(&r[3]),
+            esc(&r[4])
         );
     }
     s + "</tbody>\n</table>\n</section>\n"

@@ -18,9 +18,11 @@
 //! - individual rate r_i = bytes_i / t_i; max_SAR = sum r_i; min_SAR = total bytes / max t_i
 //!   (French, Pratt, Das 1991, eqs. 1 and 2). Average individual rate = mean of r_i.
 //! - agg (IOR's bandwidth) and the workers' overlap: [`span`].
+//! - intervals of the 2-sigma mean and the trimmed mean: [`robust`].
 
 use serde::{Deserialize, Serialize};
 
+pub mod robust;
 pub mod span;
 
 /// Arithmetic mean; NaN for no samples.
@@ -41,7 +43,7 @@ pub fn sd(xs: &[f64]) -> Option<f64> {
     Some((ss / (xs.len() - 1) as f64).sqrt())
 }
 
-fn sorted(xs: &[f64]) -> Vec<f64> {
+pub(crate) fn sorted(xs: &[f64]) -> Vec<f64> {
     let mut v = xs.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));
     v

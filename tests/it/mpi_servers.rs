@@ -581,7 +581,7 @@ fn the_server_presets_run_at_quick_scale_and_plot() {
     let dir = s.path().to_str().unwrap().to_string();
     let list = s.iolab(&["reproduce", "--list", "--scale", "quick"]);
     let text = unwrap_entries(&String::from_utf8_lossy(&list.stdout));
-    for (id, np) in [("R7", 3), ("R8", 2), ("R9", 3), ("R10", 4)] {
+    for (id, np) in [("R7", 5), ("R8", 2), ("R9", 3), ("R10", 4)] {
         let run = format!("`mpirun -np {np} iolab reproduce {id} --scale quick`");
         assert!(
             text.lines().any(|l| l.trim_start().starts_with(&format!("{id} ")) && l.contains(&run)),

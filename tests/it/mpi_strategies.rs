@@ -178,9 +178,11 @@ fn the_b_mpi_preset_runs_and_its_table_comes_from_the_store() {
     // The finding "with compute" compares the runs with compute; the one without, those without.
     let f = doc["findings"].as_array().unwrap();
     assert_eq!(f.len(), 2);
-    assert_eq!(f[0]["a"]["point"], "comptime=100ms f=1MiB strategy=S1A", "{}", f[0]);
-    assert_eq!(f[0]["b"]["point"], "comptime=100ms f=1MiB strategy=S3", "{}", f[0]);
-    assert_eq!(f[1]["a"]["point"], "comptime=0s f=1MiB strategy=MPI-IO", "{}", f[1]);
+    // Each strategy at its best sync size (one at quick scale), by the study's trimmed mean.
+    assert_eq!(f[0]["a"]["point"], "comptime=100ms strategy=S1A best=f=1MiB of 1", "{}", f[0]);
+    assert_eq!(f[0]["b"]["point"], "comptime=100ms strategy=S3 best=f=1MiB of 1", "{}", f[0]);
+    assert_eq!(f[1]["a"]["point"], "comptime=0s strategy=MPI-IO best=f=1MiB of 1", "{}", f[1]);
+    assert_eq!(f[0]["statistic"], "trimmed_mean_10", "{}", f[0]);
     let table = s.iolab(&["results", "strategies", "last"]);
     assert!(table.status.success(), "{}", stderr(&table));
     let t = String::from_utf8_lossy(&table.stdout);

@@ -21,7 +21,7 @@ fn every_preset_declares_findings_on_its_own_axes() {
         for f in &p.meta.finding {
             assert!(f.check().is_ok(), "{id}: {:?}", f.check());
             for k in f.keys() {
-                assert!(axes.iter().any(|a| a == k), "{id}: `{k}` of `{}` is no axis ({axes:?})", f.claim);
+                assert!(axes.contains(&k), "{id}: `{k}` of `{}` is no axis ({axes:?})", f.claim);
             }
         }
     }
@@ -146,4 +146,78 @@ fn a_strategy_preset_ends_with_its_findings_too() {
     for f in &preset::find("B").unwrap().meta.finding {
         assert!(text[at..].contains(&f.claim), "{}", f.claim);
     }
+}
+
+/// The studies' full texts: `shared/seeds/` beside the project (../shared/seeds from the
+/// repository, or beside any of its parent directories, as a worktree sits deeper), or
+/// IOLAB_SEEDS. None where this checkout has no copy.
+fn seeds_dir() -> Option<std::path::PathBuf> {
+    if let Some(d) = std::env::var_os("IOLAB_SEEDS") {
+        return Some(d.into());
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    root.ancestors().skip(1).map(|a| a.join("shared/seeds")).find(|d| d.is_dir())
+}
+
+/// Runs of whitespace (spaces, tabs, line breaks) as one space.
+fn normalised(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The quoted passages of `presets` not found word for word in their study's text, and how
+/// many were checked.
+fn misquotes(texts: &[(String, String)], presets: &[preset::Preset]) -> (Vec<String>, usize) {
+    let (mut bad, mut checked) = (vec![], 0);
+    for p in presets {
+        let author = p.meta.study.split_whitespace().next().unwrap_or_default();
+        let Some((_, text)) = texts.iter().find(|(a, _)| a == author) else { continue };
+        for f in &p.meta.finding {
+            for piece in f.quote.pieces() {
+                let q = normalised(piece);
+                if !text.contains(&q) {
+                    bad.push(format!(
+                        "{}: `{}` quotes words not in {author}'s text: {q}",
+                        p.meta.id, f.claim
+                    ));
+                }
+                checked += 1;
+            }
+        }
+    }
+    (bad, checked)
+}
+
+#[test]
+fn every_finding_quotes_its_study_word_for_word() {
+    let Some(dir) = seeds_dir() else {
+        // A clone without the studies' texts beside it cannot check the quotes: say so.
+        let why = "SKIPPED: no shared/seeds beside the repository (set IOLAB_SEEDS to check the quotes)";
+        println!("{why}");
+        eprintln!("{why}");
+        return;
+    };
+    // Each study's text, known by its first author's name near its start.
+    let mut texts: Vec<(String, String)> = vec![];
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        let head: String = text.chars().take(3000).collect();
+        for author in ["Russell", "Benson", "French", "Tirumala"] {
+            if head.contains(author) {
+                texts.push((author.to_string(), normalised(&text)));
+            }
+        }
+    }
+    assert_eq!(texts.len(), 4, "the four studies in {}", dir.display());
+    let mut presets = preset::all().unwrap();
+    let (bad, checked) = misquotes(&texts, &presets);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(checked >= 40, "{checked} quoted passages");
+    // One word changed (R1's "tapers off smoothly" made "stays flat") is caught.
+    let r1 = presets.iter_mut().find(|p| p.meta.id == "R1").unwrap();
+    r1.meta.finding[0].quote = iolab::results::findings::Quote::One(
+        "As the file size increases (in multiples of 64 MB), the rate stays flat to only 5.2 MBps".into(),
+    );
+    let (bad, _) = misquotes(&texts, &presets);
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(bad[0].starts_with("R1: "), "{bad:?}");
 }

@@ -1,8 +1,9 @@
 //! Tests of the findings' decision rule and side selection on synthetic repetitions.
 
 use super::*;
-use crate::results::{CacheCheck, PhaseResult, Repetition};
+use crate::results::{CacheCheck, PhaseResult, Repetition, Status};
 use crate::spec::{CachePolicy, OpKind};
+use crate::stats;
 
 /// A point with the given sweep values and, per phase, the max_SAR of each repetition (MB/s).
 fn point(params: &[(&str, &str)], phases: &[(&str, &[f64])]) -> PointResult {
@@ -38,11 +39,15 @@ fn spec(text: &str) -> FindingSpec {
 
 /// The finding a / b <= `max_ratio` of sides `a` and `b` (the inline tables' contents).
 fn at_most(a: &str, b: &str, max_ratio: f64) -> FindingSpec {
-    spec(&format!("claim = 'c'\npaper = 'p'\na = {{ {a} }}\nb = {{ {b} }}\nmax_ratio = {max_ratio}"))
+    spec(&format!(
+        "claim = 'c'\nquote = 'q'\nsource = 's'\npaper = 'p'\na = {{ {a} }}\nb = {{ {b} }}\nmax_ratio = {max_ratio}"
+    ))
 }
 
 const DROP: &str = r#"
 claim = "two readers are slower than one"
+quote = "a very significant drop in the rate"
+source = "§2.2.1, Fig. 6"
 paper = "6.0 -> 3.5 MB/s"
 a = { n = [2, 4] }
 b = { n = 1 }
@@ -82,23 +87,24 @@ fn sides_pick_the_first_value_the_run_has() {
         point(&[("n", "4")], &[("w", &[1.0, 1.0]), ("read:n=4", &[50.0, 51.0, 49.0])]),
     ];
     // The phase names the point's own sweep value.
-    let f = spec(&format!("phase = \"read:n={{n}}\"\n{DROP}")).evaluate(&points);
+    let f = spec(&format!("phase = \"read:n={{n}}\"\n{DROP}")).evaluate(&points, Headline::Mean);
     assert_eq!(f.a.point, "n=4");
-    assert_eq!(f.b.point, "n=1");
-    assert_eq!((f.a.n, f.b.n), (3, 3));
+    assert_eq!(f.b.as_ref().unwrap().point, "n=1");
+    assert_eq!((f.a.n, f.b.as_ref().unwrap().n), (3, 3));
     assert!(!f.paired);
     assert!((f.ratio.unwrap() - 0.5).abs() < 1e-9);
     // Unpaired, the interval comes from each side's own interval, in bytes per second.
     let ci = |mb: [f64; 3]| stats::positive_ci95(&mb.map(|x| x * 1e6));
-    assert_eq!((f.a.ci95, f.b.ci95), (ci([50.0, 51.0, 49.0]), ci([100.0, 101.0, 99.0])));
-    assert_eq!(f.interval, unpaired_interval(f.a.ci95, f.b.ci95));
+    let b = f.b.as_ref().unwrap();
+    assert_eq!((f.a.ci95, b.ci95), (ci([50.0, 51.0, 49.0]), ci([100.0, 101.0, 99.0])));
+    assert_eq!(f.interval, unpaired_interval(f.a.ci95, b.ci95));
     assert_eq!(f.verdict, Verdict::Holds, "{}", f.why);
     // The other way round the claim does not hold.
     let points = vec![
         point(&[("n", "1")], &[("read", &[50.0, 51.0, 49.0])]),
         point(&[("n", "2")], &[("read", &[100.0, 101.0, 99.0])]),
     ];
-    let f = spec(DROP).evaluate(&points);
+    let f = spec(DROP).evaluate(&points, Headline::Mean);
     assert_eq!(f.a.point, "n=2");
     assert_eq!(f.verdict, Verdict::DoesNotHold, "{}", f.why);
 }
@@ -107,11 +113,11 @@ fn sides_pick_the_first_value_the_run_has() {
 fn one_repetition_is_never_enough() {
     let points =
         vec![point(&[("n", "1")], &[("read", &[100.0])]), point(&[("n", "2")], &[("read", &[10.0])])];
-    let f = spec(DROP).evaluate(&points);
+    let f = spec(DROP).evaluate(&points, Headline::Mean);
     assert_eq!(f.verdict, Verdict::Inconclusive);
     assert!(f.why.contains("at least 2"), "{}", f.why);
     // A side whose point was not run is not measured.
-    let f = spec(DROP).evaluate(&points[..1]);
+    let f = spec(DROP).evaluate(&points[..1], Headline::Mean);
     assert_eq!(f.a.n, 0);
     assert!(f.a.point.contains("not run"), "{}", f.a.point);
     assert_eq!(f.verdict, Verdict::Inconclusive);
@@ -126,13 +132,13 @@ fn phases_and_figures_of_one_point_pair_their_repetitions() {
             assert!((x - want).abs() < 1e-9, "{:?} {:?}, not {want}", f.ratio, f.interval);
         }
     };
-    let f = at_most("phase = 'reverse'", "phase = 'forward'", 0.5).evaluate(&points);
+    let f = at_most("phase = 'reverse'", "phase = 'forward'", 0.5).evaluate(&points, Headline::Mean);
     // Each run's ratio is 0.1 however much the runs differ: paired, the interval is exact.
     assert!(f.paired);
     exactly(&f, 0.1);
     assert_eq!(f.verdict, Verdict::Holds);
     // min_SAR against max_SAR of the same phase: half of it in every run.
-    let f = at_most("figure = 'min_sar'", "figure = 'max_sar'", 0.9).evaluate(&points);
+    let f = at_most("figure = 'min_sar'", "figure = 'max_sar'", 0.9).evaluate(&points, Headline::Mean);
     assert_eq!((f.a.phase.as_str(), f.a.figure.as_str()), ("reverse", "min_sar"));
     assert!(f.paired);
     exactly(&f, 0.5);
@@ -150,4 +156,88 @@ fn bad_specs_are_refused_with_the_reason() {
     s.figure = Some("speed".into());
     assert!(s.check().unwrap_err().contains("unknown figure `speed`"));
     assert!(toml::from_str::<FindingSpec>("claim = 'x'\npaper = 'y'\na = {}\nb = {}\nratio = 1").is_err());
+    // A finding without the study's words, or without where they are, is refused.
+    assert!(
+        toml::from_str::<FindingSpec>("claim = 'x'\nsource = 's'\npaper = 'y'\na = {}\nmax_ratio = 1")
+            .is_err()
+    );
+    let mut s = spec(DROP);
+    s.source = " ".into();
+    assert!(s.check().unwrap_err().contains("`source`"));
+    let mut s = spec(DROP);
+    s.statistic = Some("mode".into());
+    assert!(s.check().unwrap_err().contains("unknown statistic `mode`"));
+}
+
+#[test]
+fn each_side_uses_the_study_statistic() {
+    // Six runs at 100 and one at 1000: the 2-sigma mean drops the 1000 (2.27 sd out), the mean
+    // does not; a / b against 50 in every run of b.
+    let runs = [100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 1000.0];
+    let points =
+        vec![point(&[("n", "1")], &[("read", &[50.0; 7])]), point(&[("n", "2")], &[("read", &runs)])];
+    let f = spec(DROP).evaluate(&points, Headline::TwoSigmaMean);
+    assert_eq!(f.statistic, "two_sigma_mean");
+    assert!((f.a.mean - 100e6).abs() < 1e-3, "{}", f.a.mean);
+    assert!((f.ratio.unwrap() - 2.0).abs() < 1e-9);
+    assert_eq!(f.a.ci95, Some([100e6, 100e6]), "the kept runs do not spread");
+    let f = spec(DROP).evaluate(&points, Headline::Mean);
+    assert!((f.a.mean - 1600e6 / 7.0).abs() < 1.0);
+    // A finding may name its own statistic.
+    let mut s = spec(DROP);
+    s.statistic = Some("mean".into());
+    assert_eq!(s.evaluate(&points, Headline::TwoSigmaMean).statistic, "mean");
+}
+
+#[test]
+fn best_takes_each_side_at_its_best_point() {
+    // Benson et al.'s tables: each strategy at the sync size that gave it the shortest time.
+    // S3 is best at f=2 (time 1/400 s), S1A at f=1 (1/300 s): S3 / S1A = 0.75.
+    let points = vec![
+        point(&[("s", "S1A"), ("f", "1")], &[("w", &[300.0, 300.0])]),
+        point(&[("s", "S1A"), ("f", "2")], &[("w", &[100.0, 100.0])]),
+        point(&[("s", "S3"), ("f", "1")], &[("w", &[200.0, 200.0])]),
+        point(&[("s", "S3"), ("f", "2")], &[("w", &[400.0, 400.0])]),
+    ];
+    let f = spec(
+        "claim = 'c'\nquote = 'q'\nsource = 's'\npaper = 'p'\nfigure = 'time'\n\
+         a = { s = 'S3', best = 'f' }\nb = { s = 'S1A', best = 'f' }\nmax_ratio = 1.0",
+    )
+    .evaluate(&points, Headline::TrimmedMean10);
+    assert!(f.a.point.contains("best=f=2 of 2"), "{}", f.a.point);
+    assert!(f.b.as_ref().unwrap().point.contains("best=f=1 of 2"), "{:?}", f.b);
+    assert!((f.ratio.unwrap() - 0.75).abs() < 1e-6, "{:?}", f.ratio);
+    assert!(!f.paired);
+    assert_eq!(f.verdict, Verdict::Holds, "{}", f.why);
+    // The keys of `best` count as the finding's sweep keys.
+    let s = spec(
+        "claim = 'c'\nquote = 'q'\nsource = 's'\npaper = 'p'\na = { s = 'S3', best = ['f', 'w'] }\nmax_ratio = 1",
+    );
+    assert_eq!(s.keys(), ["f", "s", "w"]);
+}
+
+#[test]
+fn a_side_alone_is_compared_with_the_range() {
+    let points = vec![point(&[], &[("read", &[0.8, 0.9, 0.85])])];
+    let f = spec("claim = 'c'\nquote = 'q'\nsource = 's'\npaper = 'p'\na = {}\nmin_ratio = 500000.0")
+        .evaluate(&points, Headline::Mean);
+    assert_eq!(f.rule, "a >= 500000");
+    assert!(f.b.is_none());
+    assert!((f.ratio.unwrap() - 0.85e6).abs() < 1e-3);
+    assert_eq!(f.verdict, Verdict::Holds, "{}", f.why);
+}
+
+#[test]
+fn runs_whose_workers_did_not_overlap_decide_nothing() {
+    let mut points = vec![
+        point(&[("n", "1")], &[("read", &[100.0, 101.0])]),
+        point(&[("n", "2")], &[("read", &[10.0, 11.0])]),
+    ];
+    points[1].phases[0].repetitions[1]
+        .flags
+        .push("workers did not overlap: all 2 ran together for 0% of the phase".into());
+    let f = spec(DROP).evaluate(&points, Headline::Mean);
+    assert_eq!(f.a.flags, ["workers did not overlap"]);
+    assert_eq!(f.verdict, Verdict::Inconclusive);
+    assert!(f.why.contains("flagged `workers did not overlap`"), "{}", f.why);
 }
