@@ -47,6 +47,7 @@ pub const FILES: &[&str] = &[
     include_str!("../../presets/C5.toml"),
     include_str!("../../presets/C6.toml"),
     include_str!("../../presets/C7.toml"),
+    include_str!("../../presets/C-fig3.toml"),
     include_str!("../../presets/L1.toml"),
     include_str!("../../presets/L2.toml"),
     include_str!("../../presets/L3.toml"),

@@ -144,7 +144,7 @@ fn every_preset_parses_and_validates_as_far_as_this_build_allows() {
     let ids: Vec<&str> = all.iter().map(|p| p.meta.id.as_str()).collect();
     for want in [
         "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "B", "C1", "C2", "C3", "C4", "C5", "C6",
-        "C7", "L1", "L2", "L3", "L4", "IO500",
+        "C7", "C-fig3", "L1", "L2", "L3", "L4", "IO500",
     ] {
         assert!(ids.contains(&want), "no preset {want}");
     }
@@ -517,7 +517,7 @@ fn a_preset_sized_by_memory_runs_in_whole_blocks() {
 #[test]
 fn french_presets_preallocate_as_the_study_did() {
     let s = Scratch::new();
-    for id in ["C1", "C2", "C3", "C7", "C6"] {
+    for id in ["C1", "C2", "C3", "C7", "C-fig3", "C6"] {
         let p = preset::find(id).unwrap();
         for scale in SCALES {
             let b = p.build(scale, &[], &env(s.path())).unwrap();
