@@ -191,3 +191,55 @@ fn the_b_mpi_preset_runs_and_its_table_comes_from_the_store() {
     }
     assert!(s.leftovers().is_empty(), "{:?}", s.leftovers());
 }
+
+/// `iolab reproduce B-mpi-strided --scale quick` under mpirun: Table 2's strategies on two
+/// ranks with strided data (8 of every 32 bytes): S2DT and S3DT are points of their own, with
+/// writev() (vsync) and MPI-IO with its own engine, every repetition complete with
+/// W x iters x bs bytes, and its findings compare S3DT with S3 and S1A.
+#[test]
+fn the_b_mpi_strided_preset_runs_table_2_with_derived_datatypes() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let o = mpirun(
+        &s,
+        2,
+        &["reproduce", "B-mpi-strided", "--scale", "quick", "--dir", &dir, "--json", "--quiet"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut ran: Vec<(String, String)> = vec![];
+    for point in doc["points"].as_array().unwrap() {
+        let strategy = point["params"]["strategy"].as_str().unwrap().to_string();
+        let spec = &point["spec"];
+        assert_eq!(
+            (spec["mem_len_bytes"].as_u64(), spec["mem_stride_bytes"].as_u64()),
+            (Some(8), Some(32)),
+            "{spec}"
+        );
+        ran.push((strategy, spec["engine"].as_str().unwrap().to_string()));
+        for rep in point["phases"][0]["repetitions"].as_array().unwrap() {
+            assert_eq!(rep["status"], "complete", "{}", point["params"]);
+            assert_eq!(rep["total_bytes"], 2 * 64 * 65536, "{}", point["params"]);
+        }
+    }
+    ran.sort();
+    ran.dedup();
+    let want: Vec<(String, String)> = [
+        ("MPI-IO", "mpiio"),
+        ("S1A", "vsync"),
+        ("S1B", "vsync"),
+        ("S2", "vsync"),
+        ("S2DT", "vsync"),
+        ("S3", "vsync"),
+        ("S3DT", "vsync"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(ran, want);
+    let f = doc["findings"].as_array().unwrap();
+    assert_eq!(f.len(), 2);
+    assert_eq!(f[0]["a"]["point"], "comptime=0s strategy=S3DT best=f=1MiB of 1", "{}", f[0]);
+    assert_eq!(f[0]["b"]["point"], "comptime=0s strategy=S3 best=f=1MiB of 1", "{}", f[0]);
+    assert!(s.leftovers().is_empty(), "{:?}", s.leftovers());
+}

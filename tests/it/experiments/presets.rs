@@ -27,8 +27,9 @@ const PENDING_KEYS: &[&str] = &[
     "targets",
     "latency",
 ];
+// mpiio: MPI-IO's engine runs only on MPI ranks (B-mpi-strided zips it with MPI-IO).
 const PENDING_VALUES: &[&str] =
-    &["striped", "striped-per-worker", "vsync", "mmap", "uring", "msync", "trace"];
+    &["striped", "striped-per-worker", "vsync", "mmap", "uring", "msync", "trace", "mpiio"];
 
 const SCALES: [Scale; 3] = [Scale::Quick, Scale::Default, Scale::Paper];
 
