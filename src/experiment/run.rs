@@ -394,7 +394,7 @@ fn run_phases(
                 let mut r = Repetition::from_samples(rep, run_id, &samples, &check);
                 super::ranks::note_hints(spec, &r.workers, monitor);
                 r.namespace = md.map(|(state, _)| super::md_run::after(state, &samples));
-                r.servers = launched.servers;
+                (r.servers, r.latency_histogram_ns) = (launched.servers, launched.latency);
                 r.prealloc_ns = prealloc_ns;
                 let commits = r.workers.iter().map(|w| w.sync_calls).sum();
                 // A metadata phase's device I/O (inodes, journal) is no bytes of it: no noise judgement.

@@ -130,6 +130,11 @@ impl FastHist {
         self.counts[i] += 1;
     }
 
+    /// The memory its counts take.
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.counts)
+    }
+
     /// Ops recorded.
     pub fn len(&self) -> u64 {
         self.counts.iter().sum()
@@ -137,6 +142,18 @@ impl FastHist {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Adds the counts of `b` (bucket values of a histogram of [`new_hist`]'s layout).
+    pub fn add(&mut self, b: &Buckets) {
+        for &(v, c) in &b.0 {
+            self.counts[Self::index(v)] += c;
+        }
+    }
+
+    /// Its counts as buckets (those of [`FastHist::to_hdr`]).
+    pub fn buckets(&self) -> Buckets {
+        if self.is_empty() { Buckets::default() } else { Buckets::from_hist(&self.to_hdr()) }
     }
 
     /// The same histogram as an HDR histogram ([`new_hist`]).
@@ -187,12 +204,117 @@ impl Recorder for Traced {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Buckets(pub Vec<(u64, u64)>);
 
+/// Latency percentiles of one worker (or merged), in ns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyNs {
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+    pub mean: f64,
+}
+
+impl LatencyNs {
+    pub fn from_hist(h: &Histogram<u64>) -> LatencyNs {
+        if h.is_empty() {
+            return LatencyNs::default();
+        }
+        LatencyNs {
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+            mean: h.mean(),
+        }
+    }
+}
+
+/// One worker's per-op latency as its launcher hands it on.
+#[derive(Debug, Clone)]
+pub enum SampleHist {
+    /// The worker's whole histogram (threads and processes of one host).
+    Full(Histogram<u64>),
+    /// Its figures, worked out where the histogram was; the counts themselves went into the
+    /// phase's histogram as the sample arrived (MPI ranks), and its buckets are kept only when
+    /// asked for (`keep_worker_latency`).
+    Merged { figures: LatencyNs, buckets: Option<Buckets> },
+}
+
+impl SampleHist {
+    /// An empty histogram.
+    pub fn empty() -> SampleHist {
+        SampleHist::Full(new_hist())
+    }
+
+    /// No histogram: figures of none (allocates nothing).
+    pub fn empty_merged() -> SampleHist {
+        SampleHist::Merged { figures: LatencyNs::default(), buckets: None }
+    }
+
+    /// Its percentiles.
+    pub fn figures(&self) -> LatencyNs {
+        match self {
+            SampleHist::Full(h) => LatencyNs::from_hist(h),
+            SampleHist::Merged { figures, .. } => *figures,
+        }
+    }
+
+    /// Its median (0 when empty).
+    pub fn median(&self) -> u64 {
+        match self {
+            SampleHist::Full(h) if h.is_empty() => 0,
+            SampleHist::Full(h) => h.value_at_quantile(0.5),
+            SampleHist::Merged { figures, .. } => figures.p50,
+        }
+    }
+
+    /// Its buckets (empty when merged and not kept).
+    pub fn buckets(&self) -> Buckets {
+        match self {
+            SampleHist::Full(h) => Buckets::from_hist(h),
+            SampleHist::Merged { buckets, .. } => buckets.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The histogram (empty when merged and not kept).
+    pub fn to_hist(&self) -> Histogram<u64> {
+        match self {
+            SampleHist::Full(h) => h.clone(),
+            SampleHist::Merged { buckets, .. } => {
+                buckets.as_ref().map(Buckets::to_hist).unwrap_or_else(new_hist)
+            }
+        }
+    }
+
+    /// Its counts added to `phase`; what is left: its figures, and its buckets if `keep`.
+    pub fn merge_into(self, phase: &mut FastHist, keep: bool) -> SampleHist {
+        match self {
+            SampleHist::Full(h) => {
+                let buckets = Buckets::from_hist(&h);
+                phase.add(&buckets);
+                SampleHist::Merged { figures: LatencyNs::from_hist(&h), buckets: keep.then_some(buckets) }
+            }
+            SampleHist::Merged { figures, buckets } => {
+                if let Some(b) = &buckets {
+                    phase.add(b);
+                }
+                SampleHist::Merged { figures, buckets: buckets.filter(|_| keep) }
+            }
+        }
+    }
+}
+
 /// A new histogram covering 1 ns to about 18 minutes at 3 significant digits.
 pub fn new_hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 1 << 40, 3).expect("valid histogram bounds")
 }
 
 impl Buckets {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
     pub fn from_hist(h: &Histogram<u64>) -> Buckets {
         Buckets(h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect())
     }

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::CallCounts;
 use crate::error::{Error, Result};
-use crate::latency::Buckets;
 use crate::latency::trace::{RECORD_BYTES, TraceOp, TraceSpill, WorkerTrace};
+use crate::latency::{Buckets, FastHist, LatencyNs, SampleHist};
 use crate::strategy::RoleSample;
 use crate::worker::WorkerSample;
 
@@ -243,6 +243,9 @@ pub struct SampleWire {
     hints: Option<Vec<(String, String)>>,
     close_ns: u64,
     hist: Buckets,
+    /// Its percentiles, worked out from the histogram where it was recorded.
+    #[serde(default)]
+    figures: LatencyNs,
     /// Traced: (ops, ns the loop waited for its trace writer).
     traced: Option<(u64, u64)>,
     /// The traced ops, when they come with the sample (a strategy writer's, at most `iters`)
@@ -285,7 +288,8 @@ impl SampleWire {
             alloc_ns: s.alloc_ns,
             hints: s.hints,
             close_ns: s.close_ns,
-            hist: Buckets::from_hist(&s.hist),
+            hist: s.hist.buckets(),
+            figures: s.hist.figures(),
             traced: s.trace.map(|t| (t.ops, t.waited_ns)),
             trace_ops,
             calls: s.calls,
@@ -311,6 +315,20 @@ impl SampleWire {
     /// The sample, its traced ops in `spill` (the batches the parent spilled as they came) or,
     /// if they came with the sample, spilled now.
     pub fn into_sample(self, spill: Option<TraceSpill>) -> Result<WorkerSample> {
+        let hist = SampleHist::Full(self.hist.to_hist());
+        self.into_sample_with(spill, hist)
+    }
+
+    /// The sample with its histogram's counts added to `phase` rather than kept: its figures
+    /// stay, and its buckets too if `keep`.
+    pub fn into_merged(mut self, phase: &mut FastHist, keep: bool) -> Result<WorkerSample> {
+        phase.add(&self.hist);
+        let buckets = std::mem::take(&mut self.hist);
+        let hist = SampleHist::Merged { figures: self.figures, buckets: keep.then_some(buckets) };
+        self.into_sample_with(None, hist)
+    }
+
+    fn into_sample_with(self, spill: Option<TraceSpill>, hist: SampleHist) -> Result<WorkerSample> {
         let spill = match spill {
             Some(s) => Some(s),
             None if !self.trace_ops.is_empty() => Some(
@@ -337,7 +355,7 @@ impl SampleWire {
             alloc_ns: self.alloc_ns,
             hints: self.hints,
             close_ns: self.close_ns,
-            hist: self.hist.to_hist(),
+            hist,
             trace: self.traced.map(|(ops, waited_ns)| WorkerTrace {
                 spill: spill.map(Arc::new),
                 ops,

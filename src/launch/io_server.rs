@@ -35,12 +35,11 @@ use crate::worker::{Monitor, PhaseJob, ServerSample};
 /// then gathers every rank's samples and every server's figures.
 pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
     let w = world().ok_or_else(|| Error::Run("servers outside an MPI world".into()))?;
-    let (samples, servers) = mpi::run_phase_with(job, monitor, |mine| {
+    mpi::run_phase_with(job, monitor, |mine| {
         let r = threads::run_workers(job, mine, Some(&phase_barrier), None, monitor);
         client_done(job.spec, w);
         r
-    })?;
-    Ok(Launched { samples, servers })
+    })
 }
 
 /// A serving rank's part of a phase with servers: its role's, with the samples of a client

@@ -14,6 +14,8 @@ mod mpi_clock;
 #[cfg(feature = "mpi")]
 pub mod mpi_hosts;
 #[cfg(feature = "mpi")]
+mod mpi_reply;
+#[cfg(feature = "mpi")]
 mod mpi_sync;
 pub mod process;
 mod shared_wear;
@@ -26,6 +28,7 @@ pub mod strategy_threads;
 pub mod threads;
 
 use crate::error::{Error, Result};
+use crate::latency::Buckets;
 use crate::spec::Launcher;
 use crate::worker::{Monitor, PhaseJob, ServerSample, WorkerSample};
 
@@ -34,6 +37,16 @@ use crate::worker::{Monitor, PhaseJob, ServerSample, WorkerSample};
 pub struct Launched {
     pub samples: Vec<WorkerSample>,
     pub servers: Vec<ServerSample>,
+    /// Every worker's latency histogram merged, when the samples carry only their figures
+    /// (MPI ranks: merged as each reply arrived); empty when each sample has its own.
+    pub latency: Buckets,
+}
+
+impl Launched {
+    /// Samples that carry their own histograms.
+    pub fn of(samples: Vec<WorkerSample>) -> Launched {
+        Launched { samples, servers: vec![], latency: Buckets::default() }
+    }
 }
 
 /// Runs a phase's workers with the spec's launcher (threads, processes or MPI ranks; with
@@ -47,13 +60,11 @@ pub fn launch(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
         .iter()
         .find(|d| d.launcher == job.spec.launcher)
         .ok_or_else(|| Error::spec("launcher", job.spec.launcher.name(), "not available in this build"))?;
-    let samples =
-        if job.spec.strategy.is_some() { (def.strategy)(job, monitor) } else { (def.workers)(job, monitor) }?;
-    Ok(Launched { samples, servers: vec![] })
+    if job.spec.strategy.is_some() { (def.strategy)(job, monitor) } else { (def.workers)(job, monitor) }
 }
 
 /// Runs one phase's workers; returns their samples in worker order.
-pub type PhaseFn = fn(&PhaseJob<'_>, &dyn Monitor) -> Result<Vec<WorkerSample>>;
+pub type PhaseFn = fn(&PhaseJob<'_>, &dyn Monitor) -> Result<Launched>;
 
 /// A launcher: how the workers of a phase come to exist, for plain workers and for the roles
 /// of a strategy.
@@ -69,13 +80,13 @@ pub struct LauncherDef {
 pub static LAUNCHERS: &[LauncherDef] = &[
     LauncherDef {
         launcher: Launcher::Thread,
-        workers: threads::run_phase_threads,
-        strategy: strategy_threads::run,
+        workers: |job, monitor| threads::run_phase_threads(job, monitor).map(Launched::of),
+        strategy: |job, monitor| strategy_threads::run(job, monitor).map(Launched::of),
     },
     LauncherDef {
         launcher: Launcher::Process,
-        workers: process::run_phase_processes,
-        strategy: strategy_process::run,
+        workers: |job, monitor| process::run_phase_processes(job, monitor).map(Launched::of),
+        strategy: |job, monitor| strategy_process::run(job, monitor).map(Launched::of),
     },
     #[cfg(feature = "mpi")]
     LauncherDef { launcher: Launcher::Mpi, workers: mpi::run_phase, strategy: mpi::run_strategy },

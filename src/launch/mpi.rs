@@ -22,17 +22,19 @@ use crate::engine::FileId;
 use crate::error::{Error, Result};
 use crate::launch::child::SampleWire;
 use crate::launch::mpi_hosts::{self, HostFiles};
+use crate::launch::mpi_reply::{Gathering, Reply};
 pub(super) use crate::launch::mpi_sync::{phase_barrier, wear_cross};
-use crate::launch::{WorldInfo, rank_of, set_world, strategy_mpi, threads, world};
+use crate::launch::{Launched, WorldInfo, rank_of, set_world, strategy_mpi, threads, world};
 use crate::plan::RunPlan;
 use crate::plan::verify::BlockTag;
-use crate::spec::{OpKind, Reorder, Spec};
-use crate::worker::{Monitor, PhaseJob, Placement, ServerSample, WorkerSample};
+use crate::spec::{LatencyMode, OpKind, Reorder, Spec};
+use crate::worker::{Monitor, PhaseJob, Placement, WorkerSample};
 
 /// The tag of a rank's reply to rank 0.
 const REPLY: i32 = 7;
-/// The longest host name sent (bytes).
-const HOST_BYTES: usize = 256;
+/// The longest host name sent (bytes): Linux's HOST_NAME_MAX. Every rank holds the world's
+/// names once, this many bytes per rank, while they are gathered.
+const HOST_BYTES: usize = 64;
 
 /// What rank 0 tells the other ranks.
 #[derive(Serialize, Deserialize)]
@@ -58,16 +60,6 @@ pub(super) struct PhaseOrder {
     /// The work directory under each target (the metadata phases' trees).
     #[serde(default)]
     pub workdirs: Vec<PathBuf>,
-}
-
-/// A rank's answer to a phase order.
-#[derive(Serialize, Deserialize)]
-struct Reply {
-    rank: u32,
-    result: std::result::Result<Vec<SampleWire>, String>,
-    /// A server rank's figures.
-    #[serde(default)]
-    servers: Vec<ServerSample>,
 }
 
 /// Rank 0's hold on MPI: ends it (and tells the other ranks to end) in [`Session::finish`].
@@ -236,15 +228,7 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
                     (serve_phase(&p, &mut planned, &mut files), vec![])
                 };
                 let result = result.map_err(|e| e.to_string());
-                let reply = Reply { rank: comm.rank() as u32, result, servers };
-                let bytes = crate::json::to_vec(&reply).unwrap_or_else(|e| {
-                    let r = Reply {
-                        rank: reply.rank,
-                        result: Err(format!("its results could not be sent: {e}")),
-                        servers: vec![],
-                    };
-                    crate::json::to_vec(&r).unwrap_or_default()
-                });
+                let bytes = Reply { rank: comm.rank() as u32, result, servers }.encode();
                 comm.process_at_rank(0).send_with_tag(&bytes[..], REPLY);
             }
         }
@@ -363,33 +347,32 @@ pub(super) fn placed(mut s: WorkerSample, w: &WorldInfo, resident: Option<f64>) 
 
 /// Rank 0's side of a phase: the order to every rank, its own workers, then every rank's
 /// samples (waited for without blocking, so a signal still ends the run).
-pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
+pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
     run_phase_with(job, monitor, |mine| {
         threads::run_workers(job, mine, Some(&phase_barrier), Some(&wear_cross), monitor)
     })
-    .map(|(samples, _)| samples)
 }
 
 /// Rank 0's side of a strategy phase: its role, then every rank's samples, with the most
 /// commits in flight at once counted from all of them.
-pub fn run_strategy(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample>> {
-    let (mut samples, _) = run_phase_with(job, monitor, |_| {
+pub fn run_strategy(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
+    let mut launched = run_phase_with(job, monitor, |_| {
         phase_barrier();
         let w = world().ok_or_else(|| Error::Run("launcher = mpi outside an MPI world".into()))?;
         strategy_mpi::run_rank(job, 0, w.size)
     })?;
-    crate::strategy::count_in_flight(&mut samples);
-    Ok(samples)
+    crate::strategy::count_in_flight(&mut launched.samples);
+    Ok(launched)
 }
 
 /// Rank 0's side of any phase: the order, the first barrier, its own part (`own`, given its
-/// workers; it meets the start barrier), then every rank's reply: the samples and, from server
-/// ranks, their figures.
+/// workers; it meets the start barrier), then every rank's reply as it arrives: the samples
+/// (their histograms merged into the phase's at once) and, from server ranks, their figures.
 pub(super) fn run_phase_with(
     job: &PhaseJob<'_>,
     monitor: &dyn Monitor,
     own: impl FnOnce(&[usize]) -> Result<Vec<WorkerSample>>,
-) -> Result<(Vec<WorkerSample>, Vec<ServerSample>)> {
+) -> Result<Launched> {
     let w = world().ok_or_else(|| Error::Run("launcher = mpi outside an MPI world".into()))?;
     let comm = SimpleCommunicator::world();
     let order = PhaseOrder {
@@ -407,15 +390,8 @@ pub(super) fn run_phase_with(
     barrier();
     let mine = my_workers(job.phase.workers.len(), job.phase.op == OpKind::Read, job.spec, w, 0);
     let own = own(&mine);
-    let mut samples = vec![];
-    let mut servers = vec![];
-    // Every rank's failure; the one told is the lowest rank's real one (a host's first rank
-    // says why its host failed, the others only what that left them), else an echo.
-    let mut failures: Vec<(u32, Error)> = vec![];
-    match own {
-        Ok(s) => samples.extend(s.into_iter().map(|s| placed(s, w, None))),
-        Err(e) => failures.push((0, e)),
-    }
+    let mut gathering = Gathering::new(job.spec.latency == LatencyMode::Trace, job.phase.workers.len());
+    gathering.own(own.map(|s| s.into_iter().map(|s| placed(s, w, None)).collect()));
     let mut waiting = w.size as usize - 1;
     let mut last_tick = std::time::Instant::now();
     while waiting > 0 {
@@ -431,52 +407,10 @@ pub(super) fn run_phase_with(
         };
         let (bytes, status) = probed.matched_receive_vec::<u8>();
         waiting -= 1;
-        let from = status.source_rank();
-        let host = w.hosts.get(from as usize).cloned().unwrap_or_default();
-        let reply: Reply = match crate::json::from_slice(&bytes) {
-            Ok(r) => r,
-            Err(e) => {
-                let e = Error::Run(format!("rank {from} ({host}) sent something that is not a reply: {e}"));
-                failures.push((from as u32, e));
-                continue;
-            }
-        };
-        servers.extend(reply.servers);
-        match reply.result {
-            Ok(wires) => {
-                let offset = w.clock_offset_ns.get(reply.rank as usize).copied().unwrap_or(0);
-                for wire in wires {
-                    match wire.into_sample(None) {
-                        Ok(mut s) => {
-                            // Onto rank 0's clock, so the phase's span compares one clock.
-                            (s.start_ns, s.end_ns) = (
-                                super::mpi_clock::to_root(s.start_ns, offset),
-                                super::mpi_clock::to_root(s.end_ns, offset),
-                            );
-                            samples.push(s)
-                        }
-                        Err(e) => failures.push((reply.rank, e)),
-                    }
-                }
-            }
-            Err(msg) => {
-                // An echo of another rank's failure stays one.
-                let e = if msg.starts_with("aborted") {
-                    Error::Run(msg)
-                } else {
-                    Error::Run(format!("rank {} ({host}): {msg}", reply.rank))
-                };
-                failures.push((reply.rank, e));
-            }
-        }
+        gathering.reply(status.source_rank() as u32, &bytes, w);
     }
     if let Some(sig) = crate::env::signals::pending() {
         return Err(Error::Interrupted(sig));
     }
-    if let Some((_, e)) = failures.into_iter().min_by_key(|(rank, e)| (e.is_echo(), *rank)) {
-        return Err(e);
-    }
-    samples.sort_by_key(|s| s.worker);
-    servers.sort_by_key(|s: &ServerSample| s.server);
-    Ok((samples, servers))
+    gathering.finish()
 }

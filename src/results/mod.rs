@@ -44,32 +44,7 @@ pub const COLD_MAX_RESIDENT: f64 = 0.05;
 /// A resident fraction below this makes a warm phase "not warm".
 pub const WARM_MIN_RESIDENT: f64 = 0.95;
 
-/// Latency percentiles of one worker (or merged), in ns.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencyNs {
-    pub p50: u64,
-    pub p90: u64,
-    pub p99: u64,
-    pub p999: u64,
-    pub max: u64,
-    pub mean: f64,
-}
-
-impl LatencyNs {
-    pub fn from_hist(h: &hdrhistogram::Histogram<u64>) -> LatencyNs {
-        if h.is_empty() {
-            return LatencyNs::default();
-        }
-        LatencyNs {
-            p50: h.value_at_quantile(0.50),
-            p90: h.value_at_quantile(0.90),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
-            max: h.max(),
-            mean: h.mean(),
-        }
-    }
-}
+pub use crate::latency::LatencyNs;
 
 /// One worker's figures in one repetition of one phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -157,8 +132,8 @@ impl WorkerResult {
             close_ns: s.close_ns,
             bytes_per_s: stats::individual_rate(s.bytes, s.time_ns()),
             ops_per_s: 0.0,
-            latency_ns: LatencyNs::from_hist(&s.hist),
-            latency_histogram_ns: Buckets::from_hist(&s.hist),
+            latency_ns: s.hist.figures(),
+            latency_histogram_ns: s.hist.buckets(),
             periods: s.trace.as_ref().map(|t| match &t.spill {
                 Some(spill) => period::detect(&spill.durations(period::MAX_OPS).unwrap_or_default()),
                 None => vec![],
@@ -263,6 +238,11 @@ pub struct Repetition {
     /// Metadata phases: the namespace's state before the phase, and what a find found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<NsState>,
+    /// Every worker's latency histogram merged, as (value_ns, count) pairs, when the workers
+    /// do not each keep theirs (MPI ranks: merged at rank 0 as each rank's reply arrived);
+    /// absent when they do.
+    #[serde(default, skip_serializing_if = "Buckets::is_empty")]
+    pub latency_histogram_ns: Buckets,
 }
 
 /// One phase across repetitions.
@@ -364,10 +344,8 @@ impl PhaseResult {
             .collect();
         let mut merged = crate::latency::new_hist();
         for r in &complete {
-            for w in &r.workers {
-                for &(v, c) in &w.latency_histogram_ns.0 {
-                    merged.saturating_record_n(v, c);
-                }
+            for (v, c) in r.latency_buckets() {
+                merged.saturating_record_n(v, c);
             }
         }
         self.latency_ns = LatencyNs::from_hist(&merged);

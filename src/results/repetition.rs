@@ -61,8 +61,19 @@ impl Repetition {
             servers: vec![],
             rate: series::PhaseRate::of(samples),
             namespace: None,
+            latency_histogram_ns: Buckets::default(),
         }
         .with_hosts()
+    }
+
+    /// Every op's latency bucket of all its workers: the merged histogram when it has one,
+    /// else each worker's.
+    pub fn latency_buckets(&self) -> Box<dyn Iterator<Item = (u64, u64)> + '_> {
+        if self.latency_histogram_ns.is_empty() {
+            Box::new(self.workers.iter().flat_map(|w| w.latency_histogram_ns.0.iter().copied()))
+        } else {
+            Box::new(self.latency_histogram_ns.0.iter().copied())
+        }
     }
 
     /// Its workers' ops per second, summed (what `ops_per_s` holds).
@@ -125,6 +136,7 @@ impl Repetition {
             servers: vec![],
             rate: None,
             namespace: None,
+            latency_histogram_ns: Buckets::default(),
         }
     }
 }

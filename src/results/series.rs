@@ -58,7 +58,7 @@ mod tests {
             alloc_ns: None,
             hints: None,
             close_ns: 0,
-            hist: crate::latency::new_hist(),
+            hist: crate::latency::SampleHist::empty(),
             trace: None,
             calls: Default::default(),
             max_inflight: 1,

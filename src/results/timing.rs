@@ -79,7 +79,7 @@ pub struct Stall {
 /// (none without a series: `latency = off`).
 pub fn stalls(s: &WorkerSample) -> Vec<Stall> {
     let Some(series) = &s.series else { return vec![] };
-    let median = if s.hist.is_empty() { 0 } else { s.hist.value_at_quantile(0.5) };
+    let median = s.hist.median();
     let commit = s.sync_ns.checked_div(s.sync_calls).unwrap_or(0);
     let typical_ns = median.max(commit);
     let limit = STALL_MIN_NS.max(STALL_FACTOR.saturating_mul(typical_ns));
@@ -140,7 +140,7 @@ mod tests {
             alloc_ns: None,
             hints: None,
             close_ns: 0,
-            hist,
+            hist: crate::latency::SampleHist::Full(hist),
             trace: None,
             calls: Default::default(),
             max_inflight: 1,
@@ -165,7 +165,7 @@ mod tests {
         // Stopped for 3 s (300 intervals) after 1 s.
         let s = sample(0, 0, 1_000_000, with_gap(300));
         // The median op as the histogram keeps it (3 significant digits).
-        let typical_ns = s.hist.value_at_quantile(0.5);
+        let typical_ns = s.hist.median();
         assert!(typical_ns.abs_diff(1_000_000) < 1_000);
         assert_eq!(
             stalls(&s),

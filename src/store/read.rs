@@ -131,7 +131,7 @@ impl Store {
                         p.max_sar_bytes_per_s, p.min_sar_bytes_per_s, p.avg_individual_bytes_per_s,
                         p.resident_fraction, p.prealloc_ns, p.flags_json, p.env_json, r.warmup,
                         p.syncs_in_flight_max, p.rate_json, p.agg_bytes_per_s, p.span_ns, p.overlap,
-                        p.namespace_json
+                        p.namespace_json, p.latency_histogram_json
                  FROM runs r JOIN phase_results p ON p.run_id = r.run_id
                  WHERE r.experiment_id = ?1 ORDER BY r.rep, r.finished_unix_s, r.point, p.phase",
             )
@@ -179,6 +179,9 @@ impl Store {
                 servers,
                 rate: self.opt_json(r.get::<_, Option<String>>(18).map_err(g)?)?,
                 namespace: self.opt_json(r.get::<_, Option<String>>(22).map_err(g)?)?,
+                latency_histogram_ns: self
+                    .opt_json(r.get::<_, Option<String>>(23).map_err(g)?)?
+                    .unwrap_or_default(),
             }
             .with_hosts();
             let ph =

@@ -1,7 +1,7 @@
 //! The store's SQLite schema, one migration per version.
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 14;
+pub const STORE_VERSION: i64 = 15;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -197,6 +197,12 @@ const SCHEMA_V14_HINTS: &str = "
 ALTER TABLE worker_results ADD COLUMN mpiio_hints_json TEXT;
 ";
 
+/// Version 15: a repetition's latency histogram of all its workers merged, when the workers
+/// do not each keep theirs (MPI ranks).
+const SCHEMA_V15_MERGED_LATENCY: &str = "
+ALTER TABLE phase_results ADD COLUMN latency_histogram_json TEXT;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1,
@@ -213,6 +219,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V12_NAMESPACE,
     SCHEMA_V13_ALLOC,
     SCHEMA_V14_HINTS,
+    SCHEMA_V15_MERGED_LATENCY,
 ];
 
 #[cfg(test)]

@@ -109,8 +109,8 @@ impl Store {
                 "INSERT INTO phase_results(run_id, phase, status, error, total_bytes, ops, time_ns,
                      max_sar_bytes_per_s, min_sar_bytes_per_s, avg_individual_bytes_per_s, resident_fraction,
                      prealloc_ns, flags_json, env_json, syncs_in_flight_max, rate_json, agg_bytes_per_s, span_ns,
-                     overlap, namespace_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+                     overlap, namespace_json, latency_histogram_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
                 params![
                     run_id,
                     *phase as i64,
@@ -131,7 +131,8 @@ impl Store {
                     r.agg_bytes_per_s.map(Real),
                     r.span_ns.map(|n| n as i64),
                     r.overlap.map(Real),
-                    r.namespace.as_ref().map(|x| self.json(x)).transpose()?
+                    r.namespace.as_ref().map(|x| self.json(x)).transpose()?,
+                    Some(&r.latency_histogram_ns).filter(|b| !b.is_empty()).map(|x| self.json(x)).transpose()?
                 ],
             )
             .map_err(|e| self.err(e))?;

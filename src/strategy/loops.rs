@@ -367,7 +367,7 @@ fn main_loop(
         alloc_ns,
         hints: None,
         close_ns,
-        hist,
+        hist: crate::latency::SampleHist::Full(hist),
         trace,
         calls,
         max_inflight: u64::from(ops > 0),

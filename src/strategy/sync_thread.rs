@@ -11,7 +11,6 @@ use super::mechanism::Committer;
 use super::shm;
 use super::{Role, RoleSample, RoleTimes, gettid, thread_cpu_ns, thread_runq_ns};
 use crate::error::{Error, Result};
-use crate::latency::new_hist;
 use crate::worker::WorkerSample;
 
 /// How the S5 writer and its sync thread talk: the writer asks for bytes to be committed up to
@@ -139,7 +138,7 @@ fn sync_loop(ctx: &RoleCtx<'_>, c: &mut Committer, mb: &Mailbox) -> Result<Worke
         alloc_ns: None,
         hints: None,
         close_ns: 0,
-        hist: new_hist(),
+        hist: crate::latency::SampleHist::empty(),
         trace: None,
         calls: c.calls,
         max_inflight: 0,

@@ -89,7 +89,7 @@ pub(super) fn walk<R: Recorder>(
         alloc_ns: None,
         hints: None,
         close_ns: 0,
-        hist,
+        hist: crate::latency::SampleHist::Full(hist),
         trace,
         calls: w.calls,
         max_inflight: u64::from(w.ops > 0),

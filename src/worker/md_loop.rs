@@ -201,7 +201,7 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
         alloc_ns: None,
         hints: None,
         close_ns: 0,
-        hist,
+        hist: crate::latency::SampleHist::Full(hist),
         trace,
         calls,
         max_inflight: u64::from(work.items > 0),

@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{CallCounts, FileId, Setup};
@@ -136,7 +135,7 @@ pub struct WorkerSample {
     pub hints: Option<Vec<(String, String)>>,
     pub close_ns: u64,
     /// Per-op latency in ns (commits excluded).
-    pub hist: Histogram<u64>,
+    pub hist: crate::latency::SampleHist,
     /// Every op (with `latency = trace`), files as global ids.
     pub trace: Option<WorkerTrace>,
     /// System calls the engine made, from open to close.
@@ -239,8 +238,9 @@ pub struct RoleSample {
     /// one host).
     pub syncs_in_flight_max: u64,
     /// Each commit's (start, end) on the role's clock, until the launcher has counted
-    /// [`RoleSample::syncs_in_flight_max`] from every role's.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// [`RoleSample::syncs_in_flight_max`] from every role's. (Always sent: the MPI replies'
+    /// encoding has no field names, so no field may be left out.)
+    #[serde(default)]
     pub commit_spans_ns: Vec<(u64, u64)>,
 }
 

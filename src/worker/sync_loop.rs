@@ -177,7 +177,7 @@ impl LoopDone {
             alloc_ns: Some(self.opened.alloc_ns),
             hints: self.hints,
             close_ns,
-            hist,
+            hist: crate::latency::SampleHist::Full(hist),
             trace,
             calls,
             max_inflight: self.max_inflight,

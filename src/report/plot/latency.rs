@@ -15,10 +15,8 @@ use crate::units::fmt_ns;
 pub fn merged(ph: &PhaseResult) -> BTreeMap<u64, u64> {
     let mut m = BTreeMap::new();
     for r in ph.repetitions.iter().filter(|r| r.status == Status::Complete) {
-        for w in &r.workers {
-            for &(v, c) in &w.latency_histogram_ns.0 {
-                *m.entry(v).or_insert(0) += c;
-            }
+        for (v, c) in r.latency_buckets() {
+            *m.entry(v).or_insert(0) += c;
         }
     }
     m

@@ -1,0 +1,172 @@
+//! A rank's reply to a phase order and what rank 0 keeps of the replies. The reply crosses in
+//! a compact binary encoding (postcard: integers as varints, no field names). Rank 0 takes the
+//! replies one at a time as they arrive: each worker's latency histogram is added to the
+//! phase's one histogram at once, and of the worker only its figures stay (its percentiles,
+//! bytes, times, counts, rank and host), so what rank 0 holds for a phase grows by a fixed,
+//! small number of bytes per worker, never by a histogram (docs/mpi.md, "Rank 0's memory").
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::latency::{FastHist, SampleHist};
+use crate::launch::child::SampleWire;
+use crate::launch::{Launched, WorldInfo};
+use crate::worker::{ServerSample, WorkerSample};
+
+/// A rank's answer to a phase order.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Reply {
+    pub rank: u32,
+    pub result: std::result::Result<Vec<SampleWire>, String>,
+    /// A server rank's figures.
+    pub servers: Vec<ServerSample>,
+}
+
+impl Reply {
+    /// The reply's bytes; a reply that cannot be encoded becomes its rank's failure.
+    pub fn encode(&self) -> Vec<u8> {
+        postcard::to_allocvec(self).unwrap_or_else(|e| {
+            let r = Reply {
+                rank: self.rank,
+                result: Err(format!("its results could not be sent: {e}")),
+                servers: vec![],
+            };
+            postcard::to_allocvec(&r).unwrap_or_default()
+        })
+    }
+
+    pub fn decode(bytes: &[u8]) -> std::result::Result<Reply, String> {
+        postcard::from_bytes(bytes).map_err(|e| e.to_string())
+    }
+}
+
+/// Rank 0's side of one phase's replies: every worker's sample (its histogram merged into the
+/// phase's), the servers' figures, and every rank's failure.
+pub(super) struct Gathering {
+    samples: Vec<WorkerSample>,
+    servers: Vec<ServerSample>,
+    /// Every worker's latency counts, merged as they arrived.
+    latency: FastHist,
+    /// Keep each worker's buckets too (`latency = trace`).
+    keep: bool,
+    failures: Vec<(u32, Error)>,
+}
+
+impl Gathering {
+    /// For a phase of `workers` workers.
+    pub fn new(keep: bool, workers: usize) -> Gathering {
+        Gathering {
+            samples: Vec::with_capacity(workers),
+            servers: vec![],
+            latency: FastHist::new(),
+            keep,
+            failures: vec![],
+        }
+    }
+
+    /// Rank 0's own workers' samples (placed), or its failure.
+    pub fn own(&mut self, own: Result<Vec<WorkerSample>>) {
+        match own {
+            Ok(s) => {
+                for mut s in s {
+                    s.hist = std::mem::replace(&mut s.hist, SampleHist::empty_merged())
+                        .merge_into(&mut self.latency, self.keep);
+                    self.samples.push(s);
+                }
+            }
+            Err(e) => self.failures.push((0, e)),
+        }
+    }
+
+    /// The reply rank `from` sent (its bytes): its samples onto rank 0's clock, their
+    /// histograms merged; or its failure.
+    pub fn reply(&mut self, from: u32, bytes: &[u8], w: &WorldInfo) {
+        let host = w.hosts.get(from as usize).cloned().unwrap_or_default();
+        let reply = match Reply::decode(bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                let e = Error::Run(format!("rank {from} ({host}) sent something that is not a reply: {e}"));
+                self.failures.push((from, e));
+                return;
+            }
+        };
+        self.servers.extend(reply.servers);
+        match reply.result {
+            Ok(wires) => {
+                let offset = w.clock_offset_ns.get(reply.rank as usize).copied().unwrap_or(0);
+                for wire in wires {
+                    match wire.into_merged(&mut self.latency, self.keep) {
+                        Ok(mut s) => {
+                            // Onto rank 0's clock, so the phase's span compares one clock.
+                            (s.start_ns, s.end_ns) = (
+                                super::mpi_clock::to_root(s.start_ns, offset),
+                                super::mpi_clock::to_root(s.end_ns, offset),
+                            );
+                            self.samples.push(s)
+                        }
+                        Err(e) => self.failures.push((reply.rank, e)),
+                    }
+                }
+            }
+            Err(msg) => {
+                // An echo of another rank's failure stays one.
+                let e = if msg.starts_with("aborted") {
+                    Error::Run(msg)
+                } else {
+                    Error::Run(format!("rank {} ({host}): {msg}", reply.rank))
+                };
+                self.failures.push((reply.rank, e));
+            }
+        }
+    }
+
+    /// The phase's samples in worker order with the merged histogram, or the failure told: the
+    /// lowest rank's real one (a host's first rank says why its host failed, the others only
+    /// what that left them), else an echo.
+    pub fn finish(mut self) -> Result<Launched> {
+        if let Some((_, e)) = self.failures.into_iter().min_by_key(|(rank, e)| (e.is_echo(), *rank)) {
+            return Err(e);
+        }
+        self.samples.sort_by_key(|s| s.worker);
+        self.servers.sort_by_key(|s| s.server);
+        Ok(Launched { samples: self.samples, servers: self.servers, latency: self.latency.buckets() })
+    }
+
+    /// What it holds for results, in bytes: the phase's histogram (fixed), and per worker its
+    /// sample and what that points to (host name, rate series, role's lists, MPI-IO hints,
+    /// buckets if kept).
+    #[cfg(test)]
+    pub fn kept_bytes(&self) -> usize {
+        let heap: usize = self.samples.iter().map(sample_heap_bytes).sum();
+        self.latency.bytes()
+            + self.samples.capacity() * std::mem::size_of::<WorkerSample>()
+            + heap
+            + self.servers.capacity() * std::mem::size_of::<ServerSample>()
+    }
+}
+
+/// The heap a sample points to.
+#[cfg(test)]
+fn sample_heap_bytes(s: &WorkerSample) -> usize {
+    let hist = match &s.hist {
+        SampleHist::Full(h) => h.distinct_values() * std::mem::size_of::<u64>(),
+        SampleHist::Merged { buckets, .. } => {
+            buckets.as_ref().map_or(0, |b| b.0.capacity() * std::mem::size_of::<(u64, u64)>())
+        }
+    };
+    let place = s.place.as_ref().map_or(0, |p| p.host.capacity());
+    let series = s.series.as_ref().map_or(0, |r| r.bytes.capacity() * std::mem::size_of::<u64>());
+    let role = s.role.as_ref().map_or(0, |r| {
+        r.commit_tids.capacity() * std::mem::size_of::<u32>()
+            + r.commit_spans_ns.capacity() * std::mem::size_of::<(u64, u64)>()
+    });
+    let hints = s.hints.as_ref().map_or(0, |h| {
+        h.capacity() * std::mem::size_of::<(String, String)>()
+            + h.iter().map(|(k, v)| k.capacity() + v.capacity()).sum::<usize>()
+    });
+    hist + place + series + role + hints
+}
+
+#[cfg(test)]
+#[path = "mpi_reply_tests.rs"]
+mod tests;

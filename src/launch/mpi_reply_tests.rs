@@ -1,0 +1,170 @@
+//! The replies' encoding and what rank 0 keeps of them, fed replies as MPI would bring them.
+
+use super::*;
+use crate::latency::series::RateSeries;
+use crate::latency::{Buckets, LatencyNs, new_hist};
+use crate::worker::Placement;
+
+/// The most bytes one worker's sample takes in a reply, besides 2 to 10 bytes per bucket of
+/// its latency histogram (value and count as varints).
+const REPLY_BYTES_PER_WORKER: usize = 160;
+/// The most bytes rank 0 keeps per worker of a phase (its sample: figures, bytes, times,
+/// call counts, rank, host name, a short rate series), whatever its histogram held.
+const KEPT_BYTES_PER_WORKER: usize = 1024;
+
+/// Worker `worker` of rank `rank`: `distinct` different latencies recorded, a rate series of
+/// 3 intervals, as a tiny job's worker sends it.
+fn sample(worker: u32, rank: u32, distinct: u64) -> WorkerSample {
+    let mut h = new_hist();
+    for v in 0..distinct {
+        h.record(1000 + v * 7919 % 5_000_000).unwrap();
+    }
+    WorkerSample {
+        worker,
+        bytes: 1 << 20,
+        ops: 256,
+        start_ns: 1_000_000,
+        end_ns: 9_000_000,
+        sync_ns: 100_000,
+        sync_calls: 1,
+        open_ns: 20_000,
+        close_ns: 5_000,
+        hist: SampleHist::Full(h),
+        trace: None,
+        calls: Default::default(),
+        max_inflight: 1,
+        role: None,
+        place: Some(Placement { rank, host: format!("node{:04}", rank / 32), resident: None }),
+        series: Some(RateSeries {
+            interval_ns: 10_000_000,
+            end_ns: 8_000_000,
+            bytes: vec![1 << 19, 1 << 19, 0],
+        }),
+        stonewall_ops: None,
+        found: None,
+        alloc_ns: None,
+        hints: None,
+    }
+}
+
+fn reply(rank: u32, distinct: u64) -> Vec<u8> {
+    let wire = SampleWire::of(sample(rank, rank, distinct), true).unwrap();
+    Reply { rank, result: Ok(vec![wire]), servers: vec![] }.encode()
+}
+
+fn world(size: u32) -> WorldInfo {
+    WorldInfo {
+        rank: 0,
+        size,
+        hosts: (0..size).map(|r| format!("node{:04}", r / 32)).collect(),
+        clock_offset_ns: vec![0; size as usize],
+        clock_bound_ns: vec![0; size as usize],
+    }
+}
+
+/// Rank 0 gathering a phase of `ranks` ranks of one worker each, each with `distinct`
+/// latencies: what it keeps, in bytes, and what it hands on.
+fn gather(ranks: u32, distinct: u64, keep: bool) -> (usize, Launched) {
+    let w = world(ranks);
+    let mut g = Gathering::new(keep, ranks as usize);
+    g.own(Ok(vec![sample(0, 0, distinct)]));
+    for r in 1..ranks {
+        g.reply(r, &reply(r, distinct), &w);
+    }
+    let kept = g.kept_bytes();
+    (kept, g.finish().unwrap())
+}
+
+#[test]
+fn a_reply_crosses_intact() {
+    let s = sample(3, 3, 500);
+    let figures = s.hist.figures();
+    let buckets = s.hist.buckets();
+    let bytes =
+        Reply { rank: 3, result: Ok(vec![SampleWire::of(s, true).unwrap()]), servers: vec![] }.encode();
+    let back = Reply::decode(&bytes).unwrap();
+    assert_eq!(back.rank, 3);
+    let mut phase = FastHist::new();
+    let got = back.result.unwrap().pop().unwrap().into_merged(&mut phase, true).unwrap();
+    assert_eq!(
+        (got.worker, got.bytes, got.ops, got.start_ns, got.end_ns),
+        (3, 1 << 20, 256, 1_000_000, 9_000_000)
+    );
+    assert_eq!(got.place.unwrap().host, "node0000");
+    assert_eq!(got.series.unwrap().bytes, vec![1 << 19, 1 << 19, 0]);
+    assert_eq!(got.hist.figures(), figures);
+    assert_eq!(got.hist.buckets(), buckets);
+    assert_eq!(phase.buckets(), buckets);
+    assert_eq!(phase.len(), 500);
+    // A failure crosses as its words; bytes that are not a reply are said to be none.
+    let failed = Reply { rank: 2, result: Err("pwrite: EIO".into()), servers: vec![] }.encode();
+    assert_eq!(Reply::decode(&failed).unwrap().result.unwrap_err(), "pwrite: EIO");
+    assert!(Reply::decode(b"{\"rank\": 1}").is_err());
+}
+
+#[test]
+fn a_worker_takes_few_bytes_in_a_reply() {
+    // The sample without its histogram, then its histogram's buckets at 2 to 10 bytes each.
+    let empty = Reply { rank: 7, result: Ok(vec![]), servers: vec![] }.encode().len();
+    let base = reply(7, 0).len() - empty;
+    assert!(base <= REPLY_BYTES_PER_WORKER, "a worker without latencies takes {base} bytes");
+    for distinct in [1, 100, 1000] {
+        let buckets = sample(7, 7, distinct).hist.buckets().0.len();
+        let bytes = reply(7, distinct).len() - empty;
+        assert!(bytes >= base + 2 * buckets && bytes <= base + 10 * buckets, "{distinct}: {bytes} bytes");
+        eprintln!("a worker with {buckets} latency buckets: {bytes} bytes ({base} without them)");
+    }
+    // JSON took about 20 bytes per bucket, and the figures that now come along were not there.
+    let json = crate::json::to_vec(&SampleWire::of(sample(7, 7, 1000), true).unwrap()).unwrap().len();
+    assert!(reply(7, 1000).len() * 2 < json, "{} bytes against {json} in JSON", reply(7, 1000).len());
+}
+
+#[test]
+fn rank_0_keeps_a_fixed_size_per_worker_whatever_the_histograms() {
+    let (k2, l2) = gather(2, 1000, false);
+    let (k16, l16) = gather(16, 1000, false);
+    let (k16_small, _) = gather(16, 10, false);
+    // The histograms' sizes change nothing of what is kept; each worker adds the same bytes.
+    assert_eq!(k16, k16_small);
+    let per_worker = (k16 - k2) / 14;
+    assert_eq!((k16 - k2) % 14, 0);
+    assert!(per_worker <= KEPT_BYTES_PER_WORKER, "{per_worker} bytes per worker");
+    let (k64, _) = gather(64, 1000, false);
+    assert_eq!(k64 - k16, 48 * per_worker, "{k64} at 64 ranks, {k16} at 16");
+    eprintln!("rank 0 keeps {k2} bytes at 2 ranks, {per_worker} more per worker");
+    // The fixed part: the phase's one histogram (256 KiB), at any rank count.
+    assert!(k2 < FastHist::new().bytes() + 2 * KEPT_BYTES_PER_WORKER);
+    // The figures are those of each worker's own histogram, the phase's histogram theirs summed.
+    let mut all = new_hist();
+    for s in (0..16).map(|r| sample(r, r, 1000)) {
+        assert_eq!(l16.samples[s.worker as usize].hist.figures(), s.hist.figures());
+        all.add(s.hist.to_hist()).unwrap();
+    }
+    assert_eq!(l16.latency, Buckets::from_hist(&all));
+    assert_eq!(LatencyNs::from_hist(&l16.latency.to_hist()), LatencyNs::from_hist(&all));
+    assert_eq!(l2.samples.len(), 2);
+    assert!(l16.samples.iter().all(|s| s.hist.buckets().is_empty()), "no worker keeps its buckets");
+}
+
+#[test]
+fn traced_runs_keep_each_workers_buckets() {
+    let (kept, l) = gather(4, 100, true);
+    let (without, _) = gather(4, 100, false);
+    assert!(kept > without);
+    for s in &l.samples {
+        assert_eq!(s.hist.buckets(), sample(s.worker, s.worker, 100).hist.buckets());
+    }
+}
+
+#[test]
+fn the_lowest_ranks_real_failure_is_told() {
+    let w = world(4);
+    let mut g = Gathering::new(false, 4);
+    g.own(Ok(vec![sample(0, 0, 10)]));
+    let fail = |rank: u32, msg: &str| Reply { rank, result: Err(msg.into()), servers: vec![] }.encode();
+    g.reply(3, &fail(3, "pwrite on f at offset 0: EIO"), &w);
+    g.reply(1, &fail(1, "aborted: another rank failed"), &w);
+    g.reply(2, &reply(2, 10), &w);
+    let e = g.finish().err().unwrap().to_string();
+    assert!(e.contains("rank 3 (node0000): pwrite on f at offset 0: EIO"), "{e}");
+}
