@@ -64,10 +64,18 @@ fn a_shared_file_on_moosefs_is_read_from_the_chunkservers_by_every_host() {
             "{launcher}: bytes differ"
         );
         // Every host reads the whole file through its own mount: its page cache holds it now.
+        // (Under memory pressure a read may leave a few pages out: read again, up to 5 times.)
         for h in ["h1", "h2", "h3"] {
-            on(h, &format!("cat {file} > /dev/null"));
-            let held = on(h, &format!("fincore --bytes --noheadings --output RES {file}"));
-            assert_eq!(held.trim().parse::<u64>().unwrap(), total, "{launcher}: {h} does not hold the file");
+            let held = (0..5)
+                .map(|_| {
+                    on(h, &format!("cat {file} > /dev/null"));
+                    on(h, &format!("fincore --bytes --noheadings --output RES {file}"))
+                        .trim()
+                        .parse::<u64>()
+                        .unwrap()
+                })
+                .find(|&b| b == total);
+            assert_eq!(held, Some(total), "{launcher}: {h} does not hold the file after 5 reads");
         }
         let before = servers_read_bytes(&chunkservers());
         let r = strings(
