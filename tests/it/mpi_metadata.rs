@@ -20,6 +20,17 @@ fn per_worker(doc: &Value, name: &str) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// Each host's (host, ops) in repetition 0 of phase `name`, in host order.
+fn per_host(doc: &Value, name: &str) -> Vec<(String, u64)> {
+    let r = &phases(doc).iter().find(|p| p["name"] == name).unwrap()["repetitions"][0];
+    r["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["host"].as_str().unwrap().to_string(), h["ops"].as_u64().unwrap()))
+        .collect()
+}
+
 /// Four ranks, and two ranks of two threads each: a shared tree of depth 1, every worker's
 /// items made, looked up (the next worker's), walked once and removed.
 #[test]
@@ -100,14 +111,8 @@ fn three_simulated_hosts_share_one_namespace() {
     for name in ["create", "stat", "read-files", "unlink"] {
         let w = per_worker(&doc, name);
         assert_eq!(w, (0..6).map(|r| (r, 30)).collect::<Vec<_>>(), "{name}");
-        let r = &phases(&doc).iter().find(|p| p["name"] == name).unwrap()["repetitions"][0];
-        let hosts: Vec<(&str, u64)> = r["hosts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| (h["host"].as_str().unwrap(), h["ops"].as_u64().unwrap()))
-            .collect();
-        assert_eq!(hosts, [("h1", 60), ("h2", 60), ("h3", 60)], "{name}");
+        let hosts = per_host(&doc, name);
+        assert_eq!(hosts, [("h1".into(), 60), ("h2".into(), 60), ("h3".into(), 60)], "{name}");
     }
     assert!(s.leftovers().iter().all(|f| !f.starts_with(".iolab-")), "{:?}", s.leftovers());
     // A node-local directory: the other hosts do not see rank 0's trees.
@@ -164,14 +169,8 @@ fn three_simulated_hosts_share_one_namespace_on_moosefs() {
     assert_eq!(doc["host"]["targets"][0]["fs"]["name"], fs);
     for name in ["create", "stat:cold", "read-files", "unlink"] {
         assert_eq!(per_worker(&doc, name), (0..6).map(|r| (r, 10)).collect::<Vec<_>>(), "{fs} {name}");
-        let r = &phases(&doc).iter().find(|p| p["name"] == name).unwrap()["repetitions"][0];
-        let hosts: Vec<(&str, u64)> = r["hosts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| (h["host"].as_str().unwrap(), h["ops"].as_u64().unwrap()))
-            .collect();
-        assert_eq!(hosts, [("h1", 20), ("h2", 20), ("h3", 20)], "{fs} {name}");
+        let hosts = per_host(&doc, name);
+        assert_eq!(hosts, [("h1".into(), 20), ("h2".into(), 20), ("h3".into(), 20)], "{fs} {name}");
     }
     let ls = hosts_sh(&["run", "h3", &format!("ls -A {dir}")], s.path()).unwrap();
     assert_eq!(String::from_utf8_lossy(&ls.stdout).trim(), "", "{fs}: left behind");
