@@ -243,7 +243,8 @@ fn bars_without_a_sweep() {
 }
 
 /// 24 series (workers = 1..24, one line each) are drawn as three panels of 8, each titled by
-/// the series it holds, and no two series share both colour and marker.
+/// the series it holds and with a legend of its own under it, and no two series share both
+/// colour and marker.
 #[test]
 fn many_series_become_small_multiples() {
     let s = Scratch::new();
@@ -273,6 +274,42 @@ fn many_series_become_small_multiples() {
     let fig = plot::rate::figure(&exp, &Options::default()).unwrap();
     assert_eq!(fig.panels.len(), 3);
     assert!(fig.panels.iter().all(|p| p.series.len() == 8));
+    // Each panel names its own eight lines right under it: a label's legend entry lies in
+    // its panel's column, below the panel's title.
+    let per: Vec<Vec<usize>> = (0..3).map(|p| (8 * p..8 * p + 8).collect()).collect();
+    assert_eq!(fig.panel_legends(), Some(per));
+    let width: f64 = svg.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+    let at = |label: &str| -> (f64, f64) {
+        let el = svg
+            .split("<text ")
+            .find(|t| t.split_once('>').unwrap().1.split("</text>").next().unwrap().trim() == label)
+            .unwrap_or_else(|| panic!("no text {label}"));
+        let attr = |a: &str| {
+            format!(" {el}")
+                .split(&format!(" {a}=\""))
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        (attr("x"), attr("y"))
+    };
+    for (col, (title, label)) in [
+        ("workers=1 .. workers=8", "workers=8"),
+        ("workers=9 .. workers=16", "workers=9"),
+        ("workers=17 .. workers=24", "workers=24"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (x, y) = at(label);
+        let column = (col as f64 * width / 3.0)..((col + 1) as f64 * width / 3.0);
+        assert!(column.contains(&x), "{label} at x = {x}, not in panel {col}'s column {column:?}");
+        assert!(y > at(title).1, "{label} at y = {y}, above its panel's title");
+    }
     let styles: Vec<_> = fig.legend.iter().map(|st| (st.color, st.marker)).collect();
     assert_eq!(styles.len(), 24);
     for (i, a) in styles.iter().enumerate() {

@@ -180,18 +180,43 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure, layer: 
         }
     }
     let areas = plots.split_evenly((fig.rows(), fig.columns()));
-    for (panel, area) in fig.panels.iter().zip(areas.iter()) {
-        draw_panel(root, area, panel, fig, layer)?;
+    let own = fig.panel_legends();
+    let (per_row, own_h) = fig.panel_legend_layout(w);
+    for (k, (panel, area)) in fig.panels.iter().zip(areas.iter()).enumerate() {
+        match &own {
+            Some(per) => {
+                let (_, ah) = area.dim_in_pixel();
+                let (chart, legend) = area.split_vertically(ah.saturating_sub(own_h));
+                draw_panel(root, &chart, panel, fig, layer)?;
+                if layer.frame() {
+                    draw_entries(&legend, fig, &per[k], per_row)?;
+                }
+            }
+            None => draw_panel(root, area, panel, fig, layer)?,
+        }
     }
     Ok(())
 }
 
 fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, fig: &Figure, width: u32) -> Result<()> {
+    if fig.panel_legends().is_some() {
+        return Ok(());
+    }
     let (per_row, _) = fig.legend_layout(width);
-    let longest = fig.legend.iter().map(|s| s.label.chars().count()).max().unwrap_or(1) as i32;
+    draw_entries(area, fig, &(0..fig.legend.len()).collect::<Vec<_>>(), per_row)
+}
+
+/// Draws legend entries `which` in rows of `per_row`.
+fn draw_entries<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    fig: &Figure,
+    which: &[usize],
+    per_row: usize,
+) -> Result<()> {
+    let longest = which.iter().map(|&i| fig.legend[i].label.chars().count()).max().unwrap_or(1) as i32;
     let entry = 44 + 8 * longest;
-    for (i, st) in fig.legend.iter().enumerate() {
-        let (row, col) = ((i / per_row) as i32, (i % per_row) as i32);
+    for (k, st) in which.iter().map(|&i| &fig.legend[i]).enumerate() {
+        let (row, col) = ((k / per_row) as i32, (k % per_row) as i32);
         let (x, y) = (20 + col * entry, 16 + row * 22);
         let color = rgb(st.color);
         area.draw(&PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2))).map_err(fail)?;

@@ -1,6 +1,7 @@
 //! The figure model that every plot kind builds and one renderer draws: panels with two axes,
-//! series of points (lines, markers, bars, error bars) and one legend. Pure data, in display
-//! units (MB/s, µs, bytes), so plot kinds are tested without drawing anything.
+//! series of points (lines, markers, bars, error bars) and a legend (one for the figure, or one
+//! under each panel when the panels share no series). Pure data, in display units (MB/s, µs,
+//! bytes), so plot kinds are tested without drawing anything.
 
 use super::axis::Axis;
 
@@ -103,7 +104,7 @@ pub struct Panel {
     pub series: Vec<Series>,
 }
 
-/// A whole figure: a title, lines under it, panels in a grid, one legend, notes.
+/// A whole figure: a title, lines under it, panels in a grid, a legend, notes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
     pub title: String,
@@ -137,8 +138,45 @@ impl Figure {
         }
         let (cols, rows) = (self.columns() as u32, self.rows() as u32);
         let w = self.base_width();
-        let panel_h = if cols == 1 { 440 } else { 360 };
+        let panel_h = if cols == 1 { 440 } else { 360 } + self.panel_legend_px(w);
         (w, self.header_px() + panel_h * rows + self.legend_px(w) + self.notes_px())
+    }
+
+    /// The legend entries of each panel, when every panel has one of its own: small multiples
+    /// that split one set of series between panels (no series drawn in two panels), so each
+    /// panel's lines are named right under it. None: one legend for the whole figure.
+    pub fn panel_legends(&self) -> Option<Vec<Vec<usize>>> {
+        if self.panels.len() < 2 {
+            return None;
+        }
+        let per: Vec<Vec<usize>> = self
+            .panels
+            .iter()
+            .map(|p| {
+                let mut v: Vec<usize> = p.series.iter().map(|s| s.style).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        let all: usize = per.iter().map(Vec::len).sum();
+        let shared = all != self.used_styles().len();
+        (!shared && per.iter().all(|v| !v.is_empty())).then_some(per)
+    }
+
+    /// Legend entries per row under one panel of a figure `width` pixels wide, and the height
+    /// of the tallest panel's legend (0 when the figure has one legend).
+    pub fn panel_legend_layout(&self, width: u32) -> (usize, u32) {
+        let Some(per) = self.panel_legends() else { return (1, 0) };
+        let panel_w = width / self.columns().max(1) as u32;
+        let longest = per.iter().flatten().map(|&i| self.legend[i].label.chars().count()).max().unwrap_or(1);
+        let per_row = (panel_w.saturating_sub(40) / (44 + 8 * longest as u32)).max(1) as usize;
+        let rows = per.iter().map(|v| v.len().div_ceil(per_row)).max().unwrap_or(0) as u32;
+        (per_row, 10 + 22 * rows)
+    }
+
+    pub fn panel_legend_px(&self, width: u32) -> u32 {
+        self.panel_legend_layout(width).1
     }
 
     pub fn header_px(&self) -> u32 {
@@ -164,7 +202,7 @@ impl Figure {
 
     /// Legend entries per row at a width, and the legend's height.
     pub fn legend_layout(&self, width: u32) -> (usize, u32) {
-        if self.legend.is_empty() {
+        if self.legend.is_empty() || self.panel_legends().is_some() {
             return (1, 0);
         }
         let longest = self.legend.iter().map(|s| s.label.chars().count()).max().unwrap_or(1);
@@ -222,6 +260,46 @@ mod tests {
                 assert!(a.0 != all[i - 1].0 && a.1 != all[i - 1].1, "styles {i} and {} share", i - 1);
             }
         }
+    }
+
+    fn figure(panels: &[&[usize]], labels: usize) -> Figure {
+        let axis = Axis::categories("x", &["a".to_string()]);
+        let panel = |styles: &[usize]| Panel {
+            title: String::new(),
+            x: axis.clone(),
+            y: axis.clone(),
+            series: styles
+                .iter()
+                .map(|&style| Series { style, draw: Draw::Markers, points: vec![Point::new(0.0, 1.0)] })
+                .collect(),
+        };
+        Figure {
+            title: "t".into(),
+            subtitle: vec![],
+            panels: panels.iter().map(|p| panel(p)).collect(),
+            legend: (0..labels).map(|i| Style::nth(i, format!("series {i}"))).collect(),
+            notes: vec![],
+            size: None,
+        }
+    }
+
+    /// Panels that split the series between them each get a legend of their own, sized for
+    /// the tallest, and the figure none; panels that share a series keep one legend.
+    #[test]
+    fn a_legend_per_panel_only_when_the_panels_split_the_series() {
+        let split = figure(&[&[0, 1, 2], &[3, 4], &[5]], 6);
+        assert_eq!(split.panel_legends(), Some(vec![vec![0, 1, 2], vec![3, 4], vec![5]]));
+        assert_eq!(split.legend_px(1500), 0);
+        // 500 px a panel, 108 px an entry ("series 0"): 4 a row, so one row each.
+        assert_eq!(split.panel_legend_layout(1500), (4, 32));
+        let (_, h) = split.pixel_size();
+        assert_eq!(h, split.header_px() + 360 + 32 + split.notes_px());
+        let shared = figure(&[&[0, 1], &[1, 2]], 3);
+        assert_eq!(shared.panel_legends(), None);
+        assert_eq!(shared.panel_legend_px(1000), 0);
+        assert!(shared.legend_px(1000) > 0);
+        assert_eq!(figure(&[&[0, 1]], 2).panel_legends(), None, "one panel");
+        assert_eq!(figure(&[&[0], &[]], 1).panel_legends(), None, "an empty panel");
     }
 
     #[test]
