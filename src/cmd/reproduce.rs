@@ -167,7 +167,7 @@ const WIDTH: usize = 100;
 /// One entry under `why unavailable:` or `notes:`: the preset's id, then the text wrapped
 /// under it.
 fn entry(id: &str, text: &str) -> String {
-    wrap(text, WIDTH, &format!("  {id:<15} "), 18)
+    wrap(text, WIDTH, &format!("  {id:<18} "), 21)
 }
 
 /// Whether every point fits on the disks of its targets: the preflight's refusal, if not.

@@ -41,6 +41,8 @@ pub const FILES: &[&str] = &[
     include_str!("../../presets/B-proc.toml"),
     include_str!("../../presets/B-mpi.toml"),
     include_str!("../../presets/B-mpi-strided.toml"),
+    include_str!("../../presets/B-mpi-mmap.toml"),
+    include_str!("../../presets/B-mpi-strided-mmap.toml"),
     include_str!("../../presets/C1.toml"),
     include_str!("../../presets/C2.toml"),
     include_str!("../../presets/C3.toml"),

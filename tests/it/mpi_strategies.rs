@@ -243,3 +243,46 @@ fn the_b_mpi_strided_preset_runs_table_2_with_derived_datatypes() {
     assert_eq!(f[0]["b"]["point"], "comptime=0s strategy=S3 best=f=1MiB of 1", "{}", f[0]);
     assert!(s.leftovers().is_empty(), "{:?}", s.leftovers());
 }
+
+/// `iolab reproduce B-mpi-mmap` and `B-mpi-strided-mmap --scale quick` under mpirun: the mmap()
+/// halves of Tables 1 and 2 on two ranks, every point through the mmap engine with msync at
+/// its (sync size, window) pair, contiguous and 8 of every 32 bytes, every repetition complete
+/// with W x iters x bs bytes, and their findings compared at the best pair.
+#[test]
+fn the_mmap_halves_of_tables_1_and_2_run_on_mpi_ranks() {
+    for (preset, strided, strategies, finding) in [
+        ("B-mpi-mmap", false, ["S1B", "S3"], ("S1B", "S3")),
+        ("B-mpi-strided-mmap", true, ["S1A", "S3DT"], ("S3DT", "S1A")),
+    ] {
+        let s = Scratch::new();
+        let dir = s.path().to_str().unwrap().to_string();
+        let o = mpirun(&s, 2, &["reproduce", preset, "--scale", "quick", "--dir", &dir, "--json", "--quiet"]);
+        assert!(o.status.success(), "{preset}: {}", stderr(&o));
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut ran = vec![];
+        for point in doc["points"].as_array().unwrap() {
+            let (params, spec) = (&point["params"], &point["spec"]);
+            ran.push(params["strategy"].as_str().unwrap().to_string());
+            assert_eq!(spec["engine"], "mmap", "{preset}: {spec}");
+            assert_eq!(
+                (params["f"].as_str(), params["window"].as_str()),
+                (Some("1MiB"), Some("2MiB")),
+                "{params}"
+            );
+            let mem = (spec["mem_len_bytes"].as_u64(), spec["mem_stride_bytes"].as_u64());
+            assert_eq!(mem == (Some(8), Some(32)), strided, "{preset}: {spec}");
+            for rep in point["phases"][0]["repetitions"].as_array().unwrap() {
+                assert_eq!(rep["status"], "complete", "{preset}: {params}");
+                assert_eq!(rep["total_bytes"], 2 * 64 * 65536, "{preset}: {params}");
+            }
+        }
+        assert_eq!(ran, strategies, "{preset}");
+        let f = doc["findings"].as_array().unwrap();
+        assert_eq!(f.len(), 1, "{preset}");
+        let point =
+            |strategy: &str| format!("comptime=100ms strategy={strategy} best=f=1MiB window=2MiB of 1");
+        assert_eq!(f[0]["a"]["point"], point(finding.0), "{}", f[0]);
+        assert_eq!(f[0]["b"]["point"], point(finding.1), "{}", f[0]);
+        assert!(s.leftovers().is_empty(), "{preset}: {:?}", s.leftovers());
+    }
+}

@@ -125,11 +125,11 @@ pub fn children_of(parent: u32) -> Vec<u32> {
 }
 
 /// `reproduce --list` with its wrapped entries (`why unavailable:`, `notes:`: an id, then lines
-/// indented 18 spaces) joined back into one line each.
+/// indented 21 spaces) joined back into one line each.
 pub fn unwrap_entries(text: &str) -> String {
     let mut out = String::new();
     for line in text.lines() {
-        match line.strip_prefix(&" ".repeat(18)) {
+        match line.strip_prefix(&" ".repeat(21)) {
             Some(rest) if out.ends_with('\n') && !rest.starts_with(' ') => {
                 out.pop();
                 out.push(' ');
