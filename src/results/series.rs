@@ -45,36 +45,15 @@ mod tests {
     use super::*;
     use crate::latency::series::BASE_NS;
 
-    fn sample(start_ns: u64, time_ns: u64, sync_ns: u64, bytes: Vec<u64>) -> WorkerSample {
-        WorkerSample {
-            worker: 0,
-            bytes: bytes.iter().sum(),
-            ops: bytes.len() as u64,
-            start_ns,
-            end_ns: start_ns + time_ns,
-            sync_ns,
-            sync_calls: 0,
-            open_ns: 0,
-            alloc_ns: None,
-            hints: None,
-            close_ns: 0,
-            hist: crate::latency::SampleHist::empty(),
-            trace: None,
-            calls: Default::default(),
-            max_inflight: 1,
-            role: None,
-            place: None,
-            series: Some(RateSeries { interval_ns: BASE_NS, end_ns: time_ns, bytes }),
-            stonewall_ops: None,
-            found: None,
-        }
+    /// One worker from `start_ns`, `sync_ns` of it committing, with bytes per interval.
+    fn sample(start_ns: u64, sync_ns: u64, bytes: Vec<u64>) -> WorkerSample {
+        WorkerSample { sync_ns, ..WorkerSample::with_series(0, start_ns, bytes) }
     }
 
     #[test]
     fn workers_add_up_on_one_clock_and_commits_withhold_the_steady_rate() {
-        let t = 20 * BASE_NS;
         // The second worker starts one interval later.
-        let ws = [sample(1_000, t, 0, vec![1; 20]), sample(1_000 + BASE_NS, t, 0, vec![2; 20])];
+        let ws = [sample(1_000, 0, vec![1; 20]), sample(1_000 + BASE_NS, 0, vec![2; 20])];
         let r = PhaseRate::of(&ws).unwrap();
         assert_eq!(r.series.end_ns, 21 * BASE_NS);
         assert_eq!(r.series.bytes.iter().sum::<u64>(), 60);
@@ -82,15 +61,15 @@ mod tests {
         assert!(r.steady.is_some());
         // Free starts: the second worker began after the first ended; the series holds both,
         // one after the other, with nothing in between.
-        let apart = [sample(1_000, t, 0, vec![1; 20]), sample(1_000 + 30 * BASE_NS, t, 0, vec![2; 20])];
+        let apart = [sample(1_000, 0, vec![1; 20]), sample(1_000 + 30 * BASE_NS, 0, vec![2; 20])];
         let r = PhaseRate::of(&apart).unwrap();
         assert_eq!(r.series.end_ns, 50 * BASE_NS);
         assert_eq!(r.series.bytes.iter().sum::<u64>(), 60);
         assert_eq!((r.series.bytes[19], r.series.bytes[25], r.series.bytes[30]), (1, 0, 2));
         // A commit over 10% of a worker's time: the series cannot say when its bytes moved.
-        let committed = [sample(0, t, 3 * BASE_NS, vec![1; 20])];
+        let committed = [sample(0, 3 * BASE_NS, vec![1; 20])];
         assert_eq!(PhaseRate::of(&committed).unwrap().steady, None);
-        let mut off = sample(0, t, 0, vec![1; 20]);
+        let mut off = sample(0, 0, vec![1; 20]);
         off.series = None;
         assert_eq!(PhaseRate::of(&[off]), None, "latency = off keeps no series");
     }

@@ -121,34 +121,14 @@ pub fn stall_flag(samples: &[WorkerSample]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::latency::series::{BASE_NS, RateSeries};
 
     /// A worker from `start_ns` whose ops all took `op_ns`, with bytes per 10 ms interval.
     fn sample(worker: u32, start_ns: u64, op_ns: u64, bytes: Vec<u64>) -> WorkerSample {
         let mut hist = crate::latency::new_hist();
         hist.record(op_ns).unwrap();
-        let time_ns = bytes.len() as u64 * BASE_NS;
         WorkerSample {
-            worker,
-            bytes: bytes.iter().sum(),
-            ops: bytes.iter().filter(|&&b| b > 0).count() as u64,
-            start_ns,
-            end_ns: start_ns + time_ns,
-            sync_ns: 0,
-            sync_calls: 0,
-            open_ns: 0,
-            alloc_ns: None,
-            hints: None,
-            close_ns: 0,
             hist: crate::latency::SampleHist::Full(hist),
-            trace: None,
-            calls: Default::default(),
-            max_inflight: 1,
-            role: None,
-            place: None,
-            series: Some(RateSeries { interval_ns: BASE_NS, end_ns: time_ns, bytes }),
-            stonewall_ops: None,
-            found: None,
+            ..WorkerSample::with_series(worker, start_ns, bytes)
         }
     }
 

@@ -249,6 +249,37 @@ impl WorkerSample {
     pub fn time_ns(&self) -> u64 {
         self.end_ns - self.start_ns
     }
+
+    /// A worker for tests of the figures made from samples: from `start_ns`, moving `bytes[i]`
+    /// in the i-th interval of its rate series ([`crate::latency::series::BASE_NS`] each), one
+    /// op per interval that moved bytes, its ops' latencies not recorded.
+    #[cfg(test)]
+    pub fn with_series(worker: u32, start_ns: u64, bytes: Vec<u64>) -> WorkerSample {
+        use crate::latency::series::{BASE_NS, RateSeries};
+        let time_ns = bytes.len() as u64 * BASE_NS;
+        WorkerSample {
+            worker,
+            bytes: bytes.iter().sum(),
+            ops: bytes.iter().filter(|&&b| b > 0).count() as u64,
+            start_ns,
+            end_ns: start_ns + time_ns,
+            sync_ns: 0,
+            sync_calls: 0,
+            open_ns: 0,
+            alloc_ns: None,
+            hints: None,
+            close_ns: 0,
+            hist: crate::latency::SampleHist::empty(),
+            trace: None,
+            calls: Default::default(),
+            max_inflight: 1,
+            role: None,
+            place: None,
+            series: Some(RateSeries { interval_ns: BASE_NS, end_ns: time_ns, bytes }),
+            stonewall_ops: None,
+            found: None,
+        }
+    }
 }
 
 impl WorkerCtx<'_> {
