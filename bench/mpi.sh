@@ -3,10 +3,13 @@
 # nothing else) and, given its source, IOR: a shared-file write (fdatasync at the end, inside
 # the time) and a cold read on NP ranks of this host. A warm-up run of each tool, then the
 # tools alternated N times (the order rotating, so no tool always follows the same other one);
-# per tool and phase min/median/max MB/s (10^6 B/s) and the ratios iolab/limit and iolab/IOR.
-# Then the scale of iolab's coordination: for 1, 4, 16 and 64 ranks (oversubscribed on a small
-# machine), 1 MiB per rank, rank 0's peak RSS, the wall time of the whole mpirun, the time in
-# the timed I/O and the rest, beside the limit program's wall time for the same work.
+# per tool and phase min/median/max MB/s (10^6 B/s) and the ratios iolab/limit and iolab/IOR,
+# every tool's figure by IOR's definition (all bytes over the span from the first open to the
+# last close, commits included: iolab's agg), the load average beside each run. Then the scale
+# of iolab's coordination: for 1, 4, 16 and 64 ranks (oversubscribed on a small machine), 1 MiB
+# per rank, rank 0's peak RSS, the wall time of the whole mpirun, the time in the timed I/O and
+# the rest, beside the limit program's wall time for the same work; iolab and the limit program
+# alternate at each count (the order swapped each round), --scale-rounds times.
 #
 #   bench/mpi.sh [--ior-src PATH] [--quick] [OPTIONS] [DIR]
 #     --ior-src PATH   IOR's public source (github.com/hpc/ior): copied to /tmp, built there
@@ -16,10 +19,11 @@
 #     --np N           ranks of the comparison (default 4)
 #     --size MIB       MiB per rank (default 256)
 #     --bs KIB         KiB per op (default 1024)
-#     --n N            alternations after the warm-up (default 3)
+#     --n N            alternations after the warm-up (default 5)
 #     --prime MIB      memory touched and freed before each write (default 3 x the bytes
 #                      written, at most 3072; 0 = off)
 #     --scale "R ..."  rank counts of the scale table (default "1 4 16 64"; "" = none)
+#     --scale-rounds N rounds of the scale table (default 3)
 #     --iolab PATH     the iolab binary (default $IOLAB, else $CARGO_TARGET_DIR/release/iolab,
 #                      else target/release/iolab), built with --features mpi
 #     DIR              where the data files go (default .)
@@ -34,7 +38,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-ior_src="" quick=0 dir=. np=4 size_mib="" bs_kib=1024 n=3 prime_mib="" scale="" scale_set=0
+ior_src="" quick=0 dir=. np=4 size_mib="" bs_kib=1024 n=5 prime_mib="" scale="" scale_set=0 rounds=3
 iolab=${IOLAB:-${CARGO_TARGET_DIR:-$root/target}/release/iolab}
 while [ $# -gt 0 ]; do
     case $1 in
@@ -46,8 +50,9 @@ while [ $# -gt 0 ]; do
     --n) n=$2; shift 2 ;;
     --prime) prime_mib=$2; shift 2 ;;
     --scale) scale=$2; scale_set=1; shift 2 ;;
+    --scale-rounds) rounds=$2; shift 2 ;;
     --iolab) iolab=$(realpath "$2"); shift 2 ;;
-    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,35p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (bench/mpi.sh --help)" >&2; exit 2 ;;
     *) dir=$1; shift ;;
     esac
@@ -62,6 +67,7 @@ fi
 size=$((size_mib << 20)) bs=$((bs_kib << 10))
 [ "$bs" -gt 0 ] && [ $((size % bs)) = 0 ] || { echo "--size must be a multiple of --bs" >&2; exit 2; }
 [ "$n" -ge 1 ] || { echo "--n must be at least 1" >&2; exit 2; }
+[ "$rounds" -ge 1 ] || { echo "--scale-rounds must be at least 1" >&2; exit 2; }
 [ -n "$prime_mib" ] || { prime_mib=$((3 * np * size_mib)); [ "$prime_mib" -le 3072 ] || prime_mib=3072; }
 dir=$(realpath "$dir")
 
@@ -122,18 +128,19 @@ if [ -n "$ior_src" ]; then
     [ -x "$ior" ] || { echo "IOR built, but there is no $ior" >&2; exit 1; }
 fi
 
-results=$tmp/results.txt   # lines: TOOL PHASE MIN_SAR_MBPS MAX_SAR_MBPS|- RESIDENT|-
+results=$tmp/results.txt   # lines: TOOL PHASE AGG_MBPS MIN_SAR_MBPS|- MAX_SAR_MBPS|- RESIDENT|- LOAD
 resident=$tmp/resident.txt # lines: TOOL FRACTION, before each cold read
 prime() { [ "$prime_mib" = 0 ] || "$limit" prime $((prime_mib << 20)); }
+load() { cut -d' ' -f1 /proc/loadavg; }
 
 run_iolab() {
     prime
     quiet mpi "$np" "$iolab" run --layout shared --op write,read:cold --size "${size_mib}MiB" --bs "${bs_kib}KiB" \
         --reps 1 --dir "$work" --json --quiet --no-store >"$tmp/iolab.json"
-    python3 - "$tmp/iolab.json" "$np" >>"$results" <<'EOF'
+    python3 - "$tmp/iolab.json" "$np" "$(load)" >>"$results" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
-np = int(sys.argv[2])
+np, load = int(sys.argv[2]), sys.argv[3]
 for ph in d["points"][0]["phases"]:
     r = ph["repetitions"][0]
     assert r["status"] == "complete", r["status"]
@@ -141,14 +148,15 @@ for ph in d["points"][0]["phases"]:
     assert ranks == list(range(np)), f"workers on ranks {ranks}, not one per rank of {np}"
     name = ph["name"].split(":")[0]
     res = f'{r["resident_fraction"]:.6f}' if name == "read" else "-"
-    print("iolab", name, r["min_sar_bytes_per_s"] / 1e6, r["max_sar_bytes_per_s"] / 1e6, res)
+    print("iolab", name, r["agg_bytes_per_s"] / 1e6, r["min_sar_bytes_per_s"] / 1e6, r["max_sar_bytes_per_s"] / 1e6, res, load)
 EOF
 }
 run_limit() {
     rm -f "$work/limit.dat"
     prime
     quiet mpi "$np" "$limit" "$work/limit.dat" "$size" "$bs" >"$tmp/limit.out"
-    awk '$1 == "write" || $1 == "read" { printf "limit %s %.3f %.3f %s\n", $1, $2 / $3 * 1e3, $4 / 1e6, $1 == "read" ? res : "-" }
+    awk -v load="$(load)" '$1 == "write" || $1 == "read" {
+            printf "limit %s %.3f %.3f %.3f %s %s\n", $1, $2 / $5 * 1e3, $2 / $3 * 1e3, $4 / 1e6, $1 == "read" ? res : "-", load }
          $1 == "resident" { res = $2 }' "$tmp/limit.out" >>"$results"
     rm -f "$work/limit.dat"
 }
@@ -172,8 +180,8 @@ run_ior() {
     quiet mpi "$np" "$ior" "${args[@]}" -r >"$tmp/ior-r.out"
     w=$(ior_mbps write "$tmp/ior-w.out") r=$(ior_mbps read "$tmp/ior-r.out")
     [ -n "$w" ] && [ -n "$r" ] || { echo "no IOR summary in its output:" >&2; cat "$tmp/ior-w.out" "$tmp/ior-r.out" >&2; exit 1; }
-    echo "ior write $w - -" >>"$results"
-    echo "ior read $r - $res" >>"$results"
+    echo "ior write $w - - - $(load)" >>"$results"
+    echo "ior read $r - - $res $(load)" >>"$results"
     rm -f "$f"
 }
 
@@ -189,7 +197,8 @@ else
 fi
 echo "case: $np ranks, one shared file of $np x $size_mib MiB, bs $bs_kib KiB: write (fdatasync at the end, timed), then a cold read"
 echo "cold: file committed and evicted with posix_fadvise(DONTNEED), checked with mincore (no drop_caches)"
-echo "MB/s = 10^6 B/s: all bytes over the slowest rank's time from the common barrier (min_SAR; IOR: first open to last close, its MiB/s x 1.048576)"
+echo "MB/s = 10^6 B/s, every tool by IOR's definition: all bytes over the span from the first open to the last close, commits"
+echo "      included (iolab: agg; limit: the same from its ranks' clocks; IOR: its own figure, MiB/s x 1.048576)"
 echo "note: buffered I/O on this virtual machine swings up to 5x with the guest's memory state (one tool, consecutive runs):"
 echo "      read the spread, not one figure. Before each tool's write, $prime_mib MiB of memory is touched and freed."
 echo "runs: a warm-up of each tool, then $n alternations (${tools[*]}, the order rotating)"
@@ -207,14 +216,16 @@ python3 - "$results" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 tools = [t for t in ("iolab", "limit", "ior") if any(r[0] == t for r in rows)]
-v = {(t, p): [float(r[2]) for r in rows if r[0] == t and r[1] == p] for t in tools for p in ("write", "read")}
+pick = lambda t, p, i: [r[i] for r in rows if r[0] == t and r[1] == p]
+v = {(t, p): [float(x) for x in pick(t, p, 2)] for t in tools for p in ("write", "read")}
 med = {k: statistics.median(x) for k, x in v.items()}
-w = max(24, 8 * len(v["iolab", "write"]))
-print(f"{'tool':6} {'phase':6} {'runs (MB/s)':{w}} {'min':>8} {'median':>8} {'max':>8}")
+w = max(30, 13 * len(v["iolab", "write"]))
+print(f"{'tool':6} {'phase':6} {'runs: MB/s (load average)':{w}} {'min':>8} {'median':>8} {'max':>8}")
 for p in ("write", "read"):
     for t in tools:
         x = v[t, p]
-        print(f"{t:6} {p:6} {' '.join(f'{y:.0f}' for y in x):{w}} {min(x):8.0f} {med[t, p]:8.0f} {max(x):8.0f}")
+        runs = " ".join(f"{y:.0f} ({l})" for y, l in zip(x, pick(t, p, 6)))
+        print(f"{t:6} {p:6} {runs:{w}} {min(x):8.0f} {med[t, p]:8.0f} {max(x):8.0f}")
 print()
 print(f"{'ratio':12} {'phase':6} {'per alternation':{w}} {'min':>8} {'median':>8} {'max':>8}  of medians")
 for p in ("write", "read"):
@@ -225,9 +236,10 @@ for p in ("write", "read"):
               f"{max(r):8.3f}  {med['iolab', p] / med[t, p]:.3f}")
 print()
 for p in ("write", "read"):
-    ms = {t: statistics.median(float(r[3]) for r in rows if r[0] == t and r[1] == p) for t in ("iolab", "limit")}
-    print(f"max_SAR (sum of the ranks' rates), median, {p}: iolab {ms['iolab']:.0f} MB/s, limit {ms['limit']:.0f} MB/s")
-res = {t: [float(r[4]) for r in rows if r[0] == t and r[1] == "read"] for t in tools}
+    for i, fig in ((3, "min_SAR (bytes / the slowest rank's time from the barrier)"), (4, "max_SAR (sum of the ranks' rates)")):
+        ms = {t: statistics.median(float(x) for x in pick(t, p, i)) for t in ("iolab", "limit")}
+        print(f"{fig}, median, {p}: iolab {ms['iolab']:.0f} MB/s, limit {ms['limit']:.0f} MB/s")
+res = {t: [float(x) for x in pick(t, "read", 5)] for t in tools}
 print("resident before each cold read (mincore, fraction of the file): "
       + "; ".join(f"{t} {max(x):.4f} at most" for t, x in res.items()))
 EOF
@@ -238,30 +250,45 @@ echo "scale: 1 MiB per rank, bs 256 KiB, write + cold read, 1 repetition, the st
 echo "rank-0 peak RSS: /usr/bin/time -f %M on rank 0 alone (OMPI_COMM_WORLD_RANK = 0), its maximum resident set"
 echo "wall: the whole mpirun (process start-up, MPI_Init ... MPI_Finalize); I/O: the phases' slowest-rank times;"
 echo "limit wall: mpi_limit's whole mpirun for the same write and read (MPI start-up and the same barriers and gathers)"
-printf '%6s %16s %9s %9s %14s %11s %13s %12s\n' ranks "rank-0 peak RSS" "wall s" "I/O s" "outside I/O s" "limit wall s" "iolab-limit s" "store bytes"
-for ranks in $scale; do
+printf '%5s %6s %16s %9s %9s %14s %11s %13s %12s %5s\n' round ranks "rank-0 peak RSS" "wall s" "I/O s" "outside I/O s" "limit wall s" "iolab-limit s" "store bytes" load
+scale_iolab() { # scale_iolab RANKS: one iolab run; sets t_iolab (s)
     rm -f "$work"/scale.db*
-    t0=$EPOCHREALTIME
+    local t0=$EPOCHREALTIME
     # shellcheck disable=SC2016
-    quiet mpi "$ranks" sh -c '
+    quiet mpi "$1" sh -c '
         if [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ]; then exec /usr/bin/time -f "%M" -o "$0" "$@"; else exec "$@"; fi' \
         "$tmp/rss.txt" "$iolab" run --layout shared --op write,read:cold --size 1MiB --bs 256KiB --reps 1 \
         --dir "$work" --db "$work/scale.db" --json --quiet >"$tmp/scale.json"
-    t1=$EPOCHREALTIME
+    t_iolab=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$EPOCHREALTIME")
+}
+scale_limit() { # scale_limit RANKS: one limit run; sets t_limit (s)
     rm -f "$work/limit.dat"
-    quiet mpi "$ranks" "$limit" "$work/limit.dat" $((1 << 20)) $((256 << 10)) >/dev/null
-    t2=$EPOCHREALTIME
+    local t0=$EPOCHREALTIME
+    quiet mpi "$1" "$limit" "$work/limit.dat" $((1 << 20)) $((256 << 10)) >/dev/null
+    t_limit=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$EPOCHREALTIME")
     rm -f "$work/limit.dat"
-    python3 - "$tmp/scale.json" "$ranks" "$(tail -1 "$tmp/rss.txt")" "$t0" "$t1" "$t2" "$(stat -c %s "$work/scale.db")" <<'EOF'
+}
+for round in $(seq 1 "$rounds"); do
+    for ranks in $scale; do
+        # The order swapped each round, so neither tool always runs on the other's leftovers.
+        if [ $((round % 2)) = 1 ]; then
+            scale_iolab "$ranks"
+            scale_limit "$ranks"
+        else
+            scale_limit "$ranks"
+            scale_iolab "$ranks"
+        fi
+        python3 - "$tmp/scale.json" "$ranks" "$(tail -1 "$tmp/rss.txt")" "$t_iolab" "$t_limit" \
+            "$(stat -c %s "$work/scale.db")" "$round" "$(load)" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 ranks, rss_kib = int(sys.argv[2]), int(sys.argv[3])
-t0, t1, t2 = (float(x) for x in sys.argv[4:7])
-store = int(sys.argv[7])
+wall, lwall = float(sys.argv[4]), float(sys.argv[5])
+store, rnd, load = int(sys.argv[6]), int(sys.argv[7]), sys.argv[8]
 reps = [r for ph in d["points"][0]["phases"] for r in ph["repetitions"]]
 assert all(len(r["workers"]) == ranks for r in reps)
 io = sum(r["time_ns"] for r in reps) / 1e9
-wall, lwall = t1 - t0, t2 - t1
-print(f"{ranks:6} {rss_kib / 1024:12.1f} MiB {wall:9.2f} {io:9.3f} {wall - io:14.2f} {lwall:11.2f} {wall - lwall:13.2f} {store:12}")
+print(f"{rnd:5} {ranks:6} {rss_kib / 1024:12.1f} MiB {wall:9.2f} {io:9.3f} {wall - io:14.2f} {lwall:11.2f} {wall - lwall:13.2f} {store:12} {load:>5}")
 EOF
+    done
 done

@@ -6,15 +6,19 @@
  * (O_WRONLY | O_CREAT); all meet at MPI_Barrier; each reads CLOCK_MONOTONIC, pwrites SIZE / BS
  * blocks of BS bytes of non-zero (pseudo-random) data at rank * SIZE + k * BS, fdatasyncs, reads the clock
  * again and closes. MPI_Gather brings the per-rank times to rank 0, which prints the bytes, the
- * slowest rank's time (min_SAR = bytes / slowest) and the sum of the ranks' rates (max_SAR).
+ * slowest rank's time (min_SAR = bytes / slowest) and the sum of the ranks' rates (max_SAR), and
+ * IOR's span: from the first rank's open to the last rank's close (CLOCK_MONOTONIC, which the
+ * ranks of one host share), the figure IOR and iolab's agg divide all bytes by. As iolab does,
+ * a rank's open is placed just before its start at the barrier (IOR opens after a barrier, so
+ * no rank's wait for the others counts) and its close just after its end.
  * Read phase: rank 0 evicts the file from the page cache as iolab's read:cold does (fdatasync,
  * posix_fadvise DONTNEED, syncfs) and checks with mincore what is still resident, untimed;
  * then the same as the write with O_RDONLY and pread. No clock per op, no check of the data.
  *
  *   mpirun -np N mpi_limit FILE SIZE_PER_RANK BS
- *     prints (rank 0):  write BYTES SLOWEST_NS MAX_SAR_BYTES_PER_S
+ *     prints (rank 0):  write BYTES SLOWEST_NS MAX_SAR_BYTES_PER_S SPAN_NS
  *                       resident FRACTION          (of the file, just before the read)
- *                       read BYTES SLOWEST_NS MAX_SAR_BYTES_PER_S
+ *                       read BYTES SLOWEST_NS MAX_SAR_BYTES_PER_S SPAN_NS
  *   mpi_limit evict FILE     no MPI: fdatasync, fadvise DONTNEED, syncfs; prints the resident
  *                            fraction after (for IOR's file, between its write and its read)
  *   mpi_limit prime BYTES    no MPI: touch BYTES of fresh memory and free it (before a write:
@@ -97,11 +101,19 @@ static void prime(uint64_t bytes) {
     munmap(p, bytes);
 }
 
-/* One phase on this rank: the time from the barrier to the end of its last op, and of its
- * fdatasync for a write. */
-static uint64_t phase(const char *path, char *buf, uint64_t size, uint64_t bs, uint64_t base, int write) {
+/* One rank's phase: the time from the barrier to the end of its last op (and of its fdatasync
+ * for a write), and its open and close placed around it: the clock at the barrier less the
+ * open's time, and at the end plus the close's. */
+struct timed {
+    uint64_t ns, open_ns, close_ns;
+};
+
+static struct timed phase(const char *path, char *buf, uint64_t size, uint64_t bs, uint64_t base, int write) {
+    struct timed r;
+    uint64_t o = now_ns();
     int fd = write ? open(path, O_WRONLY | O_CREAT, 0644) : open(path, O_RDONLY);
     if (fd < 0) die("open", path);
+    o = now_ns() - o;
     MPI_Barrier(MPI_COMM_WORLD);
     uint64_t t0 = now_ns();
     for (uint64_t off = 0; off < size; off += bs) {
@@ -109,24 +121,33 @@ static uint64_t phase(const char *path, char *buf, uint64_t size, uint64_t bs, u
         if (n != (ssize_t)bs) die(write ? "pwrite" : "pread", path);
     }
     if (write && fdatasync(fd) != 0) die("fdatasync", path);
-    uint64_t t = now_ns() - t0;
-    close(fd);
-    return t;
+    uint64_t t1 = now_ns();
+    if (close(fd) != 0) die("close", path);
+    r.ns = t1 - t0;
+    r.open_ns = t0 - o;
+    r.close_ns = t1 + (now_ns() - t1);
+    return r;
 }
 
-/* Gathers the ranks' times at rank 0, which prints bytes, the slowest time and the sum of rates. */
-static void report(const char *name, uint64_t ns, uint64_t size, int rank, int ranks) {
-    uint64_t *all = rank == 0 ? malloc(sizeof(uint64_t) * (size_t)ranks) : NULL;
+/* Gathers the ranks' times at rank 0, which prints bytes, the slowest time, the sum of rates and
+ * the span from the first open to the last close. */
+static void report(const char *name, struct timed t, uint64_t size, int rank, int ranks) {
+    uint64_t mine[3] = {t.ns, t.open_ns, t.close_ns};
+    uint64_t *all = rank == 0 ? malloc(sizeof(uint64_t) * 3 * (size_t)ranks) : NULL;
     if (rank == 0 && !all) die("malloc", NULL);
-    MPI_Gather(&ns, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_Gather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     if (rank != 0) return;
-    uint64_t slowest = 0;
+    uint64_t slowest = 0, first_open = UINT64_MAX, last_close = 0;
     double sum = 0;
     for (int r = 0; r < ranks; r++) {
-        if (all[r] > slowest) slowest = all[r];
-        sum += (double)size / ((double)all[r] / 1e9);
+        uint64_t ns = all[3 * r], o = all[3 * r + 1], c = all[3 * r + 2];
+        if (ns > slowest) slowest = ns;
+        if (o < first_open) first_open = o;
+        if (c > last_close) last_close = c;
+        sum += (double)size / ((double)ns / 1e9);
     }
-    printf("%s %llu %llu %.0f\n", name, (unsigned long long)(size * (uint64_t)ranks), (unsigned long long)slowest, sum);
+    printf("%s %llu %llu %.0f %llu\n", name, (unsigned long long)(size * (uint64_t)ranks), (unsigned long long)slowest, sum,
+           (unsigned long long)(last_close - first_open));
     fflush(stdout);
     free(all);
 }
