@@ -8,11 +8,21 @@
 #   fpp      a file per process, POSIX (IOR -F; iolab's default layout)
 #   mpiio    one shared file, MPI-IO independent (IOR -a MPIIO; iolab --engine mpiio)
 # A warm-up of each tool per case, then N alternations, the order swapped each time; per tool,
-# case and phase min/median/max MB/s (10^6 B/s) and the ratio iolab/IOR. iolab's figure is
-# worked out with IOR's definition from its JSON: all bytes over the span from the first open to
-# the last close, commits included (the slowest rank's open + its timed part, fsync inside + the
-# slowest close); its own headline (min_SAR: from the start barrier to the slowest rank's end)
-# is printed beside it.
+# case and phase min/median/max MB/s (10^6 B/s) and the ratio iolab/IOR. iolab's figure is its
+# own with IOR's definition (agg_bytes_per_s in its JSON: all bytes over the span from the first
+# open to the last close, commits included, from every rank's own clock readings); its min_SAR
+# (from the start barrier to the slowest rank's end) is printed beside it.
+#
+# The shared file: IOR's ranks all open it with O_CREAT at once, and on MooseFS two clients
+# creating one name at the same moment race (FUSE create): one rank's open64(O_CREAT|O_RDWR)
+# fails with "File exists" and IOR aborts. So for the shared cases the script creates the empty
+# file on h1 before each IOR write, checks that every host sees it, and runs IOR with -E (use
+# the existing file, do not remove it first; IOR's POSIX open does not truncate, its MPI-IO open
+# sets the size to 0) and -k; it removes the file after IOR's read. iolab makes its own files:
+# rank 0 creates them when the run starts and empties them before each write phase, and every
+# rank then opens them before the start barrier (docs/mpi.md). So in the shared cases both
+# tools' timed opens are opens of an existing empty file, the name's creation outside the span;
+# in the fpp case IOR's timed open creates each rank's file, iolab's opens one rank 0 made.
 #
 #   bench/pfs.sh --ior-src PATH [--ior PATH] [--size MIB] [--bs KIB] [--n N] [--iolab PATH]
 #     --ior-src PATH   IOR's public source (github.com/hpc/ior): copied to /tmp and built
@@ -45,7 +55,7 @@ while [ $# -gt 0 ]; do
     --bs) bs_kib=$2; shift 2 ;;
     --n) n=$2; shift 2 ;;
     --iolab) iolab=$(realpath "$2"); shift 2 ;;
-    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^set -euo/{/^#/p}' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (bench/pfs.sh --help)" >&2; exit 2 ;;
     esac
 done
@@ -115,12 +125,18 @@ ior_mbps() { # ior_mbps OP FILE: the summary's Max(MiB) of OP in MB/s
 }
 
 run_ior() { # run_ior CASE
-    local c=$1 args=(-b "$size" -t "$bs" -s 1 -i 1 -e -C -o "$dir/ior.dat") files
+    local c=$1 h args=(-b "$size" -t "$bs" -s 1 -i 1 -e -C -o "$dir/ior.dat") files
     case $c in
-    shared) args+=(-a POSIX) files=("$dir/ior.dat") ;;
+    shared) args+=(-a POSIX -E) files=("$dir/ior.dat") ;;
     fpp) args+=(-a POSIX -F) files=() ;;
-    mpiio) args+=(-a MPIIO) files=("$dir/ior.dat") ;;
+    mpiio) args+=(-a MPIIO -E) files=("$dir/ior.dat") ;;
     esac
+    if [ "$c" != fpp ]; then # the shared file made by one host first (see the header)
+        hosts run h1 ": >$dir/ior.dat"
+        for h in h2 h3; do
+            hosts run "$h" "test -f $dir/ior.dat" || { echo "$h does not see $dir/ior.dat" >&2; exit 1; }
+        done
+    fi
     quiet "$tmp/ior-w.out" hosts mpirun -np 6 "$ior" "${args[@]}" -w -k
     [ "$c" != fpp ] || mapfile -t files < <(hosts run h1 "ls $dir/ior.dat.*")
     evict "${files[@]}"
@@ -151,10 +167,8 @@ for ph in d["points"][0]["phases"]:
     assert len(r["workers"]) == 6 and [h["host"] for h in r["hosts"]] == ["h1", "h2", "h3"], r["hosts"]
     if ph["op"] == "read":
         assert ph["cache"]["policy"] == "cold" and r["resident_fraction"] == 0.0, (ph["cache"], r["resident_fraction"])
-    w = r["workers"]
-    # IOR's definition: the first open to the last close, commits inside.
-    span_ns = max(x["open_ns"] for x in w) + r["time_ns"] + max(x["close_ns"] for x in w)
-    print(case, "iolab", ph["op"], r["total_bytes"] / span_ns * 1e3, r["min_sar_bytes_per_s"] / 1e6)
+    # IOR's definition: all bytes over the first open to the last close, commits inside.
+    print(case, "iolab", ph["op"], r["agg_bytes_per_s"] / 1e6, r["min_sar_bytes_per_s"] / 1e6)
 EOF
 }
 
@@ -166,7 +180,8 @@ echo "per case: $size_mib MiB per rank, bs $bs_kib KiB, write with fsync at the 
 echo "cold: IOR's files evicted on every host (fadvise DONTNEED, fincore 0) between its write and read runs, read with -C;"
 echo "      iolab's read:cold evicts on every reading host and checks with mincore (0.0% asserted), --reorder-reads node"
 echo "MB/s = 10^6 B/s, both tools by IOR's definition: all bytes over the first open to the last close, commits inside"
-echo "      (IOR's own Max(MiB) x 1.048576; iolab: slowest open + slowest timed part + slowest close, from its JSON)"
+echo "      (IOR's own Max(MiB) x 1.048576; iolab's agg_bytes_per_s from its JSON)"
+echo "shared file: made on h1 before each IOR write, IOR run with -E -k (MooseFS's create race); iolab makes its own"
 echo "runs: a warm-up of each tool per case, then $n alternations, the order swapped each time"
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 cases=(shared fpp mpiio)
