@@ -72,9 +72,32 @@ command -v python3 >/dev/null || { echo "needs python3" >&2; exit 1; }
     exit 1
 }
 
-tmp=$(mktemp -d /tmp/iolab-bench-pfs.XXXXXX)
+tmp=$(mktemp -d /tmp/iolab-bench-pfs.XXXXXX) finished=0 alt=0 results=
+summary() { # the table of what $results holds
+    python3 - "$results" <<'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+print(f"{'case':7} {'phase':6} {'tool':6} {'runs (MB/s, IOR definition)':40} {'min':>7} {'median':>7} {'max':>7}")
+for case in ("shared", "fpp", "mpiio"):
+    for ph in ("write", "read"):
+        v = {t: [float(r[3]) for r in rows if r[0] == case and r[1] == t and r[2] == ph] for t in ("iolab", "ior")}
+        if not v["iolab"] or not v["ior"]:
+            continue
+        for t, x in v.items():
+            print(f"{case:7} {ph:6} {t:6} {' '.join(f'{y:.0f}' for y in x):40} {min(x):7.0f} {statistics.median(x):7.0f} {max(x):7.0f}")
+        r = [a / b for a, b in zip(v["iolab"], v["ior"])]
+        print(f"{case:7} {ph:6} {'ratio':6} {' '.join(f'{y:.2f}' for y in r):40} {min(r):7.2f} {statistics.median(r):7.2f} "
+              f"{max(r):7.2f}  (iolab/IOR; of medians {statistics.median(v['iolab']) / statistics.median(v['ior']):.2f})")
+        own = [float(r[4]) for r in rows if r[0] == case and r[1] == "iolab" and r[2] == ph]
+        print(f"{case:7} {ph:6} {'iolab':6} own headline min_SAR (barrier to slowest end), median {statistics.median(own):.0f} MB/s")
+EOF
+}
 hosts() { bash tests/hosts.sh "$@"; }
 cleanup() {
+    if [ "$finished" = 0 ] && [ "$alt" -ge 1 ]; then
+        echo "the run stopped before its end; what it measured (alternation $alt, partly):" >&2
+        summary >&2 || true
+    fi
     hosts down >/dev/null 2>&1 || true
     rm -rf "$tmp"
 }
@@ -188,25 +211,13 @@ cases=(shared fpp mpiio)
 for c in "${cases[@]}"; do run_iolab "$c"; run_ior "$c"; done # warm-up, not recorded
 : >"$results"
 for i in $(seq 1 "$n"); do
+    alt=$i
     echo "alternation $i of $n (load $(cut -d' ' -f1 /proc/loadavg))" >&2
     for c in "${cases[@]}"; do
         if [ $((i % 2)) = 1 ]; then run_iolab "$c"; run_ior "$c"; else run_ior "$c"; run_iolab "$c"; fi
     done
 done
+finished=1
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-python3 - "$results" <<'EOF'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1])]
-print(f"{'case':7} {'phase':6} {'tool':6} {'runs (MB/s, IOR definition)':40} {'min':>7} {'median':>7} {'max':>7}")
-for case in ("shared", "fpp", "mpiio"):
-    for ph in ("write", "read"):
-        v = {t: [float(r[3]) for r in rows if r[0] == case and r[1] == t and r[2] == ph] for t in ("iolab", "ior")}
-        for t, x in v.items():
-            print(f"{case:7} {ph:6} {t:6} {' '.join(f'{y:.0f}' for y in x):40} {min(x):7.0f} {statistics.median(x):7.0f} {max(x):7.0f}")
-        r = [a / b for a, b in zip(v["iolab"], v["ior"])]
-        print(f"{case:7} {ph:6} {'ratio':6} {' '.join(f'{y:.2f}' for y in r):40} {min(r):7.2f} {statistics.median(r):7.2f} "
-              f"{max(r):7.2f}  (iolab/IOR; of medians {statistics.median(v['iolab']) / statistics.median(v['ior']):.2f})")
-        own = [float(r[4]) for r in rows if r[0] == case and r[1] == "iolab" and r[2] == ph]
-        print(f"{case:7} {ph:6} {'iolab':6} own headline min_SAR (barrier to slowest end), median {statistics.median(own):.0f} MB/s")
-EOF
+summary
