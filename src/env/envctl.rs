@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::env::host::TargetFacts;
 use crate::env::monitor::Monitor;
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
@@ -144,9 +145,19 @@ fn counters(devices: &[String]) -> Vec<DiskCounters> {
 
 /// The block devices (names as in /proc/diskstats) holding the target directories, once each.
 pub fn devices_of(dirs: &[PathBuf]) -> Vec<String> {
+    devices_in(&mut vec![], dirs)
+}
+
+/// [`devices_of`], with the facts of directories already read in `known` (an experiment's host
+/// facts): only a directory `known` lacks is read, and added to it.
+pub fn devices_in(known: &mut Vec<TargetFacts>, dirs: &[PathBuf]) -> Vec<String> {
     let mut out: Vec<String> = vec![];
     for d in dirs {
-        if let Some(dev) = crate::env::host::target_facts(d).device {
+        let i = known.iter().position(|t| t.dir == *d).unwrap_or_else(|| {
+            known.push(crate::env::host::target_facts(d));
+            known.len() - 1
+        });
+        if let Some(dev) = &known[i].device {
             let name = dev.trim_start_matches("/dev/").to_string();
             if !out.contains(&name) {
                 out.push(name);
@@ -154,6 +165,22 @@ pub fn devices_of(dirs: &[PathBuf]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Writes back what earlier phases (and the store) left dirty on the targets' file systems
+/// (data, and metadata such as allocation bitmaps that ext4 writes back some 30 s later), so
+/// the device I/O seen during a phase is the phase's own or another process's, and the noise
+/// judgement ([`judge_noise`]) does not blame a phase for its predecessors. Before the phase's
+/// clock; a failure only weakens that judgement.
+pub fn settle_writeback(dirs: &[PathBuf]) {
+    let mut seen = vec![];
+    for d in dirs {
+        let dev = std::fs::metadata(d).map(|m| std::os::unix::fs::MetadataExt::dev(&m)).ok();
+        if !seen.contains(&dev) {
+            seen.push(dev);
+            let _ = crate::env::sys::syncfs(d);
+        }
+    }
 }
 
 /// Taken when a phase starts; [`PhaseProbe::finish`] gives what happened meanwhile.

@@ -280,8 +280,16 @@ pub fn fs_identity(dir: &Path) -> FsIdentity {
         .unwrap_or_default()
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many times this thread has read a target's facts ([`target_facts`]).
+    pub static TARGET_READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// Facts about one target directory.
 pub fn target_facts(dir: &Path) -> TargetFacts {
+    #[cfg(test)]
+    TARGET_READS.with(|n| n.set(n.get() + 1));
     let mut t = TargetFacts { dir: dir.to_path_buf(), direct_io_align_bytes: 4096, ..Default::default() };
     let Ok(meta) = fs::metadata(dir) else { return t };
     let dev = meta.dev();

@@ -24,6 +24,8 @@ mod range;
 mod ranks;
 mod resolve;
 pub mod run;
+#[cfg(test)]
+mod run_tests;
 pub mod schedule;
 mod servers;
 mod sizes;

@@ -147,6 +147,14 @@ pub(super) fn parse_phases(
     Ok(phases)
 }
 
+/// Files a write phase of the per-worker layouts writes at a time, block by block (its workers
+/// times its round-robin width, at most the files); None for one file or a shared file.
+pub(super) fn written_together(spec: &Spec, phase: &crate::plan::PhasePlan) -> Option<u64> {
+    let files = spec.file_count() as u64;
+    let k = (phase.workers.len() as u64 * phase.round_robin as u64).min(files);
+    (spec.layout.per_worker_files() && files >= 2).then_some(k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,22 +52,6 @@ pub struct Outcome {
     pub error: Option<Error>,
 }
 
-/// Writes back what earlier phases (and the store) left dirty on the targets' file systems
-/// (data, and metadata such as allocation bitmaps that ext4 writes back some 30 s later), so
-/// the device I/O seen during a phase is the phase's own or another process's, and the noise
-/// judgement (`env::envctl::judge_noise`) does not blame a phase for its predecessors. Before
-/// the phase's clock; a failure only weakens that judgement.
-fn settle_writeback(dirs: &[PathBuf]) {
-    let mut seen = vec![];
-    for d in dirs {
-        let dev = std::fs::metadata(d).map(|m| std::os::unix::fs::MetadataExt::dev(&m)).ok();
-        if !seen.contains(&dev) {
-            seen.push(dev);
-            let _ = sys::syncfs(d);
-        }
-    }
-}
-
 /// Runs every point `reps` times (plus its warm-ups), in the order `base.interleave` asks for
 /// (round-robin over points by default) so a slow drift of the machine does not bias one
 /// point; before each run, settles and primes memory as the point's spec asks.
@@ -108,6 +92,8 @@ pub struct Runner<'a> {
     pub result: ExperimentResult,
     points: &'a [Point],
     plans: Vec<RunPlan>,
+    /// Per point, the block devices under its targets, whose I/O each phase records.
+    devices: Vec<Vec<String>>,
     sink: &'a mut dyn Sink,
     monitor: &'a dyn Monitor,
 }
@@ -131,6 +117,13 @@ impl<'a> Runner<'a> {
         monitor: &'a dyn Monitor,
     ) -> Result<Runner<'a>> {
         let plans: Vec<plan::RunPlan> = points.iter().map(|p| plan::plan(&p.spec)).collect();
+        // From the host facts, read once per experiment (a target they lack is read here, once).
+        let mut known = host.targets.clone();
+        let real = |s: &Spec| crate::worker::registry::find(&s.engine).is_some_and(|e| e.def.caps.real_io);
+        let devices = points
+            .iter()
+            .map(|p| if real(&p.spec) { envctl::devices_in(&mut known, &p.spec.dirs) } else { vec![] })
+            .collect();
         let points_result = points
             .iter()
             .zip(&plans)
@@ -153,7 +146,7 @@ impl<'a> Runner<'a> {
             io500: None,
         };
         sink.begin(&result)?;
-        Ok(Runner { result, points, plans, sink, monitor })
+        Ok(Runner { result, points, plans, devices, sink, monitor })
     }
 
     /// The sink runs go to (a tuner records its rounds there too).
@@ -168,7 +161,8 @@ impl<'a> Runner<'a> {
         let run_id = crate::target::workdir::new_run_id();
         let (reps, err) = match before_run(spec, self.monitor) {
             Ok(pre) => {
-                let (mut reps, err) = run_once(spec, &self.plans[pi], slot.rep, &run_id, label, self.monitor);
+                let (plan, devices) = (&self.plans[pi], &self.devices[pi]);
+                let (mut reps, err) = run_once(spec, plan, devices, (slot.rep, label), &run_id, self.monitor);
                 for (_, r) in &mut reps {
                     (r.env.settle_ns, r.env.prime_memory_bytes, r.env.prime_ns) = pre;
                 }
@@ -208,25 +202,36 @@ fn before_run(spec: &Spec, monitor: &dyn Monitor) -> Result<(u64, u64, u64)> {
     Ok((slept, spec.prime_memory_bytes, primed.ns))
 }
 
-/// One repetition of one point (`label` names it on the progress line: "rep 3/5"): the
-/// repetitions of the phases that ran, and the error that stopped it, if any. A failure outside a phase (creating, laying out or preparing files) is
-/// recorded as a failed repetition of the phase it kept from running, so the stored run is
+/// One repetition of one point (`label` names it on the progress line: "rep 3/5"), watching the
+/// I/O of `devices` (its targets' block devices): the repetitions of the phases that ran, and
+/// the error that stopped it, if any. A failure outside a phase (creating, laying out or
+/// preparing files) is recorded as a failed repetition of the phase it kept from running, so the stored run is
 /// never complete when it was not. The work directory is always removed (unless kept); if
 /// that fails, the monitor is told what was left.
 pub fn run_once(
     spec: &Spec,
     plan: &RunPlan,
-    rep: u32,
+    devices: &[String],
+    (rep, label): (u32, &str),
     run_id: &str,
-    label: &str,
     monitor: &dyn Monitor,
 ) -> (Vec<(usize, Repetition)>, Option<Error>) {
     let engine = crate::worker::registry::find(&spec.engine).expect("engine checked at resolve");
     let mut out = vec![];
     let mut wd = None;
     let mut at_phase = 0;
-    let err =
-        run_phases(spec, plan, engine, (rep, label), run_id, monitor, &mut wd, &mut out, &mut at_phase).err();
+    let err = run_phases(
+        spec,
+        plan,
+        (engine, devices),
+        (rep, label),
+        run_id,
+        monitor,
+        &mut wd,
+        &mut out,
+        &mut at_phase,
+    )
+    .err();
     if let Some(e) = &err
         && !out.iter().any(|(i, _)| *i == at_phase)
         && at_phase < plan.phases.len()
@@ -262,7 +267,7 @@ pub fn generation(plan: &RunPlan, index: usize) -> u32 {
 fn run_phases(
     spec: &Spec,
     plan: &RunPlan,
-    engine: &'static Registered,
+    (engine, devices): (&'static Registered, &[String]),
     (rep, label): (u32, &str),
     run_id: &str,
     monitor: &dyn Monitor,
@@ -275,7 +280,7 @@ fn run_phases(
     let remote = spec.servers.as_ref();
     let local = real && remote.is_none();
     crate::env::signals::check()?;
-    let devices = if local { envctl::devices_of(&spec.dirs) } else { vec![] };
+    let devices = if local { devices } else { &[] };
     let mut base_tag = BlockTag {
         verify: spec.verify,
         run: crate::plan::verify::run_tag(run_id),
@@ -374,9 +379,9 @@ fn run_phases(
             (false, None) => monitor.begin(&format!("{label} {}", phase.name), phase.bytes()),
         }
         if local {
-            settle_writeback(&spec.dirs);
+            envctl::settle_writeback(&spec.dirs);
         }
-        let probe = PhaseProbe::start(&devices);
+        let probe = PhaseProbe::start(devices);
         let outcome = launch(&job, monitor);
         let env = probe.finish();
         monitor.end();
@@ -418,7 +423,8 @@ fn run_phases(
                     if let Some(facts) = r.file_layout.as_mut() {
                         let piece = crate::plan::piece_len(spec);
                         facts.blocks = plan.files.iter().map(|f| f.size_bytes.div_ceil(piece)).sum();
-                        let together = written_together(spec, phase).filter(|_| extents.is_empty());
+                        let together =
+                            super::phases::written_together(spec, phase).filter(|_| extents.is_empty());
                         if let (true, Some(flag)) = (spec.alloc_block, together.and_then(|k| facts.judge(k)))
                         {
                             r.flags.push(flag);
@@ -466,14 +472,6 @@ impl Monitor for Silent {
     fn wants_ticks(&self) -> bool {
         false
     }
-}
-
-/// Files a write phase of the per-worker layouts writes at a time, block by block (its workers
-/// times its round-robin width, at most the files); None for one file or a shared file.
-fn written_together(spec: &Spec, phase: &crate::plan::PhasePlan) -> Option<u64> {
-    let files = spec.file_count() as u64;
-    let k = (phase.workers.len() as u64 * phase.round_robin as u64).min(files);
-    (spec.layout.per_worker_files() && files >= 2).then_some(k)
 }
 
 #[cfg(test)]

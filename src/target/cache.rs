@@ -1,7 +1,8 @@
 //! Sets and verifies the page-cache state of a phase's files before it starts.
 //!
-//! cold: commit each file (fsync), drop its pages (posix_fadvise DONTNEED), optionally drop all
-//! caches, then count resident pages with mincore. warm: read each file once, then count.
+//! cold: write back each file's data (fdatasync), drop its pages (posix_fadvise DONTNEED),
+//! optionally drop all caches, then count resident pages with mincore. An empty file (a write
+//! phase's, just truncated) has no pages to write back or drop. warm: read each file once, then count.
 //! asis: only count. The fraction is stored with every result; the caller judges it. Each file
 //! is opened only if it is still the one iolab created ([`crate::target::owned`]).
 
@@ -28,7 +29,12 @@ pub fn prepare(policy: CachePolicy, paths: &[PathBuf], ids: &[FileId], drop_cach
             for (p, &id) in paths.iter().zip(ids) {
                 crate::env::signals::check()?;
                 let f = owned::open(p, id, false, 0)?;
-                f.sync_all().map_err(|e| Error::io("fsync", p, None, e))?;
+                if f.metadata().map_err(|e| Error::io("fstat", p, None, e))?.len() == 0 {
+                    continue;
+                }
+                // Dirty pages cannot be dropped: their data goes to disk first. The inode's
+                // times (what fsync would add) keep no page in the cache.
+                f.sync_data().map_err(|e| Error::io("fdatasync", p, None, e))?;
                 sys::fadvise_dontneed(&f).map_err(|e| Error::io("posix_fadvise", p, None, e))?;
             }
             // Two processes evicting one file at once (MPI ranks of one host sharing a file)

@@ -53,14 +53,24 @@ fn pid_start_time(pid: u32) -> Option<u64> {
 }
 
 impl Owner {
-    /// This process.
+    /// This process: read once per process (every run's work directory names it), again only
+    /// in a forked child, whose pid differs.
     pub fn current() -> Owner {
+        static CURRENT: std::sync::Mutex<Option<Owner>> = std::sync::Mutex::new(None);
         let pid = std::process::id();
-        Owner {
-            host: read_trim("/proc/sys/kernel/hostname"),
-            boot_id: read_trim("/proc/sys/kernel/random/boot_id"),
-            pid,
-            pid_start: pid_start_time(pid).unwrap_or(0),
+        let mut cached = CURRENT.lock().unwrap_or_else(|e| e.into_inner());
+        match cached.as_ref() {
+            Some(o) if o.pid == pid => o.clone(),
+            _ => {
+                let o = Owner {
+                    host: read_trim("/proc/sys/kernel/hostname"),
+                    boot_id: read_trim("/proc/sys/kernel/random/boot_id"),
+                    pid,
+                    pid_start: pid_start_time(pid).unwrap_or(0),
+                };
+                *cached = Some(o.clone());
+                o
+            }
         }
     }
 
