@@ -15,6 +15,7 @@
 #
 #   bench/small.sh [DIR] [N]    DIR: where files go (default .); N >= 5 (default 15)
 #   IOLAB=PATH                  the iolab binary to time (default: cargo build --release)
+#   IOLAB_BASE=PATH             an earlier iolab binary, timed too (as iolab-base), alternately
 #   SMALL_REPS=5                repetitions per job
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +42,11 @@ if [ -z "${IOLAB:-}" ]; then
 else
     iolab=$(realpath "$IOLAB")
 fi
+tools=(iolab limit fio)
+if [ -n "${IOLAB_BASE:-}" ]; then
+    base=$(realpath "$IOLAB_BASE")
+    tools=(iolab iolab-base limit fio)
+fi
 work=$(mktemp -d "$dir/.bench-small.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 limit=$work/limit
@@ -64,6 +70,9 @@ results=$work/results.txt
 run_iolab() {
     "$iolab" run --op write,read --size 4KiB --bs 4KiB --reps "$reps" --no-store --quiet --dir "$work/iolab"
 }
+run_iolab-base() {
+    "$base" run --op write,read --size 4KiB --bs 4KiB --reps "$reps" --no-store --quiet --dir "$work/iolab"
+}
 run_limit() {
     local r
     for r in $(seq 1 "$reps"); do
@@ -84,13 +93,12 @@ timed() {
     echo "$1 $(((${t1/./} - ${t0/./}) / 1000)).$(((${t1/./} - ${t0/./}) % 1000 / 100))" >>"$results"
 }
 
-echo "iolab: $iolab ($("$iolab" --version))" >&2
+echo "iolab: $iolab ($("$iolab" --version))${base:+; iolab-base: $base}" >&2
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$work/load.txt" >&2
-for tool in iolab limit fio; do "run_$tool" >/dev/null 2>&1; done # warm-up: caches, page tables
-tools=(iolab limit fio)
+for tool in "${tools[@]}"; do "run_$tool" >/dev/null 2>&1; done # warm-up: caches, page tables
 for i in $(seq 0 $((n - 1))); do
     # The order rotates at each alternation, so no tool always follows the same other one.
-    for k in 0 1 2; do timed "${tools[$(((i + k) % 3))]}"; done
+    for k in $(seq 0 $((${#tools[@]} - 1))); do timed "${tools[$(((i + k) % ${#tools[@]}))]}"; done
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$work/load.txt" >&2
 
@@ -103,10 +111,10 @@ for t, ms in rows:
     v.setdefault(t, []).append(float(ms))
 print(f"a 4 KiB write,read job, {reps} repetitions, wall ms per job")
 print(f"{'tool':12} {'min':>7} {'median':>7} {'max':>7}  runs")
-for t in ("iolab", "limit", "fio"):
+for t in [t for t in ("iolab", "iolab-base", "limit", "fio") if t in v]:
     xs = v[t]
     print(f"{t:12} {min(xs):7.1f} {statistics.median(xs):7.1f} {max(xs):7.1f}  {' '.join(f'{x:.1f}' for x in xs)}")
-for b in ("limit", "fio"):
+for b in [t for t in ("iolab-base", "limit", "fio") if t in v]:
     r = [x / y for x, y in zip(v["iolab"], v[b])]
     print(f"{'iolab/' + b:12} {min(r):7.2f} {statistics.median(r):7.2f} {max(r):7.2f}")
 PY
