@@ -4,10 +4,10 @@
 # (bench/limit.c: per repetition one process writes the 4 KiB and commits them with fdatasync,
 # another reads them back; nothing else) and by fio (one fio process, per repetition a write job
 # with --end_fsync=1 and a read job after it, fio's default --invalidate=1 dropping the file's
-# pages first as iolab's cold read does). The three run alternately (iolab, limit, fio, iolab,
-# ...; the order rotating at each alternation) N times after one untimed warm-up round; the wall time of each (bash's EPOCHREALTIME
-# around the command) is printed per run with min/median/max in ms, and iolab/limit and
-# iolab/fio per alternation. Sweeps of many small points, metadata phases and tune races pay
+# pages first as iolab's cold read does). The three run alternately (iolab, limit, fio, ...,
+# the order rotating at each alternation) N times after one untimed warm-up round; the wall
+# time of each (bash's EPOCHREALTIME around the command) is printed per run with
+# min/median/max in ms, and iolab/limit and iolab/fio per alternation. Sweeps of many small points, metadata phases and tune races pay
 # this cost per run.
 #
 # Then, if strace is installed, the system calls of one iolab job (strace -f -c): opens,
