@@ -111,7 +111,10 @@ pub(super) fn check_traces(built: &Built, out: &OutputArgs) -> Result<()> {
     let spool = db_path.as_ref().and_then(|p| p.parent()).filter(|d| !d.as_os_str().is_empty());
     let dir = spool.map_or_else(std::env::temp_dir, |d| d.to_path_buf());
     crate::target::device::check_remote_dir("trace_spool", &dir, &built.base.allow_device)?;
-    check_trace_spool(built, &dir, db_path.is_some())
+    check_trace_spool(built, &dir, db_path.is_some())?;
+    // Under MPI ranks each other rank spools its own workers' traces on its own host.
+    let specs: Vec<crate::spec::Spec> = built.points.iter().map(|p| p.spec.clone()).collect();
+    crate::launch::check_trace_spools(&specs)
 }
 
 /// A repetition's traces are spooled to `dir` (the store's disk) as it runs, and every

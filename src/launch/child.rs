@@ -252,6 +252,9 @@ pub struct SampleWire {
     /// rather than in batches while the worker runs.
     #[serde(default)]
     trace_ops: Vec<TraceOp>,
+    /// Its traced ops follow the reply in chunks (an MPI rank's, streamed from its spill).
+    #[serde(default)]
+    streamed: bool,
     calls: CallCounts,
     max_inflight: u64,
     #[serde(default)]
@@ -292,6 +295,7 @@ impl SampleWire {
             figures: s.hist.figures(),
             traced: s.trace.map(|t| (t.ops, t.waited_ns)),
             trace_ops,
+            streamed: false,
             calls: s.calls,
             max_inflight: s.max_inflight,
             role: s.role,
@@ -307,6 +311,21 @@ impl SampleWire {
         self.traced
     }
 
+    /// Marks its traced ops as following in chunks rather than coming with it.
+    pub fn set_streamed(&mut self) {
+        self.streamed = true;
+    }
+
+    /// The worker it is the sample of.
+    pub fn worker(&self) -> u32 {
+        self.worker
+    }
+
+    /// Whether its traced ops follow in chunks.
+    pub fn streamed(&self) -> bool {
+        self.streamed
+    }
+
     /// Bytes the worker moved.
     pub fn bytes(&self) -> u64 {
         self.bytes
@@ -320,12 +339,17 @@ impl SampleWire {
     }
 
     /// The sample with its histogram's counts added to `phase` rather than kept: its figures
-    /// stay, and its buckets too if `keep`.
-    pub fn into_merged(mut self, phase: &mut FastHist, keep: bool) -> Result<WorkerSample> {
+    /// stay, and its buckets too if `keep`; its traced ops in `spill` when they came in chunks.
+    pub fn into_merged(
+        mut self,
+        phase: &mut FastHist,
+        keep: bool,
+        spill: Option<TraceSpill>,
+    ) -> Result<WorkerSample> {
         phase.add(&self.hist);
         let buckets = std::mem::take(&mut self.hist);
         let hist = SampleHist::Merged { figures: self.figures, buckets: keep.then_some(buckets) };
-        self.into_sample_with(None, hist)
+        self.into_sample_with(spill, hist)
     }
 
     fn into_sample_with(self, spill: Option<TraceSpill>, hist: SampleHist) -> Result<WorkerSample> {

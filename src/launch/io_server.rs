@@ -23,13 +23,12 @@ use ::mpi::traits::*;
 use crate::engine::servers::{Header, Kind};
 use crate::engine::wire::{HEADER_BYTES, TAG_REQ};
 use crate::error::{Error, Result};
-use crate::launch::child::SampleWire;
 use crate::launch::mpi::{self, PhaseOrder, phase_barrier};
 use crate::launch::mpi_hosts::HostFiles;
 use crate::launch::{Launched, WorldInfo, threads, world};
 use crate::plan::{RunPlan, target_of};
 use crate::spec::{OpKind, ServerStore, Servers, Spec};
-use crate::worker::{Monitor, PhaseJob, ServerSample};
+use crate::worker::{Monitor, PhaseJob, ServerSample, WorkerSample};
 
 /// Rank 0's side of a phase with servers: it is client 0 (if the phase has a worker for it),
 /// then gathers every rank's samples and every server's figures.
@@ -48,7 +47,7 @@ pub(super) fn serve_phase(
     p: &PhaseOrder,
     plan: &RunPlan,
     files: &mut HostFiles,
-) -> (Result<Vec<SampleWire>>, Vec<ServerSample>) {
+) -> (Result<Vec<WorkerSample>>, Vec<ServerSample>) {
     let w = world().expect("the world is known");
     let Some(servers) = p.spec.servers.as_ref() else {
         return (Err(Error::Run("a server phase without servers".into())), vec![]);
@@ -72,7 +71,7 @@ pub(super) fn serve_phase(
 }
 
 /// A client rank's worker (if the phase has one for it), timed from the start barrier.
-fn client(p: &PhaseOrder, plan: &RunPlan, w: &WorldInfo) -> Result<Vec<SampleWire>> {
+fn client(p: &PhaseOrder, plan: &RunPlan, w: &WorldInfo) -> Result<Vec<WorkerSample>> {
     let (Some(phase), Some(engine)) =
         (plan.phases.get(p.phase), crate::worker::registry::find(&p.spec.engine))
     else {
@@ -94,7 +93,7 @@ fn client(p: &PhaseOrder, plan: &RunPlan, w: &WorldInfo) -> Result<Vec<SampleWir
     };
     let mine: Vec<usize> = (w.rank as usize..phase.workers.len()).take(1).collect();
     let samples = threads::run_workers(&job, &mine, Some(&phase_barrier), None, &crate::env::monitor::Quiet)?;
-    samples.into_iter().map(|s| SampleWire::of(mpi::placed(s, w, None), true)).collect()
+    Ok(samples.into_iter().map(|s| mpi::placed(s, w, None)).collect())
 }
 
 /// Tells every server that this client rank is done with the phase.

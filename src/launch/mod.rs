@@ -17,6 +17,8 @@ pub mod mpi_hosts;
 mod mpi_reply;
 #[cfg(feature = "mpi")]
 mod mpi_sync;
+#[cfg(feature = "mpi")]
+mod mpi_trace;
 pub mod process;
 mod shared_wear;
 #[cfg(feature = "mpi")]
@@ -61,6 +63,18 @@ pub fn launch(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
         .find(|d| d.launcher == job.spec.launcher)
         .ok_or_else(|| Error::spec("launcher", job.spec.launcher.name(), "not available in this build"))?;
     if job.spec.strategy.is_some() { (def.strategy)(job, monitor) } else { (def.workers)(job, monitor) }
+}
+
+/// Under MPI ranks, before a traced run: every rank but 0 checks its own trace spool has room
+/// for its part of `specs`' traces; a refusal (exit 2) names the rank. Nothing elsewhere.
+pub fn check_trace_spools(specs: &[crate::spec::Spec]) -> Result<()> {
+    #[cfg(feature = "mpi")]
+    return mpi::check_spools(specs);
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = specs;
+        Ok(())
+    }
 }
 
 /// Runs one phase's workers; returns their samples in worker order.

@@ -20,7 +20,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::FileId;
 use crate::error::{Error, Result};
-use crate::launch::child::SampleWire;
 use crate::launch::mpi_hosts::{self, HostFiles};
 use crate::launch::mpi_reply::{Gathering, Reply};
 pub(super) use crate::launch::mpi_sync::{phase_barrier, wear_cross};
@@ -40,6 +39,8 @@ const HOST_BYTES: usize = 64;
 #[derive(Serialize, Deserialize)]
 enum Order {
     Phase(Box<PhaseOrder>),
+    /// Before a traced run: check this rank's trace spool has room for its part of the specs'.
+    CheckSpool(Vec<Spec>),
     /// End with this exit code.
     Stop(i32),
 }
@@ -220,6 +221,13 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
                 files.finish();
                 return code;
             }
+            Order::CheckSpool(specs) => {
+                let w = world().expect("the world is known");
+                let result =
+                    super::mpi_trace::check_spool(&specs, w).map(|()| vec![]).map_err(|e| e.to_string());
+                let bytes = Reply { rank: comm.rank() as u32, result, servers: vec![] }.encode_or_failure().0;
+                comm.process_at_rank(0).send_with_tag(&bytes[..], REPLY);
+            }
             Order::Phase(p) => {
                 let (result, servers) = if p.spec.servers.is_some() {
                     let plan = plan_of(&p, &mut planned);
@@ -227,9 +235,14 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
                 } else {
                     (serve_phase(&p, &mut planned, &mut files), vec![])
                 };
-                let result = result.map_err(|e| e.to_string());
-                let bytes = Reply { rank: comm.rank() as u32, result, servers }.encode();
+                let (result, spills) = match result.and_then(super::mpi_trace::outgoing) {
+                    Ok(out) => (Ok(out.wires), out.spills),
+                    Err(e) => (Err(e.to_string()), vec![]),
+                };
+                let (bytes, whole) = Reply { rank: comm.rank() as u32, result, servers }.encode_or_failure();
                 comm.process_at_rank(0).send_with_tag(&bytes[..], REPLY);
+                // The traced ops after the reply that says they follow, a chunk at a time.
+                super::mpi_trace::send(comm, if whole { &spills } else { &[] });
             }
         }
     }
@@ -242,7 +255,7 @@ fn serve_phase(
     p: &PhaseOrder,
     planned: &mut Option<(Spec, RunPlan)>,
     files: &mut HostFiles,
-) -> Result<Vec<SampleWire>> {
+) -> Result<Vec<WorkerSample>> {
     let plan = plan_of(p, planned);
     let barrier = phase_barrier;
     let w = world().expect("the world is known");
@@ -312,13 +325,13 @@ fn serve_phase(
             strategy_mpi::run_rank(&job, w.rank, w.size)?
         }
     };
-    samples.into_iter().map(|s| SampleWire::of(placed(s, w, resident), true)).collect()
+    Ok(samples.into_iter().map(|s| placed(s, w, resident)).collect())
 }
 
 /// The workers (plan indices) of a phase of `n` workers that rank `rank` runs: worker i runs
 /// on rank i / threads; a read phase with `reorder_reads` shifts that, so rank r runs the
 /// workers rank r + shift ran when writing (IOR's task reordering).
-fn my_workers(n: usize, read: bool, spec: &Spec, w: &WorldInfo, rank: u32) -> Vec<usize> {
+pub(super) fn my_workers(n: usize, read: bool, spec: &Spec, w: &WorldInfo, rank: u32) -> Vec<usize> {
     let threads = (spec.workers / w.size).max(1) as usize;
     let shift = match spec.reorder_reads.filter(|_| read) {
         None => 0,
@@ -343,6 +356,38 @@ fn plan_of<'a>(p: &PhaseOrder, planned: &'a mut Option<(Spec, RunPlan)>) -> &'a 
 pub(super) fn placed(mut s: WorkerSample, w: &WorldInfo, resident: Option<f64>) -> WorkerSample {
     s.place = Some(Placement { rank: w.rank, host: w.hosts[w.rank as usize].clone(), resident });
     s
+}
+
+/// On rank 0, before a traced run (after its own check): every other rank checks its own trace
+/// spool for `specs` (the order and reply of a phase, without I/O); the lowest rank's refusal
+/// is the run's, exit 2, before anything is made or stored.
+pub fn check_spools(specs: &[Spec]) -> Result<()> {
+    let Some(w) = world().filter(|w| w.size > 1) else { return Ok(()) };
+    let comm = SimpleCommunicator::world();
+    broadcast_order(&comm, &Order::CheckSpool(specs.to_vec()))?;
+    let mut refusals: Vec<(u32, String)> = vec![];
+    for _ in 1..w.size {
+        let probed = loop {
+            if let Some(p) = comm.any_process().immediate_matched_probe_with_tag(REPLY) {
+                break p;
+            }
+            if let Some(sig) = crate::env::signals::pending() {
+                return Err(Error::Interrupted(sig));
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        };
+        let (bytes, status) = probed.matched_receive_vec::<u8>();
+        let from = status.source_rank() as u32;
+        match Reply::decode(&bytes).map(|r| r.result) {
+            Ok(Ok(_)) => {}
+            Ok(Err(msg)) => refusals.push((from, msg)),
+            Err(e) => refusals.push((from, format!("rank {from} sent something that is not a reply: {e}"))),
+        }
+    }
+    match refusals.into_iter().min_by_key(|(r, _)| *r) {
+        Some((_, msg)) => Err(Error::spec("trace", "true", msg)),
+        None => Ok(()),
+    }
 }
 
 /// Rank 0's side of a phase: the order to every rank, its own workers, then every rank's
@@ -407,7 +452,9 @@ pub(super) fn run_phase_with(
         };
         let (bytes, status) = probed.matched_receive_vec::<u8>();
         waiting -= 1;
-        gathering.reply(status.source_rank() as u32, &bytes, w);
+        let from = status.source_rank() as u32;
+        let mut fetch = |worker: u32, ops: u64| super::mpi_trace::receive(&comm, from, worker, ops);
+        gathering.reply_streamed(from, &bytes, w, &mut fetch);
     }
     if let Some(sig) = crate::env::signals::pending() {
         return Err(Error::Interrupted(sig));

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::latency::trace::TraceSpill;
 use crate::latency::{FastHist, SampleHist};
 use crate::launch::child::SampleWire;
 use crate::launch::{Launched, WorldInfo};
@@ -24,15 +25,24 @@ pub(super) struct Reply {
 
 impl Reply {
     /// The reply's bytes; a reply that cannot be encoded becomes its rank's failure.
+    #[cfg(test)]
     pub fn encode(&self) -> Vec<u8> {
-        postcard::to_allocvec(self).unwrap_or_else(|e| {
-            let r = Reply {
-                rank: self.rank,
-                result: Err(format!("its results could not be sent: {e}")),
-                servers: vec![],
-            };
-            postcard::to_allocvec(&r).unwrap_or_default()
-        })
+        self.encode_or_failure().0
+    }
+
+    /// The reply's bytes and whether they are the reply (else its rank's failure to encode it).
+    pub fn encode_or_failure(&self) -> (Vec<u8>, bool) {
+        match postcard::to_allocvec(self) {
+            Ok(b) => (b, true),
+            Err(e) => {
+                let r = Reply {
+                    rank: self.rank,
+                    result: Err(format!("its results could not be sent: {e}")),
+                    servers: vec![],
+                };
+                (postcard::to_allocvec(&r).unwrap_or_default(), false)
+            }
+        }
     }
 
     pub fn decode(bytes: &[u8]) -> std::result::Result<Reply, String> {
@@ -80,7 +90,20 @@ impl Gathering {
 
     /// The reply rank `from` sent (its bytes): its samples onto rank 0's clock, their
     /// histograms merged; or its failure.
+    #[cfg(test)]
     pub fn reply(&mut self, from: u32, bytes: &[u8], w: &WorldInfo) {
+        self.reply_streamed(from, bytes, w, &mut |_, _| Err(Error::Run("no traced ops follow here".into())));
+    }
+
+    /// As [`Gathering::reply`], the traced ops of each worker whose wire says they follow
+    /// taken by `fetch(worker, ops)` (once for each such worker, in order, whatever fails).
+    pub fn reply_streamed(
+        &mut self,
+        from: u32,
+        bytes: &[u8],
+        w: &WorldInfo,
+        fetch: &mut dyn FnMut(u32, u64) -> Result<TraceSpill>,
+    ) {
         let host = w.hosts.get(from as usize).cloned().unwrap_or_default();
         let reply = match Reply::decode(bytes) {
             Ok(r) => r,
@@ -95,7 +118,17 @@ impl Gathering {
             Ok(wires) => {
                 let offset = w.clock_offset_ns.get(reply.rank as usize).copied().unwrap_or(0);
                 for wire in wires {
-                    match wire.into_merged(&mut self.latency, self.keep) {
+                    let spill = match wire.streamed() {
+                        true => match fetch(wire.worker(), wire.traced().map_or(0, |t| t.0)) {
+                            Ok(s) => Some(s),
+                            Err(e) => {
+                                self.failures.push((reply.rank, e));
+                                continue;
+                            }
+                        },
+                        false => None,
+                    };
+                    match wire.into_merged(&mut self.latency, self.keep, spill) {
                         Ok(mut s) => {
                             // Onto rank 0's clock, so the phase's span compares one clock.
                             (s.start_ns, s.end_ns) = (

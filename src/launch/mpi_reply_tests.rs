@@ -85,7 +85,7 @@ fn a_reply_crosses_intact() {
     let back = Reply::decode(&bytes).unwrap();
     assert_eq!(back.rank, 3);
     let mut phase = FastHist::new();
-    let got = back.result.unwrap().pop().unwrap().into_merged(&mut phase, true).unwrap();
+    let got = back.result.unwrap().pop().unwrap().into_merged(&mut phase, true, None).unwrap();
     assert_eq!(
         (got.worker, got.bytes, got.ops, got.start_ns, got.end_ns),
         (3, 1 << 20, 256, 1_000_000, 9_000_000)

@@ -41,6 +41,8 @@ mod mpi_servers;
 mod mpi_servers_hosts;
 #[cfg(feature = "mpi")]
 mod mpi_strategies;
+#[cfg(feature = "mpi")]
+mod mpi_traces;
 mod outputs;
 mod plots;
 mod processes;

@@ -63,7 +63,8 @@ pub fn set_spill_dir(dir: PathBuf) {
     let _ = SPILL_DIR.set(dir);
 }
 
-fn spill_dir() -> PathBuf {
+/// Where this process's spill files go.
+pub fn spill_dir() -> PathBuf {
     SPILL_DIR.get().cloned().unwrap_or_else(std::env::temp_dir)
 }
 
@@ -129,6 +130,27 @@ impl TraceSpill {
             ops.clear();
             ops.extend(buf.chunks_exact(RECORD_BYTES).map(TraceOp::decode));
             f(k, &ops)?;
+            k += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with consecutive chunks of the ops as encoded on disk, each at most `buf`'s
+    /// length in whole ops (`buf` at least [`RECORD_BYTES`] long).
+    pub fn for_each_encoded(
+        &self,
+        buf: &mut [u8],
+        mut f: impl FnMut(&[u8]) -> crate::Result<()>,
+    ) -> crate::Result<()> {
+        let per = (buf.len() / RECORD_BYTES).max(1) as u64;
+        let mut k = 0u64;
+        while k < self.ops {
+            let n = (self.ops - k).min(per) as usize;
+            let chunk = &mut buf[..n * RECORD_BYTES];
+            self.file
+                .read_exact_at(chunk, k * RECORD_BYTES as u64)
+                .map_err(|e| crate::Error::Run(format!("reading a spilled trace: {e}")))?;
+            f(chunk)?;
             k += n as u64;
         }
         Ok(())
@@ -219,5 +241,24 @@ mod tests {
         assert_eq!((next, batches), (n, 3));
         assert_eq!(s.durations(4).unwrap(), [1, 2, 3, 4]);
         assert_eq!(s.durations(usize::MAX).unwrap().len() as u64, n);
+    }
+
+    #[test]
+    fn a_spill_streams_out_in_whole_op_chunks_as_written() {
+        let mut s = TraceSpill::new().unwrap();
+        let n = 1000u64;
+        let mut bytes = vec![];
+        (0..n).for_each(|k| TraceOp { file: 1, offset: k, start_ns: k, duration_ns: k }.encode(&mut bytes));
+        s.append_encoded(&bytes, n).unwrap();
+        let mut buf = vec![0u8; 300 * RECORD_BYTES + 5];
+        let (mut got, mut sizes) = (vec![], vec![]);
+        s.for_each_encoded(&mut buf, |c| {
+            sizes.push(c.len() / RECORD_BYTES);
+            got.extend_from_slice(c);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(sizes, [300, 300, 300, 100]);
+        assert_eq!(got, bytes);
     }
 }
