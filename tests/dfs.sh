@@ -64,16 +64,21 @@ stop_pids() {
     return 0
 }
 
-# Waits up to SECONDS for COMMAND (a shell line) to succeed; fails naming WHAT.
+# Waits up to SECONDS of wall time for COMMAND (a shell line) to succeed; fails naming WHAT.
 wait_for() {
-    local secs=$1 what=$2 cmd=$3 i
-    for i in $(seq $((secs * 10))); do
+    local secs=$1 what=$2 cmd=$3 end=$((SECONDS + $1))
+    while :; do
         if eval "$cmd" >/dev/null 2>&1; then return 0; fi
+        [ $SECONDS -lt $end ] || break
         sleep 0.1
     done
     echo "$what did not happen within $secs s" >&2
     return 1
 }
+
+# How long a daemon or a mount may take to come up: generous, as a loaded machine (a test suite
+# and builds on 2 cores) has taken over 30 s to mount.
+UP_SECS=120
 
 # The servers' disk of every host, mounted at /mnt/srv inside it.
 srv_up() {
@@ -114,7 +119,7 @@ EOF
         start_daemon "$d/$h.cs.pid" "$d/$h.cs.log" mfschunkserver "$h" mfschunkserver -c "$d/$h.cs.cfg" -f start
     done
     for h in "${HOSTS[@]}"; do
-        wait_for 30 "the chunkserver on $h connecting to the master" "grep -q 'connected to Master' '$d/$h.cs.log'"
+        wait_for $UP_SECS "the chunkserver on $h connecting to the master" "grep -q 'connected to Master' '$d/$h.cs.log'"
     done
     for h in "${HOSTS[@]}"; do
         run_on "$h" "mkdir -p /mnt/moosefs"
@@ -122,7 +127,7 @@ EOF
     done
     for h in "${HOSTS[@]}"; do
         # Mounted, and the master counts every chunkserver's space (statfs's total).
-        wait_for 30 "the moosefs mount on $h" \
+        wait_for $UP_SECS "the moosefs mount on $h" \
             "[ \"\$(run_on $h 'mountpoint -q /mnt/moosefs && stat -f -c %b /mnt/moosefs')\" -gt 0 ]"
     done
     run_on h1 "mfssetgoal 1 /mnt/moosefs >/dev/null"
@@ -161,12 +166,12 @@ up_glusterfs() {
         start_daemon "$d/$h.glusterd.pid" "$d/$h.glusterd.log" glusterd "$h" glusterd -N
     done
     for h in "${HOSTS[@]}"; do
-        wait_for 30 "glusterd on $h answering" "run_on $h 'gluster --mode=script pool list'"
+        wait_for $UP_SECS "glusterd on $h answering" "run_on $h 'gluster --mode=script pool list'"
     done
     for h in h2 h3; do
         run_on h1 "gluster --mode=script peer probe $h" >/dev/null
     done
-    wait_for 30 "the glusterfs peers connecting" \
+    wait_for $UP_SECS "the glusterfs peers connecting" \
         "[ \"\$(run_on h1 'gluster --mode=script pool list' | grep -c Connected)\" = 3 ]"
     if ! run_on h1 "gluster --mode=script volume info pfs" >/dev/null 2>&1; then
         run_on h1 "gluster --mode=script volume create pfs $(printf "%s:$SRV/gluster/brick " "${HOSTS[@]}") force" >/dev/null
@@ -175,12 +180,12 @@ up_glusterfs() {
         run_on h1 "gluster --mode=script volume start pfs" >/dev/null
     fi
     for h in "${HOSTS[@]}"; do
-        wait_for 30 "the brick on $h" "run_on $h 'cat /run/gluster/vols/pfs/*.pid' >'$d/$h.brick.pid' && pid_alive '$d/$h.brick.pid' glusterfsd"
+        wait_for $UP_SECS "the brick on $h" "run_on $h 'cat /run/gluster/vols/pfs/*.pid' >'$d/$h.brick.pid' && pid_alive '$d/$h.brick.pid' glusterfsd"
         start_daemon "$d/$h.mount.pid" "$d/$h.mount.log" glusterfs "$h" \
             glusterfs -N --volfile-server="$h" --volfile-id=pfs --log-file=/var/log/glusterfs/client.log /mnt/glusterfs
     done
     for h in "${HOSTS[@]}"; do
-        wait_for 30 "the glusterfs mount on $h" \
+        wait_for $UP_SECS "the glusterfs mount on $h" \
             "[ \"\$(run_on $h 'mountpoint -q /mnt/glusterfs && stat -f -c %b /mnt/glusterfs')\" -gt 0 ]"
     done
     echo "glusterfs: glusterd on every host, distribute volume pfs of one brick per host ($SRV/gluster/brick), mounted at /mnt/glusterfs on every host"
