@@ -76,6 +76,15 @@ wait_for() {
     return 1
 }
 
+# Fails, naming them, when the mount point DIR on host H holds files while nothing is mounted
+# there: something wrote into it while the file system was down, and a FUSE mount refuses a
+# directory that is not empty.
+empty_mountpoint() {
+    local h=$1 dir=$2 left
+    left=$(run_on "$h" "mountpoint -q $dir || ls -A $dir 2>/dev/null | head -5 | tr '\n' ' ' | sed 's/ \$//'")
+    [ -z "$left" ] || { echo "$dir on $h holds $left while nothing is mounted there (written while the file system was down): remove them, then run up again" >&2; return 1; }
+}
+
 # How long a daemon or a mount may take to come up: generous, as a loaded machine (a test suite
 # and builds on 2 cores) has taken over 30 s to mount.
 UP_SECS=120
@@ -123,6 +132,7 @@ EOF
     done
     for h in "${HOSTS[@]}"; do
         run_on "$h" "mkdir -p /mnt/moosefs"
+        empty_mountpoint "$h" /mnt/moosefs
         start_daemon "$d/$h.mount.pid" "$d/$h.mount.log" mfsmount "$h" mfsmount /mnt/moosefs -f -H "$master"
     done
     for h in "${HOSTS[@]}"; do
@@ -181,6 +191,7 @@ up_glusterfs() {
     fi
     for h in "${HOSTS[@]}"; do
         wait_for $UP_SECS "the brick on $h" "run_on $h 'cat /run/gluster/vols/pfs/*.pid' >'$d/$h.brick.pid' && pid_alive '$d/$h.brick.pid' glusterfsd"
+        empty_mountpoint "$h" /mnt/glusterfs
         start_daemon "$d/$h.mount.pid" "$d/$h.mount.log" glusterfs "$h" \
             glusterfs -N --volfile-server="$h" --volfile-id=pfs --log-file=/var/log/glusterfs/client.log /mnt/glusterfs
     done
