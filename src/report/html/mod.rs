@@ -122,6 +122,8 @@ table.strategy-times { font-size: .74rem; }
 table.strategy-times td.num { white-space: normal; }
 /* Cells of long unbroken words (paths, mount options, JSON, ids) may break anywhere. */
 table.targets td, table.facts td, table.spec td + td, td code, p, li, figcaption, pre { overflow-wrap: anywhere; }
+/* A flag's text and a point's parameters may break anywhere too, so neither widens a table. */
+td .flag, table.summary td:first-child { overflow-wrap: anywhere; }
 /* Narrow screens: tighter tables, and a number may wrap before its unit. */
 @media screen and (max-width: 960px) {
   body { padding: 1rem .8rem 2rem; }
