@@ -25,13 +25,7 @@ n=${2:-15}
 reps=${SMALL_REPS:-5}
 [ "$n" -ge 5 ] || { echo "N must be at least 5" >&2; exit 2; }
 
-need_pkg() { # need_pkg COMMAND PACKAGE
-    command -v "$1" >/dev/null 2>&1 && return 0
-    echo "installing $2 (Debian package)" >&2
-    { DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" ||
-        { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2"; }; } >/dev/null 2>&1 ||
-        { echo "$2 is needed: apt-get install $2" >&2; exit 1; }
-}
+. bench/lib.sh
 need_pkg fio fio
 need_pkg gcc gcc
 need_pkg python3 python3
