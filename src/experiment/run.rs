@@ -247,7 +247,9 @@ pub fn run_once(
             monitor.note(&format!("{c}; remove what is left with `iolab clean`"));
             (out, Some(e))
         }
-        (e, c) => (out, e.or(c)),
+        // The run was measured and kept; only removing its work directory failed.
+        (None, Some(c)) => (out, Some(Error::Run(format!("{c}; remove what is left with `iolab clean`")))),
+        (e, None) => (out, e),
     }
 }
 
