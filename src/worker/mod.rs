@@ -92,6 +92,8 @@ pub struct WorkerCtx<'a> {
     pub wear_cross: Option<bound::Cross<'a>>,
     /// A metadata phase: the worker's items and where the trees are.
     pub md: Option<MdCtx<'a>>,
+    /// A blast: its transport (no file is written; errors name the connection).
+    pub blast: Option<crate::spec::BlastTransport>,
 }
 
 /// What a worker of a metadata phase is given.
@@ -359,7 +361,19 @@ impl WorkerCtx<'_> {
     /// The error for op `k`'s failed call.
     pub fn op_error(&self, k: u64, call: &'static str, e: std::io::Error) -> Error {
         let op = self.plan.ops.op(k);
-        Error::io(call, &self.paths[op.file as usize], Some(op.offset), e)
+        match self.blast {
+            Some(t) => blast_error(t, call, &format!("block {k}"), e),
+            None => Error::io(call, &self.paths[op.file as usize], Some(op.offset), e),
+        }
+    }
+
+    /// A commit's error as it reaches the user: a blast's end names the connection, not the
+    /// file path a blast never has.
+    pub fn commit_error(&self, e: Error) -> Error {
+        match (self.blast, e) {
+            (Some(t), Error::Io { call, source, .. }) => blast_error(t, call, "its end", source),
+            (_, e) => e,
+        }
     }
 }
 
@@ -412,6 +426,9 @@ impl PhaseJob<'_> {
             wear: None,
             wear_cross: None,
             md: plan.md.zip(self.namespace).map(|(work, ns)| MdCtx { work, ns, workdirs: self.workdirs }),
+            blast: (self.phase.op == crate::spec::OpKind::Blast)
+                .then(|| self.spec.servers.as_ref().map(|s| s.blast))
+                .flatten(),
         }
     }
 
@@ -422,7 +439,42 @@ impl PhaseJob<'_> {
     }
 }
 
+/// A failed call of a blast (`what`: the block, or its end), named by the connection: the
+/// blast's transport to its I/O-server rank.
+pub fn blast_error(t: crate::spec::BlastTransport, call: &str, what: &str, e: std::io::Error) -> Error {
+    let how = if t.is_tcp() { "its TCP connection" } else { "MPI" };
+    Error::Run(format!(
+        "{call} of {what} of the blast to the I/O-server rank over {how} (blast_transport = {}): {e}",
+        t.name()
+    ))
+}
+
 /// A trace that could not be written.
 pub fn trace_err(e: std::io::Error) -> Error {
     Error::Run(format!("trace: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::BlastTransport;
+
+    /// A blast's failed send or end names the connection and the block, never a file path
+    /// (a blast writes no file).
+    #[test]
+    fn a_blast_error_names_the_connection() {
+        let e = blast_error(
+            BlastTransport::Tcp,
+            "send",
+            "block 7",
+            std::io::Error::other("Connection reset by peer"),
+        );
+        assert_eq!(
+            e.to_string(),
+            "send of block 7 of the blast to the I/O-server rank over its TCP connection (blast_transport = tcp): Connection reset by peer"
+        );
+        let e = blast_error(BlastTransport::Mpi, "commit-request", "its end", std::io::Error::other("short"));
+        assert!(e.to_string().contains("over MPI (blast_transport = mpi): short"), "{e}");
+        assert!(!e.to_string().replace("I/O", "").contains('/'), "no path: {e}");
+    }
 }

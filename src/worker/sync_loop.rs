@@ -108,7 +108,9 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
                 if !R::CLOCKED {
                     prev = now_ns();
                 }
-                commits.one(&mut |f, c| engine.sync(f, c), op.file, &mut prev, &ctx.paths)?
+                commits
+                    .one(&mut |f, c| engine.sync(f, c), op.file, &mut prev, &ctx.paths)
+                    .map_err(|e| ctx.commit_error(e))?
             }
             SyncPolicy::Every(n) => {
                 commits.dirty[op.file as usize] = true;
@@ -117,13 +119,17 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
                     if !R::CLOCKED {
                         prev = now_ns();
                     }
-                    commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
+                    commits
+                        .all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)
+                        .map_err(|e| ctx.commit_error(e))?;
                     since_sync = 0;
                 }
             }
         }
     }
-    let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
+    let end_ns = commits
+        .at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)
+        .map_err(|e| ctx.commit_error(e))?;
     let series = R::CLOCKED.then(|| series.finish(end_ns - start_ns));
     let max_inflight = u64::from(n > 0);
     let stonewall_ops = lim.stonewall_ops;

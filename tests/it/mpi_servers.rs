@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::mpi::{mpirun, ok_json};
+use crate::rig::*;
+use crate::skip;
 use crate::util::*;
 
 /// The logical file rebuilt from its components with the striping formula (component t byte c
@@ -322,6 +324,95 @@ fn a_block_larger_than_an_mpi_message_is_refused_before_anything_runs() {
         assert!(!s.db().exists(), "{op}: a store was made");
         assert!(s.leftovers().is_empty(), "{op}: {:?}", s.leftovers());
     }
+}
+
+/// The local ports of the TCP connections between two iolab processes (a blast's; the ranks'
+/// other connections go to mpirun), as `ss` shows them.
+fn blast_ports() -> Vec<String> {
+    let out = std::process::Command::new("ss").args(["-Htnp"]).output().expect("ss (iproute2)");
+    let iolab: Vec<(String, String)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("ESTAB") && l.contains("((\"iolab\""))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((f.get(3)?.to_string(), f.get(4)?.to_string()))
+        })
+        .collect();
+    iolab
+        .iter()
+        .filter(|(_, peer)| iolab.iter().any(|(local, _)| local == peer))
+        .filter_map(|(local, _)| local.rsplit(':').next().map(String::from))
+        .collect()
+}
+
+/// A blast over TCP whose connection is cut mid-way (`ss -K` aborts the server's socket,
+/// MPI goes on): the client's failed send names the connection and its block, not a file (a
+/// blast has none); the run exits 1 with the repetition stored as failed, and nothing is left.
+#[test]
+fn a_blast_cut_mid_way_names_its_connection() {
+    let s = Scratch::new();
+    let srv = s.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    let dir = s.path().to_str().unwrap();
+    let args = [
+        "run",
+        "--servers",
+        "1",
+        "--op",
+        "blast",
+        "--blast-transport",
+        "tcp",
+        "--size",
+        "64GiB",
+        "--bs",
+        "64KiB",
+        "--reps",
+        "1",
+        "--server-dir",
+        srv.to_str().unwrap(),
+        "--quiet",
+        "--dir",
+        dir,
+    ];
+    let child = crate::mpi::mpirun_cmd(&s, 2, &args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ports = vec![];
+    wait_until(60, "the blast's connection", || {
+        ports = blast_ports();
+        !ports.is_empty()
+    });
+    for p in &ports {
+        std::process::Command::new("ss")
+            .args(["-K", "-Htn", "state", "established", &format!("( sport = :{p} )")])
+            .output()
+            .unwrap();
+    }
+    let t = std::time::Instant::now();
+    while blast_ports().iter().any(|p| ports.contains(p)) {
+        if t.elapsed() > std::time::Duration::from_secs(10) {
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
+            skip!("ss -K destroys no socket here (a kernel without CONFIG_INET_DIAG_DESTROY)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = finish(child, 60);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let line = err.lines().find(|l| l.contains("of the blast")).unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains("send of block ")
+            && line.contains("to the I/O-server rank over its TCP connection (blast_transport = tcp)"),
+        "{line}"
+    );
+    assert!(!line.contains(".iolab-"), "a blast has no file to name: {line}");
+    let r = runs(&s.db());
+    assert_eq!((count(&r, "failed"), count(&r, "complete")), (1, 0), "{r:?}");
+    assert!(work_dirs(&srv).is_empty() && work_dirs(s.path()).is_empty(), "{:?}", s.leftovers());
 }
 
 /// The network blast: each client rank sends N bytes to its server rank in blocks, over MPI
