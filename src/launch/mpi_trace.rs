@@ -100,13 +100,18 @@ pub(super) fn receive(comm: &SimpleCommunicator, from: u32, worker: u32, ops: u6
 /// On a rank other than 0, before a traced run: its spill directory has room (with the
 /// preflight's margin) for the most ops its workers trace in one phase of any of `specs`, at
 /// [`RECORD_BYTES`] each; else the error names the rank, its host, the directory and the
-/// figures. Specs with server ranks are left to the servers' own checks.
+/// figures. Beside I/O-server ranks a client rank runs the worker of its own number and a
+/// server rank traces nothing.
 pub(super) fn check_spool(specs: &[Spec], w: &WorldInfo) -> Result<()> {
     let mut most: Option<(&Spec, u64)> = None;
-    for spec in specs.iter().filter(|s| s.latency == LatencyMode::Trace && s.servers.is_none()) {
+    for spec in specs.iter().filter(|s| s.latency == LatencyMode::Trace) {
         let plan = crate::plan::plan(spec);
         for ph in &plan.phases {
-            let mine = super::mpi::my_workers(ph.workers.len(), ph.op == OpKind::Read, spec, w, w.rank);
+            let mine = match &spec.servers {
+                Some(s) if s.index_of(w.rank, w.size).is_some() => vec![],
+                Some(_) => vec![w.rank as usize],
+                None => super::mpi::my_workers(ph.workers.len(), ph.op == OpKind::Read, spec, w, w.rank),
+            };
             let ops = mine
                 .iter()
                 .filter_map(|&i| ph.workers.get(i))

@@ -35,6 +35,56 @@ fn two_ranks_rank1_tmpdir(s: &Scratch, tmpdir: &Path, args: &[&str]) -> std::pro
     c.output().unwrap()
 }
 
+/// Beside an I/O-server rank the same holds: client rank 1 (worker 1, whose ops go to the
+/// server) checks its own spool and refuses the run by name, exit 2, nothing made.
+#[test]
+fn a_client_rank_beside_server_ranks_checks_its_spool_too() {
+    let s = Scratch::new();
+    let small = s.path().join("small");
+    let Some(_t) = Tmpfs::mount(&small, "32M") else {
+        eprintln!("skip: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    let (work, srv) = (s.path().join("work"), s.path().join("srv"));
+    std::fs::create_dir(&work).unwrap();
+    std::fs::create_dir(&srv).unwrap();
+    let (w, sv) = (work.to_str().unwrap(), srv.to_str().unwrap());
+    let args = [
+        "run",
+        "--servers",
+        "1",
+        "--server-dir",
+        sv,
+        "--dir",
+        w,
+        "--size",
+        "4MiB",
+        "--bs",
+        "4KiB",
+        "--reps",
+        "1",
+        "--trace",
+        "--quiet",
+    ];
+    // Ranks 0 and 1 are the clients (rank 1 with the small TMPDIR), rank 2 the server.
+    let mut c = mpirun_cmd(&s, 1, &args);
+    c.args([":", "-np", "1", "env"]).arg(format!("TMPDIR={}", small.display())).arg(bin()).args(args);
+    c.args([":", "-np", "1"]).arg(bin()).args(args);
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let want =
+        format!("rank 1 on host {}: its trace spool {} needs 28 KiB (1024 ops", hostname(), small.display());
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    assert!(!s.db().exists(), "a store was made");
+    for d in [&work, &srv, &small] {
+        assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "{} is not empty", d.display());
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string()
+}
+
 /// Rank 1's temporary directory (where a rank other than 0 spools its workers' traces) is a
 /// 32 MiB tmpfs: less than the preflight's margin, so any trace is refused there, by rank,
 /// host, directory and figures, with exit 2 on every rank, before anything runs: no store, no
