@@ -40,11 +40,7 @@ fn two_ranks_rank1_tmpdir(s: &Scratch, tmpdir: &Path, args: &[&str]) -> std::pro
 #[test]
 fn a_client_rank_beside_server_ranks_checks_its_spool_too() {
     let s = Scratch::new();
-    let small = s.path().join("small");
-    let Some(_t) = Tmpfs::mount(&small, "32M") else {
-        eprintln!("skip: cannot mount a tmpfs here (needs root)");
-        return;
-    };
+    let Some((small, _t)) = small_tmpdir(&s) else { return };
     let (work, srv) = (s.path().join("work"), s.path().join("srv"));
     std::fs::create_dir(&work).unwrap();
     std::fs::create_dir(&srv).unwrap();
@@ -85,6 +81,17 @@ fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string()
 }
 
+/// A 32 MiB tmpfs in the scratch directory, for a rank's TMPDIR: less than the preflight's
+/// margin, so any trace is refused there (None, saying so, where mounting is refused).
+fn small_tmpdir(s: &Scratch) -> Option<(PathBuf, Tmpfs)> {
+    let small = s.path().join("small");
+    let Some(t) = Tmpfs::mount(&small, "32M") else {
+        eprintln!("skip: cannot mount a tmpfs here (needs root)");
+        return None;
+    };
+    Some((small, t))
+}
+
 /// Rank 1's temporary directory (where a rank other than 0 spools its workers' traces) is a
 /// 32 MiB tmpfs: less than the preflight's margin, so any trace is refused there, by rank,
 /// host, directory and figures, with exit 2 on every rank, before anything runs: no store, no
@@ -92,20 +99,16 @@ fn hostname() -> String {
 #[test]
 fn a_rank_whose_trace_spool_is_too_small_refuses_the_run() {
     let s = Scratch::new();
-    let small = s.path().join("small");
-    let Some(_t) = Tmpfs::mount(&small, "32M") else {
-        eprintln!("skip: cannot mount a tmpfs here (needs root)");
-        return;
-    };
+    let Some((small, _t)) = small_tmpdir(&s) else { return };
     let work = s.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let w = work.to_str().unwrap();
     let args = ["run", "--dir", w, "--size", "4MiB", "--bs", "4KiB", "--reps", "1", "--trace", "--quiet"];
     let o = two_ranks_rank1_tmpdir(&s, &small, &args);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
     let want = format!(
-        "trace = `true`: rank 1 on host {host}: its trace spool {} needs 28 KiB (1024 ops of its workers in one phase at 28 B per op; ",
+        "trace = `true`: rank 1 on host {}: its trace spool {} needs 28 KiB (1024 ops of its workers in one phase at 28 B per op; ",
+        hostname(),
         small.display()
     );
     assert!(stderr(&o).contains(&want), "{}", stderr(&o));
