@@ -254,10 +254,13 @@ mpirun)
     shift
     status || skip "the simulated hosts are not up ($SELF up)"
     # mpirun itself starts inside h1: started from the root namespace, ranks cannot reach the
-    # hosts.
+    # hosts. Every host's slots are the same few real cores, which Open MPI cannot know from the
+    # hostfile: its ranks yield while they wait (mpi_yield_when_idle) instead of spinning, so
+    # they leave the cores to the file systems' daemons and to other work on the machine.
     args=$(printf ' %q' "$@")
     run_on h1 "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root \
         --oversubscribe --hostfile $STATE/hostfile.openmpi --mca plm_rsh_agent $STATE/ssh \
+        --mca mpi_yield_when_idle 1 \
         --mca btl tcp,vader,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 $args"
     ;;
 mpiexec)
