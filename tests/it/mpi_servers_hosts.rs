@@ -127,7 +127,10 @@ fn server_ranks_across_three_simulated_hosts() {
     for r in phases(&doc)[1]["repetitions"].as_array().unwrap() {
         assert_eq!(r["status"], "complete", "{r}");
         assert_eq!(r["total_bytes"], 4 << 20);
-        assert!(r["flags"].as_array().unwrap().is_empty(), "{r}");
+        // No cache or noise flag; whether the two clients overlapped depends on the machine's
+        // load (under load they ran together for 43% of the phase once), not on the servers.
+        let flags: Vec<&str> = r["flags"].as_array().unwrap().iter().filter_map(|f| f.as_str()).collect();
+        assert!(flags.iter().all(|f| f.starts_with("workers did not overlap")), "{r}");
     }
     for h in ["h1", "h2", "h3"] {
         assert!(node_is_empty(h, s.path()), "{h} kept files");
