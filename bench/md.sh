@@ -52,11 +52,8 @@ done
 [ "$items" -ge 1 ] || { echo "--items must be at least 1" >&2; exit 2; }
 dir=$(realpath "$dir")
 
-command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
-    { echo "needs Open MPI: apt-get install openmpi-bin libopenmpi-dev" >&2; exit 1; }
-mpi_version=$(mpirun --version 2>/dev/null | head -1)
-[[ $mpi_version == *"Open MPI"* ]] ||
-    { echo "mpirun is not Open MPI's ($mpi_version): this script passes Open MPI's options" >&2; exit 1; }
+. bench/lib.sh
+need_open_mpi
 command -v python3 >/dev/null || { echo "needs python3: apt-get install python3" >&2; exit 1; }
 command -v gcc >/dev/null || { echo "needs gcc: apt-get install gcc" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time: apt-get install time" >&2; exit 1; }

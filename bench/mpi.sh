@@ -72,11 +72,8 @@ size=$((size_mib << 20)) bs=$((bs_kib << 10))
 dir=$(realpath "$dir")
 
 # What it needs.
-command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
-    { echo "needs Open MPI: apt-get install openmpi-bin libopenmpi-dev" >&2; exit 1; }
-mpi_version=$(mpirun --version 2>/dev/null | head -1)
-[[ $mpi_version == *"Open MPI"* ]] ||
-    { echo "mpirun is not Open MPI's ($mpi_version): this script passes Open MPI's options" >&2; exit 1; }
+. bench/lib.sh
+need_open_mpi
 command -v python3 >/dev/null || { echo "needs python3: apt-get install python3" >&2; exit 1; }
 if [ -n "$scale" ] && [ ! -x /usr/bin/time ]; then
     echo "installing time (Debian package), for rank 0's peak RSS" >&2
@@ -114,18 +111,7 @@ limit=$tmp/mpi_limit
 mpicc -O2 -Wall -o "$limit" bench/mpi_limit.c
 ior=""
 if [ -n "$ior_src" ]; then
-    [ -x "$ior_src/bootstrap" ] || { echo "$ior_src has no bootstrap: not IOR's source" >&2; exit 1; }
-    for t in autoreconf make; do
-        command -v $t >/dev/null || { echo "building IOR needs $t: apt-get install autoconf automake make" >&2; exit 1; }
-    done
-    ior_version=$(git -C "$ior_src" describe --tags --always 2>/dev/null ||
-        sed -n 's/^Version: *//p' "$ior_src/META" 2>/dev/null || echo "?")
-    echo "building IOR ($ior_version) from $ior_src in $tmp/ior against $mpi_version (CC=mpicc)" >&2
-    cp -a "$ior_src/." "$tmp/ior"
-    (cd "$tmp/ior" && ./bootstrap && ./configure CC=mpicc && make -j"$(nproc)") >"$tmp/ior-build.log" 2>&1 ||
-        { tail -20 "$tmp/ior-build.log" >&2; echo "IOR did not build (log above)" >&2; exit 1; }
-    ior=$tmp/ior/src/ior
-    [ -x "$ior" ] || { echo "IOR built, but there is no $ior" >&2; exit 1; }
+    build_ior "$ior_src" "$tmp"
 fi
 
 results=$tmp/results.txt   # lines: TOOL PHASE AGG_MBPS MIN_SAR_MBPS|- MAX_SAR_MBPS|- RESIDENT|- LOAD

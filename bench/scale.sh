@@ -38,11 +38,8 @@ while [ $# -gt 0 ]; do
 done
 [ "$n" -ge 1 ] || { echo "--n must be at least 1" >&2; exit 2; }
 dir=$(realpath "$dir")
-command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
-    { echo "needs Open MPI: apt-get install openmpi-bin libopenmpi-dev" >&2; exit 1; }
-mpi_version=$(mpirun --version 2>/dev/null | head -1)
-[[ $mpi_version == *"Open MPI"* ]] ||
-    { echo "mpirun is not Open MPI's ($mpi_version): this script passes Open MPI's options" >&2; exit 1; }
+. bench/lib.sh
+need_open_mpi
 command -v python3 >/dev/null || { echo "needs python3: apt-get install python3" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "/usr/bin/time is needed for rank 0's peak RSS: apt-get install time" >&2; exit 1; }
 [ -x "$iolab" ] && "$iolab" engines 2>/dev/null | grep -qw mpiio ||
@@ -68,12 +65,7 @@ rank0() {
 
 ior=""
 if [ -n "$ior_src" ]; then
-    [ -x "$ior_src/bootstrap" ] || { echo "$ior_src has no bootstrap: not IOR's source" >&2; exit 1; }
-    echo "building IOR from $ior_src in $tmp/ior against $mpi_version (CC=mpicc)" >&2
-    cp -a "$ior_src/." "$tmp/ior"
-    (cd "$tmp/ior" && ./bootstrap && ./configure CC=mpicc && make -j"$(nproc)") >"$tmp/ior-build.log" 2>&1 ||
-        { tail -20 "$tmp/ior-build.log" >&2; echo "IOR did not build (log above)" >&2; exit 1; }
-    ior=$tmp/ior/src/ior
+    build_ior "$ior_src" "$tmp"
 fi
 
 rows=$tmp/rows.txt # lines: TOOL RANKS WALL_S RSS_KIB OUTSIDE_S STORE_BYTES|-
