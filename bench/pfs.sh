@@ -41,6 +41,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+for a in "$@"; do # the help before the hosts' lock, which another run may hold for minutes
+    case $a in -h | --help) sed -n '2,/^set -euo/{/^#/p}' "$0"; exit 0 ;; esac
+done
 if [ -z "${IOLAB_HOSTS_LOCK:-}" ]; then
     exec bash tests/hosts.sh lock bash "$0" "$@"
 fi
