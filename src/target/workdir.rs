@@ -170,6 +170,25 @@ pub struct WorkDirs {
     keep: bool,
 }
 
+/// Whether `mkdir` of the fresh random name `d`, begun at `before_s`, failed with EEXIST only
+/// because a network file system's client sent the request twice (it re-sends a request whose
+/// reply it lost, and the server made the directory the first time): the name is 128 random
+/// bits drawn for this run, so it exists only if this very call made it, and then it is an
+/// empty directory of this user's, changed no earlier than the call began (a 2-second slack for
+/// the server's whole-second times). Anything else under that name is refused as before.
+fn replayed_mkdir(d: &Path, e: &std::io::Error, before_s: f64) -> bool {
+    if e.kind() != std::io::ErrorKind::AlreadyExists {
+        return false;
+    }
+    let Ok(meta) = fs::symlink_metadata(d) else { return false };
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let now = crate::env::sys::unix_time_s();
+    let fresh = (before_s.floor() - 2.0..=now + 2.0).contains(&(meta.ctime() as f64));
+    let empty = fs::read_dir(d).is_ok_and(|mut r| r.next().is_none());
+    meta.is_dir() && meta.uid() == me && fresh && empty
+}
+
 impl WorkDirs {
     /// Creates `TARGET/.iolab-RUNID/` with its marker under each distinct target of `spec`.
     /// Fails rather than reuse anything that exists.
@@ -215,7 +234,10 @@ impl WorkDirs {
             seen.push(key);
             wd.map.push(wd.dirs.len());
             let d = t.join(format!("{PREFIX}{run_id}"));
-            fs::create_dir(&d).map_err(|e| Error::io("mkdir", &d, None, e))?;
+            let before_s = crate::env::sys::unix_time_s();
+            fs::create_dir(&d)
+                .or_else(|e| if replayed_mkdir(&d, &e, before_s) { Ok(()) } else { Err(e) })
+                .map_err(|e| Error::io("mkdir", &d, None, e))?;
             wd.dirs.push(WorkDir { path: d.clone(), marker: None, created: vec![], namespace: None });
             let mpath = d.join(MARKER);
             let mut f = fs::OpenOptions::new()
@@ -383,12 +405,36 @@ mod tests {
         assert_eq!(fs::read(&f).unwrap(), b"theirs");
     }
 
+    /// A name that holds anything, or names a file or a link, is never taken over.
     #[test]
     fn refuses_an_existing_directory() {
         let t = tempfile::tempdir().unwrap();
-        fs::create_dir(t.path().join(".iolab-xyz")).unwrap();
-        assert!(WorkDirs::create(&spec(&[t.path()], false), "xyz").is_err());
-        assert!(t.path().join(".iolab-xyz").exists());
+        let d = t.path().join(".iolab-xyz");
+        fs::create_dir(&d).unwrap();
+        fs::write(d.join("theirs"), b"theirs").unwrap();
+        let e = WorkDirs::create(&spec(&[t.path()], false), "xyz").err().expect("refused").to_string();
+        assert!(e.contains("mkdir") && e.contains("exists"), "{e}");
+        assert_eq!(fs::read(d.join("theirs")).unwrap(), b"theirs");
+        assert_eq!(fs::read_dir(&d).unwrap().count(), 1, "nothing added");
+        fs::write(t.path().join(".iolab-file"), b"x").unwrap();
+        assert!(WorkDirs::create(&spec(&[t.path()], false), "file").is_err());
+        std::os::unix::fs::symlink(t.path().join("elsewhere"), t.path().join(".iolab-link")).unwrap();
+        fs::create_dir(t.path().join("elsewhere")).unwrap();
+        assert!(WorkDirs::create(&spec(&[t.path()], false), "link").is_err());
+        assert_eq!(fs::read_dir(t.path().join("elsewhere")).unwrap().count(), 0);
+    }
+
+    /// An empty directory of this user's, made as the call began, is the call's own mkdir sent
+    /// twice by a network file system's client: the run goes on in it and removes it at the end.
+    #[test]
+    fn a_mkdir_sent_twice_is_the_runs_own_directory() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join(".iolab-twice");
+        fs::create_dir(&d).unwrap();
+        let mut wd = WorkDirs::create(&spec(&[t.path()], false), "twice").unwrap();
+        assert!(d.join(MARKER).is_file());
+        wd.cleanup().unwrap();
+        assert!(!d.exists());
     }
 
     #[test]
