@@ -58,12 +58,14 @@ fn check(spec: &Spec) -> Result<()> {
         spec.runtime_ns.map(|ns| ("runtime", ns)).or(spec.stonewall_ns.map(|ns| ("stonewall", ns)));
     if let Some((field, ns)) = run_wide
         && spec.phases.iter().all(|p| p.op.is_metadata())
+        && (field == "runtime" || !spec.phases.iter().any(|p| p.op.makes_items()))
     {
-        return Err(Error::spec(
-            field,
-            crate::units::fmt_duration_spec(ns),
-            "the run has only metadata phases, which are not time-bounded yet (each goes through all its items)",
-        ));
+        let why = if field == "runtime" {
+            "the run has only metadata phases, which are not run for a time (each goes through its items; a create or mkdir takes stonewall)"
+        } else {
+            "the run has only metadata phases and none makes items: stonewall bounds create and mkdir, the others go through the items made"
+        };
+        return Err(Error::spec(field, crate::units::fmt_duration_spec(ns), why));
     }
     for p in &spec.phases {
         if let (Some(r), Some(s)) = (p.runtime_ns, p.stonewall_ns)
@@ -187,17 +189,37 @@ mod tests {
         assert_eq!(resolve(&s.to_params(), &env()).unwrap(), s);
     }
 
-    /// Metadata phases are not time-bounded: a run-wide bound bounds only the data phases, and
-    /// a run of metadata phases alone is refused.
+    /// Of the metadata phases, the run's stonewall bounds create and mkdir (not the phases
+    /// after them) and never runtime; a run of metadata phases alone takes a stonewall only
+    /// with a create or mkdir; a phase's own runtime, or stonewall on another op, is refused.
     #[test]
-    fn metadata_phases_are_not_time_bounded() {
+    fn metadata_phases_take_a_stonewall_on_create() {
         let s = spec(&[("stonewall", "5s"), ("ops", "write,create,stat,unlink")]).unwrap();
         let b: Vec<bool> = s.phases.iter().map(|p| s.phase_bound(p).is_some()).collect();
-        assert_eq!(b, [true, false, false, false]);
+        assert_eq!(b, [true, true, false, false]);
+        let s = spec(&[("wear_out", "true"), ("ops", "create:stonewall=300s,stat,find,unlink")]).unwrap();
+        let b: Vec<_> = s.phases.iter().map(|p| s.phase_bound(p)).collect();
+        let wall = TimeBound::Stonewall { ns: 300_000_000_000, wear_out: true };
+        assert_eq!(b, [Some(wall), None, None, None]);
+        assert_eq!(wall.label(), "stonewall 5min + wear-out");
+        let s = spec(&[("stonewall", "2s"), ("ops", "mkdir,stat,rmdir")]).unwrap();
+        assert!(s.phase_bound(&s.phases[0]).is_some() && s.phase_bound(&s.phases[2]).is_none());
+        assert_eq!(resolve(&s.to_params(), &env()).unwrap(), s);
+        let s = spec(&[("runtime", "1s"), ("ops", "write,create,unlink")]).unwrap();
+        assert_eq!(s.phases.iter().filter(|p| s.phase_bound(p).is_some()).count(), 1);
         let (f, v, why) = refused(&[("runtime", "5s"), ("ops", "create,unlink")]);
         assert_eq!((f.as_str(), v.as_str()), ("runtime", "5s"));
-        assert!(why.contains("not time-bounded"), "{why}");
-        assert_eq!(refused(&[("stonewall", "1s"), ("ops", "create,find,unlink")]).0, "stonewall");
+        assert!(why.contains("not run for a time"), "{why}");
+        assert!(spec(&[("stonewall", "1s"), ("ops", "create,find,unlink")]).is_ok());
+        let (f, v, why) = refused(&[("stonewall", "1s"), ("ops", "stat,unlink")]);
+        assert_eq!((f.as_str(), v.as_str()), ("stonewall", "1s"));
+        assert!(why.contains("none makes items"), "{why}");
+        let (f, v, why) = refused(&[("ops", "create:runtime=1s,unlink")]);
+        assert_eq!((f.as_str(), v.as_str()), ("ops", "create:runtime=1s"));
+        assert!(why.starts_with("runtime: "), "{why}");
+        let (f, v, why) = refused(&[("ops", "create,find:stonewall=1s,unlink")]);
+        assert_eq!((f.as_str(), v.as_str()), ("ops", "find:stonewall=1s"));
+        assert!(why.starts_with("stonewall: only create and mkdir"), "{why}");
     }
 
     #[test]

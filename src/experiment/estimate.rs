@@ -213,7 +213,9 @@ pub fn estimate(points: &[Point], rates: &Rates) -> Estimate {
                     (Some(ns), OpKind::Find) => ns.items() + ns.dirs(),
                     _ => ph.workers.iter().filter_map(|w| w.md).map(|m| m.items).sum(),
                 };
-                one += ops as f64 / ASSUMED_MD_OPS_PER_S;
+                let t = ops as f64 / ASSUMED_MD_OPS_PER_S;
+                // A stonewalled create at most its time (a wear-out's catching up aside).
+                one += spec.phase_bound(&spec.phases[ph.index]).map_or(t, |b| t.min(b.ns() as f64 / 1e9));
                 e.assumed_md += runs;
                 continue;
             }
@@ -412,6 +414,11 @@ mod tests {
         assert_eq!(t(&[("size", "1GiB"), ("ops", "write:stonewall=2s"), ("reps", "1")]), 2.0);
         assert_eq!(t(&[("size", "1GiB"), ("ops", "write:stonewall=10h"), ("reps", "1")]), plain);
         assert_eq!(t(&[("size", "1MiB"), ("ops", "write"), ("runtime", "3s"), ("reps", "2")]), 6.0);
+        // A stonewalled create of a million items: its time is the stonewall's.
+        let md = |ops: &str| t(&[("md_files", "1000000"), ("ops", ops), ("reps", "1")]);
+        let (all, walled) = (md("create"), md("create:stonewall=2s"));
+        assert!(all > 10.0 && walled < all, "{all} {walled}");
+        assert!((walled - md("create:stonewall=1s") - 1.0).abs() < 1e-6, "{walled}");
     }
 
     #[test]

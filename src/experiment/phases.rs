@@ -124,6 +124,23 @@ pub(super) fn parse_phases(
                 ));
             }
             order = Order::Seq;
+            if runtime_ns.is_some_and(|ns| ns > 0) {
+                return Err(Error::spec(
+                    "ops",
+                    item,
+                    "runtime: a metadata phase is not run for a time, it goes through its items; a create or mkdir takes a stonewall (create:stonewall=D), as mdtest's -W",
+                ));
+            }
+            if stonewall_ns.is_some_and(|ns| ns > 0) && !op.makes_items() {
+                return Err(Error::spec(
+                    "ops",
+                    item,
+                    format!(
+                        "stonewall: only create and mkdir take one; {} goes through the items they made",
+                        op.name()
+                    ),
+                ));
+            }
         }
         let repeats = seen.entry(item).or_insert(0);
         *repeats += 1;

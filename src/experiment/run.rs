@@ -332,8 +332,8 @@ fn run_phases(
     };
 
     let sizes: Vec<u64> = plan.files.iter().map(|f| f.size_bytes).collect();
-    // Per worker, the ops with data after a time-bounded phase that wrote stopped early.
-    let mut extents: Vec<u64> = vec![];
+    // Per worker, the ops with data after a bounded write stopped early; per owner, items made.
+    let (mut extents, mut made): (Vec<u64>, Vec<u64>) = (vec![], vec![]);
     let workdirs = wd_slot.as_ref().map(WorkDirs::by_target).unwrap_or_default();
     for phase in &plan.phases {
         *at_phase = phase.index;
@@ -351,7 +351,7 @@ fn run_phases(
             prealloc_ns = crate::worker::prepare::recreate(spec, plan, &paths, &ids, |_| true)?;
         }
         let md = match (&plan.namespace, phase.op.is_metadata()) {
-            (Some(ns), true) => Some(super::md_run::before(plan, ns, phase, &workdirs, spec.seed)?),
+            (Some(ns), true) => Some(super::md_run::before(plan, ns, phase, &workdirs, spec.seed, &made)?),
             _ => None,
         };
         let fraction = if local && md.is_none() {
@@ -369,7 +369,7 @@ fn run_phases(
             sizes: &sizes,
             engine,
             tag,
-            extents: &extents,
+            extents: if phase.op.is_metadata() { &made } else { &extents },
             workdirs: &workdirs,
             namespace: plan.namespace.as_ref(),
         };
@@ -400,7 +400,7 @@ fn run_phases(
                 };
                 let mut r = Repetition::from_samples(rep, run_id, &samples, &check);
                 super::ranks::note_hints(spec, &r.workers, monitor);
-                r.namespace = md.map(|(state, _)| super::md_run::after(state, &samples));
+                r.namespace = md.map(|(s, _)| super::md_run::after(spec, phase, s, &samples, &mut made));
                 (r.servers, r.latency_histogram_ns) = (launched.servers, launched.latency);
                 r.prealloc_ns = prealloc_ns;
                 let commits = r.workers.iter().map(|w| w.sync_calls).sum();

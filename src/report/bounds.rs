@@ -1,6 +1,7 @@
 //! The terminal table's section on time-bounded phases: each phase's bound (`runtime`,
-//! `stonewall`, with or without wear-out, or that it read what a bounded phase wrote), the ops
-//! its workers did (and had done at the stonewall) and how much of its blocks that is.
+//! `stonewall`, with or without wear-out, or that it read what a bounded phase wrote, or
+//! visited the items a stonewalled create made), the ops its workers did (and had done at the
+//! stonewall) and how much of its blocks (its items) that is.
 
 use crate::results::{ExperimentResult, PhaseResult, Status};
 use crate::spec::{OpKind, Spec};
@@ -18,9 +19,13 @@ fn span(mut xs: Vec<u64>) -> String {
 }
 
 /// The bounded phase that wrote what phase `i` reads or rewrites, if any (since the last
-/// write phase).
+/// write phase); for a metadata phase, the stonewalled create or mkdir whose items it visits.
 fn read_after(spec: &Spec, i: usize) -> Option<&str> {
     let ph = spec.phases.get(i)?;
+    if ph.op.is_metadata() && !ph.op.makes_items() {
+        let maker = spec.phases[..i].iter().rev().find(|q| q.op.makes_items())?;
+        return spec.phase_bound(maker).is_some().then_some(maker.name.as_str());
+    }
     if !matches!(ph.op, OpKind::Read | OpKind::Rewrite) {
         return None;
     }
@@ -40,6 +45,7 @@ fn row(spec: &Spec, plan: &crate::plan::RunPlan, i: usize, phases: &[PhaseResult
     let bound = match (ph.time_bound, after) {
         (Some(b), Some(w)) => format!("{}, in what {w} wrote", b.label()),
         (Some(b), None) => b.label(),
+        (None, Some(w)) if ph.op.is_metadata() => format!("the items {w} made"),
         (None, Some(w)) => format!("reads what {w} wrote"),
         (None, None) => return None,
     };
@@ -52,7 +58,10 @@ fn row(spec: &Spec, plan: &crate::plan::RunPlan, i: usize, phases: &[PhaseResult
         (true, true) => "none came".to_string(),
         (true, false) => span(walls),
     };
-    let planned: u64 = plan.phases.get(i).map_or(0, |p| p.workers.iter().map(|w| w.ops.timed_ops()).sum());
+    let planned: u64 = plan.phases.get(i).map_or(0, |p| {
+        let md = p.op.is_metadata();
+        p.workers.iter().map(|w| if md { w.md.map_or(0, |m| m.items) } else { w.ops.timed_ops() }).sum()
+    });
     // The blocks with data in each run: the planned ones, or those the writer did in that run.
     let writer = after.and_then(|w| phases.iter().find(|q| q.name == w));
     let held = |run: &str| -> u64 {
@@ -72,7 +81,7 @@ fn row(spec: &Spec, plan: &crate::plan::RunPlan, i: usize, phases: &[PhaseResult
 }
 
 /// What the section's columns are.
-pub const LEGEND: &str = "runtime: each worker ran for the time, wrapping around its blocks; stonewall: each worker stopped at the time or at its last block; wear-out: then went on to the most ops any worker had done; of its blocks: of those holding data; the rates above are bytes moved / time, as for any phase";
+pub const LEGEND: &str = "runtime: each worker ran for the time, wrapping around its blocks; stonewall: each worker stopped at the time or at its last block (a create or mkdir: its last item); wear-out: then went on to the most ops any worker had done; of its blocks: of those holding data (a metadata phase: of the items made); the rates above are bytes (items) / time, as for any phase";
 
 /// The section, or nothing when no phase is bounded in time.
 pub fn render_bounds(exp: &ExperimentResult) -> String {

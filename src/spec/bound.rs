@@ -1,7 +1,9 @@
 //! Time-bounded phases, as a spec says them: `runtime` (fio's time_based: every worker runs
 //! for the time, wrapping around its blocks) and `stonewall` (IOR's stonewalling: every worker
 //! stops at the time or when its blocks are done, with `wear_out` going on to the most ops any
-//! worker reached, as IOR's stoneWallingWearOut and IO500 do).
+//! worker reached, as IOR's stoneWallingWearOut and IO500 do). Of the metadata phases only
+//! the ones that make items (`create`, `mkdir`) take a bound, a stonewall (mdtest's `-W`); the
+//! phases after them work on the items each worker made.
 
 use serde::{Deserialize, Serialize};
 
@@ -43,11 +45,20 @@ impl TimeBound {
 }
 
 impl Spec {
-    /// The time bound of a phase: its own (`read:runtime=5s`; 0 = none), else the run's.
+    /// The time bound of a phase: its own (`read:runtime=5s`; 0 = none), else the run's. A
+    /// metadata phase that makes items takes a stonewall only (the run's `runtime` leaves it
+    /// unbounded); the other metadata phases go through every item made.
     pub fn phase_bound(&self, ph: &Phase) -> Option<TimeBound> {
         if ph.op.is_metadata() {
-            // Metadata phases run every item: they are not time-bounded (yet).
-            return None;
+            if !ph.op.makes_items() {
+                return None;
+            }
+            let ns = match ph.stonewall_ns {
+                Some(ns) => ns,
+                None if ph.runtime_ns.is_some() => return None,
+                None => self.stonewall_ns?,
+            };
+            return (ns > 0).then_some(TimeBound::Stonewall { ns, wear_out: self.wear_out });
         }
         let wear_out = self.wear_out;
         match (ph.runtime_ns, ph.stonewall_ns) {

@@ -48,6 +48,10 @@ impl OpKind {
     pub fn is_metadata(self) -> bool {
         !matches!(self, OpKind::Write | OpKind::Rewrite | OpKind::Read | OpKind::Blast)
     }
+    /// A metadata phase that makes its items (and so may be stonewalled).
+    pub fn makes_items(self) -> bool {
+        matches!(self, OpKind::Create | OpKind::Mkdir)
+    }
     pub fn name(self) -> &'static str {
         match self {
             OpKind::Write => "write",

@@ -48,6 +48,10 @@ pub struct NsState {
     /// find: the entries whose names matched, over every worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<u64>,
+    /// After a stonewalled create or mkdir: the items each worker (by index) made, which this
+    /// phase and the later ones visit (absent: every worker made all of its items).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_made: Option<Vec<u64>>,
 }
 
 impl NsState {
@@ -102,15 +106,17 @@ fn slab_objects(name: &str) -> Option<u64> {
 
 /// Brings the namespace under `workdirs` (by logical target) into the state `policy` asks for
 /// before a phase; `exists`: its items exist now (else only its directories do), `renamed`:
-/// under their renamed names.
+/// under their renamed names; `made`: per owner, the items there are (empty: all).
 pub fn prepare(
     policy: CachePolicy,
     workdirs: &[PathBuf],
     p: &NsPlan,
     exists: bool,
     renamed: bool,
+    made: &[u64],
 ) -> Result<NsState> {
-    let names = p.dirs() + if exists { p.items() } else { 0 };
+    let items = if made.is_empty() { p.items() } else { made.iter().sum() };
+    let names = p.dirs() + if exists { items } else { 0 };
     let mut state = NsState { names, ..NsState::default() };
     match policy {
         CachePolicy::Asis => {}
@@ -131,13 +137,14 @@ pub fn prepare(
             let left = [state.dentries_after, state.fs_inodes_after].into_iter().flatten().min();
             state.cached_at_most = Some(left.map_or(1.0, |n| (n as f64 / names.max(1) as f64).min(1.0)));
         }
-        CachePolicy::Warm => state.looked_up = Some(look_up(workdirs, p, exists, renamed)?),
+        CachePolicy::Warm => state.looked_up = Some(look_up(workdirs, p, exists, renamed, made)?),
     }
     Ok(state)
 }
 
-/// Looks up every tree directory and (if they exist) every item: the names looked up.
-fn look_up(workdirs: &[PathBuf], p: &NsPlan, exists: bool, renamed: bool) -> Result<u64> {
+/// Looks up every tree directory and (if they exist) every item (of owner o, the first
+/// `made[o]`): the names looked up.
+fn look_up(workdirs: &[PathBuf], p: &NsPlan, exists: bool, renamed: bool, made: &[u64]) -> Result<u64> {
     let (mut rel, mut name) = (NameBuf::default(), NameBuf::default());
     // SAFETY: zeroed is a valid stat to fill.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -161,7 +168,7 @@ fn look_up(workdirs: &[PathBuf], p: &NsPlan, exists: bool, renamed: bool) -> Res
         let root = root_of(p.ns.dirs, workdirs.len(), owner);
         let rp = workdirs[root.target].join(&root.path);
         let top = Dir::open(&rp).map_err(|e| Error::io("open", &rp, None, e))?;
-        for k in 0..p.ns.items {
+        for k in 0..made.get(owner as usize).map_or(p.ns.items, |&m| m.min(p.ns.items)) {
             if k % 4096 == 0 {
                 crate::env::signals::check()?;
             }

@@ -1,8 +1,11 @@
-//! The timed loop of a metadata phase: one op per item (create with its bytes, stat, open,
+//! The timed loop of a metadata phase: one op per item there is (create with its bytes, stat, open,
 //! read-files, rename, unlink, mkdir, rmdir), each a system call or three on a name beneath
 //! the directory that holds the item, that directory opened once per directory of items, never
 //! through a symbolic link. The name is written into a fixed buffer, the clock read once per
 //! op; nothing is allocated and no lock taken. find walks the trees instead (`super::find`).
+//! A stonewalled create or mkdir stops at the time, as the data loops do ([`super::bound`]),
+//! and with wear-out goes on to the most items any worker made; each later phase visits the
+//! items its owner made (`WorkerCtx::extent`).
 //!
 //! What one op is: create: openat(O_CREAT|O_EXCL), write of the file's bytes (if any), an
 //! fsync with `sync = each`, close; stat: fstatat, its type and size checked; open: openat and
@@ -86,7 +89,11 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
     }
     let start_ns = now_ns();
     let mut prev = start_ns;
-    for k in 0..work.items {
+    // Items there are (or, for a create, planned): under a stonewall, those done by then (and
+    // with wear-out, up to the most any worker did).
+    let mut lim = super::bound::Limits::new(ctx, start_ns);
+    let mut k = 0u64;
+    while lim.go(k, now_ns) {
         if ctx.abort.load(Relaxed) || crate::env::signals::stop_requested() {
             return Err(Error::Run("aborted".into()));
         }
@@ -179,9 +186,11 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
             rec.record(Op { file: d as u32, offset: k, len: bytes_per }, prev - start_ns, t - prev);
             prev = t;
         }
-        ctx.progress.store(k + 1, Relaxed);
+        k += 1;
+        ctx.progress.store(k, Relaxed);
     }
-    if sync == SyncPolicy::End && work.items > 0 {
+    let done = k;
+    if sync == SyncPolicy::End && done > 0 {
         let t = now_ns();
         root.syncfs().map_err(|e| Error::io("syncfs", &root_p, None, e))?;
         (sync_ns, sync_calls) = (sync_ns + now_ns() - t, sync_calls + 1);
@@ -191,8 +200,8 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
     let (hist, trace) = rec.finish().map_err(trace_err)?;
     Ok(WorkerSample {
         worker: ctx.plan.worker,
-        bytes: work.items * bytes_per,
-        ops: work.items,
+        bytes: done * bytes_per,
+        ops: done,
         start_ns,
         end_ns,
         sync_ns,
@@ -204,11 +213,11 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
         hist: crate::latency::SampleHist::Full(hist),
         trace,
         calls,
-        max_inflight: u64::from(work.items > 0),
+        max_inflight: u64::from(done > 0),
         role: None,
         place: None,
         series: None,
-        stonewall_ops: None,
+        stonewall_ops: lim.stonewall_ops,
         found: None,
     })
 }

@@ -84,7 +84,8 @@ pub struct WorkerCtx<'a> {
     /// The phase's time bound (`runtime`, `stonewall`), if any.
     pub bound: Option<crate::spec::TimeBound>,
     /// The timed ops of its plan that hold data: all of them, or, after a time-bounded phase
-    /// that wrote stopped early, the ops that phase's worker of the same index did.
+    /// that wrote stopped early, the ops that phase's worker of the same index did. A metadata
+    /// phase's: the items it visits (those its owner made).
     pub extent: u64,
     /// Stonewall with wear-out: where the workers meet after the stonewall.
     pub wear: Option<&'a bound::WearOut>,
@@ -391,7 +392,8 @@ pub struct PhaseJob<'a> {
     /// What written blocks carry and read blocks are checked against.
     pub tag: BlockTag,
     /// Per worker: the timed ops of its plan that hold data, when fewer than planned (after a
-    /// time-bounded phase that wrote stopped early); empty: all of them.
+    /// time-bounded phase that wrote stopped early); empty: all of them. A metadata phase's:
+    /// per owner, the items there are (after a stonewalled create or mkdir stopped early).
     pub extents: &'a [u64],
     /// The work directory under each target (where the metadata phases' trees are).
     pub workdirs: &'a [PathBuf],
@@ -422,7 +424,11 @@ impl PhaseJob<'_> {
             progress,
             tag: self.tag,
             bound: self.spec.phase_bound(&self.spec.phases[self.phase.index]),
-            extent: self.extents.get(i).map_or(plan.ops.timed_ops(), |&e| e.min(plan.ops.timed_ops())),
+            extent: match plan.md {
+                // A metadata phase's extents are by owner: the items each worker made.
+                Some(m) => self.extents.get(m.owner as usize).map_or(m.items, |&e| e.min(m.items)),
+                None => self.extents.get(i).map_or(plan.ops.timed_ops(), |&e| e.min(plan.ops.timed_ops())),
+            },
             wear: None,
             wear_cross: None,
             md: plan.md.zip(self.namespace).map(|(work, ns)| MdCtx { work, ns, workdirs: self.workdirs }),

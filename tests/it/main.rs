@@ -24,6 +24,7 @@ mod io500;
 mod latency;
 mod layouts;
 mod limits;
+mod md_bounds;
 mod metadata;
 #[cfg(feature = "mpi")]
 mod mpi;

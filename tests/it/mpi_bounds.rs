@@ -1,7 +1,7 @@
 //! Time-bounded phases on MPI ranks (build with `--features mpi`): `--runtime` and
 //! `--stonewall` with `--wear-out` under Open MPI's `mpirun`, one worker per rank and two
 //! threads per rank, and with MPI-IO on the ranks' main threads: every worker's count, and the
-//! wear-out meeting across ranks.
+//! wear-out meeting across ranks, also of a stonewalled create of metadata items.
 
 use crate::bounds::workers;
 use crate::mpi::{mpirun, ok_json};
@@ -54,4 +54,47 @@ fn ranks_run_for_the_time_and_wear_out_to_the_most_ops() {
             }
         }
     }
+}
+
+/// Two ranks, a create stonewalled at 150 ms with wear-out: the ranks' workers meet across
+/// ranks, so both made the same count, more than none and fewer than planned; the stat of the
+/// other rank's items and the unlink visit exactly that count; nothing is left.
+#[test]
+fn a_worn_out_create_makes_equal_counts_across_ranks() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let args = [
+        "run",
+        "--json",
+        "--quiet",
+        "--dir",
+        dir,
+        "--op",
+        "create:stonewall=150ms,stat,unlink",
+        "--workers",
+        "2",
+        "--md-files",
+        "300000",
+        "--md-shift",
+        "1",
+        "--wear-out",
+        "--reps",
+        "1",
+    ];
+    let doc = ok_json(&mpirun(&s, 2, &args));
+    let counts = |name: &str| -> Vec<(u64, u64)> {
+        let ph = phases(&doc).iter().find(|p| p["name"] == name).unwrap();
+        let r = &ph["repetitions"][0];
+        assert_eq!(r["status"], "complete", "{name}: {r}");
+        let ws = r["workers"].as_array().unwrap();
+        ws.iter().map(|w| (w["rank"].as_u64().unwrap(), w["ops"].as_u64().unwrap())).collect()
+    };
+    let made = counts("create:stonewall=150ms");
+    let n = made[0].1;
+    assert!(n > 0 && n < 300_000, "{made:?}");
+    assert_eq!(made, [(0, n), (1, n)], "wear-out across ranks");
+    for name in ["stat", "unlink"] {
+        assert_eq!(counts(name), [(0, n), (1, n)], "{name}");
+    }
+    assert!(s.leftovers().is_empty(), "{:?}", s.leftovers());
 }
