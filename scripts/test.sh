@@ -105,11 +105,15 @@ mpich_build() {
         "$dir"/debug/deps/libmpi*-*.rmeta "$dir"/debug/deps/mpi*-*.d
     MPICC=mpicc.mpich CARGO_TARGET_DIR=$dir cargo build -q --features mpi --bin iolab || return 1
     # The binary must link MPICH, not Open MPI.
-    if ldd "$dir/debug/iolab" | grep -Eq "libmpich\.so|libmpi\.so\.12" && ! ldd "$dir/debug/iolab" | grep -q libmpi.so.40; then
+    # (ldd's output is read whole first: `ldd | grep -q` under pipefail fails whenever grep
+    # stops reading before ldd has written its last line.)
+    local libs
+    libs=$(ldd "$dir/debug/iolab") || return 1
+    if grep -Eq "libmpich\.so|libmpi\.so\.12" <<<"$libs" && ! grep -q libmpi.so.40 <<<"$libs"; then
         return 0
     fi
     echo "target/mpi-mpich/debug/iolab does not link MPICH:" >&2
-    ldd "$dir/debug/iolab" | grep -i mpi >&2
+    grep -i mpi <<<"$libs" >&2
     return 1
 }
 

@@ -126,7 +126,8 @@ fn series_is_whole(rep: &Value) -> usize {
 }
 
 /// The claim is one the kernel guarantees. The write goes through O_DIRECT: every byte is
-/// submitted by iolab's own process, so all of it is charged to its cgroup and throttled. (A
+/// submitted by iolab's own process, so all of it is charged to its cgroup and throttled; it
+/// ends with no commit, whose journal write waits behind whatever else the disk is doing. (A
 /// buffered write is not: its time includes copying into the page cache, which swings with the
 /// machine's memory state, and on cgroup v1 the flusher's writeback is charged to no group.)
 /// The read is buffered and cold: the reading process submits its reads and read-ahead itself,
@@ -145,7 +146,7 @@ fn a_throttled_run_reports_the_throttle_for_reads_and_writes() {
     let dir = s.path().to_str().unwrap();
     let common = ["run", "--json", "--quiet", "--dir", dir, "--size", SIZE, "--bs", "1MiB", "--reps", "1"];
     let mut write_args = common.to_vec();
-    write_args.extend(["--op", "write", "--direct", "--sync", "end", "--keep"]);
+    write_args.extend(["--op", "write", "--direct", "--sync", "none", "--keep"]);
     let (wdoc, written) = run_in(&t, &s, &write_args);
     let w = &phases(&wdoc)[0]["repetitions"][0];
     let bytes = w["total_bytes"].as_u64().unwrap();
