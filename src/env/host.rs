@@ -183,7 +183,8 @@ fn unescape(s: &str) -> String {
 }
 
 /// The machine's online CPUs (not this process's affinity: mpirun binds each rank to a core).
-fn online_cpus() -> u32 {
+/// The CPUs online on this machine (not this process's affinity).
+pub fn online_cpus() -> u32 {
     // SAFETY: sysconf has no preconditions.
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     if n > 0 { n as u32 } else { std::thread::available_parallelism().map_or(1, |n| n.get() as u32) }

@@ -413,6 +413,7 @@ fn run_phases(
                         &env.devices,
                     ));
                 }
+                r.flags.extend(crate::launch::oversubscription());
                 r.env = env;
                 if local && phase.op.is_write() && crate::env::signals::pending().is_none() {
                     // Where the data landed; a file system without FIEMAP just has no facts.

@@ -118,6 +118,8 @@ pub struct WorldInfo {
     /// bound of that estimate (half the shortest round trip of the exchanges that made it).
     pub clock_offset_ns: Vec<i64>,
     pub clock_bound_ns: Vec<u64>,
+    /// The CPUs online on each rank's host, by rank.
+    pub cpus: Vec<u32>,
 }
 
 impl WorldInfo {
@@ -132,6 +134,36 @@ impl WorldInfo {
         }
         out
     }
+
+    /// The flag of a world with more ranks than CPUs on a host (the host with the most ranks
+    /// per CPU, and how many more there are): ranks waiting in MPI calls poll for messages and
+    /// take CPU from those doing I/O. None when every host has a CPU per rank.
+    pub fn oversubscribed(&self) -> Option<String> {
+        let over: Vec<(String, usize, u32)> = self
+            .placement()
+            .into_iter()
+            .map(|(h, ranks)| {
+                let cpus = self.cpus.get(ranks[0] as usize).copied().unwrap_or(0);
+                (h, ranks.len(), cpus)
+            })
+            .filter(|&(_, n, cpus)| cpus > 0 && n > cpus as usize)
+            .collect();
+        let (h, n, cpus) =
+            over.iter().max_by(|a, b| (a.1 * b.2 as usize).cmp(&(b.1 * a.2 as usize)).then(b.0.cmp(&a.0)))?;
+        let more = match over.len() - 1 {
+            0 => String::new(),
+            1 => " (and 1 more host)".into(),
+            k => format!(" (and {k} more hosts)"),
+        };
+        let cpus = if *cpus == 1 { "1 CPU".to_string() } else { format!("{cpus} CPUs") };
+        Some(format!("oversubscribed: {n} MPI ranks on the {cpus} of {h}{more}"))
+    }
+}
+
+/// The flag of every phase of an MPI run with more ranks than CPUs on a host
+/// ([`WorldInfo::oversubscribed`]); None on one host without MPI.
+pub fn oversubscription() -> Option<String> {
+    world().and_then(WorldInfo::oversubscribed)
 }
 
 static WORLD: std::sync::OnceLock<WorldInfo> = std::sync::OnceLock::new();
@@ -218,4 +250,47 @@ pub fn join_all<T>(handles: Vec<std::thread::ScopedJoinHandle<'_, Result<T>>>, w
         .into_iter()
         .map(|h| h.join().unwrap_or_else(|_| Err(Error::Run(format!("{what} panicked")))))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WorldInfo;
+
+    fn world(hosts: &[(&str, u32, u32)]) -> WorldInfo {
+        let mut w = WorldInfo {
+            rank: 0,
+            size: 0,
+            hosts: vec![],
+            clock_offset_ns: vec![],
+            clock_bound_ns: vec![],
+            cpus: vec![],
+        };
+        for &(h, ranks, cpus) in hosts {
+            w.hosts.extend((0..ranks).map(|_| h.to_string()));
+            w.cpus.extend((0..ranks).map(|_| cpus));
+        }
+        w.size = w.hosts.len() as u32;
+        w
+    }
+
+    /// A host with more ranks than CPUs flags the world, naming the host with the most ranks
+    /// per CPU and counting the others; a CPU per rank everywhere, or one rank, does not.
+    #[test]
+    fn more_ranks_than_cpus_on_a_host_is_oversubscribed() {
+        assert_eq!(world(&[("h1", 2, 2), ("h2", 2, 4)]).oversubscribed(), None);
+        assert_eq!(world(&[("h1", 1, 1)]).oversubscribed(), None);
+        assert_eq!(
+            world(&[("h1", 2, 2), ("h2", 5, 2)]).oversubscribed().unwrap(),
+            "oversubscribed: 5 MPI ranks on the 2 CPUs of h2"
+        );
+        assert_eq!(
+            world(&[("h1", 3, 2), ("h2", 8, 2), ("h3", 4, 2)]).oversubscribed().unwrap(),
+            "oversubscribed: 8 MPI ranks on the 2 CPUs of h2 (and 2 more hosts)"
+        );
+        // 3 on 1 CPU is worse than 4 on 2.
+        assert_eq!(
+            world(&[("a", 4, 2), ("b", 3, 1)]).oversubscribed().unwrap(),
+            "oversubscribed: 3 MPI ranks on the 1 CPU of b (and 1 more host)"
+        );
+    }
 }

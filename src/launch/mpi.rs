@@ -129,9 +129,11 @@ pub fn start() -> Result<Option<Session>> {
             String::from_utf8_lossy(&c[..c.iter().position(|&b| b == 0).unwrap_or(HOST_BYTES)]).into_owned()
         })
         .collect();
+    let mut cpus = vec![0u32; size as usize];
+    comm.all_gather_into(&crate::env::host::online_cpus(), &mut cpus[..]);
     say_other_arguments(&comm, rank);
     let (clock_offset_ns, clock_bound_ns) = super::mpi_clock::offsets(&comm, &hosts);
-    set_world(WorldInfo { rank, size, hosts, clock_offset_ns, clock_bound_ns });
+    set_world(WorldInfo { rank, size, hosts, clock_offset_ns, clock_bound_ns, cpus });
     if rank == 0 {
         // mpirun passes SIGUSR1 on to its ranks (its SIGINT and SIGTERM kill them): a stop
         // that keeps what was measured and cleans up, as SIGINT does on one host.

@@ -59,6 +59,7 @@ fn world(size: u32) -> WorldInfo {
         hosts: (0..size).map(|r| format!("node{:04}", r / 32)).collect(),
         clock_offset_ns: vec![0; size as usize],
         clock_bound_ns: vec![0; size as usize],
+        cpus: vec![32; size as usize],
     }
 }
 

@@ -4,7 +4,7 @@
 use super::{COLD_MAX_RESIDENT, WARM_MIN_RESIDENT};
 
 /// Every kind of flag a phase can carry (what its text starts with), for legends.
-pub const FLAG_KINDS: [&str; 10] = [
+pub const FLAG_KINDS: [&str; 11] = [
     "not cold",
     "cold unverified",
     "not warm",
@@ -15,6 +15,7 @@ pub const FLAG_KINDS: [&str; 10] = [
     "layout not as written",
     "workers did not overlap",
     "stalled",
+    "oversubscribed",
 ];
 
 /// The kind of a flag (one of [`FLAG_KINDS`]); None for a flag of no known kind.
@@ -53,6 +54,7 @@ pub fn flag_meaning(flag: &str) -> Option<String> {
             super::timing::STALL_FACTOR
         ),
         "no I/O (null engine)" => "the null engine moves no data: rates measure iolab's own loop".into(),
+        "oversubscribed" => "a host ran more MPI ranks than it has CPUs: ranks waiting in MPI calls poll for messages and take CPU from those doing I/O, so the rates measure the CPU scheduler as much as the storage".into(),
         _ => return None,
     })
 }
@@ -88,6 +90,7 @@ pub fn flag_advice(flag: &str) -> Option<&'static str> {
         "no I/O (null engine)" => {
             "choose an engine that moves data (--engine psync; iolab engines lists them)"
         }
+        "oversubscribed" => "run at most a rank per CPU on each host, or mpirun --mca mpi_yield_when_idle 1",
         _ => return None,
     })
 }
@@ -119,6 +122,7 @@ mod tests {
         flags.extend(CacheCheck::judge(CachePolicy::Cold, 0.0, false).flags);
         flags.push("workers did not overlap: all 4 ran together for 12% of the phase".into());
         flags.push("stalled: no progress for 3.00 s from 1.00 s into the phase (worker 0)".into());
+        flags.push("oversubscribed: 5 MPI ranks on the 2 CPUs of h1".into());
         let dropped = crate::results::NsState { names: 10, cached_at_most: Some(1.0), ..Default::default() };
         flags.extend(dropped.flags(CachePolicy::Cold));
         let meanings: Vec<String> =
@@ -134,6 +138,8 @@ mod tests {
         assert!(meanings[4].starts_with("the null engine"), "{meanings:?}");
         assert!(meanings[5].starts_with("all the workers were running together for less than 50%"));
         assert!(meanings[6].starts_with("a worker made no progress for over 1 s"), "{meanings:?}");
+        assert!(meanings[7].starts_with("a host ran more MPI ranks than it has CPUs"), "{meanings:?}");
+        assert!(flag_advice(&flags[7]).unwrap().contains("a rank per CPU"));
         assert!(flag_advice(&flags[5]).unwrap().starts_with("read agg"));
         assert!(flag_advice(&flags[6]).unwrap().starts_with("rerun"));
         assert_eq!(flag_meaning("unheard of: 3"), None);

@@ -101,10 +101,18 @@ fn four_ranks_share_one_file_and_store_one_experiment() {
     let doc = ok_json(&o);
     assert_eq!(doc["spec"]["launcher"], "mpi");
     let host = hostname();
+    // More ranks than this machine's CPUs are flagged, every phase and repetition; fewer not.
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    let plural = if cpus == 1 { "" } else { "s" };
+    let over = (4 > cpus).then(|| format!("oversubscribed: 4 MPI ranks on the {cpus} CPU{plural} of {host}"));
     for ph in phases(&doc) {
         let reps = ph["repetitions"].as_array().unwrap();
         assert_eq!(reps.len(), 2, "{ph}");
         for r in reps {
+            let flags = r["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap());
+            let flagged: Vec<&str> = flags.filter(|f| f.starts_with("oversubscribed")).collect();
+            assert_eq!(flagged, over.iter().map(String::as_str).collect::<Vec<_>>(), "{r}");
             assert_eq!(r["status"], "complete");
             assert_eq!(r["total_bytes"], 4 << 20);
             let ranks: Vec<u64> =

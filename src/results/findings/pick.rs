@@ -14,7 +14,7 @@ use crate::stats;
 pub(super) const OWN_KEYS: [&str; 3] = ["phase", "figure", "best"];
 
 /// The flags of a run that make its figure doubtful for a finding.
-const DOUBTS: [&str; 2] = ["workers did not overlap", "stalled"];
+const DOUBTS: [&str; 3] = ["workers did not overlap", "stalled", "oversubscribed"];
 
 /// A side's first value for `key`.
 pub(super) fn first(side: &BTreeMap<String, Sel>, key: &str) -> Option<String> {
