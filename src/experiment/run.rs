@@ -403,15 +403,11 @@ fn run_phases(
                 r.namespace = md.map(|(s, _)| super::md_run::after(spec, phase, s, &samples, &mut made));
                 (r.servers, r.latency_histogram_ns) = (launched.servers, launched.latency);
                 r.prealloc_ns = prealloc_ns;
-                let commits = r.workers.iter().map(|w| w.sync_calls).sum();
                 // A metadata phase's device I/O (inodes, journal) is no bytes of it: no noise judgement.
                 if !phase.op.is_metadata() {
-                    r.flags.extend(envctl::judge_noise(
-                        phase.op.is_write(),
-                        r.total_bytes,
-                        commits,
-                        &env.devices,
-                    ));
+                    let (write, commits) =
+                        (phase.op.is_write(), r.workers.iter().map(|w| w.sync_calls).sum());
+                    r.flags.extend(envctl::judge_noise(write, r.total_bytes, commits, &env.devices));
                 }
                 r.flags.extend(crate::launch::oversubscription());
                 r.env = env;

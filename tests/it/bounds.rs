@@ -36,9 +36,10 @@ pub(crate) fn workers(ph: &Value) -> Vec<Vec<Counts>> {
         .collect()
 }
 
-/// 300 ms of 4 KiB ops over 16 blocks per worker: every worker (threads, then processes) goes
-/// round its blocks more than once and runs at least the time; the kept files stay 64 KiB and
-/// their bytes verify (every block read checks its header).
+/// 300 ms of 4 KiB ops over 2 blocks per worker: every worker (threads, then processes) goes
+/// round its blocks more than once (3 ops in 300 ms, however loaded the machine) and runs at
+/// least the time; the kept files stay 8 KiB and their bytes verify (every block read checks
+/// its header).
 #[test]
 fn a_runtime_runs_every_worker_for_the_time_around_its_blocks() {
     for launcher in ["thread", "process"] {
@@ -51,7 +52,7 @@ fn a_runtime_runs_every_worker_for_the_time_around_its_blocks() {
             "--workers",
             "2",
             "--size",
-            "64KiB",
+            "8KiB",
             "--bs",
             "4KiB",
             "--op",
@@ -66,7 +67,7 @@ fn a_runtime_runs_every_worker_for_the_time_around_its_blocks() {
             for rep in workers(ph) {
                 assert_eq!(rep.len(), 2);
                 for (w, _, ops, t, wall) in rep {
-                    assert!(ops > 16, "{launcher} {} worker {w}: {ops} ops did not wrap", ph["name"]);
+                    assert!(ops > 2, "{launcher} {} worker {w}: {ops} ops did not wrap", ph["name"]);
                     assert!(t >= 300_000_000, "{launcher} worker {w}: {t} ns");
                     assert_eq!(wall, None);
                 }
@@ -77,7 +78,7 @@ fn a_runtime_runs_every_worker_for_the_time_around_its_blocks() {
             .filter(|p| p.extension().is_some_and(|e| e == "dat"))
             .map(|p| std::fs::metadata(p).unwrap().len())
             .collect();
-        assert_eq!(kept, [64 << 10; 4], "{launcher}: two repetitions' two files");
+        assert_eq!(kept, [8 << 10; 4], "{launcher}: two repetitions' two files");
     }
 }
 

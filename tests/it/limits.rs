@@ -193,7 +193,9 @@ fn sigint_during_memory_priming_stops_it() {
         ],
     );
     let pid = child.id();
-    wait_until(60, "priming to start", || resident(pid) > prime / 8);
+    // Past 64 MiB resident it is priming (iolab alone holds some 15 MiB); a loaded machine
+    // hands out freed pages slowly, so waiting for much more proves nothing more.
+    wait_until(120, "priming to start", || resident(pid) > 64 << 20);
     signal(&child, libc::SIGINT);
     let out = finish(child, 60);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
