@@ -27,7 +27,7 @@ pub const PARAMS: &[ParamDef] = &[
         "ops",
         &[value("op", "OPS")],
         "`write,read:cold,read:warm` (with `direct`: `write,read:cold`)",
-        "Phases in order, e.g. write,read:cold,read:warm; each is write, rewrite, read or blast (with servers), with optional :ORDER, :CACHE, :workers=N, :round_robin=R, :layout=L, :runtime=D, :stonewall=D; or a metadata phase: create, stat, open, read-files, rename, unlink, mkdir, rmdir, find (with optional :CACHE)",
+        "Phases in order, e.g. write,read:cold,read:warm; each is write, rewrite, read or blast (with servers), with optional :ORDER, :CACHE, :workers=N, :round_robin=R, :layout=L, :runtime=D, :stonewall=D; or a metadata phase: create, stat, open, read-files, rename, unlink, mkdir, rmdir, find (with optional :CACHE; create and mkdir also :stonewall=D)",
         "See [Phases](#phases)",
     )),
     param(
