@@ -505,6 +505,31 @@ fn plot_titles_name_the_sizes_run() {
     assert!(svg.contains(&format!("{want}</title>")), "{svg:.300}");
 }
 
+/// Two experiments of different axes in one figure: one zips `workers` with `size`, the other
+/// sweeps `size` alone (Russell's R7 over server ranks beside a file system, on the file's
+/// size). The default lines are the experiments, not the zipped axis.
+#[test]
+fn two_experiments_with_a_zipped_axis_make_a_line_each() {
+    let s = Scratch::new();
+    let base = ["--op", "write,read:cold", "--bs", "64KiB", "--reps", "1"];
+    let mut ids = vec![];
+    for (name, sweep) in
+        [("zipped", &["--sweep", "workers=1,2", "--zip", "workers,size"][..]), ("alone", &[])]
+    {
+        let mut a = base.to_vec();
+        a.extend(["--name", name, "--sweep", "size=1MiB,2MiB"]);
+        a.extend(sweep);
+        ids.push(run(&s, &a)["experiment_id"].as_str().unwrap().to_string());
+    }
+    let out = s.iolab(&["plot", &ids[0], &ids[1], "--x", "size"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = String::from_utf8(out.stdout).unwrap();
+    let gs = groups(&svg);
+    let series = of_class(&gs, "series");
+    let lines: Vec<(&str, Vec<usize>)> = series.iter().map(|g| (g.label.as_str(), g.polylines())).collect();
+    assert_eq!(lines, [("experiment=zipped", vec![2]), ("experiment=alone", vec![2])]);
+}
+
 /// Two experiments in one figure (`iolab plot ID ID`): the same sweep measured two ways, a
 /// line per experiment, each point that experiment's own runs.
 #[test]

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::Options;
 use super::axis::{self, Axis, Unit, Values};
 use super::figure::{Draw, Figure, MAX_SERIES, Panel, Point, Series, Style};
+use super::merge::EXPERIMENT;
 use super::select::{self, Cell, Grouping, PHASE};
 use crate::error::{Error, Result};
 use crate::results::ExperimentResult;
@@ -56,8 +57,13 @@ pub fn grouping<'a>(exp: &'a ExperimentResult, o: &Options) -> Result<(Grouping,
         None if plot.is_some() => Ok(preset.into_iter().filter(|d| multi.contains(d) && *d != x).collect()),
         None => Ok(fallback),
     };
-    let next_axis: Vec<String> =
-        axes_multi.iter().find(|d| ***d != x).map(|d| vec![d.to_string()]).unwrap_or_default();
+    // Several experiments in one figure: a line per experiment unless told otherwise (an axis
+    // that one of them zips with x, such as R7's servers with size, then stays off the lines).
+    let next_axis: Vec<String> = if x != EXPERIMENT && axes_multi.iter().any(|d| *d == EXPERIMENT) {
+        vec![EXPERIMENT.to_string()]
+    } else {
+        axes_multi.iter().find(|d| ***d != x).map(|d| vec![d.to_string()]).unwrap_or_default()
+    };
     let series = chosen(&o.series, "series", plot.map(|p| p.series.clone()).unwrap_or_default(), next_axis)?;
     let panels = chosen(&o.panel, "panel", plot.map(|p| p.panels.clone()).unwrap_or_default(), vec![])?;
     let panels: Vec<String> = panels.into_iter().filter(|d| !series.contains(d)).collect();
