@@ -4,6 +4,7 @@
 //! with the look-ups shifted to the next worker's items; `iolab clean` removes what a kept
 //! stonewalled create made; a bound where metadata phases take none is refused by name.
 
+use crate::metadata::refused_by_name;
 use crate::util::*;
 
 /// Items per worker: more than any machine creates in the short stonewalls below.
@@ -116,19 +117,10 @@ fn without_wear_out_each_phase_visits_the_count_its_owner_made() {
 /// phases alone under a run-wide bound: exit 2, the field and value named, nothing made.
 #[test]
 fn bounds_metadata_phases_do_not_take_are_refused_by_name() {
-    let s = Scratch::new();
-    for (args, field, why) in [
+    refused_by_name(&[
         (&["--op", "create:runtime=1s,unlink"][..], "create:runtime=1s", "not run for a time"),
         (&["--op", "create,find:stonewall=1s,unlink"][..], "find:stonewall=1s", "only create and mkdir"),
         (&["--op", "create,unlink", "--runtime", "1s"][..], "runtime", "not run for a time"),
         (&["--op", "stat,unlink", "--stonewall", "1s"][..], "stonewall", "none makes items"),
-    ] {
-        let mut all = vec!["run", "--dir", s.path().to_str().unwrap()];
-        all.extend_from_slice(args);
-        let out = s.iolab(&all);
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(field) && err.contains(why), "{args:?}: {err}");
-        assert!(s.leftovers().is_empty(), "{args:?} left {:?}", s.leftovers());
-    }
+    ]);
 }

@@ -292,8 +292,7 @@ fn a_first_stat_finds_its_items_and_a_cold_one_is_bounded() {
 /// What cannot run is refused before anything is made (exit 2, the parameter named).
 #[test]
 fn impossible_namespaces_are_refused_by_name() {
-    let s = Scratch::new();
-    for (args, field, why) in [
+    refused_by_name(&[
         (&["--op", "create,create"][..], "ops", "exist already"),
         (&["--op", "create,unlink,stat"][..], "ops", "removed by an earlier phase"),
         (&["--op", "create,mkdir"][..], "ops", "not both"),
@@ -305,15 +304,7 @@ fn impossible_namespaces_are_refused_by_name() {
         (&["--op", "create:workers=2"][..], "ops", "takes no `workers`"),
         (&["--op", "create", "--md-find", "a/b"][..], "md_find", "no `/`"),
         (&["--op", "create", "--md-shift", "node"][..], "md_shift", "MPI"),
-    ] {
-        let mut all = vec!["run", "--dir", s.path().to_str().unwrap()];
-        all.extend_from_slice(args);
-        let out = s.iolab(&all);
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(field) && err.contains(why), "{args:?}: {err}");
-        assert!(s.leftovers().is_empty(), "{args:?} left {:?}", s.leftovers());
-    }
+    ]);
 }
 
 /// A file system that runs out of inodes mid-run stops it: exit 1, the call and the item's
@@ -360,4 +351,19 @@ fn running_out_of_inodes_stops_the_run_naming_the_call_and_path() {
         std::fs::remove_file(t.join(format!("filler.{i}"))).unwrap();
     }
     assert!(work_dirs(&t).is_empty(), "left behind: {:?}", work_dirs(&t));
+}
+
+/// `iolab run --dir SCRATCH ARGS` for each case: exit 2, the message names the field (or the
+/// phase as written) and says why, and nothing is made.
+pub(crate) fn refused_by_name(cases: &[(&[&str], &str, &str)]) {
+    let s = Scratch::new();
+    for &(args, field, why) in cases {
+        let mut all = vec!["run", "--dir", s.path().to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = s.iolab(&all);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(field) && err.contains(why), "{args:?}: {err}");
+        assert!(s.leftovers().is_empty(), "{args:?} left {:?}", s.leftovers());
+    }
 }
