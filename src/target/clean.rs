@@ -123,6 +123,18 @@ pub fn leftovers_warning(targets: &[PathBuf], except: Option<&str>) -> Option<St
     Some(s)
 }
 
+/// Whether `path` is an empty directory (not a link) named `.iolab-RUNID` with a run id's
+/// shape (32 hex digits): a run's work directory whose marker was never written (the file
+/// system failed or turned read-only between the mkdir and the marker). Removing it loses
+/// nothing: `rmdir` removes only an empty directory.
+fn unmarked_run_dir(path: &Path) -> bool {
+    let id = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix(PREFIX));
+    let shaped = id.is_some_and(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()));
+    shaped
+        && fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+        && fs::read_dir(path).is_ok_and(|mut r| r.next().is_none())
+}
+
 /// Options of `iolab clean`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CleanOpts {
@@ -153,6 +165,19 @@ pub fn clean(target: &Path, opts: CleanOpts, report: &mut String) -> Result<Vec<
     }
     for e in entries {
         let f = match e {
+            Entry::NotWork { path, .. } if unmarked_run_dir(&path) => {
+                let p = crate::text::escape_path(&path);
+                let what = "an empty work directory whose marker was never written";
+                if opts.dry_run {
+                    *report += &format!("{p}: would remove ({what})\n");
+                } else if let Err(e) = fs::remove_dir(&path) {
+                    *report += &format!("{p}: kept ({what}): {e}\n");
+                    errors.push(Error::io("rmdir", &path, None, e));
+                } else {
+                    *report += &format!("{p}: removed ({what})\n");
+                }
+                continue;
+            }
             Entry::NotWork { path, reason } => {
                 *report += &format!(
                     "{}: not touched: not an iolab work directory ({reason})\n",
@@ -237,6 +262,10 @@ mod tests {
         fs::create_dir(t.path().join(".iolab-liar")).unwrap();
         fs::write(t.path().join(".iolab-liar").join(MARKER), format!("{MAGIC}\nrun_id = other\n")).unwrap();
         marker(&t.path().join(".iolab-mixed"), "mixed", &dead, &["w0000.dat"]);
+        // A run's directory whose marker was never written: empty, a run id's name.
+        let unmarked = t.path().join(".iolab-0123456789abcdef0123456789abcdef");
+        fs::create_dir(&unmarked).unwrap();
+        fs::create_dir(t.path().join(".iolab-empty")).unwrap();
         fs::write(t.path().join(".iolab-mixed/user.txt"), b"keep me").unwrap();
 
         let mut dry = String::new();
@@ -244,9 +273,13 @@ mod tests {
         assert!(t.path().join(".iolab-dead/w0000.dat").exists(), "a dry run removes nothing");
         assert!(dry.contains(".iolab-dead: would remove (1 file, 4 B;"), "{dry}");
 
+        assert!(unmarked.exists(), "a dry run removes nothing");
+        assert!(dry.contains("abcdef: would remove (an empty work directory whose marker"), "{dry}");
         let mut report = String::new();
         assert!(clean(t.path(), CleanOpts::default(), &mut report).unwrap().is_empty());
         assert!(!t.path().join(".iolab-dead").exists(), "{report}");
+        assert!(!unmarked.exists(), "{report}");
+        assert!(t.path().join(".iolab-empty").exists(), "not a run id's name: {report}");
         assert!(t.path().join(".iolab-live/w0000.dat").exists(), "a running owner's files stay");
         assert!(report.contains(".iolab-live: not touched: in use by running run live"), "{report}");
         assert!(t.path().join(".iolab-far/a.dat").exists());
