@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::plan::namespace::NsPlan;
 use crate::plan::{PhasePlan, RunPlan};
 use crate::results::CacheCheck;
-use crate::spec::{OpKind, Spec};
+use crate::spec::Spec;
 use crate::target::ns_cache::{self, NsState};
 use crate::worker::WorkerSample;
 
@@ -30,7 +30,7 @@ pub(super) fn before(
     if first && ns.make_first {
         crate::target::namespace::lay_out(workdirs, ns, seed)?;
     }
-    let exists = !matches!(phase.op, OpKind::Create | OpKind::Mkdir);
+    let exists = !phase.op.makes_items();
     let renamed = phase.workers.first().and_then(|w| w.md).is_some_and(|m| m.renamed);
     let mut state = ns_cache::prepare(phase.cache, workdirs, ns, exists, renamed, made)?;
     if exists && !made.is_empty() {

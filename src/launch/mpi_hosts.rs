@@ -277,7 +277,7 @@ pub(super) fn namespace_here(
         }
     }
     if first_on_host {
-        let exists = !matches!(phase.op, OpKind::Create | OpKind::Mkdir);
+        let exists = !phase.op.makes_items();
         let renamed = phase.workers.first().and_then(|w| w.md).is_some_and(|m| m.renamed);
         // A metadata phase's extents: the items each owner made (empty: all).
         crate::target::ns_cache::prepare(phase.cache, &p.workdirs, ns, exists, renamed, &p.extents)?;

@@ -93,7 +93,8 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
     // with wear-out, up to the most any worker did).
     let mut lim = super::bound::Limits::new(ctx, start_ns);
     let mut k = 0u64;
-    while lim.go(k, now_ns) {
+    // The deadline is checked against the last op's end when ops are clocked (no second read).
+    while lim.go(k, || if R::CLOCKED { prev } else { now_ns() }) {
         if ctx.abort.load(Relaxed) || crate::env::signals::stop_requested() {
             return Err(Error::Run("aborted".into()));
         }
