@@ -304,3 +304,17 @@ impl Exporter for Csv {
         w.flush().map_err(write_err)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// A rate reads back as the same number from the CSV (Rust's shortest form) and from the
+    /// JSON: serde_json parses floats exactly (`float_roundtrip`), not to within an ulp.
+    #[test]
+    fn a_rate_reads_back_the_same_from_csv_and_json() {
+        for x in [246_897_929.409_969_66_f64, 1.0 / 3.0, 9_876_543.210_987_6, 2.5e-7] {
+            let json: f64 = serde_json::from_str(&serde_json::to_string(&x).unwrap()).unwrap();
+            let csv: f64 = x.to_string().parse().unwrap();
+            assert_eq!((json.to_bits(), csv.to_bits()), (x.to_bits(), x.to_bits()), "{x}");
+        }
+    }
+}
