@@ -84,7 +84,7 @@ fi
 build_hint="build it with: cargo build --release --features mpi (needs libopenmpi-dev libclang-dev), then give
 its path with --iolab PATH, IOLAB=PATH or CARGO_TARGET_DIR=DIR"
 [ -x "$iolab" ] || { printf 'no iolab binary at %s: %s\n' "$iolab" "$build_hint" >&2; exit 1; }
-"$iolab" engines 2>/dev/null | grep -qw mpiio ||
+"$iolab" engines 2>/dev/null | grep -w mpiio >/dev/null ||
     { printf '%s is not built with the mpi feature (no mpiio engine): %s\n' "$iolab" "$build_hint" >&2; exit 1; }
 newer=$(find src Cargo.toml Cargo.lock -newer "$iolab" -print -quit 2>/dev/null || true)
 [ -z "$newer" ] || echo "warning: $newer is newer than $iolab: the binary may be stale" >&2

@@ -70,7 +70,7 @@ command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
     { echo "needs Open MPI: apt-get install openmpi-bin libopenmpi-dev" >&2; exit 1; }
 mpi_version=$(mpirun --version 2>/dev/null | head -1)
 command -v python3 >/dev/null || { echo "needs python3" >&2; exit 1; }
-[ -x "$iolab" ] && "$iolab" engines 2>/dev/null | grep -qw mpiio || {
+[ -x "$iolab" ] && "$iolab" engines 2>/dev/null | grep -w mpiio >/dev/null || {
     echo "no iolab built with the mpi feature at $iolab: cargo build --release --features mpi, then --iolab PATH" >&2
     exit 1
 }
@@ -130,7 +130,7 @@ fi
 
 t0=$EPOCHREALTIME
 up=$(hosts up --fs moosefs) || { echo "$up" >&2; echo "the hosts with MooseFS did not come up" >&2; exit 1; }
-echo "$up" | grep -q "moosefs up" || { echo "$up" >&2; exit 1; }
+echo "$up" | grep "moosefs up" >/dev/null || { echo "$up" >&2; exit 1; }
 setup_s=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 dir=/mnt/moosefs/bench
 hosts run h1 "mkdir -p $dir"

@@ -42,7 +42,7 @@ dir=$(realpath "$dir")
 need_open_mpi
 command -v python3 >/dev/null || { echo "needs python3: apt-get install python3" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "/usr/bin/time is needed for rank 0's peak RSS: apt-get install time" >&2; exit 1; }
-[ -x "$iolab" ] && "$iolab" engines 2>/dev/null | grep -qw mpiio ||
+[ -x "$iolab" ] && "$iolab" engines 2>/dev/null | grep -w mpiio >/dev/null ||
     { echo "no iolab built with the mpi feature at $iolab: cargo build --release --features mpi" >&2; exit 1; }
 
 tmp=$(mktemp -d /tmp/iolab-bench-scale.XXXXXX)

@@ -26,7 +26,7 @@ pid_alive() {
     pid=$(cat "$1" 2>/dev/null) || return 1
     [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 1
     grep -q '^State:.Z' "/proc/$pid/status" 2>/dev/null && return 1
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$2"
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -- "$2" >/dev/null
 }
 
 # Starts COMMAND on HOST in the foreground, in the background of this shell: its output to
@@ -144,13 +144,32 @@ EOF
     echo "moosefs: master on h1 ($master:9421), a chunkserver on every host (chunks on its $SRV), mounted at /mnt/moosefs on every host; goal 1"
 }
 
-# The clients' mounts of file system NAME at /mnt/NAME, unmounted on every host.
+# The clients' mounts of file system NAME at /mnt/NAME, unmounted on every host. A client
+# whose servers are gone can hold `umount` for ever (it writes back what the mount holds, and
+# no server answers; a task waiting for writeback takes no signal): after UMOUNT_SECS the
+# mount is detached (`umount -l`) and its client process ended, which fails what it held.
+UMOUNT_SECS=${UMOUNT_SECS:-20}
 unmount_all() {
-    local h name=$1
+    local h name=$1 pidf i end
+    local -A upid=()
     for h in "${HOSTS[@]}"; do
-        if pid_alive "$FS_STATE/$name/$h.mount.pid" "$2"; then
-            run_on "$h" "umount /mnt/$name 2>/dev/null || umount -l /mnt/$name" 2>/dev/null || true
-        fi
+        pid_alive "$FS_STATE/$name/$h.mount.pid" "$2" || continue
+        run_on "$h" "umount /mnt/$name" 2>/dev/null &
+        upid[$h]=$!
+    done
+    end=$((SECONDS + UMOUNT_SECS))
+    for h in "${!upid[@]}"; do
+        while [ -d "/proc/${upid[$h]}" ] && [ $SECONDS -lt $end ]; do sleep 0.1; done
+    done
+    for h in "${!upid[@]}"; do
+        i=${upid[$h]}
+        [ ! -d "/proc/$i" ] && wait "$i" && continue
+        echo "$name: umount /mnt/$name on $h failed or took over $UMOUNT_SECS s: detached, its client ended" >&2
+        run_on "$h" "umount -l /mnt/$name" 2>/dev/null || true
+        pidf=$FS_STATE/$name/$h.mount.pid
+        kill -9 "$(cat "$pidf")" 2>/dev/null || true
+        stop_pids "$pidf:$2"
+        wait "$i" 2>/dev/null || true
     done
 }
 
@@ -186,7 +205,7 @@ up_glusterfs() {
     if ! run_on h1 "gluster --mode=script volume info pfs" >/dev/null 2>&1; then
         run_on h1 "gluster --mode=script volume create pfs $(printf "%s:$SRV/gluster/brick " "${HOSTS[@]}") force" >/dev/null
     fi
-    if ! run_on h1 "gluster --mode=script volume info pfs" | grep -q '^Status: Started'; then
+    if ! run_on h1 "gluster --mode=script volume info pfs" | grep '^Status: Started' >/dev/null; then
         run_on h1 "gluster --mode=script volume start pfs" >/dev/null
     fi
     for h in "${HOSTS[@]}"; do

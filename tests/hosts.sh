@@ -96,7 +96,7 @@ up() {
     take_lock
     # Can namespaces be made here at all (containers often forbid it)? Ask before making anything.
     unshare --uts --mount true 2>/dev/null || skip "cannot make UTS and mount namespaces here"
-    ip netns add "$BRIDGE_NS" 2>/dev/null || ip netns list | grep -qw "$BRIDGE_NS" \
+    ip netns add "$BRIDGE_NS" 2>/dev/null || ip netns list | grep -w "$BRIDGE_NS" >/dev/null \
         || skip "cannot make network namespaces here"
     mkdir -p "$STATE/shared"
     chmod 1777 "$STATE/shared"
@@ -115,7 +115,7 @@ up() {
     for h in "${HOSTS[@]}"; do
         i=$((i + 1))
         local ns="iolab-$h"
-        ip netns list | grep -qw "$ns" || ip netns add "$ns"
+        ip netns list | grep -w "$ns" >/dev/null || ip netns add "$ns"
         if ! ip -n "$ns" link show eth0 >/dev/null 2>&1; then
             ip link add "ih-$h" netns "$BRIDGE_NS" type veth peer name eth0 netns "$ns"
             ip -n "$BRIDGE_NS" link set "ih-$h" master br0 up
@@ -183,7 +183,7 @@ down() {
         ip netns del "iolab-$h" 2>/dev/null || true
     done
     ip netns del "$BRIDGE_NS" 2>/dev/null || true
-    if ip route show | grep -q "^unreachable $NET.0/24"; then
+    if ip route show | grep "^unreachable $NET.0/24" >/dev/null; then
         ip route del unreachable "$NET.0/24" 2>/dev/null || true
     fi
     rm -rf "$STATE"
