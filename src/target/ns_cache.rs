@@ -1,9 +1,10 @@
 //! The cache state of the namespace before a metadata phase. Directory entries and inodes
 //! have no mincore: there is no call that says whether one name is cached. So:
 //!
-//! - cold: every target's file system is committed (syncfs), then the kernel drops its unused
-//!   directory entries and inodes (2 written to /proc/sys/vm/drop_caches; nothing of the
-//!   namespace is in use between phases). Checked where it can be: the kernel's count of
+//! - cold: every target's file system is committed (syncfs), then the kernel drops its clean
+//!   pages and its unused directory entries and inodes (3 written to /proc/sys/vm/drop_caches;
+//!   nothing of the namespace is in use between phases). The pages go too: an item with data
+//!   keeps its inode, and its data, cached while its pages are. Checked where it can be: the kernel's count of
 //!   directory entries after the drop (/proc/sys/fs/dentry-state), and of the targets' file
 //!   system inodes (/proc/slabinfo), bound how many of the namespace's names can still be
 //!   cached; when fewer remain than the namespace has names, that bound is stated, else the
@@ -73,7 +74,7 @@ impl NsState {
 pub fn method(policy: CachePolicy) -> &'static str {
     match policy {
         CachePolicy::Cold => {
-            "file systems committed (syncfs), unused directory entries and inodes dropped (2 > drop_caches), bounded by the kernel's counts"
+            "file systems committed (syncfs), clean pages and unused directory entries and inodes dropped (3 > drop_caches), bounded by the kernel's counts"
         }
         CachePolicy::Warm => "every name looked up just before (fstatat), not measured",
         CachePolicy::Asis => "not controlled",
@@ -129,7 +130,7 @@ pub fn prepare(
                     seen.push(wd.clone());
                 }
             }
-            std::fs::write("/proc/sys/vm/drop_caches", "2\n")
+            std::fs::write("/proc/sys/vm/drop_caches", "3\n")
                 .map_err(|e| Error::io("write", "/proc/sys/vm/drop_caches", None, e))?;
             state.dentries_after = dentries();
             let slab = workdirs.first().and_then(|w| crate::env::sys::fs_magic(w).ok()).and_then(inode_slab);

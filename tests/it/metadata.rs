@@ -289,6 +289,35 @@ fn a_first_stat_finds_its_items_and_a_cold_one_is_bounded() {
     assert_eq!(unverified, ns["cached_at_most"].as_f64().unwrap() > 0.05, "{flags:?} {ns}");
 }
 
+/// A cold read of small files (IO500's mdtest-hard read) reads them from the disk: the drop
+/// takes the files' pages too, not only the names (an inode stays cached while its pages do).
+#[test]
+fn a_cold_read_of_small_files_reads_them_from_the_disk() {
+    if !is_root() {
+        skip!("a cold metadata phase drops the kernel's caches, which needs root");
+    }
+    let s = Scratch::new();
+    let doc = s.run_json(&[
+        "--op",
+        "create,read-files:cold",
+        "--md-files",
+        "200",
+        "--md-size",
+        "3901",
+        "--reps",
+        "1",
+    ]);
+    let r = &phase(&doc, "read-files:cold")["repetitions"][0];
+    assert_eq!(r["total_bytes"].as_u64(), Some(200 * 3901), "{r}");
+    let devices = r["env"]["devices"].as_array().unwrap();
+    if devices.is_empty() {
+        skip!("the scratch directory is on no block device: no read count to check");
+    }
+    let read: u64 = devices.iter().map(|d| d["read_bytes"].as_u64().unwrap()).sum();
+    // Every file's one page, from the device (read-ahead may add to it, never take away).
+    assert!(read >= 200 * 4096, "read {read} bytes from the device for 200 cold files: {devices:?}");
+}
+
 /// What cannot run is refused before anything is made (exit 2, the parameter named).
 #[test]
 fn impossible_namespaces_are_refused_by_name() {
