@@ -65,7 +65,7 @@ pub fn text(exp: &ExperimentResult) -> String {
     let Some(io) = &exp.io500 else { return String::new() };
     let mut out = format!("\nIO500: {}\n", io.note);
     out += &crate::text::text_table(&HEADERS, &rows(io), &[3, 5, 6, 7]);
-    out += "a phase's figure: all bytes (GiB = 2^30 B) or items (thousands; find: the entries it stated) over the slowest worker's time (min_SAR), per repetition; BW, MD and the score of repetition k are made of every phase's repetition k\n";
+    out += "a phase's figure: all bytes (GiB = 2^30 B) or items (thousands; find: the entries it stated) over the phase's time (ior: IOR's, first open to last close, commits included (agg); mdtest and find: the slowest worker's (min_SAR)), per repetition; BW, MD and the score of repetition k are made of every phase's repetition k\n";
     if !io.missing.is_empty() {
         out += &format!("no score: the experiment has no {}\n", io.missing.join(", "));
     }

@@ -6,9 +6,11 @@
 //! `calc_score`): a bandwidth phase's figure is all bytes over the phase's time in GiB/s, a
 //! metadata phase's all items over its time in thousands per second (kIOPS; find: the entries
 //! it examined); BW is the geometric mean of the four bandwidth figures, MD of the eight
-//! metadata ones, and the score the square root of BW x MD. Here the time is the slowest
-//! worker's (min_SAR), and every figure comes per repetition: the score of repetition k is made
-//! of every phase's repetition k, and the statistics are over those scores.
+//! metadata ones, and the score the square root of BW x MD. Here a bandwidth phase's time is
+//! IOR's, from the first open to the last close, commits included (agg; min_SAR in results
+//! stored before iolab measured agg), a metadata phase's the slowest worker's (min_SAR, as
+//! mdtest's barrier to barrier); every figure comes per repetition: the score of repetition k
+//! is made of every phase's repetition k, and the statistics are over those scores.
 
 use serde::{Deserialize, Serialize};
 
@@ -110,7 +112,11 @@ pub fn of(exp: &ExperimentResult) -> Option<Io500> {
         let values: Vec<Option<f64>> = (0..reps)
             .map(|k| {
                 let r = rep(ph, k)?;
-                Some(if bw { r.min_sar_bytes_per_s / GIB } else { r.min_sar_ops_per_s / 1e3 })
+                Some(if bw {
+                    r.agg_bytes_per_s.unwrap_or(r.min_sar_bytes_per_s) / GIB
+                } else {
+                    r.min_sar_ops_per_s / 1e3
+                })
             })
             .collect();
         phases.push(Io500Phase {

@@ -4,13 +4,14 @@
 
 use crate::util::*;
 
-/// Repetition `k`'s min_SAR of phase `name` of the point of `workload`.
+/// Repetition `k`'s figure of phase `name` of the point of `workload`: IOR's aggregate rate
+/// (agg) for bytes, as io500 reports its ior phases; min_SAR for items, as mdtest's rate.
 fn figure(doc: &Value, workload: &str, name: &str, k: usize, bytes: bool) -> f64 {
     let p = doc["points"].as_array().unwrap().iter().find(|p| p["params"]["workload"] == workload).unwrap();
     let ph = p["phases"].as_array().unwrap().iter().find(|ph| ph["name"] == name).unwrap();
     let r = &ph["repetitions"][k];
     assert_eq!(r["status"], "complete", "{workload} {name}");
-    let key = if bytes { "min_sar_bytes_per_s" } else { "min_sar_ops_per_s" };
+    let key = if bytes { "agg_bytes_per_s" } else { "min_sar_ops_per_s" };
     r[key].as_f64().unwrap()
 }
 
