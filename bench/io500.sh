@@ -61,11 +61,7 @@ dir=$(realpath "$dir")
 . bench/lib.sh
 need_open_mpi
 command -v python3 >/dev/null || { echo "needs python3: apt-get install python3" >&2; exit 1; }
-build_hint="build it with: cargo build --release --features mpi (needs libopenmpi-dev libclang-dev), then give
-its path with --iolab PATH, IOLAB=PATH or CARGO_TARGET_DIR=DIR"
-[ -x "$iolab" ] || { printf 'no iolab binary at %s: %s\n' "$iolab" "$build_hint" >&2; exit 1; }
-"$iolab" engines 2>/dev/null | grep -w mpiio >/dev/null ||
-    { printf '%s is not built with the mpi feature (no mpiio engine): %s\n' "$iolab" "$build_hint" >&2; exit 1; }
+need_iolab_mpi "$iolab"
 
 tmp=$(mktemp -d /tmp/iolab-bench-io500.XXXXXX)
 work=$(mktemp -d "$dir/.bench-io500.XXXXXX")

@@ -37,3 +37,15 @@ build_ior() {
     ior=$tmp/ior/src/ior
     [ -x "$ior" ] || { echo "IOR built, but there is no $ior" >&2; exit 1; }
 }
+
+# need_iolab_mpi PATH: stops unless PATH is an iolab built with the mpi feature (naming how to
+# build one), and warns when the sources are newer than it. Run from the repository's root.
+need_iolab_mpi() {
+    local hint="build it with: cargo build --release --features mpi (needs libopenmpi-dev libclang-dev), then give
+its path with --iolab PATH, IOLAB=PATH or CARGO_TARGET_DIR=DIR" newer
+    [ -x "$1" ] || { printf 'no iolab binary at %s: %s\n' "$1" "$hint" >&2; exit 1; }
+    "$1" engines 2>/dev/null | grep -w mpiio >/dev/null ||
+        { printf '%s is not built with the mpi feature (no mpiio engine): %s\n' "$1" "$hint" >&2; exit 1; }
+    newer=$(find src Cargo.toml Cargo.lock -newer "$1" -print -quit 2>/dev/null || true)
+    [ -z "$newer" ] || echo "warning: $newer is newer than $1: the binary may be stale" >&2
+}

@@ -57,13 +57,7 @@ need_open_mpi
 command -v python3 >/dev/null || { echo "needs python3: apt-get install python3" >&2; exit 1; }
 command -v gcc >/dev/null || { echo "needs gcc: apt-get install gcc" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time: apt-get install time" >&2; exit 1; }
-build_hint="build it with: cargo build --release --features mpi (needs libopenmpi-dev libclang-dev), then give
-its path with --iolab PATH, IOLAB=PATH or CARGO_TARGET_DIR=DIR"
-[ -x "$iolab" ] || { printf 'no iolab binary at %s: %s\n' "$iolab" "$build_hint" >&2; exit 1; }
-"$iolab" engines 2>/dev/null | grep -w mpiio >/dev/null ||
-    { printf '%s is not built with the mpi feature (no mpiio engine): %s\n' "$iolab" "$build_hint" >&2; exit 1; }
-newer=$(find src Cargo.toml Cargo.lock -newer "$iolab" -print -quit 2>/dev/null || true)
-[ -z "$newer" ] || echo "warning: $newer is newer than $iolab: the binary may be stale" >&2
+need_iolab_mpi "$iolab"
 
 tmp=$(mktemp -d /tmp/iolab-bench-md.XXXXXX)
 work=$(mktemp -d "$dir/.bench-md.XXXXXX")

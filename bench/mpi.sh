@@ -81,13 +81,7 @@ if [ -n "$scale" ] && [ ! -x /usr/bin/time ]; then
         { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q time; }; } >/dev/null 2>&1 ||
         { echo "/usr/bin/time is needed for rank 0's peak RSS: apt-get install time" >&2; exit 1; }
 fi
-build_hint="build it with: cargo build --release --features mpi (needs libopenmpi-dev libclang-dev), then give
-its path with --iolab PATH, IOLAB=PATH or CARGO_TARGET_DIR=DIR"
-[ -x "$iolab" ] || { printf 'no iolab binary at %s: %s\n' "$iolab" "$build_hint" >&2; exit 1; }
-"$iolab" engines 2>/dev/null | grep -w mpiio >/dev/null ||
-    { printf '%s is not built with the mpi feature (no mpiio engine): %s\n' "$iolab" "$build_hint" >&2; exit 1; }
-newer=$(find src Cargo.toml Cargo.lock -newer "$iolab" -print -quit 2>/dev/null || true)
-[ -z "$newer" ] || echo "warning: $newer is newer than $iolab: the binary may be stale" >&2
+need_iolab_mpi "$iolab"
 
 # Files: binaries, outputs and the IOR build in /tmp; data files in DIR. All removed at exit.
 tmp=$(mktemp -d /tmp/iolab-bench-mpi.XXXXXX)
