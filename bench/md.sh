@@ -16,6 +16,8 @@
 #     --items N       files per rank (default 20000)
 #     --n N           alternations (default 5, at least 5)
 #     --limit-workers "W ..."  workers of the limit comparison (default "1 2"; "" = none)
+#     --latency MODE  iolab's latency in the limit comparison: histogram (default: a clock
+#                     read per op, which the loop does not make) or off (the loop's calls alone)
 #     --iolab PATH    iolab built with --features mpi (default $IOLAB, else
 #                     $CARGO_TARGET_DIR/release/iolab, else target/release/iolab)
 #     DIR             where the trees go (default .): a local file system, or a mount of a
@@ -33,7 +35,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-ior_src="" dir=. nps="1 4" items=20000 n=5 limit_workers="1 2"
+ior_src="" dir=. nps="1 4" items=20000 n=5 limit_workers="1 2" latency=histogram
 iolab=${IOLAB:-${CARGO_TARGET_DIR:-$root/target}/release/iolab}
 while [ $# -gt 0 ]; do
     case $1 in
@@ -42,8 +44,9 @@ while [ $# -gt 0 ]; do
     --items) items=$2; shift 2 ;;
     --n) n=$2; shift 2 ;;
     --limit-workers) limit_workers=$2; shift 2 ;;
+    --latency) latency=$2; shift 2 ;;
     --iolab) iolab=$(realpath "$2"); shift 2 ;;
-    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,33p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (bench/md.sh --help)" >&2; exit 2 ;;
     *) dir=$1; shift ;;
     esac
@@ -143,7 +146,7 @@ run_mdtest() {
 # time does not.
 iolab_md() { # iolab_md WORKERS ITEMS: one run, its JSON in $tmp/iolab.json, its CPU in $tmp/cpu
     quiet /usr/bin/time -f "%U %S" -o "$tmp/cpu" "$iolab" run --op create,stat,unlink --md-files "$2" \
-        --workers "$1" --sync none --reps 1 --dir "$work" --json --quiet --no-store >"$tmp/iolab.json"
+        --workers "$1" --sync none --reps 1 --latency "$latency" --dir "$work" --json --quiet --no-store >"$tmp/iolab.json"
 }
 limit_md() { # limit_md WORKERS ITEMS: one run, its lines in $tmp/limit.out, its CPU in $tmp/cpu
     quiet /usr/bin/time -f "%U %S" -o "$tmp/cpu" "$limit" md "$work" "$2" "$1" unique >"$tmp/limit.out"
@@ -184,6 +187,7 @@ echo "machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cp
 echo "MPI: $mpi_version; iolab: $iolab"
 [ -n "$mdtest" ] || echo "mdtest: skipped, no --ior-src PATH given (its source is github.com/hpc/ior)"
 echo "each case: $items empty files per rank (worker): create, stat, remove; no commit (iolab --sync none, mdtest without -Y)"
+echo "limit comparison: iolab with --latency $latency"
 echo "ops/s: all items over the slowest rank's time (iolab's min_SAR; mdtest's rate: its barrier to barrier)"
 echo "runs: a warm-up of each tool, then $n alternations, the order swapped every time"
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
