@@ -310,6 +310,12 @@ pub fn syncfs(dir: &Path) -> io::Result<()> {
 pub fn drop_caches() -> io::Result<()> {
     // SAFETY: sync has no preconditions.
     unsafe { libc::sync() };
+    drop_clean_caches()
+}
+
+/// Drops the kernel's clean pages and unused directory entries and inodes (3 written to
+/// /proc/sys/vm/drop_caches; root only), for a caller that has committed what it needs to.
+pub fn drop_clean_caches() -> io::Result<()> {
     std::fs::write("/proc/sys/vm/drop_caches", "3\n")
 }
 

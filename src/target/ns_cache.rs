@@ -4,8 +4,8 @@
 //! - cold: every target's file system is committed (syncfs), then the kernel drops its clean
 //!   pages and its unused directory entries and inodes (3 written to /proc/sys/vm/drop_caches;
 //!   nothing of the namespace is in use between phases). The pages go too: an item with data
-//!   keeps its inode, and its data, cached while its pages are. Checked where it can be: the kernel's count of
-//!   directory entries after the drop (/proc/sys/fs/dentry-state), and of the targets' file
+//!   keeps its inode, and its data, cached while its pages are. Checked where it can be: the
+//!   kernel's count of directory entries after the drop (/proc/sys/fs/dentry-state), and of the targets' file
 //!   system inodes (/proc/slabinfo), bound how many of the namespace's names can still be
 //!   cached; when fewer remain than the namespace has names, that bound is stated, else the
 //!   phase is flagged `cold unverified`.
@@ -130,7 +130,7 @@ pub fn prepare(
                     seen.push(wd.clone());
                 }
             }
-            std::fs::write("/proc/sys/vm/drop_caches", "3\n")
+            crate::env::sys::drop_clean_caches()
                 .map_err(|e| Error::io("write", "/proc/sys/vm/drop_caches", None, e))?;
             state.dentries_after = dentries();
             let slab = workdirs.first().and_then(|w| crate::env::sys::fs_magic(w).ok()).and_then(inode_slab);
