@@ -22,7 +22,8 @@ needs=(
     "chromium|chromium|the HTML report test opens the page in headless Chromium"
     "mpirun|openmpi-bin|the MPI tests start ranks with Open MPI's mpirun"
     "mpicc|libopenmpi-dev|the build with --features mpi compiles against Open MPI"
-    "@/usr/lib/llvm-*/lib/libclang*.so*|libclang-dev|the mpi crate's build generates its bindings with libclang"
+    # libclang.so itself: libclang-cpp.so, which other packages bring, is no use to bindgen.
+    "@/usr/lib/llvm-*/lib/libclang.so*|libclang-dev|the mpi crate's build generates its bindings with libclang"
     "mpiexec.mpich|mpich|the MPI tests run a build against MPICH under its launcher"
     "mpicc.mpich|libmpich-dev|the build against MPICH compiles with its headers"
     "prlimit|util-linux|an MPI test sets a file size limit on one rank"
