@@ -92,9 +92,29 @@ pub struct FastHist {
     counts: Box<[u64]>,
 }
 
+/// Counts of dropped histograms, zeroed, for the next [`FastHist::new`] of the process: a job
+/// of many short phases would otherwise allocate, fault in and free 256 KiB per worker and
+/// phase. At most [`SPARE_MAX`] are kept.
+static SPARE: std::sync::Mutex<Vec<Box<[u64]>>> = std::sync::Mutex::new(Vec::new());
+const SPARE_MAX: usize = 8;
+
+impl Drop for FastHist {
+    fn drop(&mut self) {
+        let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+        if spare.len() < SPARE_MAX {
+            self.counts.fill(0);
+            spare.push(std::mem::take(&mut self.counts));
+        }
+    }
+}
+
 impl FastHist {
-    /// An empty histogram, its memory written now so no page fault lands in a timed loop.
+    /// An empty histogram, its memory written now so no page fault lands in a timed loop: one
+    /// a dropped histogram left behind (its pages mapped, its counts zeroed), else a new one.
     pub fn new() -> FastHist {
+        if let Some(counts) = SPARE.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            return FastHist { counts };
+        }
         let mut counts = vec![0u64; COUNTS].into_boxed_slice();
         // Freshly allocated zero pages are only mapped when first written: write one word per
         // page (volatile, so the write is not dropped as storing a zero into zeroed memory).
@@ -156,12 +176,28 @@ impl FastHist {
         if self.is_empty() { Buckets::default() } else { Buckets::from_hist(&self.to_hdr()) }
     }
 
-    /// The same histogram as an HDR histogram ([`new_hist`]).
+    /// The same histogram as an HDR histogram ([`new_hist`]), its counts sized to its largest
+    /// value at once.
     pub fn to_hdr(&self) -> Histogram<u64> {
-        let mut h = new_hist();
-        for (i, &c) in self.counts.iter().enumerate() {
-            if c > 0 {
-                h.saturating_record_n(Self::value_at(i), c);
+        // Whole chunks of zeros are skipped with a test the compiler vectorises: a phase of a
+        // few ops has a handful of counts among 32768.
+        const CHUNK: usize = 64;
+        let nonzero = |c: &[u64]| c.iter().fold(0, |a, &x| a | x) != 0;
+        let chunks = self.counts.chunks_exact(CHUNK);
+        let last = chunks.clone().rposition(nonzero);
+        let top = last.map_or(0, |k| {
+            let base = k * CHUNK;
+            Self::value_at(base + self.counts[base..base + CHUNK].iter().rposition(|&c| c > 0).unwrap_or(0))
+        });
+        let mut h = hist_to(top);
+        for (k, chunk) in chunks.enumerate().take(last.map_or(0, |k| k + 1)) {
+            if !nonzero(chunk) {
+                continue;
+            }
+            for (j, &c) in chunk.iter().enumerate() {
+                if c > 0 {
+                    record_n(&mut h, Self::value_at(k * CHUNK + j), c);
+                }
             }
         }
         h
@@ -220,14 +256,10 @@ impl LatencyNs {
         if h.is_empty() {
             return LatencyNs::default();
         }
-        LatencyNs {
-            p50: h.value_at_quantile(0.50),
-            p90: h.value_at_quantile(0.90),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
-            max: h.max(),
-            mean: h.mean(),
-        }
+        // One pass for the four (the quantiles in rising order).
+        let mut q = h.value_at_quantiles([0.50, 0.90, 0.99, 0.999]);
+        let mut next = || q.next().unwrap_or_default();
+        LatencyNs { p50: next(), p90: next(), p99: next(), p999: next(), max: h.max(), mean: h.mean() }
     }
 }
 
@@ -306,9 +338,25 @@ impl SampleHist {
     }
 }
 
-/// A new histogram covering 1 ns to about 18 minutes at 3 significant digits.
+/// A new histogram of 1 ns and up at 3 significant digits, its buckets those of one covering 1 ns
+/// to about 18 minutes ([`HIGHEST_NS`]): its counts grow as larger values are recorded, so a
+/// phase of short ops iterates, merges and frees a few KiB, not 256. Record through
+/// [`record_n`], which counts values above [`HIGHEST_NS`] as it, as [`FastHist`] does.
 pub fn new_hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 1 << 40, 3).expect("valid histogram bounds")
+    hist_to(0)
+}
+
+/// A new histogram ([`new_hist`]) with counts up to `top` ns already in place.
+fn hist_to(top: u64) -> Histogram<u64> {
+    let mut h = Histogram::new_with_bounds(1, top.clamp(2, HIGHEST_NS), 3).expect("valid histogram bounds");
+    h.auto(true);
+    h
+}
+
+/// Records `count` values of `v` ns in `h`, a value above [`HIGHEST_NS`] as it.
+pub fn record_n(h: &mut Histogram<u64>, v: u64, count: u64) {
+    // HDR's saturating record would count a value above the counts' current top as that top.
+    h.record_n(v.min(HIGHEST_NS), count).expect("a histogram of new_hist's bounds grows to HIGHEST_NS");
 }
 
 impl Buckets {
@@ -319,9 +367,9 @@ impl Buckets {
         Buckets(h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect())
     }
     pub fn to_hist(&self) -> Histogram<u64> {
-        let mut h = new_hist();
+        let mut h = hist_to(self.0.iter().map(|&(v, _)| v).max().unwrap_or(0));
         for &(v, c) in &self.0 {
-            h.saturating_record_n(v, c);
+            record_n(&mut h, v, c);
         }
         h
     }
@@ -352,6 +400,29 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_dropped_histogram_comes_back_empty_and_a_short_one_is_small() {
+        let mut a = FastHist::new();
+        for v in [3u64, 900, 45_000] {
+            a.record(v);
+        }
+        let small = a.to_hdr();
+        let mut full = Histogram::<u64>::new_with_bounds(1, HIGHEST_NS, 3).unwrap();
+        for v in [3u64, 900, 45_000] {
+            full.record(v).unwrap();
+        }
+        assert_eq!(Buckets::from_hist(&small), Buckets::from_hist(&full));
+        assert_eq!(small.len(), 3);
+        // Counts up to 45 us: 6 levels of 1024 past the first 2048, not the 32 of 18 minutes.
+        assert!(small.distinct_values() <= 8 * 1024, "{}", small.distinct_values());
+        // The next one of the process is the dropped one (unless a test beside took it).
+        let at = a.counts.as_ptr();
+        drop(a);
+        let b = FastHist::new();
+        assert!(b.is_empty(), "reused: {}", b.counts.as_ptr() == at);
+        assert_eq!(b.bytes(), COUNTS * 8);
+    }
+
     proptest! {
         /// Recording through the fast histogram gives the HDR histogram that direct recording
         /// gives: the same buckets, percentiles, max and mean.
@@ -360,20 +431,28 @@ mod tests {
             values in prop::collection::vec(prop_oneof![0u64..5000, 0u64..10_000_000, any::<u64>()], 1..400)
         ) {
             let mut fast = FastHist::new();
-            let mut hdr = new_hist();
+            // The reference: HDR's histogram of the whole range, its counts all there at once.
+            let mut hdr = Histogram::<u64>::new_with_bounds(1, HIGHEST_NS, 3).unwrap();
+            // And new_hist's, which grows as values come.
+            let mut grown = new_hist();
             for &v in &values {
                 fast.record(v);
                 hdr.saturating_record(v);
+                record_n(&mut grown, v, 1);
             }
-            let conv = fast.to_hdr();
-            prop_assert_eq!(Buckets::from_hist(&conv), Buckets::from_hist(&hdr));
             prop_assert_eq!(fast.len(), values.len() as u64);
-            for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
-                prop_assert_eq!(conv.value_at_quantile(q), hdr.value_at_quantile(q));
+            for h in [fast.to_hdr(), grown, Buckets::from_hist(&hdr).to_hist()] {
+                prop_assert_eq!(Buckets::from_hist(&h), Buckets::from_hist(&hdr));
+                for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
+                    prop_assert_eq!(h.value_at_quantile(q), hdr.value_at_quantile(q));
+                }
+                prop_assert_eq!(h.max(), hdr.max());
+                prop_assert_eq!(h.min(), hdr.min());
+                let f = LatencyNs::from_hist(&h);
+                let q = |q| hdr.value_at_quantile(q);
+                prop_assert_eq!((f.p50, f.p90, f.p99, f.p999, f.max), (q(0.5), q(0.9), q(0.99), q(0.999), hdr.max()));
+                prop_assert!((h.mean() - hdr.mean()).abs() <= 1e-9 * hdr.mean().max(1.0));
             }
-            prop_assert_eq!(conv.max(), hdr.max());
-            prop_assert_eq!(conv.min(), hdr.min());
-            prop_assert!((conv.mean() - hdr.mean()).abs() <= 1e-9 * hdr.mean().max(1.0));
         }
     }
 }

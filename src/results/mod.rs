@@ -345,7 +345,7 @@ impl PhaseResult {
         let mut merged = crate::latency::new_hist();
         for r in &complete {
             for (v, c) in r.latency_buckets() {
-                merged.saturating_record_n(v, c);
+                crate::latency::record_n(&mut merged, v, c);
             }
         }
         self.latency_ns = LatencyNs::from_hist(&merged);

@@ -17,7 +17,7 @@ use super::{RoleSample, RoleTimes, Strategy, gettid, thread_cpu_ns, thread_runq_
 use crate::engine::{CallCounts, FileId, Setup};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
-use crate::latency::new_hist;
+use crate::latency::FastHist;
 use crate::latency::trace::{TraceOp, TraceRecorder};
 use crate::plan::Op;
 use crate::plan::mem::Strided;
@@ -222,7 +222,7 @@ fn main_loop(
     };
     let salt = crate::plan::fill::file_salt(spec.seed, file);
     let mut sender = role.sends.map(|ring| co.sender(ring)).transpose()?;
-    let mut hist = new_hist();
+    let mut hist = FastHist::new();
     // The writer's ops, file index 0 being the global file `file`.
     let mut trace = (writer.is_some() && spec.latency == LatencyMode::Trace)
         .then(|| TraceRecorder::start(&[file]))
@@ -306,7 +306,7 @@ fn main_loop(
         let t0 = lap.prev;
         let done = w.mech.write(op).map_err(|e| Error::io(e.call.name(), w.path, Some(op.offset), e.err))?;
         let t1 = lap.to(&mut t.write);
-        hist.saturating_record(t1 - t0);
+        hist.record(t1 - t0);
         if let Some(tr) = trace.as_mut() {
             tr.record(TraceOp { file: 0, offset: op.offset, start_ns: t0 - start_ns, duration_ns: t1 - t0 });
         }
@@ -367,7 +367,7 @@ fn main_loop(
         alloc_ns,
         hints: None,
         close_ns,
-        hist: crate::latency::SampleHist::Full(hist),
+        hist: crate::latency::SampleHist::Full(hist.to_hdr()),
         trace,
         calls,
         max_inflight: u64::from(ops > 0),
