@@ -190,7 +190,8 @@ fn replayed_mkdir(d: &Path, e: &std::io::Error, before_s: f64) -> bool {
 }
 
 impl WorkDirs {
-    /// Creates `TARGET/.iolab-RUNID/` with its marker under each distinct target of `spec`.
+    /// Creates `TARGET/.iolab-RUNID/` with its marker under each distinct target of `spec`;
+    /// the caller commits the markers once it has made its files ([`WorkDirs::sync_markers`]).
     /// Fails rather than reuse anything that exists.
     /// On a failure part way, what was made is removed; what cannot be is named in the error,
     /// for `iolab clean`.
@@ -247,8 +248,10 @@ impl WorkDirs {
                 .map_err(|e| Error::io("open", &mpath, None, e))?;
             let last = wd.dirs.last_mut().expect("just pushed");
             last.marker = Some(f.try_clone().map_err(|e| Error::io("dup", &mpath, None, e))?);
+            // Committed with the lines of the files made next, in their one commit
+            // ([`WorkDirs::sync_markers`]): a crash before it can leave what a crash between a
+            // file's creation and that commit could anyway, a file its marker may not name.
             f.write_all(text.as_bytes()).map_err(|e| Error::io("write", &mpath, None, e))?;
-            f.sync_all().map_err(|e| Error::io("fsync", &mpath, None, e))?;
         }
         Ok(())
     }
