@@ -101,14 +101,14 @@ pub fn prime_memory(bytes: u64) -> Result<Primed> {
 
 /// This process's resident set size (/proc/self/statm).
 pub fn resident_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let text = super::sys::read_kernel_file("/proc/self/statm").ok()?;
     let pages: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
     Some(pages * crate::env::sys::page_size() as u64)
 }
 
 /// The 1-minute load average, or NaN if /proc/loadavg cannot be read.
 pub fn load_avg_1m() -> f64 {
-    std::fs::read_to_string("/proc/loadavg")
+    super::sys::read_kernel_file("/proc/loadavg")
         .ok()
         .and_then(|t| t.split_whitespace().next().and_then(|v| v.parse().ok()))
         .unwrap_or(f64::NAN)
@@ -139,7 +139,7 @@ pub fn parse_diskstats(text: &str) -> Vec<(String, DiskCounters)> {
 }
 
 fn counters(devices: &[String]) -> Vec<DiskCounters> {
-    let all = std::fs::read_to_string("/proc/diskstats").map(|t| parse_diskstats(&t)).unwrap_or_default();
+    let all = super::sys::read_kernel_file("/proc/diskstats").map(|t| parse_diskstats(&t)).unwrap_or_default();
     devices.iter().map(|d| all.iter().find(|(n, _)| n == d).map(|(_, c)| *c).unwrap_or_default()).collect()
 }
 

@@ -81,7 +81,7 @@ fn read_trim(p: impl AsRef<Path>) -> Option<String> {
 
 /// MemTotal from /proc/meminfo, in bytes.
 pub fn mem_total_bytes() -> Option<u64> {
-    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    let text = super::sys::read_kernel_file("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
@@ -112,8 +112,8 @@ pub fn ram_bytes() -> Result<Option<u64>> {
     let total = mem_total_bytes();
     let limit = cgroup_memory_limit(
         Path::new("/"),
-        &fs::read_to_string("/proc/self/cgroup").unwrap_or_default(),
-        &fs::read_to_string("/proc/self/mountinfo").unwrap_or_default(),
+        &super::sys::read_kernel_file("/proc/self/cgroup").unwrap_or_default(),
+        &super::sys::read_kernel_file("/proc/self/mountinfo").unwrap_or_default(),
     );
     Ok(match (total, limit) {
         (Some(t), Some(l)) => Some(t.min(l)),
@@ -217,7 +217,7 @@ pub fn host_id() -> String {
 /// Collects the facts of this machine and of each target directory.
 pub fn probe(dirs: &[PathBuf]) -> HostFacts {
     let (hostname, os, kernel) = uname();
-    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpuinfo = super::sys::read_kernel_file("/proc/cpuinfo").unwrap_or_default();
     let field = |name: &str| {
         cpuinfo
             .lines()
@@ -250,7 +250,7 @@ struct Mount {
 /// The mount holding `dir`: the mountinfo entry with its device number and the longest
 /// mount point that is a prefix of the path.
 fn find_mount(dir: &Path, dev: (u32, u32)) -> Option<Mount> {
-    let text = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let text = super::sys::read_kernel_file("/proc/self/mountinfo").ok()?;
     let want = format!("{}:{}", dev.0, dev.1);
     let mut best: Option<Mount> = None;
     for line in text.lines() {

@@ -30,8 +30,8 @@ pub fn available() -> Option<Available> {
         return a.clone();
     }
     let read = || {
-        let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-        let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let meminfo = super::sys::read_kernel_file("/proc/meminfo").ok()?;
+        let cgroups = super::sys::read_kernel_file("/proc/self/cgroup").unwrap_or_default();
         available_in(&meminfo, &cgroups, Path::new("/sys/fs/cgroup"))
     };
     let a = read();

@@ -17,6 +17,16 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The text of a kernel file (`/proc`, `/sys`), read with a buffer large enough for most in
+/// one read(2): such files report a size of 0, so `fs::read_to_string` starts with 32 bytes and
+/// doubles, and the kernel formats the file again for each of those reads.
+pub fn read_kernel_file(path: impl AsRef<Path>) -> io::Result<String> {
+    use std::io::Read;
+    let mut text = String::with_capacity(16 << 10);
+    File::open(path)?.read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// Wall-clock time as Unix seconds (for timestamps in the store).
 pub fn unix_time_s() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)

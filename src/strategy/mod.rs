@@ -39,7 +39,7 @@ pub fn gettid() -> u32 {
 /// Run-queue delay of the calling thread so far, in ns: time runnable but not running
 /// (second field of /proc/thread-self/schedstat); 0 if the kernel does not keep it.
 pub fn thread_runq_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
+    crate::env::sys::read_kernel_file("/proc/thread-self/schedstat")
         .ok()
         .and_then(|s| s.split_whitespace().nth(1)?.parse().ok())
         .unwrap_or(0)

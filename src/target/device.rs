@@ -220,8 +220,8 @@ pub fn resolve_allowed(values: &[String], cwd: &Path) -> Result<Vec<PathBuf>> {
 
 /// Who uses block device `rdev` on this machine, in words; empty if nobody.
 pub fn users(rdev: u64) -> Vec<String> {
-    let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
+    let mountinfo = crate::env::sys::read_kernel_file("/proc/self/mountinfo").unwrap_or_default();
+    let swaps = crate::env::sys::read_kernel_file("/proc/swaps").unwrap_or_default();
     users_in(Path::new("/sys"), &mountinfo, &swaps, (libc::major(rdev), libc::minor(rdev)))
 }
 

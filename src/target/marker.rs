@@ -43,7 +43,7 @@ fn read_trim(p: &str) -> String {
 /// while its entry stays as a zombie (state Z or X, field 3) until its parent reaps it: a
 /// rank killed under mpirun stays one until the launcher's orphans are reaped.
 fn pid_start_time(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = crate::env::sys::read_kernel_file(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: split after the last `)`.
     let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
     if matches!(rest.next()?, "Z" | "X") {

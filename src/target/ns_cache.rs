@@ -83,7 +83,7 @@ pub fn method(policy: CachePolicy) -> &'static str {
 
 /// The kernel's count of directory entries (the first field of /proc/sys/fs/dentry-state).
 fn dentries() -> Option<u64> {
-    std::fs::read_to_string("/proc/sys/fs/dentry-state").ok()?.split_whitespace().next()?.parse().ok()
+    crate::env::sys::read_kernel_file("/proc/sys/fs/dentry-state").ok()?.split_whitespace().next()?.parse().ok()
 }
 
 /// The slab cache of a file system's inodes, by the magic statfs gives.
@@ -100,7 +100,7 @@ fn inode_slab(magic: u64) -> Option<&'static str> {
 
 /// Active objects of slab cache `name` (/proc/slabinfo, readable by root).
 fn slab_objects(name: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/slabinfo").ok()?;
+    let text = crate::env::sys::read_kernel_file("/proc/slabinfo").ok()?;
     let line = text.lines().find(|l| l.split_whitespace().next() == Some(name))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
