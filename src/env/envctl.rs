@@ -139,7 +139,8 @@ pub fn parse_diskstats(text: &str) -> Vec<(String, DiskCounters)> {
 }
 
 fn counters(devices: &[String]) -> Vec<DiskCounters> {
-    let all = super::sys::read_kernel_file("/proc/diskstats").map(|t| parse_diskstats(&t)).unwrap_or_default();
+    let all =
+        super::sys::read_kernel_file("/proc/diskstats").map(|t| parse_diskstats(&t)).unwrap_or_default();
     devices.iter().map(|d| all.iter().find(|(n, _)| n == d).map(|(_, c)| *c).unwrap_or_default()).collect()
 }
 

@@ -279,6 +279,7 @@ impl SampleWire {
                 Ok(())
             })?;
         }
+        let (figures, hist) = s.hist.figures_and_buckets();
         Ok(SampleWire {
             worker: s.worker,
             bytes: s.bytes,
@@ -291,8 +292,8 @@ impl SampleWire {
             alloc_ns: s.alloc_ns,
             hints: s.hints,
             close_ns: s.close_ns,
-            hist: s.hist.buckets(),
-            figures: s.hist.figures(),
+            hist,
+            figures,
             traced: s.trace.map(|t| (t.ops, t.waited_ns)),
             trace_ops,
             streamed: false,

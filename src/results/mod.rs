@@ -119,6 +119,7 @@ pub struct WorkerResult {
 
 impl WorkerResult {
     pub fn from_sample(s: &WorkerSample) -> WorkerResult {
+        let (latency_ns, latency_histogram_ns) = s.hist.figures_and_buckets();
         WorkerResult {
             worker: s.worker,
             bytes: s.bytes,
@@ -132,8 +133,8 @@ impl WorkerResult {
             close_ns: s.close_ns,
             bytes_per_s: stats::individual_rate(s.bytes, s.time_ns()),
             ops_per_s: 0.0,
-            latency_ns: s.hist.figures(),
-            latency_histogram_ns: s.hist.buckets(),
+            latency_ns,
+            latency_histogram_ns,
             periods: s.trace.as_ref().map(|t| match &t.spill {
                 Some(spill) => period::detect(&spill.durations(period::MAX_OPS).unwrap_or_default()),
                 None => vec![],

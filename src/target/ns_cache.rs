@@ -83,7 +83,12 @@ pub fn method(policy: CachePolicy) -> &'static str {
 
 /// The kernel's count of directory entries (the first field of /proc/sys/fs/dentry-state).
 fn dentries() -> Option<u64> {
-    crate::env::sys::read_kernel_file("/proc/sys/fs/dentry-state").ok()?.split_whitespace().next()?.parse().ok()
+    crate::env::sys::read_kernel_file("/proc/sys/fs/dentry-state")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// The slab cache of a file system's inodes, by the magic statfs gives.
