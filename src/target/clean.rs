@@ -12,7 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::target::workdir::{Marker, Owner, OwnerState, PREFIX, remove_owned};
+use crate::target::workdir::{MARKER, Marker, Owner, OwnerState, PREFIX, remove_owned};
 use crate::units::fmt_size;
 
 /// A work directory found under a target.
@@ -123,16 +123,39 @@ pub fn leftovers_warning(targets: &[PathBuf], except: Option<&str>) -> Option<St
     Some(s)
 }
 
-/// Whether `path` is an empty directory (not a link) named `.iolab-RUNID` with a run id's
-/// shape (32 hex digits): a run's work directory whose marker was never written (the file
-/// system failed or turned read-only between the mkdir and the marker). Removing it loses
-/// nothing: `rmdir` removes only an empty directory.
+/// Whether `path` is a directory (not a link) named `.iolab-RUNID` with a run id's shape (32 hex
+/// digits) holding nothing but, at most, an empty marker: a run's work directory whose marker
+/// was never written or never committed (the file system failed or turned read-only, or the
+/// machine stopped, between the mkdir and the marker's first commit, which comes once the run's
+/// files are made). Removing it loses nothing: the empty marker goes first, if it is still empty
+/// and alone, then `rmdir`, which removes only an empty directory.
 fn unmarked_run_dir(path: &Path) -> bool {
     let id = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix(PREFIX));
     let shaped = id.is_some_and(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()));
-    shaped
-        && fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
-        && fs::read_dir(path).is_ok_and(|mut r| r.next().is_none())
+    shaped && fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) && only_an_empty_marker(path)
+}
+
+/// Whether directory `path` holds nothing, or only a marker of 0 bytes that is a plain file.
+fn only_an_empty_marker(path: &Path) -> bool {
+    let Ok(entries) = fs::read_dir(path) else { return false };
+    let names: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.file_name()).take(2).collect();
+    match names.as_slice() {
+        [] => true,
+        [n] if n == MARKER => {
+            fs::symlink_metadata(path.join(MARKER)).is_ok_and(|m| m.is_file() && m.len() == 0)
+        }
+        _ => false,
+    }
+}
+
+/// Removes a directory [`unmarked_run_dir`] accepted: its empty marker, if it is still that,
+/// then the directory.
+fn remove_unmarked(path: &Path) -> std::io::Result<()> {
+    let marker = path.join(MARKER);
+    if only_an_empty_marker(path) && marker.exists() {
+        fs::remove_file(&marker)?;
+    }
+    fs::remove_dir(path)
 }
 
 /// Options of `iolab clean`.
@@ -167,10 +190,10 @@ pub fn clean(target: &Path, opts: CleanOpts, report: &mut String) -> Result<Vec<
         let f = match e {
             Entry::NotWork { path, .. } if unmarked_run_dir(&path) => {
                 let p = crate::text::escape_path(&path);
-                let what = "an empty work directory whose marker was never written";
+                let what = "an empty work directory whose marker was never written or committed";
                 if opts.dry_run {
                     *report += &format!("{p}: would remove ({what})\n");
-                } else if let Err(e) = fs::remove_dir(&path) {
+                } else if let Err(e) = remove_unmarked(&path) {
                     *report += &format!("{p}: kept ({what}): {e}\n");
                     errors.push(Error::io("rmdir", &path, None, e));
                 } else {
@@ -265,6 +288,15 @@ mod tests {
         // A run's directory whose marker was never written: empty, a run id's name.
         let unmarked = t.path().join(".iolab-0123456789abcdef0123456789abcdef");
         fs::create_dir(&unmarked).unwrap();
+        // One whose marker was made but never committed (the machine stopped before): 0 bytes.
+        let uncommitted = t.path().join(".iolab-00000000000000000000000000000001");
+        fs::create_dir(&uncommitted).unwrap();
+        fs::write(uncommitted.join(MARKER), b"").unwrap();
+        // And one such with a file beside it, which no marker names: left alone.
+        let unnamed = t.path().join(".iolab-00000000000000000000000000000002");
+        fs::create_dir(&unnamed).unwrap();
+        fs::write(unnamed.join(MARKER), b"").unwrap();
+        fs::write(unnamed.join("w0000.dat"), b"data").unwrap();
         fs::create_dir(t.path().join(".iolab-empty")).unwrap();
         fs::write(t.path().join(".iolab-mixed/user.txt"), b"keep me").unwrap();
 
@@ -279,6 +311,10 @@ mod tests {
         assert!(clean(t.path(), CleanOpts::default(), &mut report).unwrap().is_empty());
         assert!(!t.path().join(".iolab-dead").exists(), "{report}");
         assert!(!unmarked.exists(), "{report}");
+        assert!(!uncommitted.exists(), "{report}");
+        assert!(report.contains("00000001: removed (an empty work directory"), "{report}");
+        assert_eq!(fs::read(unnamed.join("w0000.dat")).unwrap(), b"data", "{report}");
+        assert!(unnamed.join(MARKER).exists(), "{report}");
         assert!(t.path().join(".iolab-empty").exists(), "not a run id's name: {report}");
         assert!(t.path().join(".iolab-live/w0000.dat").exists(), "a running owner's files stay");
         assert!(report.contains(".iolab-live: not touched: in use by running run live"), "{report}");
