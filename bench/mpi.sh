@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # iolab on MPI ranks against the limit program (bench/mpi_limit.c: the same MPI and I/O calls,
 # nothing else) and, given its source, IOR: a shared-file write (fdatasync at the end, inside
-# the time) and a cold read on NP ranks of this host. A warm-up run of each tool, then the
+# the time) and a cold read on NP ranks of this host (with --api, through MPI-IO, independent or
+# collective, against IOR alone). A warm-up run of each tool, then the
 # tools alternated N times (the order rotating, so no tool always follows the same other one);
 # per tool and phase min/median/max MB/s (10^6 B/s) and the ratios iolab/limit and iolab/IOR,
 # every tool's figure by IOR's definition (all bytes over the span from the first open to the
@@ -26,6 +27,13 @@
 #     --scale-rounds N rounds of the scale table (default 3)
 #     --iolab PATH     the iolab binary (default $IOLAB, else $CARGO_TARGET_DIR/release/iolab,
 #                      else target/release/iolab), built with --features mpi
+#     --api API        posix (default: pwrite/pread; the three tools), mpiio (MPI-IO
+#                      independent: iolab --engine mpiio --mpiio independent, IOR -a MPIIO) or
+#                      collective (iolab --mpiio collective, IOR -a MPIIO -c); the limit program
+#                      makes POSIX calls only, so with mpiio and collective it is left out and
+#                      --ior-src is needed
+#     --io COMPONENT   Open MPI's MPI-IO component for every tool (mpirun --mca io COMPONENT:
+#                      ompio or romio321 in Open MPI 4.1; default: Open MPI's choice)
 #     DIR              where the data files go (default .)
 #
 # Needs Open MPI (mpicc, mpirun), python3, /usr/bin/time; for IOR autoconf, automake, make.
@@ -38,7 +46,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-ior_src="" quick=0 dir=. np=4 size_mib="" bs_kib=1024 n=5 prime_mib="" scale="" scale_set=0 rounds=3
+ior_src="" quick=0 dir=. np=4 size_mib="" bs_kib=1024 n=5 prime_mib="" scale="" scale_set=0 rounds=3 api=posix io=""
 iolab=${IOLAB:-${CARGO_TARGET_DIR:-$root/target}/release/iolab}
 while [ $# -gt 0 ]; do
     case $1 in
@@ -52,7 +60,9 @@ while [ $# -gt 0 ]; do
     --scale) scale=$2; scale_set=1; shift 2 ;;
     --scale-rounds) rounds=$2; shift 2 ;;
     --iolab) iolab=$(realpath "$2"); shift 2 ;;
-    -h | --help) sed -n '2,35p' "$0"; exit 0 ;;
+    --api) api=$2; shift 2 ;;
+    --io) io=$2; shift 2 ;;
+    -h | --help) sed -n '2,44p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (bench/mpi.sh --help)" >&2; exit 2 ;;
     *) dir=$1; shift ;;
     esac
@@ -68,6 +78,14 @@ size=$((size_mib << 20)) bs=$((bs_kib << 10))
 [ "$bs" -gt 0 ] && [ $((size % bs)) = 0 ] || { echo "--size must be a multiple of --bs" >&2; exit 2; }
 [ "$n" -ge 1 ] || { echo "--n must be at least 1" >&2; exit 2; }
 [ "$rounds" -ge 1 ] || { echo "--scale-rounds must be at least 1" >&2; exit 2; }
+case $api in
+posix) iolab_api=() ior_api=(-a POSIX) ;;
+mpiio) iolab_api=(--engine mpiio --mpiio independent) ior_api=(-a MPIIO) ;;
+collective) iolab_api=(--engine mpiio --mpiio collective) ior_api=(-a MPIIO -c) ;;
+*) echo "--api must be posix, mpiio or collective, not $api" >&2; exit 2 ;;
+esac
+[ "$api" = posix ] || [ -n "$ior_src" ] ||
+    { echo "--api $api compares iolab with IOR only (the limit program makes POSIX calls): give --ior-src PATH" >&2; exit 2; }
 [ -n "$prime_mib" ] || { prime_mib=$((3 * np * size_mib)); [ "$prime_mib" -le 3072 ] || prime_mib=3072; }
 dir=$(realpath "$dir")
 
@@ -94,7 +112,7 @@ asroot=()
 mpi() { # mpi NP CMD...: one mpirun on this host, ranks not bound (they may outnumber the cores)
     local np=$1
     shift
-    mpirun "${asroot[@]}" --oversubscribe --bind-to none -np "$np" "$@"
+    mpirun "${asroot[@]}" --oversubscribe --bind-to none ${io:+--mca io "$io"} -np "$np" "$@"
 }
 # quiet CMD...: runs CMD with its stderr kept aside; on failure shows it and stops.
 quiet() {
@@ -115,8 +133,8 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 
 run_iolab() {
     prime
-    quiet mpi "$np" "$iolab" run --layout shared --op write,read:cold --size "${size_mib}MiB" --bs "${bs_kib}KiB" \
-        --reps 1 --dir "$work" --json --quiet --no-store >"$tmp/iolab.json"
+    quiet mpi "$np" "$iolab" run --layout shared "${iolab_api[@]}" --op write,read:cold --size "${size_mib}MiB" \
+        --bs "${bs_kib}KiB" --reps 1 --dir "$work" --json --quiet --no-store >"$tmp/iolab.json"
     python3 - "$tmp/iolab.json" "$np" "$(load)" >>"$results" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -150,7 +168,7 @@ ior_mbps() { # ior_mbps OP FILE: the summary's Max(MiB) of OP in MB/s
 }
 run_ior() {
     [ -n "$ior" ] || return 0
-    local f=$work/ior.dat args=(-a POSIX -b "$size" -t "$bs" -s 1 -i 1 -o "$work/ior.dat")
+    local f=$work/ior.dat args=("${ior_api[@]}" -b "$size" -t "$bs" -s 1 -i 1 -o "$work/ior.dat")
     rm -f "$f"
     prime
     sync -f "$work"
@@ -165,17 +183,27 @@ run_ior() {
     rm -f "$f"
 }
 
-tools=(iolab limit)
+tools=(iolab)
+[ "$api" != posix ] || tools+=(limit)
 [ -z "$ior" ] || tools+=(ior)
-echo "bench/mpi.sh: iolab on MPI ranks vs the limit program (bench/mpi_limit.c)${ior:+ vs IOR}"
+if [ "$api" = posix ]; then
+    echo "bench/mpi.sh: iolab on MPI ranks vs the limit program (bench/mpi_limit.c)${ior:+ vs IOR}"
+else
+    echo "bench/mpi.sh: iolab on MPI ranks vs IOR, MPI-IO ($api); the limit program makes POSIX calls only: left out"
+fi
 echo "machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), $(free -g | awk '/^Mem:/ { print $2 }') GiB RAM, Linux $(uname -r); $dir on $(findmnt -n -o FSTYPE,SOURCE -T "$dir" | tr -s ' ')"
-echo "MPI: $mpi_version; iolab: $("$iolab" --version 2>/dev/null | head -1) ($iolab)"
+echo "MPI: $mpi_version${io:+, MPI-IO component $io (--mca io $io)}; iolab: $("$iolab" --version 2>/dev/null | head -1) ($iolab)"
 if [ -n "$ior" ]; then
     echo "IOR: $ior_version, built here from $ior_src against the same Open MPI"
 else
     echo "IOR: skipped, no --ior-src PATH given (Debian has no IOR package; its source is github.com/hpc/ior)"
 fi
-echo "case: $np ranks, one shared file of $np x $size_mib MiB, bs $bs_kib KiB: write (fdatasync at the end, timed), then a cold read"
+case $api in
+posix) calls="pwrite/pread, fdatasync at the end" ;;
+mpiio) calls="MPI_File_write_at/read_at, MPI_File_sync at the end" ;;
+collective) calls="MPI_File_write_at_all/read_at_all, MPI_File_sync at the end" ;;
+esac
+echo "case: $np ranks, one shared file of $np x $size_mib MiB, bs $bs_kib KiB: write ($calls, timed), then a cold read"
 echo "cold: file committed and evicted with posix_fadvise(DONTNEED), checked with mincore (no drop_caches)"
 echo "MB/s = 10^6 B/s, every tool by IOR's definition: all bytes over the span from the first open to the last close, commits"
 echo "      included (iolab: agg; limit: the same from its ranks' clocks; IOR: its own figure, MiB/s x 1.048576)"
@@ -217,14 +245,14 @@ for p in ("write", "read"):
 print()
 for p in ("write", "read"):
     for i, fig in ((3, "min_SAR (bytes / the slowest rank's time from the barrier)"), (4, "max_SAR (sum of the ranks' rates)")):
-        ms = {t: statistics.median(float(x) for x in pick(t, p, i)) for t in ("iolab", "limit")}
-        print(f"{fig}, median, {p}: iolab {ms['iolab']:.0f} MB/s, limit {ms['limit']:.0f} MB/s")
+        ms = {t: statistics.median(float(x) for x in pick(t, p, i)) for t in ("iolab", "limit") if t in tools}
+        print(f"{fig}, median, {p}: " + ", ".join(f"{t} {m:.0f} MB/s" for t, m in ms.items()))
 res = {t: [float(x) for x in pick(t, "read", 5)] for t in tools}
 print("resident before each cold read (mincore, fraction of the file): "
       + "; ".join(f"{t} {max(x):.4f} at most" for t, x in res.items()))
 EOF
 
-[ -n "$scale" ] || exit 0
+[ -n "$scale" ] && [ "$api" = posix ] || exit 0 # the scale table is of POSIX runs
 echo
 echo "scale: 1 MiB per rank, bs 256 KiB, write + cold read, 1 repetition, the store kept (--db in $work)"
 echo "rank-0 peak RSS: /usr/bin/time -f %M on rank 0 alone (OMPI_COMM_WORLD_RANK = 0), its maximum resident set"
