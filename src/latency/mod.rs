@@ -304,11 +304,9 @@ impl SampleHist {
     }
 
     /// Its percentiles.
+    #[cfg(test)]
     pub fn figures(&self) -> LatencyNs {
-        match self {
-            SampleHist::Full(h) => LatencyNs::from_hist(h),
-            SampleHist::Merged { figures, .. } => *figures,
-        }
+        self.figures_and_buckets().0
     }
 
     /// Its median (0 when empty).
@@ -332,11 +330,9 @@ impl SampleHist {
     }
 
     /// Its buckets (empty when merged and not kept).
+    #[cfg(test)]
     pub fn buckets(&self) -> Buckets {
-        match self {
-            SampleHist::Full(h) => Buckets::from_hist(h),
-            SampleHist::Merged { buckets, .. } => buckets.clone().unwrap_or_default(),
-        }
+        self.figures_and_buckets().1
     }
 
     /// The histogram (empty when merged and not kept).
