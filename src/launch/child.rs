@@ -312,6 +312,14 @@ impl SampleWire {
         self.traced
     }
 
+    /// Adds its latency counts to `h` and drops them from itself; its figures stay (a rank
+    /// bundling its subtree's replies, `mpi_tree`).
+    #[cfg(feature = "mpi")]
+    pub fn hand_counts(&mut self, h: &mut FastHist) {
+        h.add(&self.hist);
+        self.hist = Buckets::default();
+    }
+
     /// Marks its traced ops as following in chunks rather than coming with it.
     pub fn set_streamed(&mut self) {
         self.streamed = true;

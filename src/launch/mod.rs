@@ -19,6 +19,8 @@ mod mpi_reply;
 mod mpi_sync;
 #[cfg(feature = "mpi")]
 mod mpi_trace;
+#[cfg(feature = "mpi")]
+mod mpi_tree;
 pub mod process;
 mod shared_wear;
 #[cfg(feature = "mpi")]

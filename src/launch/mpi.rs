@@ -6,8 +6,9 @@
 //! A phase: rank 0 broadcasts the order (the resolved spec, the phase, the files and their
 //! identities; every rank rebuilds the same plan from the spec, a pure function). Each rank
 //! opens its workers' files (threads, `workers / ranks` of them), all ranks meet at an
-//! `MPI_Barrier`, and each worker times its own I/O from there. Each rank then sends rank 0
-//! its samples (or its error); rank 0 waits for them without blocking, so a signal still ends
+//! `MPI_Barrier`, and each worker times its own I/O from there. Each rank then sends its
+//! samples (or its error) up a binomial tree to rank 0 (`mpi_tree`; straight to rank 0 when
+//! traced or with I/O servers); rank 0 waits for them without blocking, so a signal still ends
 //! the run. MPI is only ever called from each rank's main thread (`MPI_THREAD_FUNNELED`).
 
 use std::path::PathBuf;
@@ -23,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::launch::mpi_hosts::{self, HostFiles};
 use crate::launch::mpi_reply::{Gathering, Reply};
 pub(super) use crate::launch::mpi_sync::{phase_barrier, wear_cross};
+use crate::launch::mpi_tree;
 use crate::launch::{Launched, WorldInfo, rank_of, set_world, strategy_mpi, threads, world};
 use crate::plan::RunPlan;
 use crate::plan::verify::BlockTag;
@@ -241,7 +243,12 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
                     Ok(out) => (Ok(out.wires), out.spills),
                     Err(e) => (Err(e.to_string()), vec![]),
                 };
-                let (bytes, whole) = Reply { rank: comm.rank() as u32, result, servers }.encode_or_failure();
+                let reply = Reply { rank: comm.rank() as u32, result, servers };
+                if mpi_tree::up_the_tree(&p.spec) {
+                    mpi_tree::send_up(comm, reply);
+                    continue;
+                }
+                let (bytes, whole) = reply.encode_or_failure();
                 comm.process_at_rank(0).send_with_tag(&bytes[..], REPLY);
                 // The traced ops after the reply that says they follow, a chunk at a time.
                 super::mpi_trace::send(comm, if whole { &spills } else { &[] });
@@ -413,8 +420,9 @@ pub fn run_strategy(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launche
 }
 
 /// Rank 0's side of any phase: the order, the first barrier, its own part (`own`, given its
-/// workers; it meets the start barrier), then every rank's reply as it arrives: the samples
-/// (their histograms merged into the phase's at once) and, from server ranks, their figures.
+/// workers; it meets the start barrier), then the replies as they arrive (its children's
+/// bundles up the tree, else every rank's reply): the samples (their histograms merged into
+/// the phase's at once) and, from server ranks, their figures.
 pub(super) fn run_phase_with(
     job: &PhaseJob<'_>,
     monitor: &dyn Monitor,
@@ -439,10 +447,16 @@ pub(super) fn run_phase_with(
     let own = own(&mine);
     let mut gathering = Gathering::new(job.spec.latency == LatencyMode::Trace, job.phase.workers.len());
     gathering.own(own.map(|s| s.into_iter().map(|s| placed(s, w, None)).collect()));
-    let mut waiting = w.size as usize - 1;
+    // Up the tree, rank 0 hears from its children in it; else from every rank.
+    let tree = mpi_tree::up_the_tree(job.spec);
+    let (tag, mut waiting) = if tree {
+        (mpi_tree::BUNDLE, mpi_tree::children(0, w.size).count())
+    } else {
+        (REPLY, w.size as usize - 1)
+    };
     let mut last_tick = std::time::Instant::now();
     while waiting > 0 {
-        let Some(probed) = comm.any_process().immediate_matched_probe_with_tag(REPLY) else {
+        let Some(probed) = comm.any_process().immediate_matched_probe_with_tag(tag) else {
             if last_tick.elapsed() >= Duration::from_millis(50) {
                 last_tick = std::time::Instant::now();
                 if let Some(sig) = monitor.tick(0) {
@@ -455,6 +469,10 @@ pub(super) fn run_phase_with(
         let (bytes, status) = probed.matched_receive_vec::<u8>();
         waiting -= 1;
         let from = status.source_rank() as u32;
+        if tree {
+            gathering.bundle(from, &bytes, w);
+            continue;
+        }
         let mut fetch = |worker: u32, ops: u64| super::mpi_trace::receive(&comm, from, worker, ops);
         gathering.reply_streamed(from, &bytes, w, &mut fetch);
     }

@@ -104,15 +104,38 @@ impl Gathering {
         w: &WorldInfo,
         fetch: &mut dyn FnMut(u32, u64) -> Result<TraceSpill>,
     ) {
-        let host = w.hosts.get(from as usize).cloned().unwrap_or_default();
-        let reply = match Reply::decode(bytes) {
-            Ok(r) => r,
-            Err(e) => {
-                let e = Error::Run(format!("rank {from} ({host}) sent something that is not a reply: {e}"));
-                self.failures.push((from, e));
-                return;
-            }
+        match Reply::decode(bytes) {
+            Ok(r) => self.take(r, w, fetch),
+            Err(e) => self.not_sent(from, w, "a reply", e),
+        }
+    }
+
+    /// The bundle rank `from` sent up the tree (`mpi_tree`): its subtree's counts merged into
+    /// the phase's, then each of its replies taken as it is read.
+    pub fn bundle(&mut self, from: u32, bytes: &[u8], w: &WorldInfo) {
+        let (counts, replies) = match super::mpi_tree::open(bytes) {
+            Ok(b) => b,
+            Err(e) => return self.not_sent(from, w, "a bundle", e),
         };
+        self.latency.add(&counts);
+        for reply in super::mpi_tree::replies(replies) {
+            match reply {
+                Ok(r) => self.take(r, w, &mut |_, _| Err(Error::Run("no traced ops follow a bundle".into()))),
+                Err(e) => self.not_sent(from, w, "a bundle", e),
+            }
+        }
+    }
+
+    /// Rank `from` sent bytes that are not `what`.
+    fn not_sent(&mut self, from: u32, w: &WorldInfo, what: &str, e: String) {
+        let host = w.hosts.get(from as usize).map_or("", String::as_str);
+        let e = Error::Run(format!("rank {from} ({host}) sent something that is not {what}: {e}"));
+        self.failures.push((from, e));
+    }
+
+    /// A rank's reply: its samples onto rank 0's clock, their histograms merged; or its failure.
+    fn take(&mut self, reply: Reply, w: &WorldInfo, fetch: &mut dyn FnMut(u32, u64) -> Result<TraceSpill>) {
+        let host = w.hosts.get(reply.rank as usize).map_or("", String::as_str);
         self.servers.extend(reply.servers);
         match reply.result {
             Ok(wires) => {

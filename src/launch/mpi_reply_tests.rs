@@ -169,3 +169,80 @@ fn the_lowest_ranks_real_failure_is_told() {
     let e = g.finish().err().unwrap().to_string();
     assert!(e.contains("rank 3 (node0000): pwrite on f at offset 0: EIO"), "{e}");
 }
+
+/// The same phase gathered up the binomial tree: each rank's bundle made of its own reply and
+/// its children's bundles, highest rank first as they would come, then rank 0 taking its
+/// children's; `fail`: ranks whose reply is a failure. What rank 0 keeps, what it hands on,
+/// and the largest bundle it read, in bytes.
+fn gather_up_the_tree(ranks: u32, distinct: u64, fail: &[u32]) -> (usize, Result<Launched>, usize) {
+    use crate::launch::mpi_tree::{Bundler, children};
+    let w = world(ranks);
+    let own = |r: u32| match fail.contains(&r) {
+        true => Reply { rank: r, result: Err(format!("pwrite on f{r}: EIO")), servers: vec![] },
+        false => Reply {
+            rank: r,
+            result: Ok(vec![SampleWire::of(sample(r, r, distinct), true).unwrap()]),
+            servers: vec![],
+        },
+    };
+    let mut bundles: Vec<Option<Vec<u8>>> = vec![None; ranks as usize];
+    for r in (1..ranks).rev() {
+        let mut b = Bundler::new(own(r));
+        for c in children(r, ranks) {
+            b.child(c, &bundles[c as usize].take().unwrap());
+        }
+        bundles[r as usize] = Some(b.finish());
+    }
+    let mut g = Gathering::new(false, ranks as usize);
+    g.own(Ok(vec![sample(0, 0, distinct)]));
+    let mut largest = 0;
+    for c in children(0, ranks) {
+        let b = bundles[c as usize].take().unwrap();
+        largest = largest.max(b.len());
+        g.bundle(c, &b, &w);
+    }
+    assert!(bundles.iter().all(Option::is_none), "every bundle reached rank 0");
+    (g.kept_bytes(), g.finish(), largest)
+}
+
+#[test]
+fn the_tree_gathers_what_one_reply_per_rank_gathers() {
+    for ranks in [1, 2, 3, 13, 16, 64] {
+        let (kept_flat, flat) = gather(ranks, 1000, false);
+        let (kept, tree, largest) = gather_up_the_tree(ranks, 1000, &[]);
+        let tree = tree.unwrap();
+        assert_eq!(kept, kept_flat, "{ranks} ranks: rank 0 keeps the same");
+        assert_eq!(tree.latency, flat.latency, "{ranks} ranks: the phase's histogram");
+        assert_eq!(tree.samples.len(), ranks as usize);
+        for (t, f) in tree.samples.iter().zip(&flat.samples) {
+            assert_eq!(
+                (t.worker, t.bytes, t.ops, t.start_ns, t.end_ns),
+                (f.worker, f.bytes, f.ops, f.start_ns, f.end_ns)
+            );
+            assert_eq!((&t.place, &t.series), (&f.place, &f.series));
+            assert_eq!(t.hist.figures(), f.hist.figures());
+            assert!(t.hist.buckets().is_empty());
+        }
+        // Rank 0's largest bundle is half the world's workers without their buckets, and one
+        // merged histogram (at most 10 bytes per bucket).
+        let half = (ranks as usize).div_ceil(2);
+        let merged = flat.latency.0.len();
+        assert!(
+            largest <= half * REPLY_BYTES_PER_WORKER + 10 * merged,
+            "{ranks} ranks: a bundle of {largest} bytes"
+        );
+    }
+}
+
+#[test]
+fn a_failure_deep_in_the_tree_and_a_bundle_that_is_not_one_are_told() {
+    let (_, got, _) = gather_up_the_tree(16, 10, &[13, 6]);
+    let e = got.err().unwrap().to_string();
+    assert!(e.contains("rank 6 (node0000): pwrite on f6: EIO"), "{e}");
+    let w = world(4);
+    let mut g = Gathering::new(false, 4);
+    g.own(Ok(vec![sample(0, 0, 10)]));
+    g.bundle(2, b"\x05not a bundle", &w);
+    let e = g.finish().err().unwrap().to_string();
+    assert!(e.contains("rank 2 (node0000) sent something that is not a bundle"), "{e}");
+}
