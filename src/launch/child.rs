@@ -258,7 +258,7 @@ pub struct SampleWire {
     calls: CallCounts,
     max_inflight: u64,
     #[serde(default)]
-    role: Option<RoleSample>,
+    role: Option<Box<RoleSample>>,
     #[serde(default)]
     place: Option<crate::worker::Placement>,
     #[serde(default)]

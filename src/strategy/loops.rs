@@ -371,14 +371,14 @@ fn main_loop(
         trace,
         calls,
         max_inflight: u64::from(ops > 0),
-        role: Some(RoleSample {
+        role: Some(Box::new(RoleSample {
             role: role.role,
             tid,
             times: t,
             commit_tids,
             syncs_in_flight_max: 0,
             commit_spans_ns: spans,
-        }),
+        })),
         place: None,
         series: None,
         stonewall_ops: None,

@@ -142,14 +142,14 @@ fn sync_loop(ctx: &RoleCtx<'_>, c: &mut Committer, mb: &Mailbox) -> Result<Worke
         trace: None,
         calls: c.calls,
         max_inflight: 0,
-        role: Some(RoleSample {
+        role: Some(Box::new(RoleSample {
             role: Role::Sync,
             tid,
             times: t,
             commit_tids: if calls > 0 { vec![tid] } else { vec![] },
             syncs_in_flight_max: 0,
             commit_spans_ns: spans,
-        }),
+        })),
         place: None,
         series: None,
         stonewall_ops: None,

@@ -146,7 +146,7 @@ pub struct WorkerSample {
     /// The most ops this worker had in flight at once (1 for synchronous engines).
     pub max_inflight: u64,
     /// A strategy's role: what it was and where its time went (None for plain workers).
-    pub role: Option<RoleSample>,
+    pub role: Option<Box<RoleSample>>,
     /// Where it ran, under the MPI launcher (None for threads and processes of one host).
     pub place: Option<Placement>,
     /// Bytes completed per interval of its time (None with `latency = off` and for a
