@@ -239,10 +239,15 @@ fn a_failure_deep_in_the_tree_and_a_bundle_that_is_not_one_are_told() {
     let (_, got, _) = gather_up_the_tree(16, 10, &[13, 6]);
     let e = got.err().unwrap().to_string();
     assert!(e.contains("rank 6 (node0000): pwrite on f6: EIO"), "{e}");
+    // Bytes that are no histogram, and a histogram followed by bytes that are no reply.
     let w = world(4);
-    let mut g = Gathering::new(false, 4);
-    g.own(Ok(vec![sample(0, 0, 10)]));
-    g.bundle(2, b"\x05not a bundle", &w);
-    let e = g.finish().err().unwrap().to_string();
-    assert!(e.contains("rank 2 (node0000) sent something that is not a bundle"), "{e}");
+    let mut after_counts = postcard::to_allocvec(&sample(1, 1, 10).hist.buckets()).unwrap();
+    after_counts.extend_from_slice(&[0xff; 3]);
+    for bad in [&b"\xff"[..], &after_counts[..]] {
+        let mut g = Gathering::new(false, 4);
+        g.own(Ok(vec![sample(0, 0, 10)]));
+        g.bundle(2, bad, &w);
+        let e = g.finish().err().unwrap().to_string();
+        assert!(e.contains("rank 2 (node0000) sent something that is not a bundle"), "{e}");
+    }
 }
