@@ -35,7 +35,7 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 
-pub use calls::{Call, CallCounts};
+pub use calls::{Call, CallCounts, CallMap};
 /// The synchronous engines that write, for callers that drive one themselves (strategies).
 pub(crate) use {mmap::Mmap, psync::Psync, vsync::Vsync};
 

@@ -83,7 +83,7 @@ pub struct WorkerResult {
     pub trace: Option<SpillRef>,
     /// System calls the engine made, by name (non-zero counts only).
     #[serde(default)]
-    pub calls: BTreeMap<String, u64>,
+    pub calls: crate::engine::CallMap,
     /// The most ops the worker had in flight at once.
     #[serde(default)]
     pub max_inflight: u64,
@@ -152,6 +152,22 @@ impl WorkerResult {
             stonewall_ops: s.stonewall_ops,
             start_offset_ns: None,
         }
+    }
+}
+
+impl WorkerResult {
+    /// The heap it points to (what a run's results hold for it beyond its own size).
+    #[cfg(test)]
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let strings = |v: &[&Option<String>]| v.iter().map(|s| s.as_ref().map_or(0, String::capacity)).sum::<usize>();
+        self.latency_histogram_ns.0.capacity() * size_of::<(u64, u64)>()
+            + self.calls.heap_bytes()
+            + strings(&[&self.role, &self.host])
+            + self.series.as_ref().map_or(0, |r| r.bytes.capacity() * size_of::<u64>())
+            + self.commit_tids.as_ref().map_or(0, |v| v.capacity() * size_of::<u32>())
+            + self.periods.as_ref().map_or(0, |v| v.capacity() * size_of::<Period>())
+            + self.mpiio_hints.as_ref().map_or(0, |h| h.iter().map(|(k, v)| 64 + k.capacity() + v.capacity()).sum())
     }
 }
 

@@ -1,4 +1,4 @@
-//! Tests of the result structures: flags of the cache and phase states.
+//! Tests of the result structures: flags of the cache and phase states, and the bytes a repetition holds per worker.
 
 use super::*;
 
@@ -39,3 +39,47 @@ fn phase_flags_count_the_runs_that_had_them() {
     ph.refresh();
     assert_eq!(ph.flags.len(), 3);
 }
+
+/// What a run's results hold per worker of a repetition of an MPI phase (each worker's
+/// histogram merged into the phase's as it arrived; a host name, four calls, a rate series of
+/// three intervals): a fixed number of bytes, the same at 2 and 16 workers.
+#[test]
+fn a_repetition_holds_a_fixed_small_number_of_bytes_per_worker() {
+    use crate::engine::{Call, CallCounts};
+    use crate::latency::SampleHist;
+    use crate::latency::series::{BASE_NS, RateSeries};
+    use crate::worker::Placement;
+    let sample = |w: u32| {
+        let mut calls = CallCounts::default();
+        for (c, n) in [(Call::Openat, 1), (Call::Pwrite, 16), (Call::Fsync, 1), (Call::Close, 1)] {
+            calls.add_n(c, n);
+        }
+        WorkerSample {
+            bytes: 1 << 20,
+            ops: 16,
+            calls,
+            hist: SampleHist::Merged { figures: LatencyNs { p50: 9000, ..Default::default() }, buckets: None },
+            place: Some(Placement { rank: w, host: format!("node{:04}", w / 4), resident: None }),
+            series: Some(RateSeries { interval_ns: BASE_NS, end_ns: 3 * BASE_NS, bytes: vec![1 << 18, 1 << 19, 1 << 18] }),
+            ..WorkerSample::with_series(w, 1000 + u64::from(w), vec![1 << 20])
+        }
+    };
+    let check = CacheCheck { resident_fraction: 0.0, flags: vec![] };
+    let held = |n: u32| {
+        let samples: Vec<WorkerSample> = (0..n).map(sample).collect();
+        let r = Repetition::from_samples(0, "r", &samples, &check);
+        assert_eq!(r.workers[1].calls.get("pwrite"), Some(16));
+        r.workers.capacity() * std::mem::size_of::<WorkerResult>()
+            + r.workers.iter().map(WorkerResult::heap_bytes).sum::<usize>()
+    };
+    let (h2, h16) = (held(2), held(16));
+    assert_eq!(h16 % 16, 0);
+    let per_worker = h16 / 16;
+    assert_eq!(h2, 2 * per_worker, "nothing but the workers grows");
+    eprintln!("a repetition holds {per_worker} bytes per worker");
+    assert!(per_worker <= RESULT_BYTES_PER_WORKER, "{per_worker} bytes per worker");
+}
+
+/// The most bytes a repetition's results hold per worker of an MPI phase (docs/mpi.md,
+/// "Rank 0's memory").
+const RESULT_BYTES_PER_WORKER: usize = 704;
