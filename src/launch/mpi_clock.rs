@@ -1,7 +1,9 @@
 //! Ranks' clocks made comparable: each rank's CLOCK_MONOTONIC against rank 0's, estimated once
 //! when the MPI world starts by Cristian's method (rank 0 sends its time, the rank answers with
 //! its own; over several exchanges, the one with the shortest round trip gives the offset, to
-//! within half that round trip). Ranks on rank 0's host share its clock: their offset is 0.
+//! within half that round trip). Ranks of one host read one clock: rank 0 exchanges with the
+//! first rank of each other host only and gives its offset to that host's other ranks; ranks on
+//! rank 0's host share its clock: their offset is 0.
 //! Rank 0 moves every sample it gathers onto its own clock with these offsets, so a phase's
 //! span and overlap compare readings of one clock (docs/mpi.md, "One clock").
 
@@ -21,7 +23,17 @@ const ROUNDS: usize = 8;
 pub fn offsets(comm: &SimpleCommunicator, hosts: &[String]) -> (Vec<i64>, Vec<u64>) {
     let (rank, size) = (comm.rank() as usize, hosts.len());
     let (mut offset, mut bound) = (vec![0i64; size], vec![0u64; size]);
-    for r in (1..size).filter(|&r| hosts[r] != hosts[0]) {
+    let source = clock_sources(hosts);
+    for r in 1..size {
+        match source[r] {
+            None => continue,
+            Some(f) if f != r => {
+                // Its host's first rank, measured before it (f < r), stands for it.
+                (offset[r], bound[r]) = (offset[f], bound[f]);
+                continue;
+            }
+            Some(_) => {}
+        }
         if rank == 0 {
             let other = comm.process_at_rank(r as i32);
             let mut best = u64::MAX;
@@ -47,7 +59,38 @@ pub fn offsets(comm: &SimpleCommunicator, hosts: &[String]) -> (Vec<i64>, Vec<u6
     (offset, bound)
 }
 
+/// For each rank, the rank whose clock rank 0 measures for it: the first rank of its host;
+/// None for the ranks of rank 0's host (rank 0's own clock).
+fn clock_sources(hosts: &[String]) -> Vec<Option<usize>> {
+    let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    hosts
+        .iter()
+        .enumerate()
+        .map(|(r, h)| {
+            let f = *first.entry(h.as_str()).or_insert(r);
+            (*h != hosts[0]).then_some(f)
+        })
+        .collect()
+}
+
 /// A reading of a rank's clock on rank 0's, given that rank's offset.
 pub fn to_root(t_ns: u64, offset_ns: i64) -> u64 {
     (i128::from(t_ns) - i128::from(offset_ns)).max(0) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_0_measures_one_clock_per_other_host() {
+        let hosts: Vec<String> = ["a", "b", "a", "c", "b", "c", "b"].iter().map(|h| h.to_string()).collect();
+        assert_eq!(clock_sources(&hosts), [None, Some(1), None, Some(3), Some(1), Some(3), Some(1)]);
+        // 100,000 ranks on 2,500 hosts: 2,499 exchanges, not 97,500.
+        let many: Vec<String> = (0..100_000).map(|r| format!("node{:04}", r / 40)).collect();
+        let s = clock_sources(&many);
+        let measured = s.iter().enumerate().filter(|&(r, f)| *f == Some(r)).count();
+        assert_eq!(measured, 2_499);
+        assert!(s.iter().enumerate().all(|(r, f)| f.is_none_or(|f| f <= r && many[f] == many[r])));
+    }
 }
