@@ -140,8 +140,11 @@ impl CallCounts {
 
     /// The non-zero counts by call name.
     pub fn to_map(self) -> CallMap {
-        let mut v: Vec<(Cow<'static, str>, u64)> =
-            Call::ALL.iter().filter(|c| self.get(**c) > 0).map(|c| (Cow::Borrowed(c.name()), self.get(*c))).collect();
+        let mut v: Vec<(Cow<'static, str>, u64)> = Call::ALL
+            .iter()
+            .filter(|c| self.get(**c) > 0)
+            .map(|c| (Cow::Borrowed(c.name()), self.get(*c)))
+            .collect();
         v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         CallMap(v.into_boxed_slice())
     }
@@ -168,6 +171,17 @@ impl CallMap {
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// The counts of the calls iolab knows (a fresh sample's: every name it holds is one).
+    pub fn counts(&self) -> CallCounts {
+        let mut c = CallCounts::default();
+        for (name, n) in self.iter() {
+            if let Some(call) = Call::ALL.iter().find(|c| c.name() == name) {
+                c.add_n(*call, n);
+            }
+        }
+        c
     }
 
     /// The bytes it points to.
@@ -213,6 +227,7 @@ mod tests {
         assert_eq!(m.iter().collect::<Vec<_>>(), [("msync", 3), ("pwrite", 2)], "by name");
         assert_eq!((m.get("pwrite"), m.get("msync"), m.get("pread")), (Some(2), Some(3), None));
         assert_eq!(m.heap_bytes(), 2 * 32, "names not copied");
+        assert_eq!(m.counts(), c, "back to the counters");
         for (i, call) in Call::ALL.iter().enumerate() {
             assert_eq!(*call as usize, i, "ALL is in discriminant order");
         }

@@ -189,8 +189,8 @@ impl Gathering {
     }
 
     /// What it holds for results, in bytes: the phase's histogram (fixed), and per worker its
-    /// sample and what that points to (host name, rate series, role's lists, MPI-IO hints,
-    /// buckets if kept).
+    /// sample and what that points to (call counts, host name, rate series, role's lists,
+    /// MPI-IO hints, buckets if kept).
     #[cfg(test)]
     pub fn kept_bytes(&self) -> usize {
         let heap: usize = self.samples.iter().map(sample_heap_bytes).sum();
@@ -220,7 +220,7 @@ fn sample_heap_bytes(s: &WorkerSample) -> usize {
         h.capacity() * std::mem::size_of::<(String, String)>()
             + h.iter().map(|(k, v)| k.capacity() + v.capacity()).sum::<usize>()
     });
-    hist + place + series + role + hints
+    hist + place + series + role + hints + s.calls.heap_bytes()
 }
 
 #[cfg(test)]

@@ -140,7 +140,7 @@ impl WorkerResult {
                 None => vec![],
             }),
             trace: s.trace.as_ref().and_then(|t| t.spill.clone()).map(SpillRef),
-            calls: s.calls.to_map(),
+            calls: s.calls.clone(),
             max_inflight: s.max_inflight,
             role: s.role.as_ref().map(|r| r.role.name().to_string()),
             times_ns: s.role.as_ref().map(|r| r.times),
@@ -160,14 +160,18 @@ impl WorkerResult {
     #[cfg(test)]
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
-        let strings = |v: &[&Option<String>]| v.iter().map(|s| s.as_ref().map_or(0, String::capacity)).sum::<usize>();
+        let strings =
+            |v: &[&Option<String>]| v.iter().map(|s| s.as_ref().map_or(0, String::capacity)).sum::<usize>();
         self.latency_histogram_ns.0.capacity() * size_of::<(u64, u64)>()
             + self.calls.heap_bytes()
             + strings(&[&self.role, &self.host])
             + self.series.as_ref().map_or(0, |r| r.bytes.capacity() * size_of::<u64>())
             + self.commit_tids.as_ref().map_or(0, |v| v.capacity() * size_of::<u32>())
             + self.periods.as_ref().map_or(0, |v| v.capacity() * size_of::<Period>())
-            + self.mpiio_hints.as_ref().map_or(0, |h| h.iter().map(|(k, v)| 64 + k.capacity() + v.capacity()).sum())
+            + self
+                .mpiio_hints
+                .as_ref()
+                .map_or(0, |h| h.iter().map(|(k, v)| 64 + k.capacity() + v.capacity()).sum())
     }
 }
 

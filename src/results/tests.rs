@@ -57,10 +57,17 @@ fn a_repetition_holds_a_fixed_small_number_of_bytes_per_worker() {
         WorkerSample {
             bytes: 1 << 20,
             ops: 16,
-            calls,
-            hist: SampleHist::Merged { figures: LatencyNs { p50: 9000, ..Default::default() }, buckets: None },
+            calls: calls.to_map(),
+            hist: SampleHist::Merged {
+                figures: LatencyNs { p50: 9000, ..Default::default() },
+                buckets: None,
+            },
             place: Some(Placement { rank: w, host: format!("node{:04}", w / 4), resident: None }),
-            series: Some(RateSeries { interval_ns: BASE_NS, end_ns: 3 * BASE_NS, bytes: vec![1 << 18, 1 << 19, 1 << 18] }),
+            series: Some(RateSeries {
+                interval_ns: BASE_NS,
+                end_ns: 3 * BASE_NS,
+                bytes: vec![1 << 18, 1 << 19, 1 << 18],
+            }),
             ..WorkerSample::with_series(w, 1000 + u64::from(w), vec![1 << 20])
         }
     };

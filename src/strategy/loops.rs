@@ -369,7 +369,7 @@ fn main_loop(
         close_ns,
         hist: crate::latency::SampleHist::Full(hist.to_hdr()),
         trace,
-        calls,
+        calls: calls.to_map(),
         max_inflight: u64::from(ops > 0),
         role: Some(Box::new(RoleSample {
             role: role.role,

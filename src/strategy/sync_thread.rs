@@ -140,7 +140,7 @@ fn sync_loop(ctx: &RoleCtx<'_>, c: &mut Committer, mb: &Mailbox) -> Result<Worke
         close_ns: 0,
         hist: crate::latency::SampleHist::empty(),
         trace: None,
-        calls: c.calls,
+        calls: c.calls.to_map(),
         max_inflight: 0,
         role: Some(Box::new(RoleSample {
             role: Role::Sync,

@@ -91,7 +91,7 @@ pub(super) fn walk<R: Recorder>(
         close_ns: 0,
         hist: crate::latency::SampleHist::Full(hist),
         trace,
-        calls: w.calls,
+        calls: w.calls.to_map(),
         max_inflight: u64::from(w.ops > 0),
         role: None,
         place: None,

@@ -213,7 +213,7 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
         close_ns: 0,
         hist: crate::latency::SampleHist::Full(hist),
         trace,
-        calls,
+        calls: calls.to_map(),
         max_inflight: u64::from(done > 0),
         role: None,
         place: None,

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{CallCounts, FileId, Setup};
+use crate::engine::{FileId, Setup};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::latency::trace::WorkerTrace;
@@ -142,7 +142,7 @@ pub struct WorkerSample {
     /// Every op (with `latency = trace`), files as global ids.
     pub trace: Option<WorkerTrace>,
     /// System calls the engine made, from open to close.
-    pub calls: CallCounts,
+    pub calls: crate::engine::CallMap,
     /// The most ops this worker had in flight at once (1 for synchronous engines).
     pub max_inflight: u64,
     /// A strategy's role: what it was and where its time went (None for plain workers).

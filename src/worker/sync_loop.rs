@@ -185,7 +185,7 @@ impl LoopDone {
             close_ns,
             hist: crate::latency::SampleHist::Full(hist),
             trace,
-            calls,
+            calls: calls.to_map(),
             max_inflight: self.max_inflight,
             role: None,
             place: None,
