@@ -121,22 +121,11 @@ impl RateSeries {
     /// them, doubled while the sum would have more than `SLOTS` intervals (intervals are
     /// `BASE_NS` times a power of two, so re-binning is exact).
     pub fn sum(parts: &[(u64, &RateSeries)]) -> Option<RateSeries> {
-        let mut interval_ns = parts.iter().map(|(_, s)| s.interval_ns).max()?;
-        let end_ns = parts.iter().map(|(o, s)| o + s.end_ns).max()?;
-        // Workers far apart (free starts) keep the sum within a worker's number of intervals.
-        while end_ns.div_ceil(interval_ns) > SLOTS as u64 {
-            interval_ns *= 2;
-        }
-        let n = (end_ns.div_ceil(interval_ns) as usize).max(1);
-        let mut bytes = vec![0u64; n];
+        let mut sum = SeriesSum::default();
         for (offset, s) in parts {
-            for (k, &b) in s.bytes.iter().enumerate() {
-                // The interval's end, shifted, decides where its bytes land.
-                let at = offset + s.span(k).1;
-                bytes[((at.saturating_sub(1) / interval_ns) as usize).min(n - 1)] += b;
-            }
+            sum.add(*offset, Some(s));
         }
-        Some(RateSeries { interval_ns, end_ns, bytes })
+        sum.finish()
     }
 
     /// The steady window, by one rule: with at least [`MIN_INTERVALS`] intervals, drop
@@ -171,6 +160,137 @@ impl RateSeries {
         let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
         let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
         Some(Steady { from_ns, to_ns, bytes, bytes_per_s: sxy / sxx })
+    }
+}
+
+/// A gap of no progress is a stall from this long (five times the longest pause the kernel's
+/// write throttling imposes, 200 ms)...
+pub const STALL_MIN_NS: u64 = 1_000_000_000;
+/// ...when it is also this many times the worker's typical op: its median op time, or its
+/// mean commit when it commits (a commit moves no counted bytes, so it is a gap of its own).
+pub const STALL_FACTOR: u64 = 10;
+
+/// One gap of no progress: how long, where (ns after the worker's start), whose, and that
+/// worker's typical op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    pub gap_ns: u64,
+    pub at_ns: u64,
+    pub worker: u32,
+    pub typical_ns: u64,
+}
+
+impl RateSeries {
+    /// Every stall in the series of worker `worker` (its median op `median_ns`, its commits
+    /// `sync_calls` taking `sync_ns`): each run of empty intervals between two that have bytes,
+    /// at least [`STALL_MIN_NS`] long and [`STALL_FACTOR`] times its typical op.
+    pub fn stalls(&self, worker: u32, median_ns: u64, sync_ns: u64, sync_calls: u64) -> Vec<Stall> {
+        let commit = sync_ns.checked_div(sync_calls).unwrap_or(0);
+        let typical_ns = median_ns.max(commit);
+        let limit = STALL_MIN_NS.max(STALL_FACTOR.saturating_mul(typical_ns));
+        let mut out = vec![];
+        let mut last_busy: Option<usize> = None;
+        for (k, &b) in self.bytes.iter().enumerate() {
+            if b == 0 {
+                continue;
+            }
+            if let Some(j) = last_busy
+                && k > j + 1
+            {
+                let gap_ns = (k - j - 1) as u64 * self.interval_ns;
+                if gap_ns >= limit {
+                    let at_ns = (j + 1) as u64 * self.interval_ns;
+                    out.push(Stall { gap_ns, at_ns, worker, typical_ns });
+                }
+            }
+            last_busy = Some(k);
+        }
+        out
+    }
+}
+
+/// Workers' series summed as they come, each shifted by its start after the phase's earliest
+/// worker's: what [`RateSeries::sum`] gives of them all, whatever their order and however
+/// they were split into sums that were merged (MPI ranks sum their own workers' series and
+/// their subtree's up the tree, so rank 0 holds one series per phase, not one per worker).
+/// Bins are `interval_ns` wide from the earliest start; widening to the next power of two
+/// merges pairs of bins, which puts every byte where binning at the wider interval would.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeriesSum {
+    interval_ns: u64,
+    end_ns: u64,
+    bytes: Vec<u64>,
+    /// Series added (workers, or the workers of merged sums).
+    parts: u64,
+    /// A worker had no series (`latency = off`, a strategy's roles): the sum has none.
+    missing: bool,
+}
+
+impl SeriesSum {
+    /// A worker's series (None: it kept none), `offset_ns` after the earliest worker's start.
+    pub fn add(&mut self, offset_ns: u64, s: Option<&RateSeries>) {
+        self.parts += 1;
+        let Some(s) = s else {
+            self.missing = true;
+            return;
+        };
+        self.fit(s.interval_ns, offset_ns + s.end_ns);
+        for (k, &b) in s.bytes.iter().enumerate() {
+            // The interval's end, shifted, decides where its bytes land.
+            let at = offset_ns + s.span(k).1;
+            let n = self.bytes.len();
+            self.bytes[((at.saturating_sub(1) / self.interval_ns) as usize).min(n - 1)] += b;
+        }
+    }
+
+    /// Another sum of workers on the same earliest start.
+    pub fn merge(&mut self, other: &SeriesSum) {
+        self.parts += other.parts;
+        self.missing |= other.missing;
+        if other.bytes.is_empty() {
+            return;
+        }
+        self.fit(other.interval_ns, other.end_ns);
+        let ratio = (self.interval_ns / other.interval_ns) as usize;
+        for (k, &b) in other.bytes.iter().enumerate() {
+            self.bytes[k / ratio] += b;
+        }
+    }
+
+    /// Bins at least `interval_ns` wide reaching `end_ns`, no more than `SLOTS` of them.
+    fn fit(&mut self, interval_ns: u64, end_ns: u64) {
+        if self.bytes.is_empty() {
+            self.interval_ns = interval_ns;
+        }
+        self.end_ns = self.end_ns.max(end_ns);
+        while self.interval_ns < interval_ns || self.end_ns.div_ceil(self.interval_ns) > SLOTS as u64 {
+            self.widen();
+        }
+        let n = (self.end_ns.div_ceil(self.interval_ns) as usize).max(1);
+        if self.bytes.len() < n {
+            self.bytes.resize(n, 0);
+        }
+    }
+
+    /// Twice as wide: bins 2k and 2k + 1 become bin k.
+    fn widen(&mut self) {
+        self.interval_ns *= 2;
+        let merged: Vec<u64> = self.bytes.chunks(2).map(|c| c.iter().sum()).collect();
+        self.bytes = merged;
+    }
+
+    /// The bytes it points to.
+    pub fn heap_bytes(&self) -> usize {
+        self.bytes.capacity() * std::mem::size_of::<u64>()
+    }
+
+    /// The summed series; None when a worker had none, or none was added.
+    pub fn finish(self) -> Option<RateSeries> {
+        (!self.missing && !self.bytes.is_empty()).then_some(RateSeries {
+            interval_ns: self.interval_ns,
+            end_ns: self.end_ns,
+            bytes: self.bytes,
+        })
     }
 }
 
@@ -260,5 +380,63 @@ mod tests {
         // a: 1+2 | 3+4; b's first interval ends at 10+20 ms (second bin), its second at 40 ms.
         assert_eq!(s.bytes, vec![3, 7 + 10 + 20]);
         assert_eq!(s.bytes.iter().sum::<u64>(), 40);
+    }
+    /// The sum of all the parts at once, binned directly at the final interval.
+    fn sum_at_once(parts: &[(u64, &RateSeries)]) -> Option<RateSeries> {
+        let mut interval_ns = parts.iter().map(|(_, s)| s.interval_ns).max()?;
+        let end_ns = parts.iter().map(|(o, s)| o + s.end_ns).max()?;
+        // Workers far apart (free starts) keep the sum within a worker's number of intervals.
+        while end_ns.div_ceil(interval_ns) > SLOTS as u64 {
+            interval_ns *= 2;
+        }
+        let n = (end_ns.div_ceil(interval_ns) as usize).max(1);
+        let mut bytes = vec![0u64; n];
+        for (offset, s) in parts {
+            for (k, &b) in s.bytes.iter().enumerate() {
+                // The interval's end, shifted, decides where its bytes land.
+                let at = offset + s.span(k).1;
+                bytes[((at.saturating_sub(1) / interval_ns) as usize).min(n - 1)] += b;
+            }
+        }
+        Some(RateSeries { interval_ns, end_ns, bytes })
+    }
+
+    #[test]
+    fn a_sum_made_as_parts_come_and_merged_is_the_sum_made_at_once() {
+        use proptest::prelude::*;
+        let part = (0u64..3_000_000_000, 0u32..4, proptest::collection::vec(0u64..1000, 0..600)).prop_map(
+            |(offset, doublings, bytes)| {
+                let interval_ns = BASE_NS << doublings;
+                let end_ns = (bytes.len() as u64 * interval_ns).saturating_sub(interval_ns / 3);
+                (offset, RateSeries { interval_ns, end_ns, bytes })
+            },
+        );
+        proptest!(|(parts in proptest::collection::vec(part, 1..12), split in 0usize..12)| {
+            let refs: Vec<(u64, &RateSeries)> = parts.iter().map(|(o, s)| (*o, s)).collect();
+            let want = sum_at_once(&refs);
+            prop_assert_eq!(RateSeries::sum(&refs), want.clone());
+            // Split in two sums made apart (two ranks' subtrees), merged either way round.
+            let split = split.min(parts.len());
+            let (mut a, mut b) = (SeriesSum::default(), SeriesSum::default());
+            refs[..split].iter().for_each(|(o, s)| a.add(*o, Some(s)));
+            refs[split..].iter().rev().for_each(|(o, s)| b.add(*o, Some(s)));
+            let (mut ab, mut ba) = (a.clone(), b.clone());
+            ab.merge(&b);
+            ba.merge(&a);
+            prop_assert_eq!(ab.finish(), want.clone());
+            prop_assert_eq!(ba.finish(), want);
+        });
+    }
+
+    #[test]
+    fn a_worker_without_a_series_leaves_the_sum_without_one() {
+        let s = RateSeries { interval_ns: BASE_NS, end_ns: BASE_NS, bytes: vec![5] };
+        let mut a = SeriesSum::default();
+        a.add(0, Some(&s));
+        let mut b = SeriesSum::default();
+        b.add(0, None);
+        a.merge(&b);
+        assert_eq!(a.finish(), None);
+        assert_eq!(SeriesSum::default().finish(), None, "no worker");
     }
 }

@@ -8,12 +8,7 @@ use crate::stats::span::{self, Moments};
 use crate::units::fmt_ns;
 use crate::worker::WorkerSample;
 
-/// A gap of no progress is a stall from this long (five times the longest pause the kernel's
-/// write throttling imposes, 200 ms)...
-pub const STALL_MIN_NS: u64 = 1_000_000_000;
-/// ...when it is also this many times the worker's typical op: its median op time, or its
-/// mean commit when it commits (a commit moves no counted bytes, so it is a gap of its own).
-pub const STALL_FACTOR: u64 = 10;
+pub use crate::latency::series::{STALL_FACTOR, STALL_MIN_NS};
 
 /// Below this overlap a phase is flagged `workers did not overlap`: all its workers ran
 /// together for less than half of it, so the sum of their rates (max_SAR) is no rate the
@@ -64,43 +59,14 @@ impl PhaseTiming {
     }
 }
 
-/// One gap of no progress: how long, where (ns after the worker's start), whose, and that
-/// worker's typical op.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stall {
-    pub gap_ns: u64,
-    pub at_ns: u64,
-    pub worker: u32,
-    pub typical_ns: u64,
-}
+pub use crate::latency::series::Stall;
 
 /// Every stall of a worker: each run of empty intervals between two that have bytes in its
 /// rate over time, at least [`STALL_MIN_NS`] long and [`STALL_FACTOR`] times its typical op
-/// (none without a series: `latency = off`).
+/// (none without a series: `latency = off`, or a rank's worker whose series went into its
+/// phase's sum up the tree, the rank having found no stall in it).
 pub fn stalls(s: &WorkerSample) -> Vec<Stall> {
-    let Some(series) = &s.series else { return vec![] };
-    let median = s.hist.median();
-    let commit = s.sync_ns.checked_div(s.sync_calls).unwrap_or(0);
-    let typical_ns = median.max(commit);
-    let limit = STALL_MIN_NS.max(STALL_FACTOR.saturating_mul(typical_ns));
-    let mut out = vec![];
-    let mut last_busy: Option<usize> = None;
-    for (k, &b) in series.bytes.iter().enumerate() {
-        if b == 0 {
-            continue;
-        }
-        if let Some(j) = last_busy
-            && k > j + 1
-        {
-            let gap_ns = (k - j - 1) as u64 * series.interval_ns;
-            if gap_ns >= limit {
-                let at_ns = (j + 1) as u64 * series.interval_ns;
-                out.push(Stall { gap_ns, at_ns, worker: s.worker, typical_ns });
-            }
-        }
-        last_busy = Some(k);
-    }
-    out
+    s.stalls()
 }
 
 /// The flag of a phase in which some worker stalled: the longest stall, and how many there

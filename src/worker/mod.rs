@@ -253,6 +253,14 @@ impl WorkerSample {
         self.end_ns - self.start_ns
     }
 
+    /// Every stall in its rate over time (none without a series): gaps of no progress far
+    /// beyond its typical op ([`crate::latency::series::RateSeries::stalls`]).
+    pub fn stalls(&self) -> Vec<crate::latency::series::Stall> {
+        self.series
+            .as_ref()
+            .map_or(vec![], |r| r.stalls(self.worker, self.hist.median(), self.sync_ns, self.sync_calls))
+    }
+
     /// A worker for tests of the figures made from samples: from `start_ns`, moving `bytes[i]`
     /// in the i-th interval of its rate series ([`crate::latency::series::BASE_NS`] each), one
     /// op per interval that moved bytes, its ops' latencies not recorded.
