@@ -402,6 +402,9 @@ fn run_phases(
                 super::ranks::note_hints(spec, &r.workers, monitor);
                 r.namespace = md.map(|(s, _)| super::md_run::after(spec, phase, s, &samples, &mut made));
                 (r.servers, r.latency_histogram_ns) = (launched.servers, launched.latency);
+                if let Some(series) = launched.series {
+                    r.rate = Some(crate::results::series::PhaseRate::of_sum(series, &samples));
+                }
                 r.prealloc_ns = prealloc_ns;
                 // A metadata phase's device I/O (inodes, journal) is no bytes of it: no noise judgement.
                 if !phase.op.is_metadata() {

@@ -320,6 +320,33 @@ impl SampleWire {
         self.hist = Buckets::default();
     }
 
+    /// Its start on rank 0's clock, given its rank's offset.
+    #[cfg(feature = "mpi")]
+    pub fn start_on_root(&self, offset_ns: i64) -> u64 {
+        super::mpi_clock::to_root(self.start_ns, offset_ns)
+    }
+
+    /// Adds its rate series to `sum`, its start `offset_ns` from the rank's clock and placed
+    /// after the phase's earliest start `first_ns` (a rank bundling its subtree's replies,
+    /// `mpi_tree`), and drops the series from itself unless a stall shows in it: then it keeps
+    /// it, so that rank 0 flags the stall as it does on one host.
+    #[cfg(feature = "mpi")]
+    pub fn hand_series(
+        &mut self,
+        sum: &mut crate::latency::series::SeriesSum,
+        offset_ns: i64,
+        first_ns: u64,
+    ) {
+        let at = self.start_on_root(offset_ns).saturating_sub(first_ns);
+        sum.add(at, self.series.as_ref());
+        let stalled = self.series.as_ref().is_some_and(|r| {
+            !r.stalls(self.worker, self.figures.p50, self.sync_ns, self.sync_calls).is_empty()
+        });
+        if !stalled {
+            self.series = None;
+        }
+    }
+
     /// Marks its traced ops as following in chunks rather than coming with it.
     pub fn set_streamed(&mut self) {
         self.streamed = true;

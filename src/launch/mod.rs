@@ -44,12 +44,15 @@ pub struct Launched {
     /// Every worker's latency histogram merged, when the samples carry only their figures
     /// (MPI ranks: merged as each reply arrived); empty when each sample has its own.
     pub latency: Buckets,
+    /// Every worker's rate series summed, when the samples do not carry theirs (MPI ranks up
+    /// the tree: summed by each rank and its subtree); None when each sample has its own.
+    pub series: Option<crate::latency::series::RateSeries>,
 }
 
 impl Launched {
     /// Samples that carry their own histograms.
     pub fn of(samples: Vec<WorkerSample>) -> Launched {
-        Launched { samples, servers: vec![], latency: Buckets::default() }
+        Launched { samples, servers: vec![], latency: Buckets::default(), series: None }
     }
 }
 
@@ -117,7 +120,8 @@ pub struct WorldInfo {
     /// Host name of each rank, by rank.
     pub hosts: Vec<String>,
     /// On rank 0: each rank's monotonic clock minus rank 0's (ns; 0 on rank 0's host), and the
-    /// bound of that estimate (half the shortest round trip of the exchanges that made it).
+    /// bound of that estimate (half the shortest round trip of the exchanges that made it); on
+    /// another rank, its own offset (the rest 0).
     pub clock_offset_ns: Vec<i64>,
     pub clock_bound_ns: Vec<u64>,
     /// The CPUs online on each rank's host, by rank.

@@ -245,7 +245,8 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
                 };
                 let reply = Reply { rank: comm.rank() as u32, result, servers };
                 if mpi_tree::up_the_tree(&p.spec) {
-                    mpi_tree::send_up(comm, reply);
+                    let offset = world().and_then(|w| w.clock_offset_ns.get(comm.rank() as usize).copied());
+                    mpi_tree::send_up(comm, reply, offset.unwrap_or(0));
                     continue;
                 }
                 let (bytes, whole) = reply.encode_or_failure();
@@ -446,9 +447,14 @@ pub(super) fn run_phase_with(
     let mine = my_workers(job.phase.workers.len(), job.phase.op == OpKind::Read, job.spec, w, 0);
     let own = own(&mine);
     let mut gathering = Gathering::new(job.spec.latency == LatencyMode::Trace, job.phase.workers.len());
-    gathering.own(own.map(|s| s.into_iter().map(|s| placed(s, w, None)).collect()));
-    // Up the tree, rank 0 hears from its children in it; else from every rank.
+    // Up the tree, every rank learns the phase's earliest start first (its rate series are
+    // summed from it), and rank 0 hears from its children in it; else from every rank.
     let tree = mpi_tree::up_the_tree(job.spec);
+    if tree {
+        let mine = own.as_ref().ok().and_then(|s| s.iter().map(|s| s.start_ns).min());
+        gathering.sum_series_from(super::mpi_sync::earliest_start(mine.unwrap_or(u64::MAX)));
+    }
+    gathering.own(own.map(|s| s.into_iter().map(|s| placed(s, w, None)).collect()));
     let (tag, mut waiting) = if tree {
         (mpi_tree::BUNDLE, mpi_tree::children(0, w.size).count())
     } else {

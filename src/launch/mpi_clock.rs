@@ -17,7 +17,8 @@ const CLOCK: i32 = 9;
 /// Exchanges per rank: the shortest round trip of these bounds the error.
 const ROUNDS: usize = 8;
 
-/// Each rank's clock minus rank 0's, in ns (what rank 0 learns; every other rank gets zeros),
+/// Each rank's clock minus rank 0's, in ns (what rank 0 learns; every other rank gets its own
+/// and zeros),
 /// with the bound of each estimate (half the shortest round trip). Collective: every rank
 /// calls it with the world's host names.
 pub fn offsets(comm: &SimpleCommunicator, hosts: &[String]) -> (Vec<i64>, Vec<u64>) {
@@ -55,6 +56,16 @@ pub fn offsets(comm: &SimpleCommunicator, hosts: &[String]) -> (Vec<i64>, Vec<u6
                 root.send_with_tag(&now_ns(), CLOCK);
             }
         }
+    }
+    // Each rank learns its own offset: it moves its workers' readings onto rank 0's clock when
+    // it sums their rate series up the tree (mpi_tree).
+    let root = comm.process_at_rank(0);
+    let mut mine = 0i64;
+    if rank == 0 {
+        root.scatter_into_root(&offset[..], &mut mine);
+    } else {
+        root.scatter_into(&mut mine);
+        offset[rank] = mine;
     }
     (offset, bound)
 }

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::latency::series::SeriesSum;
 use crate::latency::trace::TraceSpill;
 use crate::latency::{FastHist, SampleHist};
 use crate::launch::child::SampleWire;
@@ -59,6 +60,9 @@ pub(super) struct Gathering {
     latency: FastHist,
     /// Keep each worker's buckets too (`latency = trace`).
     keep: bool,
+    /// Up the tree: every worker's rate series summed, from the phase's earliest start (ns on
+    /// rank 0's clock), a worker's own series kept only when a stall shows in it.
+    series: Option<(SeriesSum, u64)>,
     failures: Vec<(u32, Error)>,
 }
 
@@ -70,8 +74,15 @@ impl Gathering {
             servers: vec![],
             latency: FastHist::new(),
             keep,
+            series: None,
             failures: vec![],
         }
+    }
+
+    /// Sums the workers' rate series as they come (up the tree), from the phase's earliest
+    /// start `first_ns`, before any sample is taken.
+    pub fn sum_series_from(&mut self, first_ns: u64) {
+        self.series = Some((SeriesSum::default(), first_ns));
     }
 
     /// Rank 0's own workers' samples (placed), or its failure.
@@ -79,6 +90,12 @@ impl Gathering {
         match own {
             Ok(s) => {
                 for mut s in s {
+                    if let Some((sum, first)) = &mut self.series {
+                        sum.add(s.start_ns.saturating_sub(*first), s.series.as_ref());
+                        if s.stalls().is_empty() {
+                            s.series = None;
+                        }
+                    }
                     s.hist = std::mem::replace(&mut s.hist, SampleHist::empty_merged())
                         .merge_into(&mut self.latency, self.keep);
                     self.samples.push(s);
@@ -111,13 +128,17 @@ impl Gathering {
     }
 
     /// The bundle rank `from` sent up the tree (`mpi_tree`): its subtree's counts merged into
-    /// the phase's, then each of its replies taken as it is read.
+    /// the phase's and its series into the phase's sum, then each of its replies taken as it
+    /// is read.
     pub fn bundle(&mut self, from: u32, bytes: &[u8], w: &WorldInfo) {
-        let (counts, replies) = match super::mpi_tree::open(bytes) {
+        let (counts, series, replies) = match super::mpi_tree::open(bytes) {
             Ok(b) => b,
             Err(e) => return self.not_sent(from, w, "a bundle", e),
         };
         self.latency.add(&counts);
+        if let Some((sum, _)) = &mut self.series {
+            sum.merge(&series);
+        }
         for reply in super::mpi_tree::replies(replies) {
             match reply {
                 Ok(r) => self.take(r, w, &mut |_, _| Err(Error::Run("no traced ops follow a bundle".into()))),
@@ -185,7 +206,12 @@ impl Gathering {
         }
         self.samples.sort_by_key(|s| s.worker);
         self.servers.sort_by_key(|s| s.server);
-        Ok(Launched { samples: self.samples, servers: self.servers, latency: self.latency.buckets() })
+        Ok(Launched {
+            samples: self.samples,
+            servers: self.servers,
+            latency: self.latency.buckets(),
+            series: self.series.and_then(|(sum, _)| sum.finish()),
+        })
     }
 
     /// What it holds for results, in bytes: the phase's histogram (fixed), and per worker its
@@ -195,6 +221,7 @@ impl Gathering {
     pub fn kept_bytes(&self) -> usize {
         let heap: usize = self.samples.iter().map(sample_heap_bytes).sum();
         self.latency.bytes()
+            + self.series.as_ref().map_or(0, |(sum, _)| sum.heap_bytes())
             + self.samples.capacity() * std::mem::size_of::<WorkerSample>()
             + heap
             + self.servers.capacity() * std::mem::size_of::<ServerSample>()

@@ -24,8 +24,9 @@ fn sample(worker: u32, rank: u32, distinct: u64) -> WorkerSample {
         worker,
         bytes: 1 << 20,
         ops: 256,
-        start_ns: 1_000_000,
-        end_ns: 9_000_000,
+        // Ranks start 7 ms apart.
+        start_ns: 1_000_000 + u64::from(rank) * 7_000_000,
+        end_ns: 9_000_000 + u64::from(rank) * 7_000_000,
         sync_ns: 100_000,
         sync_calls: 1,
         open_ns: 20_000,
@@ -64,7 +65,8 @@ fn world(size: u32) -> WorldInfo {
         rank: 0,
         size,
         hosts: (0..size).map(|r| format!("node{:04}", r / 32)).collect(),
-        clock_offset_ns: vec![0; size as usize],
+        // Each host's clock 4 ms ahead of the one before.
+        clock_offset_ns: (0..size).map(|r| i64::from(r / 32) * 4_000_000).collect(),
         clock_bound_ns: vec![0; size as usize],
         cpus: vec![32; size as usize],
     }
@@ -96,7 +98,7 @@ fn a_reply_crosses_intact() {
     let got = back.result.unwrap().pop().unwrap().into_merged(&mut phase, true, None).unwrap();
     assert_eq!(
         (got.worker, got.bytes, got.ops, got.start_ns, got.end_ns),
-        (3, 1 << 20, 256, 1_000_000, 9_000_000)
+        (3, 1 << 20, 256, 22_000_000, 30_000_000)
     );
     assert_eq!(got.place.unwrap().host, "node0000");
     assert_eq!(got.series.unwrap().bytes, vec![1 << 19, 1 << 19, 0]);
@@ -192,15 +194,19 @@ fn gather_up_the_tree(ranks: u32, distinct: u64, fail: &[u32]) -> (usize, Result
             servers: vec![],
         },
     };
+    // What every rank learns first: the earliest start on rank 0's clock.
+    let first =
+        (0..ranks).map(|r| sample(r, r, 0).start_ns - w.clock_offset_ns[r as usize] as u64).min().unwrap();
     let mut bundles: Vec<Option<Vec<u8>>> = vec![None; ranks as usize];
     for r in (1..ranks).rev() {
-        let mut b = Bundler::new(own(r));
+        let mut b = Bundler::new(own(r), w.clock_offset_ns[r as usize], first);
         for c in children(r, ranks) {
             b.child(c, &bundles[c as usize].take().unwrap());
         }
         bundles[r as usize] = Some(b.finish());
     }
     let mut g = Gathering::new(false, ranks as usize);
+    g.sum_series_from(first);
     g.own(Ok(vec![sample(0, 0, distinct)]));
     let mut largest = 0;
     for c in children(0, ranks) {
@@ -218,7 +224,9 @@ fn the_tree_gathers_what_one_reply_per_rank_gathers() {
         let (kept_flat, flat) = gather(ranks, 1000, false);
         let (kept, tree, largest) = gather_up_the_tree(ranks, 1000, &[]);
         let tree = tree.unwrap();
-        assert_eq!(kept, kept_flat, "{ranks} ranks: rank 0 keeps the same");
+        // The same, but for the workers' series (3 intervals each): one summed series instead.
+        let sum = tree.series.as_ref().unwrap().bytes.capacity() * 8;
+        assert_eq!(kept - sum, kept_flat - ranks as usize * 3 * 8, "{ranks} ranks: rank 0 keeps the same");
         assert_eq!(tree.latency, flat.latency, "{ranks} ranks: the phase's histogram");
         assert_eq!(tree.samples.len(), ranks as usize);
         for (t, f) in tree.samples.iter().zip(&flat.samples) {
@@ -226,10 +234,20 @@ fn the_tree_gathers_what_one_reply_per_rank_gathers() {
                 (t.worker, t.bytes, t.ops, t.start_ns, t.end_ns),
                 (f.worker, f.bytes, f.ops, f.start_ns, f.end_ns)
             );
-            assert_eq!((&t.place, &t.series), (&f.place, &f.series));
+            assert_eq!(t.place, f.place);
+            assert_eq!(t.series, None, "its series went into the phase's");
             assert_eq!(t.hist.figures(), f.hist.figures());
             assert!(t.hist.buckets().is_empty());
         }
+        // The phase's rate over time: the sum of the workers' series, each from its start on
+        // rank 0's clock, as one reply per rank gives it.
+        assert_eq!(flat.series, None);
+        let first = flat.samples.iter().map(|s| s.start_ns).min().unwrap();
+        let parts: Vec<(u64, &RateSeries)> =
+            flat.samples.iter().map(|s| (s.start_ns - first, s.series.as_ref().unwrap())).collect();
+        let want = RateSeries::sum(&parts);
+        assert!(want.as_ref().is_some_and(|r| r.bytes.iter().sum::<u64>() == u64::from(ranks) << 20));
+        assert_eq!(tree.series, want, "{ranks} ranks");
         // Rank 0's largest bundle is half the world's workers without their buckets, and one
         // merged histogram (at most 10 bytes per bucket).
         let half = (ranks as usize).div_ceil(2);
@@ -257,4 +275,44 @@ fn a_failure_deep_in_the_tree_and_a_bundle_that_is_not_one_are_told() {
         let e = g.finish().err().unwrap().to_string();
         assert!(e.contains("rank 2 (node0000) sent something that is not a bundle"), "{e}");
     }
+}
+
+/// Up the tree a worker's series goes into the phase's sum, but one with a stall in it (no
+/// progress for seconds) stays with the worker too, so rank 0 flags the stall as on one host.
+#[test]
+fn a_series_with_a_stall_stays_with_its_worker_up_the_tree() {
+    let stalled = |r: u32| {
+        let mut s = sample(r, r, 10);
+        let mut bytes = vec![0u64; 200];
+        (bytes[0], bytes[199]) = (1 << 19, 1 << 19);
+        s.series = Some(RateSeries { interval_ns: 10_000_000, end_ns: 2_000_000_000, bytes });
+        s.end_ns = s.start_ns + 2_000_000_000;
+        s
+    };
+    assert!(!stalled(1).stalls().is_empty() && sample(1, 1, 10).stalls().is_empty());
+    let w = world(3);
+    let mut b = crate::launch::mpi_tree::Bundler::new(
+        Reply { rank: 1, result: Ok(vec![SampleWire::of(stalled(1), true).unwrap()]), servers: vec![] },
+        0,
+        1_000_000,
+    );
+    let two =
+        Reply { rank: 2, result: Ok(vec![SampleWire::of(sample(2, 2, 10), true).unwrap()]), servers: vec![] };
+    let mut c = crate::launch::mpi_tree::Bundler::new(two, 0, 1_000_000);
+    c.child(
+        3,
+        &crate::launch::mpi_tree::Bundler::new(Reply { rank: 3, result: Ok(vec![]), servers: vec![] }, 0, 0)
+            .finish(),
+    );
+    b.child(2, &c.finish());
+    let mut g = Gathering::new(false, 3);
+    g.sum_series_from(1_000_000);
+    g.own(Ok(vec![stalled(0)]));
+    g.bundle(1, &b.finish(), &w);
+    let got = g.finish().unwrap();
+    let kept: Vec<bool> = got.samples.iter().map(|s| s.series.is_some()).collect();
+    assert_eq!(kept, [true, true, false], "the stalled workers' series stay, the other's does not");
+    assert_eq!(got.samples[0].stalls().len(), 1);
+    let sum = got.series.unwrap();
+    assert_eq!(sum.bytes.iter().sum::<u64>(), 3 << 20, "every worker's bytes in the phase's series");
 }

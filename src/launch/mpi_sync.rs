@@ -1,7 +1,8 @@
 //! The collectives every rank of an MPI run meets inside a phase (in a build with the `mpi`
-//! feature): the barrier the phase starts from, and after a stonewall with wear-out the meeting
-//! that finds the most ops any worker had done. Both are non-blocking calls polled, so a stop
-//! signal ends the wait and the run ends with what was measured.
+//! feature): the barrier the phase starts from, after a stonewall with wear-out the meeting
+//! that finds the most ops any worker had done, and after a phase gathered up the tree the one
+//! that finds its earliest start. All are non-blocking calls polled, so a stop signal ends the
+//! wait and the run ends with what was measured.
 
 use mpi::topology::SimpleCommunicator;
 
@@ -31,9 +32,27 @@ pub(super) fn phase_barrier() {
 }
 
 /// The wear-out target after a stonewall: the most ops any worker of any rank had done
-/// (`mine`: the most on this rank), by a non-blocking `MPI_Iallreduce` every rank calls once per
-/// such phase, polled as [`phase_barrier`] is so that a stop signal ends the wait.
+/// (`mine`: the most on this rank), met once per such phase by every rank.
 pub(super) fn wear_cross(mine: u64) -> u64 {
+    all_reduce(mine, Reduce::Max)
+}
+
+/// After a phase gathered up the tree: the earliest start of any worker of any rank on rank
+/// 0's clock (`mine`: this rank's, `u64::MAX` without a worker that ran), met once per such
+/// phase by every rank; the rate series are summed from it.
+pub(super) fn earliest_start(mine: u64) -> u64 {
+    all_reduce(mine, Reduce::Min)
+}
+
+enum Reduce {
+    Max,
+    Min,
+}
+
+/// `mine` reduced over every rank by a non-blocking `MPI_Iallreduce` that every rank calls at
+/// the same point, polled as [`phase_barrier`] is so that a stop signal ends the wait (then
+/// `mine` stands for the result: the run ends with what was measured).
+fn all_reduce(mine: u64, op: Reduce) -> u64 {
     use mpi::ffi;
     use mpi::raw::AsRaw;
     let comm = SimpleCommunicator::world();
@@ -41,16 +60,23 @@ pub(super) fn wear_cross(mine: u64) -> u64 {
     let buf: *mut [u64; 2] = Box::into_raw(Box::new([mine, mine]));
     // SAFETY: a request handle is plain data; RSMPI_REQUEST_NULL is its null value.
     let mut req = unsafe { ffi::RSMPI_REQUEST_NULL };
+    // SAFETY: reading an operation handle MPI defines.
+    let op = unsafe {
+        match op {
+            Reduce::Max => ffi::RSMPI_MAX,
+            Reduce::Min => ffi::RSMPI_MIN,
+        }
+    };
     // SAFETY: one u64 in and one out, in a live allocation that outlives the request (freed only
-    // once it completed); the communicator is valid and every rank makes this call once per
-    // phase with wear-out.
+    // once it completed); the communicator is valid and every rank makes this call at the same
+    // point of the same phase.
     unsafe {
         ffi::MPI_Iallreduce(
             (&raw const (*buf)[0]).cast(),
             (&raw mut (*buf)[1]).cast(),
             1,
             ffi::RSMPI_UINT64_T,
-            ffi::RSMPI_MAX,
+            op,
             comm.as_raw(),
             &mut req,
         )

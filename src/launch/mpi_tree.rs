@@ -3,14 +3,17 @@
 //! histogram, and sends its parent one bundle; rank 0 hears from about log2(ranks) ranks,
 //! not from every rank, so neither its transport's state nor its messages grow with each rank.
 //!
-//! A bundle is the subtree's merged latency counts, then each of the subtree's replies as it
-//! was encoded, every worker's counts already taken out of it (its figures stay). Traced
+//! A bundle is the subtree's merged latency counts and rate series (summed from the phase's
+//! earliest start, which every rank learns first: `mpi_sync::earliest_start`), then each of
+//! the subtree's replies as it was encoded, every worker's counts and series already taken out
+//! of it (its figures stay; a series with a stall in it stays too, for rank 0 to flag). Traced
 //! phases (each worker's buckets and ops kept) and phases with I/O-server ranks (which listen
 //! for any message while they serve) gather one reply per rank instead (`mpi::run_phase_with`).
 
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
+use crate::latency::series::SeriesSum;
 use crate::latency::{Buckets, FastHist};
 use crate::launch::mpi_reply::Reply;
 use crate::spec::{LatencyMode, Spec};
@@ -44,28 +47,34 @@ pub(super) fn children(rank: u32, size: u32) -> impl Iterator<Item = u32> {
 /// One rank's bundle as it is put together: its own reply, then its children's bundles.
 pub(super) struct Bundler {
     latency: FastHist,
+    series: SeriesSum,
     replies: Vec<u8>,
 }
 
 impl Bundler {
     /// A rank's bundle, starting from its own reply: its workers' counts go to the bundle's
-    /// histogram, the rest of the reply is kept encoded.
-    pub fn new(mut own: Reply) -> Bundler {
+    /// histogram and their rate series to its sum (each moved onto rank 0's clock by the
+    /// rank's `offset_ns` and placed after the phase's earliest start `first_ns`), the rest of
+    /// the reply is kept encoded.
+    pub fn new(mut own: Reply, offset_ns: i64, first_ns: u64) -> Bundler {
         let mut latency = FastHist::new();
+        let mut series = SeriesSum::default();
         if let Ok(wires) = &mut own.result {
             for w in wires {
                 w.hand_counts(&mut latency);
+                w.hand_series(&mut series, offset_ns, first_ns);
             }
         }
-        Bundler { latency, replies: own.encode_or_failure().0 }
+        Bundler { latency, series, replies: own.encode_or_failure().0 }
     }
 
     /// A child's bundle (its bytes, from rank `from`): its counts added, its replies appended
     /// as they came. Bytes that are not a bundle become rank `from`'s failure.
     pub fn child(&mut self, from: u32, bytes: &[u8]) {
         match open(bytes) {
-            Ok((counts, replies)) => {
+            Ok((counts, series, replies)) => {
                 self.latency.add(&counts);
+                self.series.merge(&series);
                 self.replies.extend_from_slice(replies);
             }
             Err(e) => {
@@ -82,14 +91,17 @@ impl Bundler {
     /// The bundle's bytes.
     pub fn finish(self) -> Vec<u8> {
         let mut bytes = postcard::to_allocvec(&self.latency.buckets()).unwrap_or_default();
+        bytes.extend_from_slice(&postcard::to_allocvec(&self.series).unwrap_or_default());
         bytes.extend_from_slice(&self.replies);
         bytes
     }
 }
 
-/// A bundle's merged counts and the bytes of its replies, one after another.
-pub(super) fn open(bytes: &[u8]) -> std::result::Result<(Buckets, &[u8]), String> {
-    postcard::take_from_bytes::<Buckets>(bytes).map_err(|e| e.to_string())
+/// A bundle's merged counts, its summed series and the bytes of its replies, one after another.
+pub(super) fn open(bytes: &[u8]) -> std::result::Result<(Buckets, SeriesSum, &[u8]), String> {
+    let (counts, rest) = postcard::take_from_bytes::<Buckets>(bytes).map_err(|e| e.to_string())?;
+    let (series, rest) = postcard::take_from_bytes::<SeriesSum>(rest).map_err(|e| e.to_string())?;
+    Ok((counts, series, rest))
 }
 
 /// The replies in a bundle's reply bytes, one at a time; a reply that cannot be read ends them.
@@ -112,10 +124,16 @@ pub(super) fn replies(mut bytes: &[u8]) -> impl Iterator<Item = std::result::Res
 }
 
 /// A serving rank's part: its own reply and its children's bundles (waited for in the order
-/// they come) to its parent, as one bundle.
-pub(super) fn send_up(comm: &SimpleCommunicator, own: Reply) {
+/// they come) to its parent, as one bundle; first every rank learns the phase's earliest start
+/// (its clock's offset from rank 0's: `offset_ns`).
+pub(super) fn send_up(comm: &SimpleCommunicator, own: Reply, offset_ns: i64) {
     let rank = comm.rank() as u32;
-    let mut bundle = Bundler::new(own);
+    let mine = match &own.result {
+        Ok(wires) => wires.iter().map(|w| w.start_on_root(offset_ns)).min(),
+        Err(_) => None,
+    };
+    let first = super::mpi_sync::earliest_start(mine.unwrap_or(u64::MAX));
+    let mut bundle = Bundler::new(own, offset_ns, first);
     for _ in children(rank, comm.size() as u32) {
         let probed = comm.any_process().matched_probe_with_tag(BUNDLE);
         let (bytes, status) = probed.matched_receive_vec::<u8>();

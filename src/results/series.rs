@@ -33,10 +33,15 @@ impl PhaseRate {
         let first = samples.iter().map(|s| s.start_ns).min()?;
         let parts: Option<Vec<(u64, &RateSeries)>> =
             samples.iter().map(|s| s.series.as_ref().map(|r| (s.start_ns - first, r))).collect();
-        let series = RateSeries::sum(&parts?)?;
+        Some(PhaseRate::of_sum(RateSeries::sum(&parts?)?, samples))
+    }
+
+    /// From the workers' series summed already (MPI ranks: up the tree, as their replies
+    /// came) and their samples.
+    pub fn of_sum(series: RateSeries, samples: &[WorkerSample]) -> PhaseRate {
         let committed = samples.iter().any(|s| s.sync_ns as f64 > MAX_COMMIT_SHARE * s.time_ns() as f64);
         let steady = if committed { None } else { series.steady() };
-        Some(PhaseRate { series, steady })
+        PhaseRate { series, steady }
     }
 }
 

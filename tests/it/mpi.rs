@@ -68,8 +68,9 @@ fn hostname() -> String {
 }
 
 /// Four ranks write one shared file and read it back cold: one table's worth of results (one
-/// JSON document, one stored experiment), four workers on ranks 0-3 of this host, and the
-/// file's bytes exactly what four writers of their quarter must leave.
+/// JSON document, one stored experiment), four workers on ranks 0-3 of this host, the phase's
+/// rate over time summed up the tree, and the file's bytes exactly what four writers of their
+/// quarter must leave.
 #[test]
 fn four_ranks_share_one_file_and_store_one_experiment() {
     let s = Scratch::new();
@@ -123,6 +124,12 @@ fn four_ranks_share_one_file_and_store_one_experiment() {
             assert_eq!(hosts.len(), 1);
             assert_eq!(hosts[0]["ranks"], serde_json::json!([0, 1, 2, 3]));
             assert_eq!(hosts[0]["bytes"], 4 << 20);
+            // The phase's rate over time, summed up the tree: every byte in it, the workers'
+            // own series not kept (none stalled).
+            let series = &r["rate"]["series"];
+            let summed: u64 = series["bytes"].as_array().unwrap().iter().map(|b| b.as_u64().unwrap()).sum();
+            assert_eq!(summed, 4 << 20, "{series}");
+            assert!(r["workers"].as_array().unwrap().iter().all(|w| w.get("series").is_none()), "{r}");
         }
         assert_eq!(ph["cache"]["policy"], "cold");
     }
