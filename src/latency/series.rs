@@ -279,6 +279,25 @@ impl SeriesSum {
         self.bytes = merged;
     }
 
+    /// Whether it is a sum as [`SeriesSum::add`] and [`SeriesSum::merge`] make them (bytes
+    /// read from elsewhere: a bundle up the tree), else what is wrong with it.
+    pub fn check(&self) -> Result<(), String> {
+        if self.bytes.is_empty() {
+            return Ok(());
+        }
+        let n = self.end_ns.div_ceil(self.interval_ns.max(1)).max(1);
+        let power = self.interval_ns % BASE_NS == 0 && (self.interval_ns / BASE_NS).is_power_of_two();
+        match power && self.bytes.len() as u64 == n && n <= SLOTS as u64 {
+            true => Ok(()),
+            false => Err(format!(
+                "a rate series of {} intervals of {} ns to {} ns is none iolab sums",
+                self.bytes.len(),
+                self.interval_ns,
+                self.end_ns
+            )),
+        }
+    }
+
     /// The bytes it points to.
     pub fn heap_bytes(&self) -> usize {
         self.bytes.capacity() * std::mem::size_of::<u64>()
@@ -423,6 +442,7 @@ mod tests {
             let (mut ab, mut ba) = (a.clone(), b.clone());
             ab.merge(&b);
             ba.merge(&a);
+            prop_assert!(ab.check().is_ok() && ba.check().is_ok());
             prop_assert_eq!(ab.finish(), want.clone());
             prop_assert_eq!(ba.finish(), want);
         });
@@ -438,5 +458,10 @@ mod tests {
         a.merge(&b);
         assert_eq!(a.finish(), None);
         assert_eq!(SeriesSum::default().finish(), None, "no worker");
+        // Read from elsewhere: a sum no adding makes is told, not divided by.
+        for (interval_ns, end_ns, n) in [(0, 10, 1), (3 * BASE_NS, BASE_NS, 1), (BASE_NS, BASE_NS, 2)] {
+            let bad = SeriesSum { interval_ns, end_ns, bytes: vec![1; n], parts: 1, missing: false };
+            assert!(bad.check().unwrap_err().contains("is none iolab sums"));
+        }
     }
 }

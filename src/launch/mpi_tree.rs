@@ -101,6 +101,7 @@ impl Bundler {
 pub(super) fn open(bytes: &[u8]) -> std::result::Result<(Buckets, SeriesSum, &[u8]), String> {
     let (counts, rest) = postcard::take_from_bytes::<Buckets>(bytes).map_err(|e| e.to_string())?;
     let (series, rest) = postcard::take_from_bytes::<SeriesSum>(rest).map_err(|e| e.to_string())?;
+    series.check()?;
     Ok((counts, series, rest))
 }
 
