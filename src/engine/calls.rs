@@ -80,6 +80,11 @@ impl Call {
         Call::Getdents64,
     ];
 
+    /// The call of that name, if iolab has one.
+    pub fn named(name: &str) -> Option<Call> {
+        Call::ALL.iter().copied().find(|c| c.name() == name)
+    }
+
     /// The system call's name (the key in results).
     pub fn name(self) -> &'static str {
         match self {
@@ -177,8 +182,8 @@ impl CallMap {
     pub fn counts(&self) -> CallCounts {
         let mut c = CallCounts::default();
         for (name, n) in self.iter() {
-            if let Some(call) = Call::ALL.iter().find(|c| c.name() == name) {
-                c.add_n(*call, n);
+            if let Some(call) = Call::named(name) {
+                c.add_n(call, n);
             }
         }
         c
@@ -193,7 +198,7 @@ impl CallMap {
 
 impl From<BTreeMap<String, u64>> for CallMap {
     fn from(m: BTreeMap<String, u64>) -> CallMap {
-        let name = |s: String| match Call::ALL.iter().find(|c| c.name() == s) {
+        let name = |s: String| match Call::named(&s) {
             Some(c) => Cow::Borrowed(c.name()),
             None => Cow::Owned(s),
         };

@@ -61,18 +61,10 @@ impl PhaseTiming {
 
 pub use crate::latency::series::Stall;
 
-/// Every stall of a worker: each run of empty intervals between two that have bytes in its
-/// rate over time, at least [`STALL_MIN_NS`] long and [`STALL_FACTOR`] times its typical op
-/// (none without a series: `latency = off`, or a rank's worker whose series went into its
-/// phase's sum up the tree, the rank having found no stall in it).
-pub fn stalls(s: &WorkerSample) -> Vec<Stall> {
-    s.stalls()
-}
-
 /// The flag of a phase in which some worker stalled: the longest stall, and how many there
 /// were.
 pub fn stall_flag(samples: &[WorkerSample]) -> Option<String> {
-    let all: Vec<Stall> = samples.iter().flat_map(stalls).collect();
+    let all: Vec<Stall> = samples.iter().flat_map(WorkerSample::stalls).collect();
     let worst = all.iter().max_by_key(|s| s.gap_ns)?;
     let more = if all.len() > 1 { format!("; {} stalls in all", all.len()) } else { String::new() };
     Some(format!(
@@ -114,7 +106,7 @@ mod tests {
         let typical_ns = s.hist.median();
         assert!(typical_ns.abs_diff(1_000_000) < 1_000);
         assert_eq!(
-            stalls(&s),
+            s.stalls(),
             [Stall { gap_ns: 3_000_000_000, at_ns: 1_000_000_000, worker: 0, typical_ns }]
         );
         let flag = stall_flag(&[s]).unwrap();
@@ -134,7 +126,7 @@ mod tests {
         // Nor commits that each take 400 ms (sync every so often): 3 s is within 10 of them.
         let mut c = sample(0, 0, 1_000_000, with_gap(300));
         (c.sync_ns, c.sync_calls) = (2_000_000_000, 5);
-        assert!(stalls(&c).is_empty());
+        assert!(c.stalls().is_empty());
         // Without a series (latency = off) nothing can be said.
         let mut off = sample(0, 0, 1_000_000, with_gap(300));
         off.series = None;
