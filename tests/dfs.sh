@@ -17,7 +17,12 @@
 
 FS_STATE=$STATE/fs
 SRV=/mnt/srv
-SRV_SIZE=2G
+# Each host's server disk: a sparse image, so only what the servers hold takes room on the
+# machine's disk. 8 GiB (with one inode per 64 KiB, as many inodes as a 2 GiB image gets by
+# default): a benchmark's alternations write some GiB, and MooseFS frees the chunks of a
+# removed file only once no mount holds it any more (a file removed through a mount that
+# wrote it stays "sustained" while that mount runs; see `up_moosefs`).
+SRV_SIZE=8G
 FS_NAMES=(moosefs glusterfs)
 
 # True when the process in PIDFILE is alive (not a zombie) and its command line has WORD.
@@ -93,7 +98,7 @@ UP_SECS=120
 srv_up() {
     local h
     for h in "${HOSTS[@]}"; do
-        [ -f "$STATE/$h.srv.img" ] || { truncate -s "$SRV_SIZE" "$STATE/$h.srv.img" && mkfs.ext4 -q -F "$STATE/$h.srv.img"; }
+        [ -f "$STATE/$h.srv.img" ] || { truncate -s "$SRV_SIZE" "$STATE/$h.srv.img" && mkfs.ext4 -q -F -i 65536 "$STATE/$h.srv.img"; }
         run_on "$h" "mountpoint -q $SRV || { mkdir -p $SRV && mount -o loop '$STATE/$h.srv.img' $SRV; }"
     done
 }
@@ -110,6 +115,7 @@ WORKING_USER = root
 WORKING_GROUP = root
 DATA_PATH = $SRV/moosefs/master
 EXPORTS_FILENAME = $d/exports.cfg
+CHUNKS_LOOP_MIN_TIME = 60
 EOF
     echo "* / rw,alldirs,maproot=0" >"$d/exports.cfg"
     run_on h1 "mkdir -p $SRV/moosefs/master && { [ -e $SRV/moosefs/master/metadata.mfs ] || cp /var/lib/mfs/metadata.mfs.empty $SRV/moosefs/master/metadata.mfs; }"
@@ -140,8 +146,12 @@ EOF
         wait_for $UP_SECS "the moosefs mount on $h" \
             "[ \"\$(run_on $h 'mountpoint -q /mnt/moosefs && stat -f -c %b /mnt/moosefs')\" -gt 0 ]"
     done
-    run_on h1 "mfssetgoal 1 /mnt/moosefs >/dev/null"
-    echo "moosefs: master on h1 ($master:9421), a chunkserver on every host (chunks on its $SRV), mounted at /mnt/moosefs on every host; goal 1"
+    # Goal 1: one copy of each chunk. Trash time 0 (inherited by everything made below) and a
+    # chunk loop of 60 s (300 s by default, 60 the least): a removed file's chunks are freed within seconds,
+    # not kept in MooseFS's trash for a day, so runs that write and remove files one after
+    # another do not fill the chunkservers' disks.
+    run_on h1 "mfssetgoal 1 /mnt/moosefs >/dev/null && mfssettrashtime 0 /mnt/moosefs >/dev/null"
+    echo "moosefs: master on h1 ($master:9421), a chunkserver on every host (chunks on its $SRV), mounted at /mnt/moosefs on every host; goal 1, trash time 0"
 }
 
 # The clients' mounts of file system NAME at /mnt/NAME, unmounted on every host. A client
