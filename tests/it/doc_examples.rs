@@ -19,7 +19,11 @@ const CANNOT: &[(&str, &str)] = &[
     ("iolab run --settle 2s --prime-memory 4GiB", "primes 4 GiB of memory: the memory tests cover priming"),
     (
         "iolab plot R7_SERVERS_ID R7_MOOSEFS_ID",
-        "plots two runs made by hand on the simulated hosts over MooseFS (docs/pfs.md: why no test makes them yet)",
+        "plots two runs made on the simulated hosts over MooseFS: mpi_dfs::russell_r7_* makes them and draws this figure",
+    ),
+    (
+        "iolab plot R10_SERVERS_ID R10_MOOSEFS_ID",
+        "plots two runs made on the simulated hosts over MooseFS: mpi_dfs::russell_r10_* makes them and draws this figure",
     ),
 ];
 
