@@ -3,7 +3,9 @@
 # hosts with MooseFS over them (tests/hosts.sh up --fs moosefs: a chunkserver per host, an
 # mfsmount per host), six ranks, two per host, under Open MPI. Three cases, each a write with
 # fsync at the end (inside the time) and a cold read in which every rank reads what a rank on
-# the next host wrote (IOR -C, iolab --reorder-reads node):
+# the next host wrote (IOR -C, iolab --reorder-reads node). Each tool writes in one mpirun and
+# reads in a second, so both reads begin from the same state (iolab: the write with --keep, then
+# the read with --reuse of its files; IOR: -w -k, then -r):
 #   shared   one shared file, POSIX (IOR -a POSIX; iolab --layout shared)
 #   fpp      a file per process, POSIX (IOR -F; iolab's default layout)
 #   mpiio    one shared file, MPI-IO independent (IOR -a MPIIO; iolab --engine mpiio)
@@ -175,19 +177,23 @@ run_ior() { # run_ior CASE
     hosts run h1 "rm -f $dir/ior.dat $dir/ior.dat.*"
 }
 
-run_iolab() { # run_iolab CASE
-    local c=$1 args=(run --dir "$dir" --op write,read:cold --size "${size_mib}MiB" --bs "${bs_kib}KiB" --reps 1
-        --sync end --sync-call fsync --reorder-reads node --json --quiet --no-store)
+run_iolab() { # run_iolab CASE: as IOR, the write (files kept) and the cold read in two runs
+    local c=$1 rid args=(run --dir "$dir" --size "${size_mib}MiB" --bs "${bs_kib}KiB" --reps 1 --seed 1
+        --sync end --sync-call fsync --json --quiet --no-store)
     case $c in
     shared) args+=(--layout shared) ;;
     fpp) ;;
     mpiio) args+=(--layout shared --engine mpiio --mpiio independent) ;;
     esac
-    quiet "$tmp/iolab.json" hosts mpirun -np 6 "$iolab" "${args[@]}"
-    python3 - "$tmp/iolab.json" "$c" >>"$results" <<'EOF'
+    quiet "$tmp/iolab-w.json" hosts mpirun -np 6 "$iolab" "${args[@]}" --op write --keep
+    rid=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["points"][0]["phases"][0]["repetitions"][0]["run_id"])' "$tmp/iolab-w.json")
+    quiet "$tmp/iolab-r.json" hosts mpirun -np 6 "$iolab" "${args[@]}" --op read:cold --reuse "$rid" --reorder-reads node
+    hosts run h1 "rm -rf $dir/.iolab-$rid"
+    python3 - "$c" "$tmp/iolab-w.json" "$tmp/iolab-r.json" >>"$results" <<'EOF'
 import json, sys
-d, case = json.load(open(sys.argv[1])), sys.argv[2]
-for ph in d["points"][0]["phases"]:
+case = sys.argv[1]
+for path in sys.argv[2:]:
+    ph = json.load(open(path))["points"][0]["phases"][0]
     r = ph["repetitions"][0]
     assert r["status"] == "complete", r
     assert len(r["workers"]) == 6 and [h["host"] for h in r["hosts"]] == ["h1", "h2", "h3"], r["hosts"]
@@ -205,6 +211,7 @@ echo "MPI: $mpi_version, 6 ranks (2 per host); IOR: $ior_version; iolab: $("$iol
 echo "per case: $size_mib MiB per rank, bs $bs_kib KiB, write with fsync at the end (timed), then a cold read of another host's data"
 echo "cold: IOR's files evicted on every host (fadvise DONTNEED, fincore 0) between its write and read runs, read with -C;"
 echo "      iolab's read:cold evicts on every reading host and checks with mincore (0.0% asserted), --reorder-reads node"
+echo "runs per tool and case: the write in one mpirun, the cold read in a second (iolab --keep, then --reuse; IOR -w -k, then -r)"
 echo "MB/s = 10^6 B/s, both tools by IOR's definition: all bytes over the first open to the last close, commits inside"
 echo "      (IOR's own Max(MiB) x 1.048576; iolab's agg_bytes_per_s from its JSON)"
 echo "shared file: made on h1 before each IOR write, IOR run with -E -k (MooseFS's create race); iolab makes its own"
