@@ -146,10 +146,11 @@ EOF
         wait_for $UP_SECS "the moosefs mount on $h" \
             "[ \"\$(run_on $h 'mountpoint -q /mnt/moosefs && stat -f -c %b /mnt/moosefs')\" -gt 0 ]"
     done
-    # Goal 1: one copy of each chunk. Trash time 0 (inherited by everything made below) and a
-    # chunk loop of 60 s (300 s by default, 60 the least): a removed file's chunks are freed within seconds,
-    # not kept in MooseFS's trash for a day, so runs that write and remove files one after
-    # another do not fill the chunkservers' disks.
+    # Goal 1: one copy of each chunk. Trash time 0 (inherited by everything made below): a
+    # removed file is not kept in MooseFS's trash for a day, the default. A chunk loop of 60 s
+    # (300 s by default; 60 is the least MooseFS 3.0 takes): the master's pass over its chunks,
+    # which deletes the chunks no file holds, comes round sooner. A removed file that a mount
+    # still holds keeps its chunks all the same (see SRV_SIZE).
     run_on h1 "mfssetgoal 1 /mnt/moosefs >/dev/null && mfssettrashtime 0 /mnt/moosefs >/dev/null"
     echo "moosefs: master on h1 ($master:9421), a chunkserver on every host (chunks on its $SRV), mounted at /mnt/moosefs on every host; goal 1, trash time 0"
 }
