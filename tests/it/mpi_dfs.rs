@@ -1,10 +1,12 @@
-//! Six MPI ranks on three simulated hosts over a real distributed file system (MooseFS:
+//! MPI ranks on three simulated hosts over a real distributed file system (MooseFS:
 //! `tests/hosts.sh up --fs moosefs`, a chunkserver on every host, an `mfsmount` per host with
 //! its own page cache). A shared file written by all and read back with `--reorder-reads node`
 //! comes from the chunkservers, every byte (counted in their /proc/PID/io), though every host
 //! had read the whole file through its own mount just before: the cold read evicted it on each
 //! host, and each host's view was 0% resident. A node-local and a shared target in one run are
-//! told apart. SLAC's per-host table across the three hosts names the file system.
+//! told apart. SLAC's per-host table across the three hosts names the file system. Russell's
+//! R7 and R10 shapes run over iolab's server ranks and on MooseFS on the same hosts and disks,
+//! each pair drawn in one figure.
 
 use std::path::Path;
 use std::process::Command;
@@ -352,7 +354,7 @@ fn russell_r10_over_server_ranks_and_on_moosefs_in_one_figure() {
     assert_eq!(points.len(), 3);
     for (k, p) in points.iter().enumerate() {
         let c = k as u64 + 1;
-        let clients: Vec<(u64, String)> = hosts[..k + 1].iter().map(|h| (MIB, h.to_string())).collect();
+        let clients: Vec<Moved> = hosts[..k + 1].iter().map(|h| (MIB, h.to_string())).collect();
         let half = c * MIB / 2;
         let (w, sv) = who(p, 0);
         assert_eq!(w, clients, "c = {c}: each client writes its own file");
@@ -373,7 +375,7 @@ fn russell_r10_over_server_ranks_and_on_moosefs_in_one_figure() {
     let doc = by_node(3, &args, s.path());
     let served = servers_read_bytes(&chunkservers) - before;
     for (k, p) in doc["points"].as_array().unwrap().iter().enumerate() {
-        let clients: Vec<(u64, String)> = hosts[..k + 1].iter().map(|h| (MIB, h.to_string())).collect();
+        let clients: Vec<Moved> = hosts[..k + 1].iter().map(|h| (MIB, h.to_string())).collect();
         assert_eq!(who(p, 0).0, clients, "c = {}", k + 1);
         assert_eq!(who(p, 1).0, clients, "c = {}", k + 1);
         assert_eq!(p["phases"][1]["cache"]["policy"], "cold");
