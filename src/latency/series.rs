@@ -263,13 +263,18 @@ impl SeriesSum {
             self.interval_ns = interval_ns;
         }
         self.end_ns = self.end_ns.max(end_ns);
-        while self.interval_ns < interval_ns || self.end_ns.div_ceil(self.interval_ns) > SLOTS as u64 {
+        while self.interval_ns < interval_ns || self.bins() > SLOTS as u64 {
             self.widen();
         }
-        let n = (self.end_ns.div_ceil(self.interval_ns) as usize).max(1);
+        let n = self.bins() as usize;
         if self.bytes.len() < n {
             self.bytes.resize(n, 0);
         }
+    }
+
+    /// The bins that reach `end_ns` at the sum's interval (at least one).
+    fn bins(&self) -> u64 {
+        self.end_ns.div_ceil(self.interval_ns.max(1)).max(1)
     }
 
     /// Twice as wide: bins 2k and 2k + 1 become bin k.
@@ -285,7 +290,7 @@ impl SeriesSum {
         if self.bytes.is_empty() {
             return Ok(());
         }
-        let n = self.end_ns.div_ceil(self.interval_ns.max(1)).max(1);
+        let n = self.bins();
         let power = self.interval_ns % BASE_NS == 0 && (self.interval_ns / BASE_NS).is_power_of_two();
         match power && self.bytes.len() as u64 == n && n <= SLOTS as u64 {
             true => Ok(()),

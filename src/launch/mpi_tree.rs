@@ -176,4 +176,30 @@ mod tests {
         assert_eq!(children(6, 100_000).collect::<Vec<_>>(), vec![7]);
         assert_eq!(children(8, 12).collect::<Vec<_>>(), vec![9, 10]);
     }
+
+    /// A middle rank gets from child 5 a bundle whose series no adding makes (3 bins of 10 ms
+    /// reaching 10 ms): child 5's subtree becomes that rank's failure in the bundle it sends
+    /// up, with the reason, and its own reply, counts and series are what they were. A good
+    /// child's bundle beside it is kept whole.
+    #[test]
+    fn a_middle_rank_tells_a_childs_malformed_series_as_that_childs_failure() {
+        use crate::latency::series::BASE_NS;
+        let reply = |rank| Reply { rank, result: Ok(vec![]), servers: vec![] };
+        let empty = Bundler::new(reply(6), 0, 0).finish();
+        let mut bad = postcard::to_allocvec(&Buckets::default()).unwrap();
+        // A SeriesSum's fields in order: interval_ns, end_ns, bytes, parts, missing.
+        bad.extend(postcard::to_allocvec(&(BASE_NS, BASE_NS, vec![1u64, 2, 3], 1u64, false)).unwrap());
+        bad.extend(Reply { rank: 5, result: Ok(vec![]), servers: vec![] }.encode_or_failure().0);
+        let mut b = Bundler::new(reply(4), 0, 0);
+        b.child(5, &bad);
+        b.child(6, &empty);
+        let bytes = b.finish();
+        let (counts, series, rest) = open(&bytes).unwrap();
+        assert_eq!((counts, series), (Buckets::default(), SeriesSum::default()));
+        let got: Vec<(u32, Result<usize, String>)> =
+            replies(rest).map(|r| r.unwrap()).map(|r| (r.rank, r.result.map(|w| w.len()))).collect();
+        let want = "sent a bundle that is not one: a rate series of 3 intervals of 10000000 ns to 10000000 ns \
+                    is none iolab sums";
+        assert_eq!(got, [(4, Ok(0)), (5, Err(want.to_string())), (6, Ok(0))]);
+    }
 }
