@@ -1,7 +1,6 @@
 //! Per-worker counts of the system (and MPI-IO) calls an engine made: fixed-size counters that the hot loop
 //! bumps without allocating, turned into a `{"pwrite": n, ...}` map for results.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A system call an engine may make while moving or committing data.
@@ -145,64 +144,77 @@ impl CallCounts {
 
     /// The non-zero counts by call name.
     pub fn to_map(self) -> CallMap {
-        let mut v: Vec<(Cow<'static, str>, u64)> = Call::ALL
-            .iter()
-            .filter(|c| self.get(**c) > 0)
-            .map(|c| (Cow::Borrowed(c.name()), self.get(*c)))
-            .collect();
-        v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        CallMap(v.into_boxed_slice())
+        let mut v: Vec<(Call, u64)> =
+            Call::ALL.iter().filter(|c| self.get(**c) > 0).map(|c| (*c, self.get(*c))).collect();
+        v.sort_unstable_by_key(|(c, _)| c.name());
+        CallMap { known: v.into_boxed_slice(), other: Box::default() }
     }
 }
 
 /// A worker's non-zero call counts by name, in name order (`calls` in JSON: `{"pwrite": n,
-/// ...}`), as results keep them for every worker of every repetition: a known call's name is
-/// not copied (16 bytes in place and 32 per call made, where a map of owned names took about
-/// 500 bytes). Names iolab does not know (from a store written by another version) are kept
+/// ...}`), as results keep them for every worker of every repetition: a known call by its
+/// number (32 bytes in place and 16 per call made, where a map of owned names took about 500
+/// bytes). Names iolab does not know (from a store written by another version) are kept apart
 /// as read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CallMap(Box<[(Cow<'static, str>, u64)]>);
+pub struct CallMap {
+    /// The calls iolab knows, in name order.
+    known: Box<[(Call, u64)]>,
+    /// Names it does not know, and their counts, in name order.
+    other: Box<[(Box<str>, u64)]>,
+}
 
 impl CallMap {
     /// The count of the call named `name`, if it was made.
     pub fn get(&self, name: &str) -> Option<u64> {
-        self.0.binary_search_by(|(n, _)| n.as_ref().cmp(name)).ok().map(|i| self.0[i].1)
+        match Call::named(name) {
+            Some(call) => self.known.iter().find(|(c, _)| *c == call).map(|(_, n)| *n),
+            None => self.other.iter().find(|(n, _)| **n == *name).map(|(_, c)| *c),
+        }
     }
 
     /// (name, count) in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
-        self.0.iter().map(|(n, c)| (n.as_ref(), *c))
+        let mut known = self.known.iter().map(|(c, n)| (c.name(), *n)).peekable();
+        let mut other = self.other.iter().map(|(k, n)| (&**k, *n)).peekable();
+        std::iter::from_fn(move || match (known.peek(), other.peek()) {
+            (Some(a), Some(b)) if b.0 < a.0 => other.next(),
+            (Some(_), _) => known.next(),
+            (None, _) => other.next(),
+        })
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.known.is_empty() && self.other.is_empty()
     }
 
     /// The counts of the calls iolab knows (a fresh sample's: every name it holds is one).
     pub fn counts(&self) -> CallCounts {
         let mut c = CallCounts::default();
-        for (name, n) in self.iter() {
-            if let Some(call) = Call::named(name) {
-                c.add_n(call, n);
-            }
+        for (call, n) in self.known.iter() {
+            c.add_n(*call, *n);
         }
         c
     }
 
     /// The bytes it points to.
     pub fn heap_bytes(&self) -> usize {
-        self.0.len() * std::mem::size_of::<(Cow<'static, str>, u64)>()
-            + self.0.iter().map(|(n, _)| if let Cow::Owned(s) = n { s.capacity() } else { 0 }).sum::<usize>()
+        self.known.len() * std::mem::size_of::<(Call, u64)>()
+            + self.other.iter().map(|(k, _)| std::mem::size_of::<(Box<str>, u64)>() + k.len()).sum::<usize>()
     }
 }
 
 impl From<BTreeMap<String, u64>> for CallMap {
     fn from(m: BTreeMap<String, u64>) -> CallMap {
-        let name = |s: String| match Call::named(&s) {
-            Some(c) => Cow::Borrowed(c.name()),
-            None => Cow::Owned(s),
-        };
-        CallMap(m.into_iter().map(|(k, v)| (name(k), v)).collect())
+        // In name order, as the map is.
+        let (mut known, mut other) = (vec![], vec![]);
+        for (k, v) in m {
+            match Call::named(&k) {
+                Some(c) => known.push((c, v)),
+                None => other.push((k.into_boxed_str(), v)),
+            }
+        }
+        CallMap { known: known.into_boxed_slice(), other: other.into_boxed_slice() }
     }
 }
 
@@ -231,7 +243,7 @@ mod tests {
         let m = c.to_map();
         assert_eq!(m.iter().collect::<Vec<_>>(), [("msync", 3), ("pwrite", 2)], "by name");
         assert_eq!((m.get("pwrite"), m.get("msync"), m.get("pread")), (Some(2), Some(3), None));
-        assert_eq!(m.heap_bytes(), 2 * 32, "names not copied");
+        assert_eq!(m.heap_bytes(), 2 * 16, "names not copied");
         assert_eq!(m.counts(), c, "back to the counters");
         for (i, call) in Call::ALL.iter().enumerate() {
             assert_eq!(*call as usize, i, "ALL is in discriminant order");
@@ -250,7 +262,7 @@ mod tests {
         assert_eq!(text, r#"{"MPI_File_write_at_all":1,"close":1,"io_uring_enter":7}"#);
         let back: CallMap = crate::json::from_str(&text).unwrap();
         assert_eq!(back, m);
-        assert_eq!(back.heap_bytes(), 3 * 32);
+        assert_eq!(back.heap_bytes(), 3 * 16);
         let other: CallMap = crate::json::from_str(r#"{"splice":2,"pwrite":1}"#).unwrap();
         assert_eq!(other.iter().collect::<Vec<_>>(), [("pwrite", 1), ("splice", 2)]);
         assert_eq!(other.get("splice"), Some(2));

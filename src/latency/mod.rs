@@ -285,7 +285,7 @@ impl LatencyNs {
 #[derive(Debug, Clone)]
 pub enum SampleHist {
     /// The worker's whole histogram (threads and processes of one host).
-    Full(Histogram<u64>),
+    Full(Box<Histogram<u64>>),
     /// Its figures, worked out where the histogram was; the counts themselves went into the
     /// phase's histogram as the sample arrived (MPI ranks), and its buckets are kept only when
     /// asked for (`keep_worker_latency`).
@@ -295,7 +295,7 @@ pub enum SampleHist {
 impl SampleHist {
     /// An empty histogram.
     pub fn empty() -> SampleHist {
-        SampleHist::Full(new_hist())
+        SampleHist::Full(Box::new(new_hist()))
     }
 
     /// No histogram: figures of none (allocates nothing).
@@ -338,7 +338,7 @@ impl SampleHist {
     /// The histogram (empty when merged and not kept).
     pub fn to_hist(&self) -> Histogram<u64> {
         match self {
-            SampleHist::Full(h) => h.clone(),
+            SampleHist::Full(h) => (**h).clone(),
             SampleHist::Merged { buckets, .. } => {
                 buckets.as_ref().map(Buckets::to_hist).unwrap_or_else(new_hist)
             }

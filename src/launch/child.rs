@@ -240,7 +240,7 @@ pub struct SampleWire {
     #[serde(default)]
     alloc_ns: Option<u64>,
     #[serde(default)]
-    hints: Option<Vec<(String, String)>>,
+    hints: Option<Box<[(String, String)]>>,
     close_ns: u64,
     hist: Buckets,
     /// Its percentiles, worked out from the histogram where it was recorded.
@@ -262,7 +262,7 @@ pub struct SampleWire {
     #[serde(default)]
     place: Option<crate::worker::Placement>,
     #[serde(default)]
-    series: Option<crate::latency::series::RateSeries>,
+    series: Option<Box<crate::latency::series::RateSeries>>,
     #[serde(default)]
     stonewall_ops: Option<u64>,
     #[serde(default)]
@@ -338,7 +338,7 @@ impl SampleWire {
         first_ns: u64,
     ) {
         let at = self.start_on_root(offset_ns).saturating_sub(first_ns);
-        sum.add(at, self.series.as_ref());
+        sum.add(at, self.series.as_deref());
         let stalled = self.series.as_ref().is_some_and(|r| {
             !r.stalls(self.worker, self.figures.p50, self.sync_ns, self.sync_calls).is_empty()
         });
@@ -370,7 +370,7 @@ impl SampleWire {
     /// The sample, its traced ops in `spill` (the batches the parent spilled as they came) or,
     /// if they came with the sample, spilled now.
     pub fn into_sample(self, spill: Option<TraceSpill>) -> Result<WorkerSample> {
-        let hist = SampleHist::Full(self.hist.to_hist());
+        let hist = SampleHist::Full(Box::new(self.hist.to_hist()));
         self.into_sample_with(spill, hist)
     }
 
@@ -416,11 +416,9 @@ impl SampleWire {
             hints: self.hints,
             close_ns: self.close_ns,
             hist,
-            trace: self.traced.map(|(ops, waited_ns)| WorkerTrace {
-                spill: spill.map(Arc::new),
-                ops,
-                waited_ns,
-            }),
+            trace: self
+                .traced
+                .map(|(ops, waited_ns)| Box::new(WorkerTrace { spill: spill.map(Arc::new), ops, waited_ns })),
             calls: self.calls.to_map(),
             max_inflight: self.max_inflight,
             role: self.role,

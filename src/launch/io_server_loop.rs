@@ -129,7 +129,7 @@ impl<'a> Serving<'a> {
         let figures = ServerSample {
             server: j,
             rank: w.rank,
-            host: w.hosts[w.rank as usize].clone(),
+            host: w.hosts[w.rank as usize].to_string(),
             store: p.spec.servers.as_ref().map_or("disk", |s| s.store.name()).to_string(),
             files: store.as_ref().map_or(0, |s| s.held.iter().filter(|h| h.file.is_some()).count() as u32),
             resident_fraction: store.as_ref().ok().and_then(|s| s.resident),
@@ -476,9 +476,9 @@ fn listen_for(w: &WorldInfo, c: u32) -> std::io::Result<(TcpListener, std::net::
     let ip = if w.hosts.get(c as usize) == Some(host) {
         IpAddr::V4(Ipv4Addr::LOCALHOST)
     } else {
-        (host.as_str(), 0).to_socket_addrs()?.map(|a| a.ip()).find(|ip| !ip.is_loopback()).ok_or_else(
-            || std::io::Error::other(format!("host {host}'s name resolves to no address other ranks reach")),
-        )?
+        (&**host, 0).to_socket_addrs()?.map(|a| a.ip()).find(|ip| !ip.is_loopback()).ok_or_else(|| {
+            std::io::Error::other(format!("host {host}'s name resolves to no address other ranks reach"))
+        })?
     };
     let l = TcpListener::bind((ip, 0))?;
     l.set_nonblocking(true)?;

@@ -31,6 +31,9 @@ pub mod strategy_process;
 pub mod strategy_threads;
 pub mod threads;
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
 use crate::latency::Buckets;
 use crate::spec::Launcher;
@@ -117,8 +120,9 @@ pub static LAUNCHERS: &[LauncherDef] = &[
 pub struct WorldInfo {
     pub rank: u32,
     pub size: u32,
-    /// Host name of each rank, by rank.
-    pub hosts: Vec<String>,
+    /// Host name of each rank, by rank: one name per host, shared by its ranks and by the
+    /// results of its workers ([`shared_host_names`]).
+    pub hosts: Vec<Arc<str>>,
     /// On rank 0: each rank's monotonic clock minus rank 0's (ns; 0 on rank 0's host), and the
     /// bound of that estimate (half the shortest round trip of the exchanges that made it); on
     /// another rank, its own offset (the rest 0).
@@ -132,11 +136,13 @@ impl WorldInfo {
     /// The distinct hosts, in order of their first rank, with the ranks on each.
     pub fn placement(&self) -> Vec<(String, Vec<u32>)> {
         let mut out: Vec<(String, Vec<u32>)> = vec![];
+        let mut index: HashMap<&str, usize> = HashMap::new();
         for (r, h) in self.hosts.iter().enumerate() {
-            match out.iter_mut().find(|(host, _)| host == h) {
-                Some((_, ranks)) => ranks.push(r as u32),
-                None => out.push((h.clone(), vec![r as u32])),
-            }
+            let i = *index.entry(h).or_insert_with(|| {
+                out.push((h.to_string(), vec![]));
+                out.len() - 1
+            });
+            out[i].1.push(r as u32);
         }
         out
     }
@@ -164,6 +170,13 @@ impl WorldInfo {
         let cpus = if *cpus == 1 { "1 CPU".to_string() } else { format!("{cpus} CPUs") };
         Some(format!("oversubscribed: {n} MPI ranks on the {cpus} of {h}{more}"))
     }
+}
+
+/// Host names by rank, each distinct name held once and shared by the ranks that have it: a
+/// rank's name then costs its world 16 bytes, not a string of its own.
+pub fn shared_host_names(names: impl IntoIterator<Item = String>) -> Vec<Arc<str>> {
+    let mut seen: HashMap<String, Arc<str>> = HashMap::new();
+    names.into_iter().map(|n| seen.entry(n).or_insert_with_key(|k| Arc::from(k.as_str())).clone()).collect()
 }
 
 /// The flag of every phase of an MPI run with more ranks than CPUs on a host
@@ -272,11 +285,30 @@ mod tests {
             cpus: vec![],
         };
         for &(h, ranks, cpus) in hosts {
-            w.hosts.extend((0..ranks).map(|_| h.to_string()));
+            w.hosts.extend((0..ranks).map(|_| h.into()));
             w.cpus.extend((0..ranks).map(|_| cpus));
         }
         w.size = w.hosts.len() as u32;
         w
+    }
+
+    /// Ranks of one host share one name (the world's list and every worker's result hold a
+    /// pointer to it), in rank order, and the placement lists each host once, in order of its
+    /// first rank.
+    #[test]
+    fn a_host_name_is_held_once_for_all_its_ranks() {
+        let names = ["b", "a", "b", "c", "a", "b"].map(String::from);
+        let hosts = super::shared_host_names(names.clone());
+        assert_eq!(hosts.iter().map(|h| &**h).collect::<Vec<_>>(), names);
+        assert!(std::sync::Arc::ptr_eq(&hosts[0], &hosts[2]) && std::sync::Arc::ptr_eq(&hosts[0], &hosts[5]));
+        assert!(std::sync::Arc::ptr_eq(&hosts[1], &hosts[4]));
+        assert!(!std::sync::Arc::ptr_eq(&hosts[0], &hosts[1]));
+        assert_eq!(std::sync::Arc::strong_count(&hosts[0]), 3, "one allocation for b's three ranks");
+        let w = WorldInfo { size: 6, hosts, ..world(&[]) };
+        assert_eq!(
+            w.placement(),
+            [("b".to_string(), vec![0, 2, 5]), ("a".to_string(), vec![1, 4]), ("c".to_string(), vec![3])]
+        );
     }
 
     /// A host with more ranks than CPUs flags the world, naming the host with the most ranks

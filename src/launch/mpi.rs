@@ -125,12 +125,9 @@ pub fn start() -> Result<Option<Session>> {
     name.resize(HOST_BYTES, 0);
     let mut all = vec![0u8; HOST_BYTES * size as usize];
     comm.all_gather_into(&name[..], &mut all[..]);
-    let hosts: Vec<String> = all
-        .chunks(HOST_BYTES)
-        .map(|c| {
-            String::from_utf8_lossy(&c[..c.iter().position(|&b| b == 0).unwrap_or(HOST_BYTES)]).into_owned()
-        })
-        .collect();
+    let hosts = super::shared_host_names(all.chunks(HOST_BYTES).map(|c| {
+        String::from_utf8_lossy(&c[..c.iter().position(|&b| b == 0).unwrap_or(HOST_BYTES)]).into_owned()
+    }));
     let mut cpus = vec![0u32; size as usize];
     comm.all_gather_into(&crate::env::host::online_cpus(), &mut cpus[..]);
     say_other_arguments(&comm, rank);

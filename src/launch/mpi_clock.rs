@@ -21,7 +21,7 @@ const ROUNDS: usize = 8;
 /// and zeros),
 /// with the bound of each estimate (half the shortest round trip). Collective: every rank
 /// calls it with the world's host names.
-pub fn offsets(comm: &SimpleCommunicator, hosts: &[String]) -> (Vec<i64>, Vec<u64>) {
+pub fn offsets(comm: &SimpleCommunicator, hosts: &[std::sync::Arc<str>]) -> (Vec<i64>, Vec<u64>) {
     let (rank, size) = (comm.rank() as usize, hosts.len());
     let (mut offset, mut bound) = (vec![0i64; size], vec![0u64; size]);
     let source = clock_sources(hosts);
@@ -72,13 +72,13 @@ pub fn offsets(comm: &SimpleCommunicator, hosts: &[String]) -> (Vec<i64>, Vec<u6
 
 /// For each rank, the rank whose clock rank 0 measures for it: the first rank of its host;
 /// None for the ranks of rank 0's host (rank 0's own clock).
-fn clock_sources(hosts: &[String]) -> Vec<Option<usize>> {
+fn clock_sources(hosts: &[std::sync::Arc<str>]) -> Vec<Option<usize>> {
     let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     hosts
         .iter()
         .enumerate()
         .map(|(r, h)| {
-            let f = *first.entry(h.as_str()).or_insert(r);
+            let f = *first.entry(h).or_insert(r);
             (*h != hosts[0]).then_some(f)
         })
         .collect()
@@ -95,10 +95,11 @@ mod tests {
 
     #[test]
     fn rank_0_measures_one_clock_per_other_host() {
-        let hosts: Vec<String> = ["a", "b", "a", "c", "b", "c", "b"].iter().map(|h| h.to_string()).collect();
+        let hosts: Vec<std::sync::Arc<str>> =
+            ["a", "b", "a", "c", "b", "c", "b"].iter().map(|&h| h.into()).collect();
         assert_eq!(clock_sources(&hosts), [None, Some(1), None, Some(3), Some(1), Some(3), Some(1)]);
         // 100,000 ranks on 2,500 hosts: 2,499 exchanges, not 97,500.
-        let many: Vec<String> = (0..100_000).map(|r| format!("node{:04}", r / 40)).collect();
+        let many = crate::launch::shared_host_names((0..100_000).map(|r| format!("node{:04}", r / 40)));
         let s = clock_sources(&many);
         let measured = s.iter().enumerate().filter(|&(r, f)| *f == Some(r)).count();
         assert_eq!(measured, 2_499);

@@ -306,7 +306,7 @@ pub fn host_files(
     host: &str,
     mine: impl Fn(usize, bool, u32) -> Vec<usize>,
 ) -> Vec<usize> {
-    let ranks: Vec<u32> = (0..w.size).filter(|&r| w.hosts[r as usize] == host).collect();
+    let ranks: Vec<u32> = (0..w.size).filter(|&r| *w.hosts[r as usize] == *host).collect();
     let mut files: Vec<usize> = vec![];
     for ph in &plan.phases {
         for &r in &ranks {

@@ -91,7 +91,7 @@ impl Gathering {
             Ok(s) => {
                 for mut s in s {
                     if let Some((sum, first)) = &mut self.series {
-                        sum.add(s.start_ns.saturating_sub(*first), s.series.as_ref());
+                        sum.add(s.start_ns.saturating_sub(*first), s.series.as_deref());
                         if s.stalls().is_empty() {
                             s.series = None;
                         }
@@ -149,14 +149,14 @@ impl Gathering {
 
     /// Rank `from` sent bytes that are not `what`.
     fn not_sent(&mut self, from: u32, w: &WorldInfo, what: &str, e: String) {
-        let host = w.hosts.get(from as usize).map_or("", String::as_str);
+        let host = w.hosts.get(from as usize).map_or("", |h| h);
         let e = Error::Run(format!("rank {from} ({host}) sent something that is not {what}: {e}"));
         self.failures.push((from, e));
     }
 
     /// A rank's reply: its samples onto rank 0's clock, their histograms merged; or its failure.
     fn take(&mut self, reply: Reply, w: &WorldInfo, fetch: &mut dyn FnMut(u32, u64) -> Result<TraceSpill>) {
-        let host = w.hosts.get(reply.rank as usize).map_or("", String::as_str);
+        let host = w.hosts.get(reply.rank as usize).map_or("", |h| h);
         self.servers.extend(reply.servers);
         match reply.result {
             Ok(wires) => {
@@ -174,6 +174,12 @@ impl Gathering {
                     };
                     match wire.into_merged(&mut self.latency, self.keep, spill) {
                         Ok(mut s) => {
+                            // The host's one name, shared by its workers' results.
+                            if let (Some(p), Some(name)) = (&mut s.place, w.hosts.get(reply.rank as usize))
+                                && *p.host == **name
+                            {
+                                p.host = name.clone();
+                            }
                             // Onto rank 0's clock, so the phase's span compares one clock.
                             (s.start_ns, s.end_ns) = (
                                 super::mpi_clock::to_root(s.start_ns, offset),
@@ -237,14 +243,18 @@ fn sample_heap_bytes(s: &WorkerSample) -> usize {
             buckets.as_ref().map_or(0, |b| b.0.capacity() * std::mem::size_of::<(u64, u64)>())
         }
     };
-    let place = s.place.as_ref().map_or(0, |p| p.host.capacity());
+    // A host name shared with the world's list is held once per host, not per worker.
+    let place = s
+        .place
+        .as_ref()
+        .map_or(0, |p| if std::sync::Arc::strong_count(&p.host) == 1 { p.host.len() } else { 0 });
     let series = s.series.as_ref().map_or(0, |r| r.bytes.capacity() * std::mem::size_of::<u64>());
     let role = s.role.as_ref().map_or(0, |r| {
         r.commit_tids.capacity() * std::mem::size_of::<u32>()
             + r.commit_spans_ns.capacity() * std::mem::size_of::<(u64, u64)>()
     });
     let hints = s.hints.as_ref().map_or(0, |h| {
-        h.capacity() * std::mem::size_of::<(String, String)>()
+        h.len() * std::mem::size_of::<(String, String)>()
             + h.iter().map(|(k, v)| k.capacity() + v.capacity()).sum::<usize>()
     });
     hist + place + series + role + hints + s.calls.heap_bytes()

@@ -11,7 +11,7 @@ use crate::worker::Placement;
 const REPLY_BYTES_PER_WORKER: usize = 160;
 /// The most bytes rank 0 keeps per worker of a phase (its sample: figures, bytes, times,
 /// call counts, rank, host name, a short rate series), whatever its histogram held.
-const KEPT_BYTES_PER_WORKER: usize = 640;
+const KEPT_BYTES_PER_WORKER: usize = 416;
 
 /// Worker `worker` of rank `rank`: `distinct` different latencies recorded, a rate series of
 /// 3 intervals, as a tiny job's worker sends it.
@@ -31,7 +31,7 @@ fn sample(worker: u32, rank: u32, distinct: u64) -> WorkerSample {
         sync_calls: 1,
         open_ns: 20_000,
         close_ns: 5_000,
-        hist: SampleHist::Full(h),
+        hist: SampleHist::Full(Box::new(h)),
         trace: None,
         calls: {
             let mut c = crate::engine::CallCounts::default();
@@ -42,12 +42,12 @@ fn sample(worker: u32, rank: u32, distinct: u64) -> WorkerSample {
         },
         max_inflight: 1,
         role: None,
-        place: Some(Placement { rank, host: format!("node{:04}", rank / 32), resident: None }),
-        series: Some(RateSeries {
+        place: Some(Placement { rank, host: format!("node{:04}", rank / 32).into(), resident: None }),
+        series: Some(Box::new(RateSeries {
             interval_ns: 10_000_000,
             end_ns: 8_000_000,
             bytes: vec![1 << 19, 1 << 19, 0],
-        }),
+        })),
         stonewall_ops: None,
         found: None,
         alloc_ns: None,
@@ -64,7 +64,7 @@ fn world(size: u32) -> WorldInfo {
     WorldInfo {
         rank: 0,
         size,
-        hosts: (0..size).map(|r| format!("node{:04}", r / 32)).collect(),
+        hosts: crate::launch::shared_host_names((0..size).map(|r| format!("node{:04}", r / 32))),
         // Each host's clock 4 ms ahead of the one before.
         clock_offset_ns: (0..size).map(|r| i64::from(r / 32) * 4_000_000).collect(),
         clock_bound_ns: vec![0; size as usize],
@@ -100,7 +100,7 @@ fn a_reply_crosses_intact() {
         (got.worker, got.bytes, got.ops, got.start_ns, got.end_ns),
         (3, 1 << 20, 256, 22_000_000, 30_000_000)
     );
-    assert_eq!(got.place.unwrap().host, "node0000");
+    assert_eq!(&*got.place.unwrap().host, "node0000");
     assert_eq!(got.series.unwrap().bytes, vec![1 << 19, 1 << 19, 0]);
     assert_eq!(got.hist.figures(), figures);
     assert_eq!(got.hist.buckets(), buckets);
@@ -244,7 +244,7 @@ fn the_tree_gathers_what_one_reply_per_rank_gathers() {
         assert_eq!(flat.series, None);
         let first = flat.samples.iter().map(|s| s.start_ns).min().unwrap();
         let parts: Vec<(u64, &RateSeries)> =
-            flat.samples.iter().map(|s| (s.start_ns - first, s.series.as_ref().unwrap())).collect();
+            flat.samples.iter().map(|s| (s.start_ns - first, s.series.as_deref().unwrap())).collect();
         let want = RateSeries::sum(&parts);
         assert!(want.as_ref().is_some_and(|r| r.bytes.iter().sum::<u64>() == u64::from(ranks) << 20));
         assert_eq!(tree.series, want, "{ranks} ranks");
@@ -285,7 +285,7 @@ fn a_series_with_a_stall_stays_with_its_worker_up_the_tree() {
         let mut s = sample(r, r, 10);
         let mut bytes = vec![0u64; 200];
         (bytes[0], bytes[199]) = (1 << 19, 1 << 19);
-        s.series = Some(RateSeries { interval_ns: 10_000_000, end_ns: 2_000_000_000, bytes });
+        s.series = Some(Box::new(RateSeries { interval_ns: 10_000_000, end_ns: 2_000_000_000, bytes }));
         s.end_ns = s.start_ns + 2_000_000_000;
         s
     };

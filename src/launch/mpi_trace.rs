@@ -132,7 +132,7 @@ pub(super) fn check_spool(specs: &[Spec], w: &WorldInfo) -> Result<()> {
         return Err(Error::Run(format!(
             "rank {} on host {}: its trace spool {} needs {} ({ops} ops of its workers in one phase at {RECORD_BYTES} B per op; {} with the margin of 5% + 64 MiB) and has {} free; give that rank a temporary directory (TMPDIR) with more room, or trace fewer ops (a larger bs, a smaller size)",
             w.rank,
-            w.hosts.get(w.rank as usize).map_or("?", String::as_str),
+            w.hosts.get(w.rank as usize).map_or("?", |h| h),
             escape_path(&dir),
             fmt_size(need),
             fmt_size(want),

@@ -99,7 +99,9 @@ const HEADER: &[&str] = &[
 
 /// The op-rate and namespace columns of a repetition and one of its workers (the last ones).
 fn ops_cols(r: &crate::results::Repetition, w: Option<&crate::results::WorkerResult>) -> [String; 7] {
-    let host = w.and_then(|w| r.hosts.iter().find(|h| w.host.is_some() && Some(&h.host) == w.host.as_ref()));
+    let host = w.and_then(|w| {
+        r.hosts.iter().find(|h| w.host.is_some() && Some(h.host.as_str()) == w.host.as_deref())
+    });
     let ns = r.namespace.as_ref();
     [
         r.max_sar_ops_per_s.to_string(),
@@ -146,10 +148,10 @@ fn server_row(x: &crate::results::ServerResult, in_flight: &str, steady: &str) -
 /// aggregate rate (empty without MPI).
 fn host_cols(r: &crate::results::Repetition, w: Option<&crate::results::WorkerResult>) -> [String; 4] {
     let Some(w) = w.filter(|w| w.host.is_some()) else { return Default::default() };
-    let h = r.hosts.iter().find(|h| Some(&h.host) == w.host.as_ref());
+    let h = r.hosts.iter().find(|h| Some(h.host.as_str()) == w.host.as_deref());
     [
         w.rank.map(|n| n.to_string()).unwrap_or_default(),
-        w.host.clone().unwrap_or_default(),
+        w.host.as_deref().unwrap_or_default().to_string(),
         h.map(|h| h.ranks.len().to_string()).unwrap_or_default(),
         h.map(|h| h.max_sar_bytes_per_s.to_string()).unwrap_or_default(),
     ]
@@ -157,8 +159,8 @@ fn host_cols(r: &crate::results::Repetition, w: Option<&crate::results::WorkerRe
 
 /// The strategy columns of a worker (empty for plain workers).
 fn role_cols(w: Option<&crate::results::WorkerResult>) -> Vec<String> {
-    let mut v = vec![w.and_then(|w| w.role.clone()).unwrap_or_default()];
-    let t = w.and_then(|w| w.times_ns);
+    let mut v = vec![w.and_then(|w| w.role.as_deref()).unwrap_or_default().to_string()];
+    let t = w.and_then(|w| w.times_ns.as_deref());
     let f =
         |g: fn(&crate::strategy::RoleTimes) -> u64| t.as_ref().map(|t| g(t).to_string()).unwrap_or_default();
     v.extend([
@@ -231,8 +233,9 @@ impl Exporter for Csv {
                     ];
                     // A worker's start on the phase's clock, and its host's agg (MPI ranks).
                     let timing = |wk: Option<&crate::results::WorkerResult>| {
-                        let host =
-                            wk.and_then(|wk| r.hosts.iter().find(|h| Some(&h.host) == wk.host.as_ref()));
+                        let host = wk.and_then(|wk| {
+                            r.hosts.iter().find(|h| Some(h.host.as_str()) == wk.host.as_deref())
+                        });
                         span.iter().cloned().chain([
                             opt(wk.and_then(|wk| wk.start_offset_ns).map(|x| x.to_string())),
                             opt(host.and_then(|h| h.agg_bytes_per_s).map(|x| x.to_string())),

@@ -65,10 +65,10 @@ pub fn render_hosts(exp: &ExperimentResult) -> String {
 
 /// Where an MPI run's workers go (`iolab plan` under mpirun): `hosts` by rank, `threads`
 /// workers per rank (worker i on rank i / threads).
-pub fn placement_text(hosts: &[String], threads: u32) -> String {
+pub fn placement_text(hosts: &[std::sync::Arc<str>], threads: u32) -> String {
     let mut by_host: Vec<(&str, Vec<u32>)> = vec![];
     for (r, h) in hosts.iter().enumerate() {
-        match by_host.iter_mut().find(|(x, _)| x == h) {
+        match by_host.iter_mut().find(|(x, _)| **x == **h) {
             Some((_, rs)) => rs.push(r as u32),
             None => by_host.push((h, vec![r as u32])),
         }
@@ -101,7 +101,8 @@ mod tests {
 
     #[test]
     fn placement_by_host() {
-        let hosts: Vec<String> = ["h1", "h1", "h2", "h2", "h3", "h3"].iter().map(|s| s.to_string()).collect();
+        let hosts: Vec<std::sync::Arc<str>> =
+            ["h1", "h1", "h2", "h2", "h3", "h3"].iter().map(|&s| s.into()).collect();
         let t = placement_text(&hosts, 2);
         assert_eq!(
             t,

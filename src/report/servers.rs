@@ -67,12 +67,12 @@ pub fn target_text(spec: &Spec, t: usize) -> String {
 
 /// Where an MPI run with servers puts its roles (`iolab plan` under mpirun): `hosts` by rank,
 /// `clients` client ranks first, the last `servers` ranks serving.
-pub fn placement_text(hosts: &[String], clients: u32, servers: u32) -> String {
+pub fn placement_text(hosts: &[std::sync::Arc<str>], clients: u32, servers: u32) -> String {
     let n = hosts.len() as u32;
     let mut by_host: Vec<(&str, Vec<u32>, Vec<u32>)> = vec![];
     for (r, h) in hosts.iter().enumerate() {
         let r = r as u32;
-        let i = match by_host.iter().position(|(x, _, _)| x == h) {
+        let i = match by_host.iter().position(|(x, _, _)| **x == **h) {
             Some(i) => i,
             None => {
                 by_host.push((h, vec![], vec![]));
@@ -109,7 +109,8 @@ pub fn placement_text(hosts: &[String], clients: u32, servers: u32) -> String {
 mod tests {
     #[test]
     fn clients_first_servers_last() {
-        let hosts: Vec<String> = ["h1", "h1", "h2", "h2", "h3", "h3"].iter().map(|s| s.to_string()).collect();
+        let hosts: Vec<std::sync::Arc<str>> =
+            ["h1", "h1", "h2", "h2", "h3", "h3"].iter().map(|&s| s.into()).collect();
         assert_eq!(
             super::placement_text(&hosts, 1, 4),
             "placement: 6 MPI ranks: clients on rank 0 (one worker each), I/O servers on ranks 2-5 (server j on rank 2 + j)\n  h1: clients 0\n  h2: servers 2-3\n  h3: servers 4-5\n"

@@ -1,6 +1,8 @@
 //! Per-host figures of a repetition run on MPI ranks over several hosts: ranks and workers on
 //! each host, bytes and ops, and the host's aggregate rates.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::results::WorkerResult;
@@ -35,29 +37,29 @@ pub struct HostShare {
 /// lists them as its write does), else in order of their first worker; empty when no worker
 /// says where it ran (threads and processes of one host).
 pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
-    let mut out: Vec<(HostShare, u64)> = vec![];
+    // Each host's share, its slowest worker's time and its workers' moments (None once one
+    // lacks a start), found by name in one pass over the workers.
+    let mut out: Vec<(HostShare, u64, Option<Vec<Moments>>)> = vec![];
+    let mut index: HashMap<&str, usize> = HashMap::new();
     for w in workers {
-        let Some(host) = &w.host else { continue };
-        let i = match out.iter().position(|(h, _)| &h.host == host) {
-            Some(i) => i,
-            None => {
-                let share = HostShare {
-                    host: host.clone(),
-                    ranks: vec![],
-                    workers: 0,
-                    bytes: 0,
-                    max_sar_bytes_per_s: 0.0,
-                    min_sar_bytes_per_s: 0.0,
-                    agg_bytes_per_s: None,
-                    ops: 0,
-                    max_sar_ops_per_s: 0.0,
-                    min_sar_ops_per_s: 0.0,
-                };
-                out.push((share, 0));
-                out.len() - 1
-            }
-        };
-        let (h, slowest) = &mut out[i];
+        let Some(host) = w.host.as_deref() else { continue };
+        let i = *index.entry(host).or_insert_with(|| {
+            let share = HostShare {
+                host: host.to_string(),
+                ranks: vec![],
+                workers: 0,
+                bytes: 0,
+                max_sar_bytes_per_s: 0.0,
+                min_sar_bytes_per_s: 0.0,
+                agg_bytes_per_s: None,
+                ops: 0,
+                max_sar_ops_per_s: 0.0,
+                min_sar_ops_per_s: 0.0,
+            };
+            out.push((share, 0, Some(vec![])));
+            out.len() - 1
+        });
+        let (h, slowest, moments) = &mut out[i];
         if let Some(r) = w.rank
             && !h.ranks.contains(&r)
         {
@@ -69,24 +71,22 @@ pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
         h.ops += w.ops;
         h.max_sar_ops_per_s += crate::stats::individual_rate(w.ops, w.time_ns);
         *slowest = (*slowest).max(w.time_ns);
+        *moments = moments.take().and_then(|mut m| {
+            m.push(Moments {
+                bytes: w.bytes,
+                start_ns: w.start_offset_ns?,
+                end_ns: w.start_offset_ns? + w.time_ns,
+                open_ns: w.open_ns,
+                close_ns: w.close_ns,
+            });
+            Some(m)
+        });
     }
     let mut shares: Vec<HostShare> = out
         .into_iter()
-        .map(|(mut h, slowest)| {
+        .map(|(mut h, slowest, moments)| {
             h.ranks.sort_unstable();
             h.min_sar_bytes_per_s = crate::stats::individual_rate(h.bytes, slowest);
-            let mine = workers.iter().filter(|w| w.host.as_ref() == Some(&h.host));
-            let moments: Option<Vec<Moments>> = mine
-                .map(|w| {
-                    w.start_offset_ns.map(|s| Moments {
-                        bytes: w.bytes,
-                        start_ns: s,
-                        end_ns: s + w.time_ns,
-                        open_ns: w.open_ns,
-                        close_ns: w.close_ns,
-                    })
-                })
-                .collect();
             h.agg_bytes_per_s = moments.and_then(|m| agg_bytes_per_s(&m));
             h.min_sar_ops_per_s = crate::stats::individual_rate(h.ops, slowest);
             h
@@ -111,7 +111,7 @@ mod tests {
         }))
         .unwrap();
         r.rank = Some(rank);
-        r.host = Some(host.to_string());
+        r.host = Some(host.into());
         r
     }
 

@@ -12,6 +12,7 @@ use crate::env::forensics::LayoutFacts;
 use crate::env::host::HostFacts;
 use crate::latency::Buckets;
 use crate::latency::period::{self, Period};
+use crate::latency::series::RateSeries;
 use crate::latency::trace::TraceSpill;
 use crate::spec::{CachePolicy, Spec};
 use crate::stats::{self, Summary};
@@ -65,7 +66,7 @@ pub struct WorkerResult {
     /// MPI-IO: the hints the MPI-IO layer applied to the worker's file after its open
     /// (MPI_File_get_info), as key and value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mpiio_hints: Option<BTreeMap<String, String>>,
+    pub mpiio_hints: Option<Box<BTreeMap<String, String>>>,
     pub close_ns: u64,
     /// r_i = bytes / t_i.
     pub bytes_per_s: f64,
@@ -90,23 +91,23 @@ pub struct WorkerResult {
     /// Strategies: the worker's role (`compute-write`, `compute`, `write`, or `sync` for the
     /// S5 sync thread).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
+    pub role: Option<Box<str>>,
     /// Strategies: where the role's time went (docs/strategies.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub times_ns: Option<crate::strategy::RoleTimes>,
+    pub times_ns: Option<Box<crate::strategy::RoleTimes>>,
     /// Strategies: the thread that ran the role, and the threads that issued its commits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tid: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit_tids: Option<Vec<u32>>,
+    pub commit_tids: Option<Box<[u32]>>,
     /// MPI: the rank the worker ran on, and that rank's host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
+    pub host: Option<Arc<str>>,
     /// Bytes completed per interval of t_i (None with `latency = off`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub series: Option<crate::latency::series::RateSeries>,
+    pub series: Option<Box<RateSeries>>,
     /// Stonewall: the ops it had done when the stonewall came (absent: no stonewall, or its
     /// blocks ran out first); with wear-out, `ops` is where it went on to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -129,7 +130,7 @@ impl WorkerResult {
             sync_calls: s.sync_calls,
             open_ns: s.open_ns,
             alloc_ns: s.alloc_ns,
-            mpiio_hints: s.hints.as_ref().map(|h| h.iter().cloned().collect()),
+            mpiio_hints: s.hints.as_ref().map(|h| Box::new(h.iter().cloned().collect())),
             close_ns: s.close_ns,
             bytes_per_s: stats::individual_rate(s.bytes, s.time_ns()),
             ops_per_s: 0.0,
@@ -142,10 +143,10 @@ impl WorkerResult {
             trace: s.trace.as_ref().and_then(|t| t.spill.clone()).map(SpillRef),
             calls: s.calls.clone(),
             max_inflight: s.max_inflight,
-            role: s.role.as_ref().map(|r| r.role.name().to_string()),
-            times_ns: s.role.as_ref().map(|r| r.times),
+            role: s.role.as_ref().map(|r| r.role.name().into()),
+            times_ns: s.role.as_ref().map(|r| Box::new(r.times)),
             tid: s.role.as_ref().map(|r| r.tid),
-            commit_tids: s.role.as_ref().map(|r| r.commit_tids.clone()),
+            commit_tids: s.role.as_ref().map(|r| r.commit_tids.as_slice().into()),
             rank: s.place.as_ref().map(|p| p.rank),
             host: s.place.as_ref().map(|p| p.host.clone()),
             series: s.series.clone(),
@@ -160,13 +161,17 @@ impl WorkerResult {
     #[cfg(test)]
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
-        let strings =
-            |v: &[&Option<String>]| v.iter().map(|s| s.as_ref().map_or(0, String::capacity)).sum::<usize>();
-        self.latency_histogram_ns.0.capacity() * size_of::<(u64, u64)>()
+        // A host name shared with its host's other workers is held once per host.
+        let host = self.host.as_ref().map_or(0, |h| if Arc::strong_count(h) == 1 { h.len() } else { 0 });
+        host + self.latency_histogram_ns.0.capacity() * size_of::<(u64, u64)>()
             + self.calls.heap_bytes()
-            + strings(&[&self.role, &self.host])
-            + self.series.as_ref().map_or(0, |r| r.bytes.capacity() * size_of::<u64>())
-            + self.commit_tids.as_ref().map_or(0, |v| v.capacity() * size_of::<u32>())
+            + self.role.as_ref().map_or(0, |r| r.len())
+            + self.times_ns.as_ref().map_or(0, |_| size_of::<crate::strategy::RoleTimes>())
+            + self
+                .series
+                .as_ref()
+                .map_or(0, |r| size_of::<RateSeries>() + r.bytes.capacity() * size_of::<u64>())
+            + self.commit_tids.as_ref().map_or(0, |v| v.len() * size_of::<u32>())
             + self.periods.as_ref().map_or(0, |v| v.capacity() * size_of::<Period>())
             + self
                 .mpiio_hints

@@ -32,7 +32,7 @@ impl PhaseRate {
     pub fn of(samples: &[WorkerSample]) -> Option<PhaseRate> {
         let first = samples.iter().map(|s| s.start_ns).min()?;
         let parts: Option<Vec<(u64, &RateSeries)>> =
-            samples.iter().map(|s| s.series.as_ref().map(|r| (s.start_ns - first, r))).collect();
+            samples.iter().map(|s| s.series.as_deref().map(|r| (s.start_ns - first, r))).collect();
         Some(PhaseRate::of_sum(RateSeries::sum(&parts?)?, samples))
     }
 

@@ -85,7 +85,7 @@ mod tests {
         let mut hist = crate::latency::new_hist();
         hist.record(op_ns).unwrap();
         WorkerSample {
-            hist: crate::latency::SampleHist::Full(hist),
+            hist: crate::latency::SampleHist::Full(Box::new(hist)),
             ..WorkerSample::with_series(worker, start_ns, bytes)
         }
     }

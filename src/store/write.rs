@@ -169,7 +169,7 @@ impl Store {
                         self.json(&w.calls)?,
                         w.max_inflight as i64,
                         w.role,
-                        w.times_ns.map(|t| self.json(&t)).transpose()?,
+                        w.times_ns.as_ref().map(|t| self.json(t)).transpose()?,
                         w.tid,
                         w.commit_tids.as_ref().map(|t| self.json(t)).transpose()?,
                         w.rank,

@@ -367,8 +367,8 @@ fn main_loop(
         alloc_ns,
         hints: None,
         close_ns,
-        hist: crate::latency::SampleHist::Full(hist.to_hdr()),
-        trace,
+        hist: crate::latency::SampleHist::Full(Box::new(hist.to_hdr())),
+        trace: trace.map(Box::new),
         calls: calls.to_map(),
         max_inflight: u64::from(ops > 0),
         role: Some(Box::new(RoleSample {

@@ -75,7 +75,8 @@ pub fn max_overlap(spans: impl IntoIterator<Item = (u64, u64)>) -> u64 {
 /// roles recorded, which it then drops: over all workers on one clock (threads, processes of
 /// one machine), and on MPI ranks the most on any one host (each host has its own clock).
 pub fn count_in_flight(samples: &mut [WorkerSample]) {
-    let mut by_host: std::collections::BTreeMap<Option<String>, Vec<(u64, u64)>> = Default::default();
+    let mut by_host: std::collections::BTreeMap<Option<std::sync::Arc<str>>, Vec<(u64, u64)>> =
+        Default::default();
     for s in samples.iter_mut() {
         let host = s.place.as_ref().map(|p| p.host.clone());
         if let Some(r) = s.role.as_mut() {

@@ -144,7 +144,7 @@ fn async_loop<E: AsyncEngine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) 
         ctx.progress.store(bytes, Relaxed);
     }
     let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
-    let series = R::CLOCKED.then(|| series.finish(end_ns - start_ns));
+    let series = R::CLOCKED.then(|| Box::new(series.finish(end_ns - start_ns)));
     let max_inflight = max_inflight as u64;
     let stonewall_ops = lim.stonewall_ops;
     let done = LoopDone {

@@ -27,7 +27,7 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
     let ops = ctx.plan.ops;
     let per_block = ops.parallel_pieces() as usize;
     let (mut engine, opened) = ctx.open_engine(E::buffers, E::open)?;
-    let hints = engine.hints().map(<[_]>::to_vec);
+    let hints = engine.hints().map(Box::<[_]>::from);
     let mut rec = ctx.before_gate(rec)?;
     let mut alloc = ctx.before_gate(BlockAlloc::open(ctx))?;
     let mut data = DataPath::new(ctx);
@@ -145,7 +145,7 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
         bytes,
         ops: n,
         max_inflight: if n > 0 { per_block as u64 } else { 0 },
-        series: R::CLOCKED.then(|| series.finish(end_ns - start_ns)),
+        series: R::CLOCKED.then(|| Box::new(series.finish(end_ns - start_ns))),
         stonewall_ops: lim.stonewall_ops,
     };
     done.sample(ctx, &commits, rec, || {

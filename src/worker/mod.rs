@@ -135,12 +135,12 @@ pub struct WorkerSample {
     /// phases, a strategy's sync thread).
     pub alloc_ns: Option<u64>,
     /// MPI-IO: the hints the MPI-IO layer applied to its file (None for other engines).
-    pub hints: Option<Vec<(String, String)>>,
+    pub hints: Option<Box<[(String, String)]>>,
     pub close_ns: u64,
     /// Per-op latency in ns (commits excluded).
     pub hist: crate::latency::SampleHist,
     /// Every op (with `latency = trace`), files as global ids.
-    pub trace: Option<WorkerTrace>,
+    pub trace: Option<Box<WorkerTrace>>,
     /// System calls the engine made, from open to close.
     pub calls: crate::engine::CallMap,
     /// The most ops this worker had in flight at once (1 for synchronous engines).
@@ -151,7 +151,7 @@ pub struct WorkerSample {
     pub place: Option<Placement>,
     /// Bytes completed per interval of its time (None with `latency = off` and for a
     /// strategy's roles).
-    pub series: Option<crate::latency::series::RateSeries>,
+    pub series: Option<Box<crate::latency::series::RateSeries>>,
     /// Stonewall: the ops it had done when the stonewall came (None: no stonewall, or its
     /// blocks ran out first).
     pub stonewall_ops: Option<u64>,
@@ -197,7 +197,8 @@ pub struct ServerSample {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Placement {
     pub rank: u32,
-    pub host: String,
+    /// Shared with the world's list of hosts (one name per host).
+    pub host: std::sync::Arc<str>,
     /// The resident fraction of the worker's files on its host before the phase, measured
     /// there when that host is not the coordinator's (whose check covers its own view).
     pub resident: Option<f64>,
@@ -286,7 +287,7 @@ impl WorkerSample {
             max_inflight: 1,
             role: None,
             place: None,
-            series: Some(RateSeries { interval_ns: BASE_NS, end_ns: time_ns, bytes }),
+            series: Some(Box::new(RateSeries { interval_ns: BASE_NS, end_ns: time_ns, bytes })),
             stonewall_ops: None,
             found: None,
         }

@@ -37,7 +37,7 @@ pub fn run_worker<E: Engine>(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
 fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSample> {
     let ops = ctx.plan.ops;
     let (mut engine, opened) = ctx.open_engine(E::buffers, E::open)?;
-    let hints = engine.hints().map(<[_]>::to_vec);
+    let hints = engine.hints().map(Box::<[_]>::from);
     let mut rec = ctx.before_gate(rec)?;
     let mut alloc = ctx.before_gate(BlockAlloc::open(ctx))?;
     let mut data = DataPath::new(ctx);
@@ -130,7 +130,7 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
     let end_ns = commits
         .at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)
         .map_err(|e| ctx.commit_error(e))?;
-    let series = R::CLOCKED.then(|| series.finish(end_ns - start_ns));
+    let series = R::CLOCKED.then(|| Box::new(series.finish(end_ns - start_ns)));
     let max_inflight = u64::from(n > 0);
     let stonewall_ops = lim.stonewall_ops;
     let done =
@@ -147,13 +147,13 @@ pub(crate) struct LoopDone {
     pub start_ns: u64,
     pub opened: super::Opened,
     /// The hints the engine reports in effect after its open (MPI-IO).
-    pub hints: Option<Vec<(String, String)>>,
+    pub hints: Option<Box<[(String, String)]>>,
     pub end_ns: u64,
     pub bytes: u64,
     pub ops: u64,
     pub max_inflight: u64,
     /// Bytes per interval (where the loop reads the clock per op: not with `latency = off`).
-    pub series: Option<RateSeries>,
+    pub series: Option<Box<RateSeries>>,
     /// The ops done when the stonewall came, if it came before the blocks ran out.
     pub stonewall_ops: Option<u64>,
 }
@@ -183,8 +183,8 @@ impl LoopDone {
             alloc_ns: Some(self.opened.alloc_ns),
             hints: self.hints,
             close_ns,
-            hist: crate::latency::SampleHist::Full(hist),
-            trace,
+            hist: crate::latency::SampleHist::Full(Box::new(hist)),
+            trace: trace.map(Box::new),
             calls: calls.to_map(),
             max_inflight: self.max_inflight,
             role: None,

@@ -56,8 +56,9 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     let (stat, _) = o.stat_and_figures(exp)?;
     let n_workers = runs.iter().map(|r| r.workers.len()).max().unwrap_or(0);
     // MPI: each worker's host; bars grouped by host, one colour (series) per host.
-    let host_of: Vec<Option<String>> =
-        (0..n_workers).map(|w| runs.iter().find_map(|r| r.workers.get(w)?.host.clone())).collect();
+    let host_of: Vec<Option<String>> = (0..n_workers)
+        .map(|w| runs.iter().find_map(|r| r.workers.get(w)?.host.as_deref().map(str::to_string)))
+        .collect();
     let mut hosts: Vec<String> = vec![];
     for h in host_of.iter().flatten() {
         if !hosts.contains(h) {

@@ -351,12 +351,12 @@ pub fn overlap_rows(exp: &ExperimentResult) -> (Vec<&'static str>, Vec<Vec<Strin
         let run_ns = reps.iter().map(|r| r.time_ns as f64).sum::<f64>() / reps.len() as f64;
         let label = point_label(exp, pi);
         let mut workers: Vec<(u32, String)> =
-            reps[0].workers.iter().filter_map(|w| Some((w.worker, w.role.clone()?))).collect();
+            reps[0].workers.iter().filter_map(|w| Some((w.worker, w.role.as_deref()?.to_string()))).collect();
         workers.sort();
         for (w, role) in workers {
             let mine: Vec<&crate::strategy::RoleTimes> = reps
                 .iter()
-                .filter_map(|r| r.workers.iter().find(|x| x.worker == w)?.times_ns.as_ref())
+                .filter_map(|r| r.workers.iter().find(|x| x.worker == w)?.times_ns.as_deref())
                 .collect();
             let n = mine.len().max(1) as f64;
             let mean =
