@@ -234,13 +234,16 @@ impl Gathering {
     }
 }
 
-/// The heap a sample points to.
+/// The heap a sample points to, boxes included.
 #[cfg(test)]
 fn sample_heap_bytes(s: &WorkerSample) -> usize {
+    use std::mem::size_of;
     let hist = match &s.hist {
-        SampleHist::Full(h) => h.distinct_values() * std::mem::size_of::<u64>(),
+        SampleHist::Full(h) => {
+            size_of::<hdrhistogram::Histogram<u64>>() + h.distinct_values() * size_of::<u64>()
+        }
         SampleHist::Merged { buckets, .. } => {
-            buckets.as_ref().map_or(0, |b| b.0.capacity() * std::mem::size_of::<(u64, u64)>())
+            buckets.as_ref().map_or(0, |b| b.0.capacity() * size_of::<(u64, u64)>())
         }
     };
     // A host name shared with the world's list is held once per host, not per worker.
@@ -248,16 +251,20 @@ fn sample_heap_bytes(s: &WorkerSample) -> usize {
         .place
         .as_ref()
         .map_or(0, |p| if std::sync::Arc::strong_count(&p.host) == 1 { p.host.len() } else { 0 });
-    let series = s.series.as_ref().map_or(0, |r| r.bytes.capacity() * std::mem::size_of::<u64>());
+    let series = s.series.as_ref().map_or(0, |r| {
+        size_of::<crate::latency::series::RateSeries>() + r.bytes.capacity() * size_of::<u64>()
+    });
     let role = s.role.as_ref().map_or(0, |r| {
-        r.commit_tids.capacity() * std::mem::size_of::<u32>()
-            + r.commit_spans_ns.capacity() * std::mem::size_of::<(u64, u64)>()
+        size_of::<crate::worker::RoleSample>()
+            + r.commit_tids.capacity() * size_of::<u32>()
+            + r.commit_spans_ns.capacity() * size_of::<(u64, u64)>()
     });
     let hints = s.hints.as_ref().map_or(0, |h| {
-        h.len() * std::mem::size_of::<(String, String)>()
+        h.len() * size_of::<(String, String)>()
             + h.iter().map(|(k, v)| k.capacity() + v.capacity()).sum::<usize>()
     });
-    hist + place + series + role + hints + s.calls.heap_bytes()
+    let trace = s.trace.as_ref().map_or(0, |_| size_of::<crate::latency::trace::WorkerTrace>());
+    hist + place + series + role + hints + trace + s.calls.heap_bytes()
 }
 
 #[cfg(test)]
