@@ -41,7 +41,13 @@ impl Sink for NoSink {
     fn begin(&mut self, _: &ExperimentResult) -> Result<()> {
         Ok(())
     }
-    fn run_done(&mut self, _: &ExperimentResult, _: usize, _: &str, _: &[(usize, Repetition)]) -> Result<()> {
+    fn run_done(
+        &mut self,
+        _: &ExperimentResult,
+        _: usize,
+        _: &str,
+        _: &[(usize, &Repetition)],
+    ) -> Result<()> {
         Ok(())
     }
 }
@@ -98,10 +104,12 @@ pub struct Runner<'a> {
     monitor: &'a dyn Monitor,
 }
 
-/// What one run left: its phases' repetitions, and the error that stopped it (the run's own,
-/// or the store's when the run could not be stored: then `stored` is false).
+/// What one run left (its phases' repetitions are in [`Runner::result`]): the job's time, and
+/// the error that stopped it (the run's own, or the store's when the run could not be stored:
+/// then `stored` is false).
 pub struct RunDone {
-    pub reps: Vec<(usize, Repetition)>,
+    /// Its phases' times summed, in seconds (the slowest worker's t_i of each).
+    pub job_time_s: f64,
     pub error: Option<Error>,
     pub stored: bool,
 }
@@ -170,18 +178,17 @@ impl<'a> Runner<'a> {
             }
             Err(e) => (vec![], Some(e)),
         };
-        for (phase, r) in &reps {
-            let ph = &mut self.result.points[pi].phases[*phase];
-            let runs = if slot.warmup { &mut ph.warmups } else { &mut ph.repetitions };
-            runs.push(r.without_traces());
-        }
-        for ph in &mut self.result.points[pi].phases {
-            ph.refresh();
-        }
+        let job_time_s = reps.iter().map(|(_, r)| r.time_ns as f64 / 1e9).sum();
+        // Kept once, where the experiment keeps it, and handed to the sink from there: no
+        // second copy of every worker's result while it is stored.
+        let kept = self.result.points[pi].keep_run(reps, slot.warmup);
+        let run = self.result.points[pi].kept_run(&kept, slot.warmup);
         // A store that fails now must not lose what is in hand: the caller still prints it.
-        if !reps.is_empty()
-            && let Err(e) = self.sink.run_done(&self.result, pi, &run_id, &reps)
-        {
+        let stored =
+            if run.is_empty() { Ok(()) } else { self.sink.run_done(&self.result, pi, &run_id, &run) };
+        // The traces went to the store (or nowhere): their spills go now.
+        self.result.points[pi].drop_run_traces(&kept, slot.warmup);
+        if let Err(e) = stored {
             let error = Some(match err {
                 Some(run_err) => {
                     self.monitor.note(&format!("the store failed too: {e}"));
@@ -189,9 +196,9 @@ impl<'a> Runner<'a> {
                 }
                 None => e,
             });
-            return RunDone { reps, error, stored: false };
+            return RunDone { job_time_s, error, stored: false };
         }
-        RunDone { reps, error: err, stored: true }
+        RunDone { job_time_s, error: err, stored: true }
     }
 }
 
@@ -473,28 +480,5 @@ impl Monitor for Silent {
     }
     fn wants_ticks(&self) -> bool {
         false
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn write_generations_count_layout_and_write_phases() {
-        let mut p = crate::experiment::Params::default();
-        p.set("ops", vec!["read".into(), "write".into(), "read".into(), "rewrite".into(), "read".into()])
-            .unwrap();
-        let env = crate::experiment::ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
-        let plan = plan::plan(&crate::experiment::resolve(&p, &env).unwrap());
-        let g: Vec<u32> = (0..5).map(|i| generation(&plan, i)).collect();
-        assert_eq!(g, [1, 2, 2, 3, 3]);
-    }
-
-    #[test]
-    fn ids_look_right() {
-        let id = new_experiment_id();
-        assert_eq!(id.len(), 22, "{id}");
-        assert_ne!(crate::target::workdir::new_run_id(), crate::target::workdir::new_run_id());
     }
 }

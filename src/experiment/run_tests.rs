@@ -1,4 +1,5 @@
-//! Tests of the coordinator over real experiments: what it reads once per experiment.
+//! Tests of the coordinator: over real experiments, what it reads once per experiment and what
+//! it keeps of each run; its write generations and ids.
 
 use crate::env::host::{self, HostFacts, TARGET_READS};
 use crate::experiment::run::{NoSink, Outcome, Silent, run_experiment};
@@ -50,4 +51,81 @@ fn host_facts_are_read_once_per_experiment_not_per_run() {
     assert_eq!(reads, 1);
     assert!(watched(&out).iter().all(|d| *d == want));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "work directories left");
+}
+
+/// A sink that notes where each run's workers lie in memory and whether they held their
+/// traces when handed over.
+#[derive(Default)]
+struct Where {
+    /// (the workers' address, how many held a trace, how many workers) per repetition handed over.
+    seen: Vec<(usize, usize, usize)>,
+}
+
+impl crate::results::Sink for Where {
+    fn begin(&mut self, _: &crate::results::ExperimentResult) -> crate::Result<()> {
+        Ok(())
+    }
+    fn run_done(
+        &mut self,
+        _: &crate::results::ExperimentResult,
+        _: usize,
+        _: &str,
+        reps: &[(usize, &crate::results::Repetition)],
+    ) -> crate::Result<()> {
+        for (_, r) in reps {
+            let traced = r.workers.iter().filter(|w| w.trace.is_some()).count();
+            self.seen.push((r.workers.as_ptr() as usize, traced, r.workers.len()));
+        }
+        Ok(())
+    }
+}
+
+/// A run's results are kept once: the sink is handed the repetitions the experiment keeps (the
+/// same workers in memory, not a copy), with their traces, which go once it has them.
+#[test]
+fn a_run_is_kept_once_and_its_traces_go_once_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = Experiment::default();
+    let d = dir.path().to_string_lossy().into_owned();
+    for (k, v) in [("engine", "psync"), ("size", "16KiB"), ("bs", "4KiB"), ("workers", "2"), ("reps", "2")] {
+        e.params.set(k, vec![v.into()]).unwrap();
+    }
+    for (k, v) in [("warmup", "1"), ("latency", "trace"), ("dirs", d.as_str())] {
+        e.params.set(k, vec![v.into()]).unwrap();
+    }
+    e.params.set("ops", vec!["write".into(), "read".into()]).unwrap();
+    let env = ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
+    let b = e.build(&env).unwrap();
+    let mut sink = Where::default();
+    let out = run_experiment(&b.base, &b.points, b.design, HostFacts::default(), &mut sink, &Silent).unwrap();
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let kept: Vec<&crate::results::Repetition> =
+        out.result.points[0].phases.iter().flat_map(|ph| ph.warmups.iter().chain(&ph.repetitions)).collect();
+    assert_eq!(kept.len(), 6, "2 phases x (1 warm-up + 2 repetitions)");
+    assert_eq!(sink.seen.len(), 6);
+    for r in &kept {
+        assert_eq!(r.workers.len(), 2);
+        assert!(r.workers.iter().all(|w| w.trace.is_none()), "no trace kept in memory once stored");
+        let at = r.workers.as_ptr() as usize;
+        assert_eq!(sink.seen.iter().filter(|s| s.0 == at).count(), 1, "the sink saw these very workers");
+    }
+    assert!(sink.seen.iter().all(|&(_, traced, n)| traced == n && n == 2), "{:?}", sink.seen);
+}
+
+#[test]
+fn write_generations_count_layout_and_write_phases() {
+    let mut p = crate::experiment::Params::default();
+    p.set("ops", vec!["read".into(), "write".into(), "read".into(), "rewrite".into(), "read".into()])
+        .unwrap();
+    let env = crate::experiment::ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
+    let plan = crate::plan::plan(&crate::experiment::resolve(&p, &env).unwrap());
+    let g: Vec<u32> = (0..5).map(|i| crate::experiment::run::generation(&plan, i)).collect();
+    assert_eq!(g, [1, 2, 2, 3, 3]);
+}
+
+#[test]
+fn ids_look_right() {
+    let id = crate::experiment::ids::new_experiment_id();
+    assert_eq!(id.len(), 22, "{id}");
+    assert_ne!(crate::target::workdir::new_run_id(), crate::target::workdir::new_run_id());
 }

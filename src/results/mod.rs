@@ -422,7 +422,7 @@ pub trait Sink {
         exp: &ExperimentResult,
         point: usize,
         run_id: &str,
-        reps: &[(usize, Repetition)],
+        reps: &[(usize, &Repetition)],
     ) -> crate::Result<()>;
     /// A tuning's record (`iolab tune`), after each of its rounds and when it ends; its runs
     /// came through [`Sink::run_done`] first.

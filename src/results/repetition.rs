@@ -1,16 +1,15 @@
 //! A repetition's figures from its workers' samples: its rates (max_SAR, min_SAR, IOPS, the
-//! IOR span), its per-host shares, a failed repetition, and the repetition without its traces.
+//! IOR span), its per-host shares, a failed repetition; a run's repetitions kept in its point
+//! (moved, not copied) and their traces let go once stored.
 
 use super::*;
 
 impl Repetition {
-    /// The repetition without its traces (what results keep in memory once stored).
-    pub fn without_traces(&self) -> Repetition {
-        let mut r = self.clone();
-        for w in &mut r.workers {
+    /// Lets its workers' traces go (what results keep in memory once stored: none).
+    pub fn drop_traces(&mut self) {
+        for w in &mut self.workers {
             w.trace = None;
         }
-        r
     }
 
     /// Builds a complete repetition from its workers' samples.
@@ -139,4 +138,46 @@ impl Repetition {
             latency_histogram_ns: Buckets::default(),
         }
     }
+}
+
+impl PointResult {
+    /// Keeps a run's repetitions, (phase, repetition), among its phases' warm-ups or measured
+    /// repetitions, moved, not copied, and brings the phases' figures up to date; where each
+    /// went: (phase, index).
+    pub fn keep_run(&mut self, reps: Vec<(usize, Repetition)>, warmup: bool) -> Vec<(usize, usize)> {
+        let kept = reps
+            .into_iter()
+            .map(|(phase, r)| {
+                let runs = runs_mut(&mut self.phases[phase], warmup);
+                runs.push(r);
+                (phase, runs.len() - 1)
+            })
+            .collect();
+        for ph in &mut self.phases {
+            ph.refresh();
+        }
+        kept
+    }
+
+    /// The run kept at `kept` ([`PointResult::keep_run`]), as a sink is handed it.
+    pub fn kept_run(&self, kept: &[(usize, usize)], warmup: bool) -> Vec<(usize, &Repetition)> {
+        kept.iter()
+            .map(|&(phase, i)| {
+                let ph = &self.phases[phase];
+                (phase, if warmup { &ph.warmups[i] } else { &ph.repetitions[i] })
+            })
+            .collect()
+    }
+
+    /// Lets the traces of the run kept at `kept` go.
+    pub fn drop_run_traces(&mut self, kept: &[(usize, usize)], warmup: bool) {
+        for &(phase, i) in kept {
+            runs_mut(&mut self.phases[phase], warmup)[i].drop_traces();
+        }
+    }
+}
+
+/// A phase's warm-up runs, or its measured repetitions.
+fn runs_mut(ph: &mut PhaseResult, warmup: bool) -> &mut Vec<Repetition> {
+    if warmup { &mut ph.warmups } else { &mut ph.repetitions }
 }

@@ -291,16 +291,16 @@ fn import_experiment_from(store: &Store, exp: &ExperimentResult, src: &Path) -> 
     Ok(out)
 }
 
-type Runs = BTreeMap<(usize, String), (bool, Vec<(usize, Repetition)>)>;
+type Runs<'a> = BTreeMap<(usize, String), (bool, Vec<(usize, &'a Repetition)>)>;
 
 /// The runs of an experiment: its phase repetitions grouped by run id.
-fn runs_of(exp: &ExperimentResult) -> Runs {
+fn runs_of(exp: &ExperimentResult) -> Runs<'_> {
     let mut runs: Runs = BTreeMap::new();
     for (pi, point) in exp.points.iter().enumerate() {
         for (phi, ph) in point.phases.iter().enumerate() {
             for (warmup, list) in [(false, &ph.repetitions), (true, &ph.warmups)] {
                 for r in list {
-                    runs.entry((pi, r.run_id.clone())).or_insert((warmup, vec![])).1.push((phi, r.clone()));
+                    runs.entry((pi, r.run_id.clone())).or_insert((warmup, vec![])).1.push((phi, r));
                 }
             }
         }

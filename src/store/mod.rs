@@ -318,7 +318,7 @@ impl Sink for Store {
         exp: &ExperimentResult,
         point: usize,
         run_id: &str,
-        reps: &[(usize, Repetition)],
+        reps: &[(usize, &Repetition)],
     ) -> Result<()> {
         let warmup = exp.points[point].phases.iter().any(|ph| ph.warmups.iter().any(|r| r.run_id == run_id));
         self.insert_run(&exp.experiment_id, point, run_id, reps, warmup)

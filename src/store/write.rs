@@ -67,7 +67,7 @@ impl Store {
         experiment_id: &str,
         point: usize,
         run_id: &str,
-        reps: &[(usize, Repetition)],
+        reps: &[(usize, &Repetition)],
         warmup: bool,
     ) -> Result<()> {
         let tx = self.write_tx()?;
@@ -82,7 +82,7 @@ impl Store {
         experiment_id: &str,
         point: usize,
         run_id: &str,
-        reps: &[(usize, Repetition)],
+        reps: &[(usize, &Repetition)],
         warmup: bool,
     ) -> Result<()> {
         let status =

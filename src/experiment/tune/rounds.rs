@@ -12,7 +12,6 @@ use std::time::Instant;
 use crate::error::Error;
 use crate::experiment::run::Runner;
 use crate::experiment::schedule::{Interleave, Slot, schedule};
-use crate::results::Repetition;
 use crate::results::tune::{Ended, Out, Round, Tuning, race};
 
 /// Why the race must stop now, if a stop signal arrived: the budget's deadline (SIGALRM, see
@@ -33,11 +32,6 @@ pub struct Settings {
     pub first_cost_s: f64,
     /// Print a line per round on stderr.
     pub progress: bool,
-}
-
-/// The job's time of one complete run: its phases' times summed, in seconds.
-pub fn job_time_s(reps: &[(usize, Repetition)]) -> f64 {
-    reps.iter().map(|(_, r)| r.time_ns as f64 / 1e9).sum()
 }
 
 fn fmt_s(s: f64) -> String {
@@ -140,7 +134,7 @@ fn rounds(t: &mut Tuning, runner: &mut Runner<'_>, set: &Settings) -> Option<Err
                 measured[i] += 1;
             }
             match (done.error, stopped()) {
-                (None, _) if !slot.warmup => t.candidates[i].times_s.push(job_time_s(&done.reps)),
+                (None, _) if !slot.warmup => t.candidates[i].times_s.push(done.job_time_s),
                 (None, _) => {}
                 // Stopped at the deadline, or by someone: whatever the call that saw it said.
                 (Some(_), Some(Ended::Budget)) if done.stored => {
