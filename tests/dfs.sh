@@ -211,8 +211,12 @@ up_glusterfs() {
     for h in h2 h3; do
         run_on h1 "gluster --mode=script peer probe $h" >/dev/null
     done
-    wait_for $UP_SECS "the glusterfs peers connecting" \
-        "[ \"\$(run_on h1 'gluster --mode=script pool list' | grep -c Connected)\" = 3 ]"
+    # Peers connect pairwise: a volume is created only once every host sees every other
+    # (h1 seeing all three is not enough: "Staging failed on h2. Error: Host h3 not connected").
+    for h in "${HOSTS[@]}"; do
+        wait_for $UP_SECS "the glusterfs peers connecting, seen from $h" \
+            "[ \"\$(run_on $h 'gluster --mode=script pool list' | grep -c Connected)\" = ${#HOSTS[@]} ]"
+    done
     if ! run_on h1 "gluster --mode=script volume info pfs" >/dev/null 2>&1; then
         run_on h1 "gluster --mode=script volume create pfs $(printf "%s:$SRV/gluster/brick " "${HOSTS[@]}") force" >/dev/null
     fi
