@@ -405,12 +405,15 @@ fn run_phases(
                     (Some(_), None) => on_servers(phase.cache, &launched.servers),
                     (None, None) => with_remote_views(phase.cache, fraction, &samples, real),
                 };
-                let mut r = Repetition::from_samples(rep, run_id, &samples, &check);
+                let namespace = md.map(|(s, _)| super::md_run::after(spec, phase, s, &samples, &mut made));
+                let summed =
+                    launched.series.map(|sum| crate::results::series::PhaseRate::of_sum(sum, &samples));
+                let mut r = Repetition::from_samples(rep, run_id, samples, &check);
                 super::ranks::note_hints(spec, &r.workers, monitor);
-                r.namespace = md.map(|(s, _)| super::md_run::after(spec, phase, s, &samples, &mut made));
+                r.namespace = namespace;
                 (r.servers, r.latency_histogram_ns) = (launched.servers, launched.latency);
-                if let Some(series) = launched.series {
-                    r.rate = Some(crate::results::series::PhaseRate::of_sum(series, &samples));
+                if summed.is_some() {
+                    r.rate = summed;
                 }
                 r.prealloc_ns = prealloc_ns;
                 // A metadata phase's device I/O (inodes, journal) is no bytes of it: no noise judgement.

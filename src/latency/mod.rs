@@ -329,6 +329,14 @@ impl SampleHist {
         }
     }
 
+    /// As [`SampleHist::figures_and_buckets`], kept buckets moved, not copied.
+    pub fn into_figures_and_buckets(self) -> (LatencyNs, Buckets) {
+        match self {
+            SampleHist::Merged { figures, buckets } => (figures, buckets.unwrap_or_default()),
+            full => full.figures_and_buckets(),
+        }
+    }
+
     /// Its buckets (empty when merged and not kept).
     #[cfg(test)]
     pub fn buckets(&self) -> Buckets {

@@ -279,7 +279,7 @@ impl SampleWire {
                 Ok(())
             })?;
         }
-        let (figures, hist) = s.hist.figures_and_buckets();
+        let (figures, hist) = s.hist.into_figures_and_buckets();
         Ok(SampleWire {
             worker: s.worker,
             bytes: s.bytes,

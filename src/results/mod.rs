@@ -119,37 +119,55 @@ pub struct WorkerResult {
 }
 
 impl WorkerResult {
-    pub fn from_sample(s: &WorkerSample) -> WorkerResult {
-        let (latency_ns, latency_histogram_ns) = s.hist.figures_and_buckets();
+    /// The result of a sample, its call counts, hints, series and role moved, not copied.
+    pub fn from_sample(s: WorkerSample) -> WorkerResult {
+        let time_ns = s.time_ns();
+        let (latency_ns, latency_histogram_ns) = s.hist.into_figures_and_buckets();
+        let (periods, trace) = match s.trace {
+            Some(t) => {
+                let periods = match &t.spill {
+                    Some(spill) => period::detect(&spill.durations(period::MAX_OPS).unwrap_or_default()),
+                    None => vec![],
+                };
+                (Some(periods), t.spill.map(SpillRef))
+            }
+            None => (None, None),
+        };
+        let (role, times_ns, tid, commit_tids) = match s.role {
+            Some(r) => (
+                Some(r.role.name().into()),
+                Some(Box::new(r.times)),
+                Some(r.tid),
+                Some(r.commit_tids.into_boxed_slice()),
+            ),
+            None => (None, None, None, None),
+        };
         WorkerResult {
             worker: s.worker,
             bytes: s.bytes,
             ops: s.ops,
-            time_ns: s.time_ns(),
+            time_ns,
             sync_ns: s.sync_ns,
             sync_calls: s.sync_calls,
             open_ns: s.open_ns,
             alloc_ns: s.alloc_ns,
-            mpiio_hints: s.hints.as_ref().map(|h| Box::new(h.iter().cloned().collect())),
+            mpiio_hints: s.hints.map(|h| Box::new(h.into_vec().into_iter().collect())),
             close_ns: s.close_ns,
-            bytes_per_s: stats::individual_rate(s.bytes, s.time_ns()),
+            bytes_per_s: stats::individual_rate(s.bytes, time_ns),
             ops_per_s: 0.0,
             latency_ns,
             latency_histogram_ns,
-            periods: s.trace.as_ref().map(|t| match &t.spill {
-                Some(spill) => period::detect(&spill.durations(period::MAX_OPS).unwrap_or_default()),
-                None => vec![],
-            }),
-            trace: s.trace.as_ref().and_then(|t| t.spill.clone()).map(SpillRef),
-            calls: s.calls.clone(),
+            periods,
+            trace,
+            calls: s.calls,
             max_inflight: s.max_inflight,
-            role: s.role.as_ref().map(|r| r.role.name().into()),
-            times_ns: s.role.as_ref().map(|r| Box::new(r.times)),
-            tid: s.role.as_ref().map(|r| r.tid),
-            commit_tids: s.role.as_ref().map(|r| r.commit_tids.as_slice().into()),
+            role,
+            times_ns,
+            tid,
+            commit_tids,
             rank: s.place.as_ref().map(|p| p.rank),
-            host: s.place.as_ref().map(|p| p.host.clone()),
-            series: s.series.clone(),
+            host: s.place.map(|p| p.host),
+            series: s.series,
             stonewall_ops: s.stonewall_ops,
             start_offset_ns: None,
         }

@@ -12,10 +12,27 @@ impl Repetition {
         }
     }
 
-    /// Builds a complete repetition from its workers' samples.
-    pub fn from_samples(rep: u32, run_id: &str, samples: &[WorkerSample], cache: &CacheCheck) -> Repetition {
-        let timing = timing::PhaseTiming::of(samples);
-        let mut workers: Vec<WorkerResult> = samples.iter().map(WorkerResult::from_sample).collect();
+    /// Builds a complete repetition from its workers' samples, taken: what each worker's
+    /// result holds is moved from its sample, not copied.
+    pub fn from_samples(
+        rep: u32,
+        run_id: &str,
+        samples: Vec<WorkerSample>,
+        cache: &CacheCheck,
+    ) -> Repetition {
+        let timing = timing::PhaseTiming::of(&samples);
+        let flags = cache
+            .flags
+            .iter()
+            .cloned()
+            .chain(flags::trace_wait_flag(&samples))
+            .chain(timing.flag(&samples))
+            .chain(timing::stall_flag(&samples))
+            .collect();
+        let syncs_in_flight_max =
+            samples.iter().filter_map(|s| s.role.as_ref()).map(|r| r.syncs_in_flight_max).max();
+        let rate = series::PhaseRate::of(&samples);
+        let mut workers: Vec<WorkerResult> = samples.into_iter().map(WorkerResult::from_sample).collect();
         for (w, &o) in workers.iter_mut().zip(&timing.start_offsets_ns) {
             w.start_offset_ns = Some(o);
         }
@@ -40,25 +57,14 @@ impl Repetition {
             min_sar_ops_per_s: 0.0,
             resident_fraction: cache.resident_fraction,
             prealloc_ns: 0,
-            flags: cache
-                .flags
-                .iter()
-                .cloned()
-                .chain(flags::trace_wait_flag(samples))
-                .chain(timing.flag(samples))
-                .chain(timing::stall_flag(samples))
-                .collect(),
+            flags,
             workers,
             env: RunEnv::default(),
             file_layout: None,
-            syncs_in_flight_max: samples
-                .iter()
-                .filter_map(|s| s.role.as_ref())
-                .map(|r| r.syncs_in_flight_max)
-                .max(),
+            syncs_in_flight_max,
             hosts: vec![],
             servers: vec![],
-            rate: series::PhaseRate::of(samples),
+            rate,
             namespace: None,
             latency_histogram_ns: Buckets::default(),
         }

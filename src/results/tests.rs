@@ -75,8 +75,11 @@ fn a_repetition_holds_a_fixed_small_number_of_bytes_per_worker() {
     let check = CacheCheck { resident_fraction: 0.0, flags: vec![] };
     let held = |n: u32| {
         let samples: Vec<WorkerSample> = (0..n).map(sample).collect();
-        let r = Repetition::from_samples(0, "r", &samples, &check);
+        // Moved into the result, not copied: the very series the sample held.
+        let series = samples[1].series.as_ref().map(|r| r.bytes.as_ptr());
+        let r = Repetition::from_samples(0, "r", samples, &check);
         assert_eq!(r.workers[1].calls.get("pwrite"), Some(16));
+        assert_eq!(r.workers[1].series.as_ref().map(|r| r.bytes.as_ptr()), series, "a series copied");
         r.workers.capacity() * std::mem::size_of::<WorkerResult>()
             + r.workers.iter().map(WorkerResult::heap_bytes).sum::<usize>()
     };
