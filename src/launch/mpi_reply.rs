@@ -174,11 +174,18 @@ impl Gathering {
                     };
                     match wire.into_merged(&mut self.latency, self.keep, spill) {
                         Ok(mut s) => {
-                            // The host's one name, shared by its workers' results.
-                            if let (Some(p), Some(name)) = (&mut s.place, w.hosts.get(reply.rank as usize))
-                                && *p.host == **name
-                            {
-                                p.host = name.clone();
+                            // The host's one name, shared by its workers' results (no reply
+                            // carries it).
+                            if let Some(p) = &mut s.place {
+                                match w.hosts.get(p.rank as usize) {
+                                    Some(name) => p.host = name.clone(),
+                                    None => {
+                                        let e =
+                                            format!("a worker placed on rank {}, not in the world", p.rank);
+                                        self.failures.push((reply.rank, Error::Run(e)));
+                                        continue;
+                                    }
+                                }
                             }
                             // Onto rank 0's clock, so the phase's span compares one clock.
                             (s.start_ns, s.end_ns) = (

@@ -100,7 +100,20 @@ fn a_reply_crosses_intact() {
         (got.worker, got.bytes, got.ops, got.start_ns, got.end_ns),
         (3, 1 << 20, 256, 22_000_000, 30_000_000)
     );
-    assert_eq!(&*got.place.unwrap().host, "node0000");
+    // The host's name stays off the wire: rank 0 names it from the world by the rank.
+    assert!(!bytes.windows(8).any(|b| b == b"node0000"), "a host name sent");
+    assert_eq!(got.place.as_ref().map(|p| (p.rank, &*p.host)), Some((3, "")));
+    let w = world(40);
+    let mut g = Gathering::new(false, 2);
+    g.reply(33, &reply(33, 10), &w);
+    let s = g.finish().unwrap().samples.pop().unwrap().place.unwrap();
+    assert_eq!(&*s.host, "node0001");
+    assert!(std::sync::Arc::ptr_eq(&s.host, &w.hosts[33]), "the world's one name, shared");
+    // A worker placed on a rank the world does not have is a failure of its sender.
+    let mut g = Gathering::new(false, 1);
+    g.reply(3, &reply(45, 10), &w);
+    let e = g.finish().err().expect("a failure").to_string();
+    assert!(e.contains("rank 45, not in the world"), "{e}");
     assert_eq!(got.series.unwrap().bytes, vec![1 << 19, 1 << 19, 0]);
     assert_eq!(got.hist.figures(), figures);
     assert_eq!(got.hist.buckets(), buckets);

@@ -197,7 +197,9 @@ pub struct ServerSample {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Placement {
     pub rank: u32,
-    /// Shared with the world's list of hosts (one name per host).
+    /// Shared with the world's list of hosts (one name per host). Not sent with a rank's
+    /// reply: rank 0 names the host from the world's list by the rank.
+    #[serde(skip)]
     pub host: std::sync::Arc<str>,
     /// The resident fraction of the worker's files on its host before the phase, measured
     /// there when that host is not the coordinator's (whose check covers its own view).
