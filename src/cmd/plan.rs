@@ -58,8 +58,12 @@ pub fn cmd_plan(args: PlanArgs, stdout: &mut dyn Write) -> Result<()> {
         let free: Vec<_> = dirs.iter().map(|d| crate::env::sys::fs_free(d).ok()).collect();
         let mut t = report::plan::plan_text(&spec, &plan, &free);
         match (crate::launch::world(), &spec.servers) {
-            (Some(w), Some(s)) => t += &report::servers::placement_text(&w.hosts, spec.workers, s.count),
-            (Some(w), None) => t += &report::hosts::placement_text(&w.hosts, (spec.workers / w.size).max(1)),
+            (Some(w), Some(s)) => {
+                t += &report::servers::placement_text(&w.placement(), spec.workers, s.count)
+            }
+            (Some(w), None) => {
+                t += &report::hosts::placement_text(&w.placement(), (spec.workers / w.size).max(1))
+            }
             (None, _) => {}
         }
         t + &estimate_text(&built.points, &rates)

@@ -63,24 +63,17 @@ pub fn render_hosts(exp: &ExperimentResult) -> String {
     s
 }
 
-/// Where an MPI run's workers go (`iolab plan` under mpirun): `hosts` by rank, `threads`
-/// workers per rank (worker i on rank i / threads).
-pub fn placement_text(hosts: &[std::sync::Arc<str>], threads: u32) -> String {
-    let mut by_host: Vec<(&str, Vec<u32>)> = vec![];
-    for (r, h) in hosts.iter().enumerate() {
-        match by_host.iter_mut().find(|(x, _)| **x == **h) {
-            Some((_, rs)) => rs.push(r as u32),
-            None => by_host.push((h, vec![r as u32])),
-        }
-    }
+/// Where an MPI run's workers go (`iolab plan` under mpirun): the world's ranks by host
+/// (`WorldInfo::placement`), `threads` workers per rank (worker i on rank i / threads).
+pub fn placement_text(by_host: &[(String, Vec<u32>)], threads: u32) -> String {
     let n = by_host.len();
+    let ranks: usize = by_host.iter().map(|(_, r)| r.len()).sum();
     let mut s = format!(
-        "placement: {} MPI ranks on {n} host{}, {threads} worker{} per rank (worker i on rank i / {threads})\n",
-        hosts.len(),
+        "placement: {ranks} MPI ranks on {n} host{}, {threads} worker{} per rank (worker i on rank i / {threads})\n",
         if n == 1 { "" } else { "s" },
         if threads == 1 { "" } else { "s" },
     );
-    for (h, ranks) in &by_host {
+    for (h, ranks) in by_host {
         let workers: Vec<u32> = ranks.iter().flat_map(|&r| r * threads..(r + 1) * threads).collect();
         s += &format!("  {h}: ranks {}, workers {}\n", rank_ranges(ranks), rank_ranges(&workers));
     }
@@ -101,9 +94,9 @@ mod tests {
 
     #[test]
     fn placement_by_host() {
-        let hosts: Vec<std::sync::Arc<str>> =
-            ["h1", "h1", "h2", "h2", "h3", "h3"].iter().map(|&s| s.into()).collect();
-        let t = placement_text(&hosts, 2);
+        let by_host: Vec<(String, Vec<u32>)> =
+            [("h1", vec![0, 1]), ("h2", vec![2, 3]), ("h3", vec![4, 5])].map(|(h, r)| (h.into(), r)).into();
+        let t = placement_text(&by_host, 2);
         assert_eq!(
             t,
             "placement: 6 MPI ranks on 3 hosts, 2 workers per rank (worker i on rank i / 2)\n  h1: ranks 0-1, workers 0-3\n  h2: ranks 2-3, workers 4-7\n  h3: ranks 4-5, workers 8-11\n"

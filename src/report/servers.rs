@@ -65,26 +65,11 @@ pub fn target_text(spec: &Spec, t: usize) -> String {
     }
 }
 
-/// Where an MPI run with servers puts its roles (`iolab plan` under mpirun): `hosts` by rank,
-/// `clients` client ranks first, the last `servers` ranks serving.
-pub fn placement_text(hosts: &[std::sync::Arc<str>], clients: u32, servers: u32) -> String {
-    let n = hosts.len() as u32;
-    let mut by_host: Vec<(&str, Vec<u32>, Vec<u32>)> = vec![];
-    for (r, h) in hosts.iter().enumerate() {
-        let r = r as u32;
-        let i = match by_host.iter().position(|(x, _, _)| **x == **h) {
-            Some(i) => i,
-            None => {
-                by_host.push((h, vec![], vec![]));
-                by_host.len() - 1
-            }
-        };
-        if r < clients {
-            by_host[i].1.push(r);
-        } else if r >= n - servers {
-            by_host[i].2.push(r);
-        }
-    }
+/// Where an MPI run with servers puts its roles (`iolab plan` under mpirun): the world's ranks
+/// by host (`WorldInfo::placement`), `clients` client ranks first, the last `servers` ranks
+/// serving.
+pub fn placement_text(by_host: &[(String, Vec<u32>)], clients: u32, servers: u32) -> String {
+    let n: u32 = by_host.iter().map(|(_, r)| r.len() as u32).sum();
     let ranks = |rs: Vec<u32>| {
         format!("rank{} {}", if rs.len() == 1 { "" } else { "s" }, super::hosts::rank_ranges(&rs))
     };
@@ -94,11 +79,15 @@ pub fn placement_text(hosts: &[std::sync::Arc<str>], clients: u32, servers: u32)
         ranks((n - servers..n).collect()),
         n - servers
     );
-    for (h, c, sv) in &by_host {
-        let part = |what: &str, rs: &[u32]| {
-            if rs.is_empty() { None } else { Some(format!("{what} {}", super::hosts::rank_ranges(rs))) }
+    for (h, rs) in by_host {
+        let part = |what: &str, keep: &dyn Fn(u32) -> bool| {
+            let rs: Vec<u32> = rs.iter().copied().filter(|&r| keep(r)).collect();
+            if rs.is_empty() { None } else { Some(format!("{what} {}", super::hosts::rank_ranges(&rs))) }
         };
-        let parts: Vec<String> = [part("clients", c), part("servers", sv)].into_iter().flatten().collect();
+        let parts: Vec<String> = [part("clients", &|r| r < clients), part("servers", &|r| r >= n - servers)]
+            .into_iter()
+            .flatten()
+            .collect();
         let parts = if parts.is_empty() { "idle".to_string() } else { parts.join(", ") };
         s += &format!("  {h}: {parts}\n");
     }
@@ -109,10 +98,10 @@ pub fn placement_text(hosts: &[std::sync::Arc<str>], clients: u32, servers: u32)
 mod tests {
     #[test]
     fn clients_first_servers_last() {
-        let hosts: Vec<std::sync::Arc<str>> =
-            ["h1", "h1", "h2", "h2", "h3", "h3"].iter().map(|&s| s.into()).collect();
+        let by_host: Vec<(String, Vec<u32>)> =
+            [("h1", vec![0, 1]), ("h2", vec![2, 3]), ("h3", vec![4, 5])].map(|(h, r)| (h.into(), r)).into();
         assert_eq!(
-            super::placement_text(&hosts, 1, 4),
+            super::placement_text(&by_host, 1, 4),
             "placement: 6 MPI ranks: clients on rank 0 (one worker each), I/O servers on ranks 2-5 (server j on rank 2 + j)\n  h1: clients 0\n  h2: servers 2-3\n  h3: servers 4-5\n"
         );
     }

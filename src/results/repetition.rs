@@ -167,12 +167,7 @@ impl PointResult {
 
     /// The run kept at `kept` ([`PointResult::keep_run`]), as a sink is handed it.
     pub fn kept_run(&self, kept: &[(usize, usize)], warmup: bool) -> Vec<(usize, &Repetition)> {
-        kept.iter()
-            .map(|&(phase, i)| {
-                let ph = &self.phases[phase];
-                (phase, if warmup { &ph.warmups[i] } else { &ph.repetitions[i] })
-            })
-            .collect()
+        kept.iter().map(|&(phase, i)| (phase, &runs(&self.phases[phase], warmup)[i])).collect()
     }
 
     /// Lets the traces of the run kept at `kept` go.
@@ -184,6 +179,11 @@ impl PointResult {
 }
 
 /// A phase's warm-up runs, or its measured repetitions.
+fn runs(ph: &PhaseResult, warmup: bool) -> &[Repetition] {
+    if warmup { &ph.warmups } else { &ph.repetitions }
+}
+
+/// As [`runs`], to change.
 fn runs_mut(ph: &mut PhaseResult, warmup: bool) -> &mut Vec<Repetition> {
     if warmup { &mut ph.warmups } else { &mut ph.repetitions }
 }
