@@ -144,43 +144,46 @@ impl Store {
                 )
                 .map_err(|e| self.err(e))?;
             }
-            for w in &r.workers {
-                tx.execute(
+            // Prepared once for all the workers of the run, not once per worker.
+            let mut row = tx
+                .prepare_cached(
                     "INSERT INTO worker_results (run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
                          open_ns, close_ns, bytes_per_s, latency_json, histogram_json, calls_json, max_inflight,
                          role, times_json, tid, commit_tids_json, rank, host, series_json, stonewall_ops,
                          start_offset_ns, alloc_ns, mpiio_hints_json)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
                          ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
-                    params![
-                        run_id,
-                        *phase as i64,
-                        w.worker,
-                        w.bytes as i64,
-                        w.ops as i64,
-                        w.time_ns as i64,
-                        w.sync_ns as i64,
-                        w.sync_calls as i64,
-                        w.open_ns as i64,
-                        w.close_ns as i64,
-                        Real(w.bytes_per_s),
-                        self.json(&w.latency_ns)?,
-                        self.json(&w.latency_histogram_ns)?,
-                        self.json(&w.calls)?,
-                        w.max_inflight as i64,
-                        w.role,
-                        w.times_ns.as_ref().map(|t| self.json(t)).transpose()?,
-                        w.tid,
-                        w.commit_tids.as_ref().map(|t| self.json(t)).transpose()?,
-                        w.rank,
-                        w.host,
-                        w.series.as_ref().map(|s| self.json(s)).transpose()?,
-                        w.stonewall_ops.map(|n| n as i64),
-                        w.start_offset_ns.map(|n| n as i64),
-                        w.alloc_ns.map(|n| n as i64),
-                        w.mpiio_hints.as_ref().map(|h| self.json(h)).transpose()?
-                    ],
                 )
+                .map_err(|e| self.err(e))?;
+            for w in &r.workers {
+                row.execute(params![
+                    run_id,
+                    *phase as i64,
+                    w.worker,
+                    w.bytes as i64,
+                    w.ops as i64,
+                    w.time_ns as i64,
+                    w.sync_ns as i64,
+                    w.sync_calls as i64,
+                    w.open_ns as i64,
+                    w.close_ns as i64,
+                    Real(w.bytes_per_s),
+                    self.json(&w.latency_ns)?,
+                    self.json(&w.latency_histogram_ns)?,
+                    self.json(&w.calls)?,
+                    w.max_inflight as i64,
+                    w.role,
+                    w.times_ns.as_ref().map(|t| self.json(t)).transpose()?,
+                    w.tid,
+                    w.commit_tids.as_ref().map(|t| self.json(t)).transpose()?,
+                    w.rank,
+                    w.host,
+                    w.series.as_ref().map(|s| self.json(s)).transpose()?,
+                    w.stonewall_ops.map(|n| n as i64),
+                    w.start_offset_ns.map(|n| n as i64),
+                    w.alloc_ns.map(|n| n as i64),
+                    w.mpiio_hints.as_ref().map(|h| self.json(h)).transpose()?
+                ])
                 .map_err(|e| self.err(e))?;
                 if let Some(periods) = &w.periods {
                     tx.execute(
