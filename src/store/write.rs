@@ -219,3 +219,51 @@ impl Store {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::latency::{LatencyNs, SampleHist};
+    use crate::results::{CacheCheck, Repetition};
+    use crate::worker::{Placement, WorkerSample};
+
+    /// Rank 0's work on a phase's replies past the gather, at many workers: the repetition made
+    /// from their samples and its rows stored. Prints the times; asserts every row is there.
+    /// `IOLAB_ROWS` workers (100,000), 40 per host, each as a rank's reply leaves it (figures,
+    /// no buckets, a host, a 3-interval rate series).
+    #[test]
+    #[ignore = "measurement: run by bench/rows.sh"]
+    fn rows_of_many_workers() {
+        let n: u32 = std::env::var("IOLAB_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
+        let hosts = crate::launch::shared_host_names((0..n).map(|r| format!("node{:05}", r / 40)));
+        let samples: Vec<WorkerSample> = (0..n)
+            .map(|w| WorkerSample {
+                hist: SampleHist::Merged {
+                    figures: LatencyNs { p50: 9000, ..Default::default() },
+                    buckets: None,
+                },
+                place: Some(Placement { rank: w, host: hosts[w as usize].clone(), resident: None }),
+                ..WorkerSample::with_series(w, 1000 + u64::from(w), vec![1 << 18, 1 << 19, 1 << 18])
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::Store::open(&dir.path().join("s.db")).unwrap();
+        // Only the rows are measured: no experiment row for them to point to.
+        store.conn.pragma_update(None, "foreign_keys", "OFF").unwrap();
+        let t = std::time::Instant::now();
+        let check = CacheCheck { resident_fraction: 0.0, flags: vec![] };
+        let r = Repetition::from_samples(0, "r", samples, &check);
+        let made = t.elapsed();
+        let t = std::time::Instant::now();
+        store.insert_run("e", 0, "r", &[(0, &r)], false).unwrap();
+        let stored = t.elapsed();
+        let rows: u32 =
+            store.conn.query_row("SELECT count(*) FROM worker_results", [], |x| x.get(0)).unwrap();
+        assert_eq!(rows, n);
+        println!(
+            "rows: {n} workers: repetition made in {:.3} s, stored in {:.3} s ({:.2} us per worker in all)",
+            made.as_secs_f64(),
+            stored.as_secs_f64(),
+            (made + stored).as_secs_f64() * 1e6 / f64::from(n)
+        );
+    }
+}
