@@ -21,6 +21,8 @@ pub(crate) mod stats;
 pub mod store;
 pub mod strategy;
 pub mod target;
+#[cfg(test)]
+pub(crate) mod test_alloc;
 pub(crate) mod text;
 pub mod units;
 pub mod worker;

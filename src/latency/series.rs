@@ -303,11 +303,6 @@ impl SeriesSum {
         }
     }
 
-    /// The bytes it points to.
-    pub fn heap_bytes(&self) -> usize {
-        self.bytes.capacity() * std::mem::size_of::<u64>()
-    }
-
     /// The summed series; None when a worker had none, or none was added.
     pub fn finish(self) -> Option<RateSeries> {
         (!self.missing && !self.bytes.is_empty()).then_some(RateSeries {

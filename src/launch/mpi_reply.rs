@@ -226,52 +226,6 @@ impl Gathering {
             series: self.series.and_then(|(sum, _)| sum.finish()),
         })
     }
-
-    /// What it holds for results, in bytes: the phase's histogram (fixed), and per worker its
-    /// sample and what that points to (call counts, host name, rate series, role's lists,
-    /// MPI-IO hints, buckets if kept).
-    #[cfg(test)]
-    pub fn kept_bytes(&self) -> usize {
-        let heap: usize = self.samples.iter().map(sample_heap_bytes).sum();
-        self.latency.bytes()
-            + self.series.as_ref().map_or(0, |(sum, _)| sum.heap_bytes())
-            + self.samples.capacity() * std::mem::size_of::<WorkerSample>()
-            + heap
-            + self.servers.capacity() * std::mem::size_of::<ServerSample>()
-    }
-}
-
-/// The heap a sample points to, boxes included.
-#[cfg(test)]
-fn sample_heap_bytes(s: &WorkerSample) -> usize {
-    use std::mem::size_of;
-    let hist = match &s.hist {
-        SampleHist::Full(h) => {
-            size_of::<hdrhistogram::Histogram<u64>>() + h.distinct_values() * size_of::<u64>()
-        }
-        SampleHist::Merged { buckets, .. } => {
-            buckets.as_ref().map_or(0, |b| b.0.capacity() * size_of::<(u64, u64)>())
-        }
-    };
-    // A host name shared with the world's list is held once per host, not per worker.
-    let place = s
-        .place
-        .as_ref()
-        .map_or(0, |p| if std::sync::Arc::strong_count(&p.host) == 1 { p.host.len() } else { 0 });
-    let series = s.series.as_ref().map_or(0, |r| {
-        size_of::<crate::latency::series::RateSeries>() + r.bytes.capacity() * size_of::<u64>()
-    });
-    let role = s.role.as_ref().map_or(0, |r| {
-        size_of::<crate::worker::RoleSample>()
-            + r.commit_tids.capacity() * size_of::<u32>()
-            + r.commit_spans_ns.capacity() * size_of::<(u64, u64)>()
-    });
-    let hints = s.hints.as_ref().map_or(0, |h| {
-        h.len() * size_of::<(String, String)>()
-            + h.iter().map(|(k, v)| k.capacity() + v.capacity()).sum::<usize>()
-    });
-    let trace = s.trace.as_ref().map_or(0, |_| size_of::<crate::latency::trace::WorkerTrace>());
-    hist + place + series + role + hints + trace + s.calls.heap_bytes()
 }
 
 #[cfg(test)]

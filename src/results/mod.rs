@@ -174,30 +174,6 @@ impl WorkerResult {
     }
 }
 
-impl WorkerResult {
-    /// The heap it points to (what a run's results hold for it beyond its own size).
-    #[cfg(test)]
-    pub fn heap_bytes(&self) -> usize {
-        use std::mem::size_of;
-        // A host name shared with its host's other workers is held once per host.
-        let host = self.host.as_ref().map_or(0, |h| if Arc::strong_count(h) == 1 { h.len() } else { 0 });
-        host + self.latency_histogram_ns.0.capacity() * size_of::<(u64, u64)>()
-            + self.calls.heap_bytes()
-            + self.role.as_ref().map_or(0, |r| r.len())
-            + self.times_ns.as_ref().map_or(0, |_| size_of::<crate::strategy::RoleTimes>())
-            + self
-                .series
-                .as_ref()
-                .map_or(0, |r| size_of::<RateSeries>() + r.bytes.capacity() * size_of::<u64>())
-            + self.commit_tids.as_ref().map_or(0, |v| v.len() * size_of::<u32>())
-            + self.periods.as_ref().map_or(0, |v| v.capacity() * size_of::<Period>())
-            + self
-                .mpiio_hints
-                .as_ref()
-                .map_or(0, |h| h.iter().map(|(k, v)| 64 + k.capacity() + v.capacity()).sum())
-    }
-}
-
 /// A worker's spilled trace, shared (two results are equal when they share one spill).
 #[derive(Debug, Clone)]
 pub struct SpillRef(pub Arc<TraceSpill>);

@@ -73,15 +73,19 @@ fn a_repetition_holds_a_fixed_small_number_of_bytes_per_worker() {
         }
     };
     let check = CacheCheck { resident_fraction: 0.0, flags: vec![] };
+    // What the workers' results hold, counted by the allocator: the samples made and taken,
+    // the rest of the repetition let go.
     let held = |n: u32| {
-        let samples: Vec<WorkerSample> = (0..n).map(sample).collect();
-        // Moved into the result, not copied: the very series the sample held.
-        let series = samples[1].series.as_ref().map(|r| r.bytes.as_ptr());
-        let r = Repetition::from_samples(0, "r", samples, &check);
-        assert_eq!(r.workers[1].calls.get("pwrite"), Some(16));
-        assert_eq!(r.workers[1].series.as_ref().map(|r| r.bytes.as_ptr()), series, "a series copied");
-        r.workers.capacity() * std::mem::size_of::<WorkerResult>()
-            + r.workers.iter().map(WorkerResult::heap_bytes).sum::<usize>()
+        let (workers, held) = crate::test_alloc::held_by(|| {
+            let samples: Vec<WorkerSample> = (0..n).map(sample).collect();
+            // Moved into the result, not copied: the very series the sample held.
+            let series = samples[1].series.as_ref().map(|r| r.bytes.as_ptr());
+            let r = Repetition::from_samples(0, "r", samples, &check);
+            assert_eq!(r.workers[1].series.as_ref().map(|r| r.bytes.as_ptr()), series, "a series copied");
+            r.workers
+        });
+        assert_eq!(workers[1].calls.get("pwrite"), Some(16));
+        held as usize
     };
     let (h2, h16) = (held(2), held(16));
     assert_eq!(h16 % 16, 0);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// The layers, bottom first; a module may import from its own layer and the ones below.
 /// Keep in step with docs/architecture.md and the `//!` of src/lib.rs.
 const LAYERS: &[&[&str]] = &[
-    &["error", "units", "stats", "text", "json"],
+    &["error", "units", "stats", "text", "json", "test_alloc"],
     &["spec"],
     &["plan"],
     &["env"],
