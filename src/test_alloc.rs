@@ -1,5 +1,6 @@
 //! Test support: the tests' global allocator, which counts per thread the bytes allocated and
-//! not yet freed, so that a test measures what a structure holds instead of working it out.
+//! not yet freed, and the most of them at once, so that a test measures what a structure holds,
+//! or what making it needed, instead of working it out.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -8,11 +9,17 @@ thread_local! {
     /// Bytes this thread allocated less those it freed (the allocator's requests, not what
     /// malloc adds around them).
     static LIVE: Cell<isize> = const { Cell::new(0) };
+    /// The most `LIVE` has been since [`peak_by`] last began.
+    static PEAK: Cell<isize> = const { Cell::new(0) };
 }
 
 fn count(bytes: isize) {
     // A thread being torn down has no counter left; what it frees then is not counted.
-    let _ = LIVE.try_with(|c| c.set(c.get() + bytes));
+    let _ = LIVE.try_with(|c| {
+        let live = c.get() + bytes;
+        c.set(live);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(live)));
+    });
 }
 
 struct Counting;
@@ -65,6 +72,15 @@ pub fn held_by<T>(make: impl FnOnce() -> T) -> (T, isize) {
     (value, LIVE.with(Cell::get) - before)
 }
 
+/// The most `make` had allocated at once on this thread, in bytes, above what was allocated
+/// when it began (not to be nested: each call starts the count again).
+pub fn peak_by<T>(make: impl FnOnce() -> T) -> (T, isize) {
+    let before = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(before));
+    let value = make();
+    (value, PEAK.with(Cell::get) - before)
+}
+
 #[test]
 fn counts_what_a_value_holds() {
     let (v, held) = held_by(|| {
@@ -82,4 +98,19 @@ fn counts_what_a_value_holds() {
         s
     });
     assert_eq!(held, s.capacity() as isize, "a reallocation counts its new size only");
+}
+
+#[test]
+fn counts_the_most_held_at_once() {
+    let (sum, peak) = peak_by(|| {
+        let a = vec![1u8; 1000];
+        let b = vec![2u8; 500];
+        let sum = a.len() + b.len();
+        drop((a, b));
+        let _c = vec![3u8; 700];
+        sum
+    });
+    assert_eq!((sum, peak), (1500, 1500), "both vectors at once; the third came after them");
+    let (_, peak) = peak_by(|| vec![0u64; 4]);
+    assert_eq!(peak, 32, "each call counts from where it began");
 }

@@ -159,7 +159,7 @@ fn host_cols(r: &crate::results::Repetition, w: Option<&crate::results::WorkerRe
 
 /// The strategy columns of a worker (empty for plain workers).
 fn role_cols(w: Option<&crate::results::WorkerResult>) -> Vec<String> {
-    let mut v = vec![w.and_then(|w| w.role.as_deref()).unwrap_or_default().to_string()];
+    let mut v = vec![w.and_then(|w| w.role).map_or("", |r| r.name()).to_string()];
     let t = w.and_then(|w| w.times_ns.as_deref());
     let f =
         |g: fn(&crate::strategy::RoleTimes) -> u64| t.as_ref().map(|t| g(t).to_string()).unwrap_or_default();
@@ -237,7 +237,7 @@ impl Exporter for Csv {
                             r.hosts.iter().find(|h| Some(h.host.as_str()) == wk.host.as_deref())
                         });
                         span.iter().cloned().chain([
-                            opt(wk.and_then(|wk| wk.start_offset_ns).map(|x| x.to_string())),
+                            opt(wk.and_then(|wk| wk.start_offset_ns.get()).map(|x| x.to_string())),
                             opt(host.and_then(|h| h.agg_bytes_per_s).map(|x| x.to_string())),
                         ])
                     };

@@ -240,8 +240,10 @@ fn periods(exp: &ExperimentResult) -> String {
     let mut lines = vec![];
     for (i, p) in exp.points.iter().enumerate() {
         for ph in &p.phases {
-            let series: Vec<&Vec<crate::latency::period::Period>> =
-                complete(ph).flat_map(|r| r.workers.iter()).filter_map(|w| w.periods.as_ref()).collect();
+            let series: Vec<&[crate::latency::period::Period]> = complete(ph)
+                .flat_map(|r| r.workers.iter())
+                .filter_map(|w| w.periods.as_deref().map(Vec::as_slice))
+                .collect();
             if series.is_empty() {
                 continue;
             }

@@ -74,8 +74,8 @@ pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
         *moments = moments.take().and_then(|mut m| {
             m.push(Moments {
                 bytes: w.bytes,
-                start_ns: w.start_offset_ns?,
-                end_ns: w.start_offset_ns? + w.time_ns,
+                start_ns: w.start_offset_ns.get()?,
+                end_ns: w.start_offset_ns.get()? + w.time_ns,
                 open_ns: w.open_ns,
                 close_ns: w.close_ns,
             });
@@ -136,8 +136,11 @@ mod tests {
         // With starts on the phase's clock: h1's workers ran from 0 to 1 s and from 0.5 s to
         // 2.5 s (opens of 0), so 4 MB in 2.5 s; h2's alone, 2 MB in 0.5 s.
         let mut ws = ws.to_vec();
-        (ws[0].start_offset_ns, ws[1].start_offset_ns, ws[2].start_offset_ns) =
-            (Some(0), Some(100), Some(500_000_000));
+        (ws[0].start_offset_ns, ws[1].start_offset_ns, ws[2].start_offset_ns) = (
+            crate::results::timing::StartOffset::at(0),
+            crate::results::timing::StartOffset::at(100),
+            crate::results::timing::StartOffset::at(500_000_000),
+        );
         let h = host_shares(&ws);
         assert!((h[0].agg_bytes_per_s.unwrap() - 1_600_000.0).abs() < 1e-6, "{:?}", h[0].agg_bytes_per_s);
         assert!((h[1].agg_bytes_per_s.unwrap() - 4_000_000.0).abs() < 1e-6, "{:?}", h[1].agg_bytes_per_s);

@@ -77,8 +77,11 @@ pub struct WorkerResult {
     /// The latency histogram as (value_ns, count) pairs.
     pub latency_histogram_ns: Buckets,
     /// Dominant periods of the latency series (traced phases only; empty: none found).
+    /// (Boxed, here and in `commit_tids`: one pointer where it is absent, so that a result is
+    /// no larger than its sample and is made in the sample's place, [`Repetition::from_samples`].)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub periods: Option<Vec<Period>>,
+    #[allow(clippy::box_collection)]
+    pub periods: Option<Box<Vec<Period>>>,
     /// The per-op trace, on its way to the store; never printed (`iolab results trace`).
     #[serde(skip)]
     pub trace: Option<SpillRef>,
@@ -91,7 +94,7 @@ pub struct WorkerResult {
     /// Strategies: the worker's role (`compute-write`, `compute`, `write`, or `sync` for the
     /// S5 sync thread).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<Box<str>>,
+    pub role: Option<crate::spec::strategy::Role>,
     /// Strategies: where the role's time went (docs/strategies.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub times_ns: Option<Box<crate::strategy::RoleTimes>>,
@@ -99,7 +102,8 @@ pub struct WorkerResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tid: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit_tids: Option<Box<[u32]>>,
+    #[allow(clippy::box_collection)]
+    pub commit_tids: Option<Box<Vec<u32>>>,
     /// MPI: the rank the worker ran on, and that rank's host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
@@ -115,7 +119,7 @@ pub struct WorkerResult {
     /// When it left the start gate, after the phase's earliest worker did, on the phase's
     /// common clock (None in results stored before iolab recorded it).
     #[serde(default)]
-    pub start_offset_ns: Option<u64>,
+    pub start_offset_ns: timing::StartOffset,
 }
 
 impl WorkerResult {
@@ -129,17 +133,12 @@ impl WorkerResult {
                     Some(spill) => period::detect(&spill.durations(period::MAX_OPS).unwrap_or_default()),
                     None => vec![],
                 };
-                (Some(periods), t.spill.map(SpillRef))
+                (Some(Box::new(periods)), t.spill.map(SpillRef))
             }
             None => (None, None),
         };
         let (role, times_ns, tid, commit_tids) = match s.role {
-            Some(r) => (
-                Some(r.role.name().into()),
-                Some(Box::new(r.times)),
-                Some(r.tid),
-                Some(r.commit_tids.into_boxed_slice()),
-            ),
+            Some(r) => (Some(r.role), Some(Box::new(r.times)), Some(r.tid), Some(Box::new(r.commit_tids))),
             None => (None, None, None, None),
         };
         WorkerResult {
@@ -169,7 +168,7 @@ impl WorkerResult {
             host: s.place.map(|p| p.host),
             series: s.series,
             stonewall_ops: s.stonewall_ops,
-            start_offset_ns: None,
+            start_offset_ns: timing::StartOffset::NONE,
         }
     }
 }

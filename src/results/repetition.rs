@@ -32,9 +32,11 @@ impl Repetition {
         let syncs_in_flight_max =
             samples.iter().filter_map(|s| s.role.as_ref()).map(|r| r.syncs_in_flight_max).max();
         let rate = series::PhaseRate::of(&samples);
+        // Made in the samples' place (a result is no larger than a sample): a phase's samples
+        // and their results are never held at once.
         let mut workers: Vec<WorkerResult> = samples.into_iter().map(WorkerResult::from_sample).collect();
         for (w, &o) in workers.iter_mut().zip(&timing.start_offsets_ns) {
-            w.start_offset_ns = Some(o);
+            w.start_offset_ns = timing::StartOffset::at(o);
         }
         let pairs: Vec<(u64, u64)> = workers.iter().map(|w| (w.bytes, w.time_ns)).collect();
         let r = stats::rates(&pairs);

@@ -43,35 +43,35 @@ fn phase_flags_count_the_runs_that_had_them() {
 /// What a run's results hold per worker of a repetition of an MPI phase (each worker's
 /// histogram merged into the phase's as it arrived; a host name, four calls, a rate series of
 /// three intervals): a fixed number of bytes, the same at 2 and 16 workers.
-#[test]
-fn a_repetition_holds_a_fixed_small_number_of_bytes_per_worker() {
+/// Worker `w` of an MPI phase as rank 0 gathers it (see below), its host one of `hosts`.
+fn mpi_sample(w: u32, hosts: &[Arc<str>]) -> WorkerSample {
     use crate::engine::{Call, CallCounts};
     use crate::latency::SampleHist;
     use crate::latency::series::{BASE_NS, RateSeries};
     use crate::worker::Placement;
+    let mut calls = CallCounts::default();
+    for (c, n) in [(Call::Openat, 1), (Call::Pwrite, 16), (Call::Fsync, 1), (Call::Close, 1)] {
+        calls.add_n(c, n);
+    }
+    WorkerSample {
+        bytes: 1 << 20,
+        ops: 16,
+        calls: calls.to_map(),
+        hist: SampleHist::Merged { figures: LatencyNs { p50: 9000, ..Default::default() }, buckets: None },
+        place: Some(Placement { rank: w, host: hosts[w as usize % hosts.len()].clone(), resident: None }),
+        series: Some(Box::new(RateSeries {
+            interval_ns: BASE_NS,
+            end_ns: 3 * BASE_NS,
+            bytes: vec![1 << 18, 1 << 19, 1 << 18],
+        })),
+        ..WorkerSample::with_series(w, 1000 + u64::from(w), vec![1 << 20])
+    }
+}
+
+#[test]
+fn a_repetition_holds_a_fixed_small_number_of_bytes_per_worker() {
     let hosts = crate::launch::shared_host_names((0..16).map(|w| format!("node{:04}", w / 4)));
-    let sample = |w: u32| {
-        let mut calls = CallCounts::default();
-        for (c, n) in [(Call::Openat, 1), (Call::Pwrite, 16), (Call::Fsync, 1), (Call::Close, 1)] {
-            calls.add_n(c, n);
-        }
-        WorkerSample {
-            bytes: 1 << 20,
-            ops: 16,
-            calls: calls.to_map(),
-            hist: SampleHist::Merged {
-                figures: LatencyNs { p50: 9000, ..Default::default() },
-                buckets: None,
-            },
-            place: Some(Placement { rank: w, host: hosts[w as usize].clone(), resident: None }),
-            series: Some(Box::new(RateSeries {
-                interval_ns: BASE_NS,
-                end_ns: 3 * BASE_NS,
-                bytes: vec![1 << 18, 1 << 19, 1 << 18],
-            })),
-            ..WorkerSample::with_series(w, 1000 + u64::from(w), vec![1 << 20])
-        }
-    };
+    let sample = |w: u32| mpi_sample(w, &hosts);
     let check = CacheCheck { resident_fraction: 0.0, flags: vec![] };
     // What the workers' results hold, counted by the allocator: the samples made and taken,
     // the rest of the repetition let go.
@@ -98,3 +98,28 @@ fn a_repetition_holds_a_fixed_small_number_of_bytes_per_worker() {
 /// The most bytes a repetition's results hold per worker of an MPI phase (docs/mpi.md,
 /// "Rank 0's memory").
 const RESULT_BYTES_PER_WORKER: usize = 512;
+
+/// Rank 0 never holds a phase's samples and their results at once: each worker's result is
+/// made in its sample's place (a result is no larger than a sample), and making the
+/// repetition needs, beyond the samples, only its per-worker scratch (the workers' moments
+/// and start offsets, their bytes and times for the rates, the per-host shares).
+#[test]
+fn a_repetition_is_made_in_its_samples_place() {
+    let hosts = crate::launch::shared_host_names((0..8).map(|h| format!("node{h:04}")));
+    let check = CacheCheck { resident_fraction: 0.0, flags: vec![] };
+    let above_samples = |n: u32| {
+        let samples: Vec<WorkerSample> = (0..n).map(|w| mpi_sample(w, &hosts)).collect();
+        let at = samples.as_ptr() as usize;
+        let (r, peak) = crate::test_alloc::peak_by(|| Repetition::from_samples(0, "r", samples, &check));
+        assert_eq!(r.workers.as_ptr() as usize, at, "the results were made apart from their samples");
+        peak as usize
+    };
+    let (p16, p64) = (above_samples(16), above_samples(64));
+    let per_worker = (p64 - p16) / 48;
+    eprintln!("making a repetition needs {per_worker} bytes per worker beyond its samples");
+    assert!(per_worker <= SCRATCH_BYTES_PER_WORKER, "{per_worker} bytes per worker");
+}
+
+/// The most bytes per worker making a repetition needs beyond its workers' samples (a
+/// quarter of what a result in a place of its own would take: 312 bytes and more).
+const SCRATCH_BYTES_PER_WORKER: usize = 80;

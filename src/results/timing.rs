@@ -4,6 +4,8 @@
 //! no progress in a worker's rate over time far beyond its typical op (a stopped process, a
 //! descheduled VM, a device that froze).
 
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 use crate::stats::span::{self, Moments};
 use crate::units::fmt_ns;
 use crate::worker::WorkerSample;
@@ -60,6 +62,50 @@ impl PhaseTiming {
 }
 
 pub use crate::latency::series::Stall;
+
+/// A worker's start after its phase's earliest worker's (`start_offset_ns` of a worker's
+/// result), or none (results stored before iolab recorded it): an `Option<u64>` in 8 bytes,
+/// `u64::MAX` standing for none (no offset comes near 584 years), so that a result stays no
+/// larger than the sample it is made from in place. In JSON a number, or `null` for none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartOffset(u64);
+
+impl StartOffset {
+    pub const NONE: StartOffset = StartOffset(u64::MAX);
+
+    /// A start `ns` after the earliest.
+    pub fn at(ns: u64) -> StartOffset {
+        StartOffset(ns)
+    }
+
+    pub fn get(self) -> Option<u64> {
+        (self != StartOffset::NONE).then_some(self.0)
+    }
+}
+
+impl Default for StartOffset {
+    fn default() -> StartOffset {
+        StartOffset::NONE
+    }
+}
+
+impl From<Option<u64>> for StartOffset {
+    fn from(ns: Option<u64>) -> StartOffset {
+        ns.map_or(StartOffset::NONE, StartOffset::at)
+    }
+}
+
+impl Serialize for StartOffset {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for StartOffset {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<StartOffset, D::Error> {
+        Option::<u64>::deserialize(d).map(StartOffset::from)
+    }
+}
 
 /// The flag of a phase in which some worker stalled: the longest stall, and how many there
 /// were.

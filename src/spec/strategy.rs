@@ -113,6 +113,13 @@ pub enum Role {
 }
 
 impl Role {
+    pub const ALL: [Role; 4] = [Role::ComputeWrite, Role::Compute, Role::Write, Role::Sync];
+
+    /// The role of this name ([`Role::name`]), if there is one.
+    pub fn named(name: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Role::ComputeWrite => "compute-write",

@@ -368,7 +368,7 @@ impl Store {
                         trace: None,
                         calls: Default::default(),
                         max_inflight: r.get::<_, i64>(12)? as u64,
-                        role: r.get(13)?,
+                        role: r.get::<_, Option<String>>(13)?.map(|s| role_named(&s)).transpose()?,
                         times_ns: None,
                         tid: r.get(15)?,
                         commit_tids: None,
@@ -376,7 +376,7 @@ impl Store {
                         host: r.get(18)?,
                         series: None,
                         stonewall_ops: r.get::<_, Option<i64>>(20)?.map(|n| n as u64),
-                        start_offset_ns: r.get::<_, Option<i64>>(21)?.map(|n| n as u64),
+                        start_offset_ns: r.get::<_, Option<i64>>(21)?.map(|n| n as u64).into(),
                     },
                     r.get::<_, String>(9)?,
                     r.get::<_, String>(10)?,
@@ -398,9 +398,20 @@ impl Store {
             w.commit_tids = tids.map(|t| crate::json::from_str(&t).map_err(|e| self.err(e))).transpose()?;
             w.calls = crate::json::from_str(&calls).map_err(|e| self.err(e))?;
             w.latency_histogram_ns = crate::json::from_str(&hist).map_err(|e| self.err(e))?;
-            w.periods = self.load_periods(run_id, phase, w.worker)?;
+            w.periods = self.load_periods(run_id, phase, w.worker)?.map(Box::new);
             out.push(w);
         }
         Ok(out)
     }
+}
+
+/// A worker's strategy role from its stored name (column 13 of a worker row).
+fn role_named(name: &str) -> rusqlite::Result<crate::spec::strategy::Role> {
+    crate::spec::strategy::Role::named(name).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            13,
+            rusqlite::types::Type::Text,
+            format!("no strategy role is named {name:?}").into(),
+        )
+    })
 }

@@ -172,7 +172,7 @@ impl Store {
                     self.json(&w.latency_histogram_ns)?,
                     self.json(&w.calls)?,
                     w.max_inflight as i64,
-                    w.role,
+                    w.role.map(|r| r.name()),
                     w.times_ns.as_ref().map(|t| self.json(t)).transpose()?,
                     w.tid,
                     w.commit_tids.as_ref().map(|t| self.json(t)).transpose()?,
@@ -180,7 +180,7 @@ impl Store {
                     w.host,
                     w.series.as_ref().map(|s| self.json(s)).transpose()?,
                     w.stonewall_ops.map(|n| n as i64),
-                    w.start_offset_ns.map(|n| n as i64),
+                    w.start_offset_ns.get().map(|n| n as i64),
                     w.alloc_ns.map(|n| n as i64),
                     w.mpiio_hints.as_ref().map(|h| self.json(h)).transpose()?
                 ])

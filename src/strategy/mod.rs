@@ -107,6 +107,12 @@ mod tests {
         }
         assert_eq!(Strategy::parse("s1b"), Some(Strategy::S1B));
         assert_eq!(Strategy::parse("S4"), None);
+        // A worker's role: its name in JSON and in the store, read back by that name.
+        for r in crate::spec::strategy::Role::ALL {
+            assert_eq!(crate::json::to_string(&r).unwrap(), format!("\"{}\"", r.name()));
+            assert_eq!(crate::spec::strategy::Role::named(r.name()), Some(r));
+        }
+        assert_eq!(crate::spec::strategy::Role::named("writer"), None);
     }
 
     #[test]

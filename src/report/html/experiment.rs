@@ -147,7 +147,7 @@ pub fn plots(
             .iter()
             .flat_map(|ph| &ph.repetitions)
             .flat_map(|r| &r.workers)
-            .flat_map(|w| w.periods.iter().flatten())
+            .flat_map(|w| w.periods.iter().flat_map(|p| p.iter()))
             .map(|p| p.every_ops)
             .min();
         if let Some(p) = shortest {

@@ -112,7 +112,7 @@ pub fn figure(store: &Store, exp: &ExperimentResult, o: &Options) -> Result<Figu
             .iter()
             .find(|r| r.rep == t.rep)
             .and_then(|r| r.workers.iter().find(|w| w.worker == t.worker))
-            .and_then(|w| w.periods.clone())
+            .and_then(|w| w.periods.as_deref().cloned())
             .unwrap_or_default();
         let by_op: BTreeMap<u64, u64> = ops.iter().copied().collect();
         for p in &periods {

@@ -351,7 +351,7 @@ pub fn overlap_rows(exp: &ExperimentResult) -> (Vec<&'static str>, Vec<Vec<Strin
         let run_ns = reps.iter().map(|r| r.time_ns as f64).sum::<f64>() / reps.len() as f64;
         let label = point_label(exp, pi);
         let mut workers: Vec<(u32, String)> =
-            reps[0].workers.iter().filter_map(|w| Some((w.worker, w.role.as_deref()?.to_string()))).collect();
+            reps[0].workers.iter().filter_map(|w| Some((w.worker, w.role?.name().to_string()))).collect();
         workers.sort();
         for (w, role) in workers {
             let mine: Vec<&crate::strategy::RoleTimes> = reps
