@@ -2,6 +2,7 @@
 //! bumps without allocating, turned into a `{"pwrite": n, ...}` map for results.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A system call an engine may make while moving or committing data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,19 +148,20 @@ impl CallCounts {
         let mut v: Vec<(Call, u64)> =
             Call::ALL.iter().filter(|c| self.get(**c) > 0).map(|c| (*c, self.get(*c))).collect();
         v.sort_unstable_by_key(|(c, _)| c.name());
-        CallMap { known: v.into_boxed_slice(), other: Box::default() }
+        CallMap { known: v.into(), other: Box::default() }
     }
 }
 
 /// A worker's non-zero call counts by name, in name order (`calls` in JSON: `{"pwrite": n,
 /// ...}`), as results keep them for every worker of every repetition: a known call by its
-/// number (32 bytes in place and 16 per call made, where a map of owned names took about 500
-/// bytes). Names iolab does not know (from a store written by another version) are kept apart
-/// as read.
+/// number (32 bytes in place, and 16 per call made plus 16 once, where a map of owned names
+/// took about 500 bytes), the counts shared by the workers that made the same calls
+/// ([`CallMap::share_equal`]). Names iolab does not know (from a store written by another
+/// version) are kept apart as read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CallMap {
     /// The calls iolab knows, in name order.
-    known: Box<[(Call, u64)]>,
+    known: Arc<[(Call, u64)]>,
     /// Names it does not know, and their counts, in name order.
     other: Box<[(Box<str>, u64)]>,
 }
@@ -188,6 +190,19 @@ impl CallMap {
         self.known.is_empty() && self.other.is_empty()
     }
 
+    /// Whether it holds the very counts `other` holds ([`CallMap::share_equal`]).
+    pub fn is_shared_with(&self, other: &CallMap) -> bool {
+        Arc::ptr_eq(&self.known, &other.known)
+    }
+
+    /// Holds `other`'s counts of known calls when they are the same as its own (a job's
+    /// workers mostly make the same calls): its own are freed, and the two share one copy.
+    pub fn share_equal(&mut self, other: &CallMap) {
+        if !Arc::ptr_eq(&self.known, &other.known) && self.known == other.known {
+            self.known = Arc::clone(&other.known);
+        }
+    }
+
     /// The counts of the calls iolab knows (a fresh sample's: every name it holds is one).
     pub fn counts(&self) -> CallCounts {
         let mut c = CallCounts::default();
@@ -208,7 +223,7 @@ impl From<BTreeMap<String, u64>> for CallMap {
                 None => other.push((k.into_boxed_str(), v)),
             }
         }
-        CallMap { known: known.into_boxed_slice(), other: other.into_boxed_slice() }
+        CallMap { known: known.into(), other: other.into_boxed_slice() }
     }
 }
 
@@ -237,7 +252,7 @@ mod tests {
         let (m, held) = crate::test_alloc::held_by(|| c.to_map());
         assert_eq!(m.iter().collect::<Vec<_>>(), [("msync", 3), ("pwrite", 2)], "by name");
         assert_eq!((m.get("pwrite"), m.get("msync"), m.get("pread")), (Some(2), Some(3), None));
-        assert_eq!(held, 2 * 16, "16 bytes per call made, names not copied");
+        assert_eq!(held, 2 * 16 + 16, "16 bytes per call made and 16 for the two counts, names not copied");
         assert_eq!(m.counts(), c, "back to the counters");
         for (i, call) in Call::ALL.iter().enumerate() {
             assert_eq!(*call as usize, i, "ALL is in discriminant order");
@@ -256,10 +271,33 @@ mod tests {
         assert_eq!(text, r#"{"MPI_File_write_at_all":1,"close":1,"io_uring_enter":7}"#);
         let (back, held) = crate::test_alloc::held_by(|| crate::json::from_str::<CallMap>(&text).unwrap());
         assert_eq!(back, m);
-        assert_eq!(held, 3 * 16, "known names read back as numbers");
+        assert_eq!(held, 3 * 16 + 16, "known names read back as numbers");
         let other: CallMap = crate::json::from_str(r#"{"splice":2,"pwrite":1}"#).unwrap();
         assert_eq!(other.iter().collect::<Vec<_>>(), [("pwrite", 1), ("splice", 2)]);
         assert_eq!(other.get("splice"), Some(2));
         assert_eq!(crate::json::to_string(&other).unwrap(), r#"{"pwrite":1,"splice":2}"#);
+    }
+
+    #[test]
+    fn workers_that_made_the_same_calls_share_their_counts() {
+        let mut c = CallCounts::default();
+        c.add_n(Call::Pwrite, 16);
+        c.add(Call::Fsync);
+        let first = c.to_map();
+        let (same, held) = crate::test_alloc::held_by(|| {
+            let mut m = c.to_map();
+            m.share_equal(&first);
+            m
+        });
+        assert_eq!((same.clone(), held), (first.clone(), 0), "the same counts, held once");
+        assert!(same.is_shared_with(&first));
+        c.add(Call::Pwrite);
+        let (other, held) = crate::test_alloc::held_by(|| {
+            let mut m = c.to_map();
+            m.share_equal(&first);
+            m
+        });
+        assert_eq!((other.get("pwrite"), held), (Some(17), 2 * 16 + 16), "other counts, its own");
+        assert!(!other.is_shared_with(&first));
     }
 }

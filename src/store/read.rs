@@ -388,7 +388,7 @@ impl Store {
                 ))
             })
             .map_err(|e| self.err(e))?;
-        let mut out = vec![];
+        let mut out: Vec<WorkerResult> = vec![];
         for row in rows {
             let (mut w, lat, hist, calls, times, tids, series, hints) = row.map_err(|e| self.err(e))?;
             w.series = self.opt_json(series)?;
@@ -399,6 +399,10 @@ impl Store {
             w.calls = crate::json::from_str(&calls).map_err(|e| self.err(e))?;
             w.latency_histogram_ns = crate::json::from_str(&hist).map_err(|e| self.err(e))?;
             w.periods = self.load_periods(run_id, phase, w.worker)?.map(Box::new);
+            // Workers that made the same calls hold their counts once, as when measured.
+            if let Some(last) = out.last() {
+                w.calls.share_equal(&last.calls);
+            }
             out.push(w);
         }
         Ok(out)

@@ -266,4 +266,34 @@ mod tests {
             (made + stored).as_secs_f64() * 1e6 / f64::from(n)
         );
     }
+
+    /// Workers read back from the store hold the counts of calls they made alike once.
+    #[test]
+    fn workers_read_back_share_the_same_call_counts() {
+        use crate::engine::{Call, CallCounts};
+        let calls = |pwrites: u64| {
+            let mut c = CallCounts::default();
+            c.add_n(Call::Pwrite, pwrites);
+            c.add(Call::Fsync);
+            c.to_map()
+        };
+        let samples: Vec<WorkerSample> = [16, 16, 17]
+            .into_iter()
+            .enumerate()
+            .map(|(w, n)| WorkerSample { calls: calls(n), ..WorkerSample::with_series(w as u32, 0, vec![1]) })
+            .collect();
+        let r =
+            Repetition::from_samples(0, "r", samples, &CacheCheck { resident_fraction: 0.0, flags: vec![] });
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::Store::open(&dir.path().join("s.db")).unwrap();
+        store.conn.pragma_update(None, "foreign_keys", "OFF").unwrap();
+        store.insert_run("e", 0, "r", &[(0, &r)], false).unwrap();
+        let back = store.load_workers("r", 0).unwrap();
+        assert_eq!(
+            back.iter().map(|w| w.calls.get("pwrite")).collect::<Vec<_>>(),
+            [Some(16), Some(16), Some(17)]
+        );
+        assert!(back[1].calls.is_shared_with(&back[0].calls), "the same calls, held once");
+        assert!(!back[2].calls.is_shared_with(&back[1].calls), "other calls, held apart");
+    }
 }
