@@ -47,6 +47,7 @@ impl Sink for NoSink {
         _: usize,
         _: &str,
         _: &[(usize, &Repetition)],
+        _: bool,
     ) -> Result<()> {
         Ok(())
     }
@@ -184,8 +185,11 @@ impl<'a> Runner<'a> {
         let kept = self.result.points[pi].keep_run(reps, slot.warmup);
         let run = self.result.points[pi].kept_run(&kept, slot.warmup);
         // A store that fails now must not lose what is in hand: the caller still prints it.
-        let stored =
-            if run.is_empty() { Ok(()) } else { self.sink.run_done(&self.result, pi, &run_id, &run) };
+        let stored = if run.is_empty() {
+            Ok(())
+        } else {
+            self.sink.run_done(&self.result, pi, &run_id, &run, slot.warmup)
+        };
         // The traces went to the store (or nowhere): their spills go now.
         self.result.points[pi].drop_run_traces(&kept, slot.warmup);
         if let Err(e) = stored {
@@ -406,15 +410,10 @@ fn run_phases(
                     (None, None) => with_remote_views(phase.cache, fraction, &samples, real),
                 };
                 let namespace = md.map(|(s, _)| super::md_run::after(spec, phase, s, &samples, &mut made));
-                let summed =
-                    launched.series.map(|sum| crate::results::series::PhaseRate::of_sum(sum, &samples));
-                let mut r = Repetition::from_samples(rep, run_id, samples, &check);
+                let mut r = Repetition::from_samples(rep, run_id, samples, launched.series, &check);
                 super::ranks::note_hints(spec, &r.workers, monitor);
                 r.namespace = namespace;
                 (r.servers, r.latency_histogram_ns) = (launched.servers, launched.latency);
-                if summed.is_some() {
-                    r.rate = summed;
-                }
                 r.prealloc_ns = prealloc_ns;
                 // A metadata phase's device I/O (inodes, journal) is no bytes of it: no noise judgement.
                 if !phase.op.is_metadata() {

@@ -71,6 +71,7 @@ impl crate::results::Sink for Where {
         _: usize,
         _: &str,
         reps: &[(usize, &crate::results::Repetition)],
+        _: bool,
     ) -> crate::Result<()> {
         for (_, r) in reps {
             let traced = r.workers.iter().filter(|w| w.trace.is_some()).count();

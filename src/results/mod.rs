@@ -409,13 +409,15 @@ pub struct ExperimentResult {
 pub trait Sink {
     /// Before the first run: the experiment's identity, host and spec (no results yet).
     fn begin(&mut self, exp: &ExperimentResult) -> crate::Result<()>;
-    /// After each run (one repetition of one point), complete or not, with its phases.
+    /// After each run (one repetition of one point, or a warm-up run: `warmup`), complete or
+    /// not, with its phases.
     fn run_done(
         &mut self,
         exp: &ExperimentResult,
         point: usize,
         run_id: &str,
         reps: &[(usize, &Repetition)],
+        warmup: bool,
     ) -> crate::Result<()>;
     /// A tuning's record (`iolab tune`), after each of its rounds and when it ends; its runs
     /// came through [`Sink::run_done`] first.

@@ -13,11 +13,13 @@ impl Repetition {
     }
 
     /// Builds a complete repetition from its workers' samples, taken: what each worker's
-    /// result holds is moved from its sample, not copied.
+    /// result holds is moved from its sample, not copied. Its rate over time is `summed`, the
+    /// workers' series summed already (MPI ranks up the tree), else the sum of the samples'.
     pub fn from_samples(
         rep: u32,
         run_id: &str,
         samples: Vec<WorkerSample>,
+        summed: Option<RateSeries>,
         cache: &CacheCheck,
     ) -> Repetition {
         let timing = timing::PhaseTiming::of(&samples);
@@ -31,7 +33,10 @@ impl Repetition {
             .collect();
         let syncs_in_flight_max =
             samples.iter().filter_map(|s| s.role.as_ref()).map(|r| r.syncs_in_flight_max).max();
-        let rate = series::PhaseRate::of(&samples);
+        let rate = match summed {
+            Some(sum) => Some(series::PhaseRate::of_sum(sum, &samples)),
+            None => series::PhaseRate::of(&samples),
+        };
         // Made in the samples' place (a result is no larger than a sample): a phase's samples
         // and their results are never held at once.
         let mut workers: Vec<WorkerResult> = samples.into_iter().map(WorkerResult::from_sample).collect();

@@ -80,7 +80,7 @@ fn a_repetition_holds_a_fixed_small_number_of_bytes_per_worker() {
             let samples: Vec<WorkerSample> = (0..n).map(sample).collect();
             // Moved into the result, not copied: the very series the sample held.
             let series = samples[1].series.as_ref().map(|r| r.bytes.as_ptr());
-            let r = Repetition::from_samples(0, "r", samples, &check);
+            let r = Repetition::from_samples(0, "r", samples, None, &check);
             assert_eq!(r.workers[1].series.as_ref().map(|r| r.bytes.as_ptr()), series, "a series copied");
             r.workers
         });
@@ -110,7 +110,8 @@ fn a_repetition_is_made_in_its_samples_place() {
     let above_samples = |n: u32| {
         let samples: Vec<WorkerSample> = (0..n).map(|w| mpi_sample(w, &hosts)).collect();
         let at = samples.as_ptr() as usize;
-        let (r, peak) = crate::test_alloc::peak_by(|| Repetition::from_samples(0, "r", samples, &check));
+        let (r, peak) =
+            crate::test_alloc::peak_by(|| Repetition::from_samples(0, "r", samples, None, &check));
         assert_eq!(r.workers.as_ptr() as usize, at, "the results were made apart from their samples");
         peak as usize
     };

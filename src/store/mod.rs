@@ -319,8 +319,8 @@ impl Sink for Store {
         point: usize,
         run_id: &str,
         reps: &[(usize, &Repetition)],
+        warmup: bool,
     ) -> Result<()> {
-        let warmup = exp.points[point].phases.iter().any(|ph| ph.warmups.iter().any(|r| r.run_id == run_id));
         self.insert_run(&exp.experiment_id, point, run_id, reps, warmup)
     }
     fn tuning(&mut self, t: &crate::results::tune::Tuning) -> Result<()> {

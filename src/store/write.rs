@@ -251,7 +251,7 @@ mod tests {
         store.conn.pragma_update(None, "foreign_keys", "OFF").unwrap();
         let t = std::time::Instant::now();
         let check = CacheCheck { resident_fraction: 0.0, flags: vec![] };
-        let r = Repetition::from_samples(0, "r", samples, &check);
+        let r = Repetition::from_samples(0, "r", samples, None, &check);
         let made = t.elapsed();
         let t = std::time::Instant::now();
         store.insert_run("e", 0, "r", &[(0, &r)], false).unwrap();
@@ -282,8 +282,13 @@ mod tests {
             .enumerate()
             .map(|(w, n)| WorkerSample { calls: calls(n), ..WorkerSample::with_series(w as u32, 0, vec![1]) })
             .collect();
-        let r =
-            Repetition::from_samples(0, "r", samples, &CacheCheck { resident_fraction: 0.0, flags: vec![] });
+        let r = Repetition::from_samples(
+            0,
+            "r",
+            samples,
+            None,
+            &CacheCheck { resident_fraction: 0.0, flags: vec![] },
+        );
         let dir = tempfile::tempdir().unwrap();
         let store = super::Store::open(&dir.path().join("s.db")).unwrap();
         store.conn.pragma_update(None, "foreign_keys", "OFF").unwrap();
