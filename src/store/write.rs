@@ -222,36 +222,48 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use crate::engine::Call;
     use crate::latency::{LatencyNs, SampleHist};
     use crate::results::{CacheCheck, Repetition};
     use crate::worker::{Placement, WorkerSample};
 
     /// Rank 0's work on a phase's replies past the gather, at many workers: the repetition made
-    /// from their samples and its rows stored. Prints the times; asserts every row is there.
-    /// `IOLAB_ROWS` workers (100,000), 40 per host, each as a rank's reply leaves it (figures,
-    /// no buckets, a host, a 3-interval rate series).
+    /// from their samples and its rows stored. Prints the times and the memory (counted by the
+    /// tests' allocator); asserts every row is there. `IOLAB_ROWS` workers (100,000), 40 per
+    /// host, each as rank 0 holds it gathered (figures, no buckets, a host, a 3-interval rate
+    /// series, four kinds of call made, the same for all and so held once).
     #[test]
     #[ignore = "measurement: run by bench/rows.sh"]
     fn rows_of_many_workers() {
         let n: u32 = std::env::var("IOLAB_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
         let hosts = crate::launch::shared_host_names((0..n).map(|r| format!("node{:05}", r / 40)));
-        let samples: Vec<WorkerSample> = (0..n)
-            .map(|w| WorkerSample {
-                hist: SampleHist::Merged {
-                    figures: LatencyNs { p50: 9000, ..Default::default() },
-                    buckets: None,
-                },
-                place: Some(Placement { rank: w, host: hosts[w as usize].clone(), resident: None }),
-                ..WorkerSample::with_series(w, 1000 + u64::from(w), vec![1 << 18, 1 << 19, 1 << 18])
-            })
-            .collect();
+        let mut calls = crate::engine::CallCounts::default();
+        for (c, k) in [(Call::Openat, 1), (Call::Pwrite, 16), (Call::Fsync, 1), (Call::Close, 1)] {
+            calls.add_n(c, k);
+        }
+        let calls = calls.to_map();
+        let (samples, sampled) = crate::test_alloc::held_by(|| {
+            (0..n)
+                .map(|w| WorkerSample {
+                    calls: calls.clone(),
+                    hist: SampleHist::Merged {
+                        figures: LatencyNs { p50: 9000, ..Default::default() },
+                        buckets: None,
+                    },
+                    place: Some(Placement { rank: w, host: hosts[w as usize].clone(), resident: None }),
+                    ..WorkerSample::with_series(w, 1000 + u64::from(w), vec![1 << 18, 1 << 19, 1 << 18])
+                })
+                .collect::<Vec<_>>()
+        });
         let dir = tempfile::tempdir().unwrap();
         let store = super::Store::open(&dir.path().join("s.db")).unwrap();
         // Only the rows are measured: no experiment row for them to point to.
         store.conn.pragma_update(None, "foreign_keys", "OFF").unwrap();
         let t = std::time::Instant::now();
         let check = CacheCheck { resident_fraction: 0.0, flags: vec![] };
-        let r = Repetition::from_samples(0, "r", samples, None, &check);
+        let ((r, peak), held) = crate::test_alloc::held_by(|| {
+            crate::test_alloc::peak_by(|| Repetition::from_samples(0, "r", samples, None, &check))
+        });
         let made = t.elapsed();
         let t = std::time::Instant::now();
         store.insert_run("e", 0, "r", &[(0, &r)], false).unwrap();
@@ -264,6 +276,17 @@ mod tests {
             made.as_secs_f64(),
             stored.as_secs_f64(),
             (made + stored).as_secs_f64() * 1e6 / f64::from(n)
+        );
+        let per = |b: isize| b as f64 / f64::from(n);
+        let (kept, peak) = (sampled + held, sampled + peak);
+        println!(
+            "memory: {n} workers: samples {:.1} MB ({:.0} B per worker), at most {:.1} MB ({:.0} B per worker) while the repetition was made, {:.1} MB ({:.0} B per worker) kept",
+            sampled as f64 / 1e6,
+            per(sampled),
+            peak as f64 / 1e6,
+            per(peak),
+            kept as f64 / 1e6,
+            per(kept)
         );
     }
 
