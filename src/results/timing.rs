@@ -192,6 +192,19 @@ mod tests {
     }
 
     #[test]
+    fn a_start_offset_reads_and_writes_as_an_optional_number() {
+        for (o, text) in
+            [(StartOffset::at(0), "0"), (StartOffset::at(7_000_000), "7000000"), (StartOffset::NONE, "null")]
+        {
+            assert_eq!(crate::json::to_string(&o).unwrap(), text);
+            assert_eq!(crate::json::from_str::<StartOffset>(text).unwrap(), o);
+        }
+        assert_eq!((StartOffset::at(5).get(), StartOffset::NONE.get()), (Some(5), None));
+        assert_eq!(StartOffset::default(), StartOffset::NONE, "absent in results stored before");
+        assert_eq!(std::mem::size_of::<StartOffset>(), 8);
+    }
+
+    #[test]
     fn workers_one_after_another_are_flagged() {
         // Russell's R4 at quick scale: each reader took 3 ms of a 33 ms phase.
         let ws: Vec<WorkerSample> =
