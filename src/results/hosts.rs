@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::results::WorkerResult;
-use crate::stats::span::{Moments, agg_bytes_per_s};
+use crate::stats::span::{Moments, Span};
 
 /// One host's share of a repetition (workers that ran on MPI ranks only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,9 +37,9 @@ pub struct HostShare {
 /// lists them as its write does), else in order of their first worker; empty when no worker
 /// says where it ran (threads and processes of one host).
 pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
-    // Each host's share, its slowest worker's time and its workers' moments (None once one
-    // lacks a start), found by name in one pass over the workers.
-    let mut out: Vec<(HostShare, u64, Option<Vec<Moments>>)> = vec![];
+    // Each host's share, its slowest worker's time and its workers' span (None once one lacks
+    // a start), found by name in one pass over the workers.
+    let mut out: Vec<(HostShare, u64, Option<Span>)> = vec![];
     let mut index: HashMap<&str, usize> = HashMap::new();
     for w in workers {
         let Some(host) = w.host.as_deref() else { continue };
@@ -56,12 +56,13 @@ pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
                 max_sar_ops_per_s: 0.0,
                 min_sar_ops_per_s: 0.0,
             };
-            out.push((share, 0, Some(vec![])));
+            out.push((share, 0, Some(Span::default())));
             out.len() - 1
         });
-        let (h, slowest, moments) = &mut out[i];
+        let (h, slowest, span) = &mut out[i];
+        // A rank's workers come one after another; any others are merged below.
         if let Some(r) = w.rank
-            && !h.ranks.contains(&r)
+            && h.ranks.last() != Some(&r)
         {
             h.ranks.push(r);
         }
@@ -71,29 +72,32 @@ pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
         h.ops += w.ops;
         h.max_sar_ops_per_s += crate::stats::individual_rate(w.ops, w.time_ns);
         *slowest = (*slowest).max(w.time_ns);
-        *moments = moments.take().and_then(|mut m| {
-            m.push(Moments {
+        *span = span.take().and_then(|mut s| {
+            s.add(&Moments {
                 bytes: w.bytes,
                 start_ns: w.start_offset_ns.get()?,
                 end_ns: w.start_offset_ns.get()? + w.time_ns,
                 open_ns: w.open_ns,
                 close_ns: w.close_ns,
             });
-            Some(m)
+            Some(s)
         });
     }
     let mut shares: Vec<HostShare> = out
         .into_iter()
-        .map(|(mut h, slowest, moments)| {
+        .map(|(mut h, slowest, span)| {
             h.ranks.sort_unstable();
+            h.ranks.dedup();
             h.min_sar_bytes_per_s = crate::stats::individual_rate(h.bytes, slowest);
-            h.agg_bytes_per_s = moments.and_then(|m| agg_bytes_per_s(&m));
+            h.agg_bytes_per_s = span.and_then(|s| s.agg_bytes_per_s());
             h.min_sar_ops_per_s = crate::stats::individual_rate(h.ops, slowest);
             h
         })
         .collect();
     // Stable: hosts without ranks keep their order.
     shares.sort_by_key(|h| h.ranks.first().copied().unwrap_or(u32::MAX));
+    // Collected in the place of the larger per-host tuples: no room kept beyond the shares.
+    shares.shrink_to_fit();
     shares
 }
 
@@ -151,5 +155,13 @@ mod tests {
         let mut plain = ws[0].clone();
         plain.host = None;
         assert!(host_shares(&[plain]).is_empty());
+    }
+
+    #[test]
+    fn a_rank_is_listed_once_however_its_workers_come() {
+        // Two workers on rank 0, apart: the host lists rank 0 once.
+        let ws = [w(0, "h1", 1, 10), w(1, "h1", 1, 10), w(0, "h1", 1, 10), w(1, "h1", 1, 10)];
+        let h = host_shares(&ws);
+        assert_eq!((h[0].ranks.clone(), h[0].workers), (vec![0, 1], 4));
     }
 }

@@ -39,12 +39,14 @@ impl Repetition {
         };
         // Made in the samples' place (a result is no larger than a sample): a phase's samples
         // and their results are never held at once.
-        let mut workers: Vec<WorkerResult> = samples.into_iter().map(WorkerResult::from_sample).collect();
-        for (w, &o) in workers.iter_mut().zip(&timing.start_offsets_ns) {
-            w.start_offset_ns = timing::StartOffset::at(o);
-        }
-        let pairs: Vec<(u64, u64)> = workers.iter().map(|w| (w.bytes, w.time_ns)).collect();
-        let r = stats::rates(&pairs);
+        let workers: Vec<WorkerResult> = samples
+            .into_iter()
+            .map(|s| {
+                let start_offset_ns = timing.start_offset(&s);
+                WorkerResult { start_offset_ns, ..WorkerResult::from_sample(s) }
+            })
+            .collect();
+        let r = stats::rates(workers.iter().map(|w| (w.bytes, w.time_ns)));
         Repetition {
             rep,
             run_id: run_id.to_string(),
@@ -100,8 +102,7 @@ impl Repetition {
         for w in &mut self.workers {
             w.ops_per_s = finite(stats::individual_rate(w.ops, w.time_ns));
         }
-        let pairs: Vec<(u64, u64)> = self.workers.iter().map(|w| (w.ops, w.time_ns)).collect();
-        let ops = stats::rates(&pairs);
+        let ops = stats::rates(self.workers.iter().map(|w| (w.ops, w.time_ns)));
         (self.max_sar_ops_per_s, self.min_sar_ops_per_s) = (finite(ops.max_sar), finite(ops.min_sar));
         self.hosts = hosts::host_shares(&self.workers);
         self.ops_per_s = self.iops();

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::latency::series::{RateSeries, Steady};
+use crate::latency::series::{RateSeries, SeriesSum, Steady};
 use crate::worker::WorkerSample;
 
 /// The most of a worker's time its commits may take for the phase to have a steady rate: 10%.
@@ -31,9 +31,12 @@ impl PhaseRate {
     /// for MPI ranks elsewhere).
     pub fn of(samples: &[WorkerSample]) -> Option<PhaseRate> {
         let first = samples.iter().map(|s| s.start_ns).min()?;
-        let parts: Option<Vec<(u64, &RateSeries)>> =
-            samples.iter().map(|s| s.series.as_deref().map(|r| (s.start_ns - first, r))).collect();
-        Some(PhaseRate::of_sum(RateSeries::sum(&parts?)?, samples))
+        // Summed as they come, as up the tree: nothing kept per worker.
+        let mut sum = SeriesSum::default();
+        for s in samples {
+            sum.add(s.start_ns - first, Some(s.series.as_deref()?));
+        }
+        Some(PhaseRate::of_sum(sum.finish()?, samples))
     }
 
     /// From the workers' series summed already (MPI ranks: up the tree, as their replies

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::stats::span::{self, Moments};
+use crate::stats::span::{Moments, Span};
 use crate::units::fmt_ns;
 use crate::worker::WorkerSample;
 
@@ -24,29 +24,34 @@ pub struct PhaseTiming {
     pub span_ns: Option<u64>,
     pub agg_bytes_per_s: Option<f64>,
     pub overlap: f64,
-    /// Each worker's start after the earliest start, in sample order.
-    pub start_offsets_ns: Vec<u64>,
+    /// The earliest worker's start.
+    pub first_start_ns: u64,
 }
 
 impl PhaseTiming {
     pub fn of(samples: &[WorkerSample]) -> PhaseTiming {
-        let ms: Vec<Moments> = samples
-            .iter()
-            .map(|s| Moments {
+        let mut span = Span::default();
+        for s in samples {
+            span.add(&Moments {
                 bytes: s.bytes,
                 start_ns: s.start_ns,
                 end_ns: s.end_ns,
                 open_ns: s.open_ns,
                 close_ns: s.close_ns,
-            })
-            .collect();
+            });
+        }
         let first = samples.iter().map(|s| s.start_ns).min().unwrap_or(0);
         PhaseTiming {
-            span_ns: span::span_ns(&ms),
-            agg_bytes_per_s: span::agg_bytes_per_s(&ms),
-            overlap: span::overlap(&ms),
-            start_offsets_ns: samples.iter().map(|s| s.start_ns - first).collect(),
+            span_ns: span.span_ns(),
+            agg_bytes_per_s: span.agg_bytes_per_s(),
+            overlap: span.overlap(),
+            first_start_ns: first,
         }
+    }
+
+    /// A worker's start after the earliest worker's.
+    pub fn start_offset(&self, s: &WorkerSample) -> StartOffset {
+        StartOffset::at(s.start_ns - self.first_start_ns)
     }
 
     /// The flag of a phase whose workers did not run together, if they did not.
@@ -211,7 +216,8 @@ mod tests {
             (0..3).map(|i| sample(i, i as u64 * 10_000_000, 1_000, vec![4096])).collect();
         let t = PhaseTiming::of(&ws);
         assert_eq!(t.overlap, 0.0);
-        assert_eq!(t.start_offsets_ns, [0, 10_000_000, 20_000_000]);
+        let offsets: Vec<Option<u64>> = ws.iter().map(|s| t.start_offset(s).get()).collect();
+        assert_eq!(offsets, [Some(0), Some(10_000_000), Some(20_000_000)]);
         assert_eq!(t.flag(&ws).unwrap(), "workers did not overlap: all 3 ran together for 0% of the phase");
         // Three 10 ms workers over a 30 ms span: 3 x 4096 B in 30 ms.
         assert_eq!(t.span_ns, Some(30_000_000));

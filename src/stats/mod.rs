@@ -229,12 +229,18 @@ pub fn individual_rate(bytes: u64, time_ns: u64) -> f64 {
     bytes as f64 * 1e9 / time_ns as f64
 }
 
-/// max_SAR, min_SAR and the average individual rate from (bytes_i, t_i ns) per worker.
-pub fn rates(workers: &[(u64, u64)]) -> Rates {
-    let r: Vec<f64> = workers.iter().map(|&(b, t)| individual_rate(b, t)).collect();
-    let total: u64 = workers.iter().map(|w| w.0).sum();
-    let tmax = workers.iter().map(|w| w.1).max().unwrap_or(0);
-    Rates { max_sar: r.iter().sum(), min_sar: individual_rate(total, tmax), avg_individual: mean(&r) }
+/// max_SAR, min_SAR and the average individual rate from (bytes_i, t_i ns) per worker, in one
+/// pass that keeps nothing per worker.
+pub fn rates(workers: impl IntoIterator<Item = (u64, u64)>) -> Rates {
+    let (mut max_sar, mut n, mut total, mut tmax) = (0.0, 0usize, 0u64, 0u64);
+    for (b, t) in workers {
+        max_sar += individual_rate(b, t);
+        n += 1;
+        total += b;
+        tmax = tmax.max(t);
+    }
+    let avg_individual = if n == 0 { f64::NAN } else { max_sar / n as f64 };
+    Rates { max_sar, min_sar: individual_rate(total, tmax), avg_individual }
 }
 
 #[cfg(test)]
@@ -368,7 +374,10 @@ mod tests {
     #[test]
     fn sar_definitions() {
         // Worker 0: 100 MB in 1 s; worker 1: 100 MB in 2 s.
-        let r = rates(&[(100_000_000, 1_000_000_000), (100_000_000, 2_000_000_000)]);
+        let none = rates([]);
+        assert_eq!(none.max_sar, 0.0);
+        assert!(none.min_sar.is_nan() && none.avg_individual.is_nan(), "no workers, no time, no average");
+        let r = rates([(100_000_000, 1_000_000_000), (100_000_000, 2_000_000_000)]);
         assert_eq!(r.max_sar, 150e6);
         assert_eq!(r.min_sar, 100e6);
         assert_eq!(r.avg_individual, 75e6);
@@ -436,7 +445,7 @@ mod tests {
 
         #[test]
         fn min_sar_never_exceeds_max_sar(ws in proptest::collection::vec((1u64..1u64<<40, 1u64..1u64<<40), 1..16)) {
-            let r = rates(&ws);
+            let r = rates(ws.iter().copied());
             prop_assert!(r.min_sar <= r.max_sar * (1.0 + 1e-9));
         }
     }

@@ -24,44 +24,89 @@ pub struct Moments {
     pub close_ns: u64,
 }
 
-/// The time from the first open to the last close (ns); None without workers.
-pub fn span_ns(ws: &[Moments]) -> Option<u64> {
-    let first = ws.iter().map(|w| w.start_ns.saturating_sub(w.open_ns)).min()?;
-    let last = ws.iter().map(|w| w.end_ns.saturating_add(w.close_ns)).max()?;
-    Some(last.saturating_sub(first))
+/// The span, aggregate rate and overlap of workers added one at a time ([`Span::add`]), in
+/// the same few bytes however many there are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Span {
+    bytes: u64,
+    /// The first open and the last close, once a worker is added.
+    opened_closed: Option<(u64, u64)>,
+    /// Of the workers that moved bytes: how many, their first and latest starts, their
+    /// earliest and last ends.
+    movers: u64,
+    first_start: u64,
+    latest_start: u64,
+    earliest_end: u64,
+    last_end: u64,
 }
 
-/// IOR's aggregate rate, bytes per second: all bytes over [`span_ns`]; None without workers or
-/// for an empty span.
-pub fn agg_bytes_per_s(ws: &[Moments]) -> Option<f64> {
-    let span = span_ns(ws).filter(|&s| s > 0)?;
-    let total: u64 = ws.iter().map(|w| w.bytes).sum();
-    Some(total as f64 * 1e9 / span as f64)
-}
-
-/// The share of the phase (from the first start to the last end of the workers that moved
-/// bytes) during which all of them were running, in [0, 1].
-pub fn overlap(ws: &[Moments]) -> f64 {
-    let movers: Vec<&Moments> = ws.iter().filter(|w| w.bytes > 0).collect();
-    let (Some(first), Some(last)) =
-        (movers.iter().map(|w| w.start_ns).min(), movers.iter().map(|w| w.end_ns).max())
-    else {
-        return 1.0;
-    };
-    let (latest_start, earliest_end) = (
-        movers.iter().map(|w| w.start_ns).max().unwrap_or(first),
-        movers.iter().map(|w| w.end_ns).min().unwrap_or(last),
-    );
-    if movers.len() < 2 || last <= first {
-        return 1.0;
+impl Span {
+    pub fn add(&mut self, w: &Moments) {
+        self.bytes += w.bytes;
+        let (open, close) = (w.start_ns.saturating_sub(w.open_ns), w.end_ns.saturating_add(w.close_ns));
+        self.opened_closed = Some(match self.opened_closed {
+            Some((first, last)) => (first.min(open), last.max(close)),
+            None => (open, close),
+        });
+        if w.bytes > 0 {
+            if self.movers == 0 {
+                (self.first_start, self.latest_start) = (w.start_ns, w.start_ns);
+                (self.earliest_end, self.last_end) = (w.end_ns, w.end_ns);
+            }
+            self.movers += 1;
+            self.first_start = self.first_start.min(w.start_ns);
+            self.latest_start = self.latest_start.max(w.start_ns);
+            self.earliest_end = self.earliest_end.min(w.end_ns);
+            self.last_end = self.last_end.max(w.end_ns);
+        }
     }
-    earliest_end.saturating_sub(latest_start) as f64 / (last - first) as f64
+
+    /// The time from the first open to the last close (ns); None without workers.
+    pub fn span_ns(&self) -> Option<u64> {
+        self.opened_closed.map(|(first, last)| last.saturating_sub(first))
+    }
+
+    /// IOR's aggregate rate, bytes per second: all bytes over the span; None without workers
+    /// or for an empty span.
+    pub fn agg_bytes_per_s(&self) -> Option<f64> {
+        let span = self.span_ns().filter(|&s| s > 0)?;
+        Some(self.bytes as f64 * 1e9 / span as f64)
+    }
+
+    /// The share of the phase (from the first start to the last end of the workers that
+    /// moved bytes) during which all of them were running, in [0, 1].
+    pub fn overlap(&self) -> f64 {
+        if self.movers < 2 || self.last_end <= self.first_start {
+            return 1.0;
+        }
+        self.earliest_end.saturating_sub(self.latest_start) as f64 / (self.last_end - self.first_start) as f64
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    fn of(ws: &[Moments]) -> Span {
+        let mut s = Span::default();
+        for w in ws {
+            s.add(w);
+        }
+        s
+    }
+
+    fn span_ns(ws: &[Moments]) -> Option<u64> {
+        of(ws).span_ns()
+    }
+
+    fn agg_bytes_per_s(ws: &[Moments]) -> Option<f64> {
+        of(ws).agg_bytes_per_s()
+    }
+
+    fn overlap(ws: &[Moments]) -> f64 {
+        of(ws).overlap()
+    }
 
     fn w(bytes: u64, start_ns: u64, end_ns: u64) -> Moments {
         Moments { bytes, start_ns, end_ns, open_ns: 0, close_ns: 0 }
@@ -125,6 +170,14 @@ mod tests {
             prop_assert!(agg_bytes_per_s(&ms).unwrap() <= min_sar * (1.0 + 1e-9));
             let o = overlap(&ms);
             prop_assert!((0.0..=1.0).contains(&o));
+            // The definitions written out over the whole set, as the module's doc gives them.
+            let first = ms.iter().map(|m| m.start_ns - m.open_ns).min().unwrap();
+            let last = ms.iter().map(|m| m.end_ns + m.close_ns).max().unwrap();
+            prop_assert_eq!(span_ns(&ms), Some(last - first));
+            let (s0, s1) = (ms.iter().map(|m| m.start_ns).min().unwrap(), ms.iter().map(|m| m.start_ns).max().unwrap());
+            let (e0, e1) = (ms.iter().map(|m| m.end_ns).min().unwrap(), ms.iter().map(|m| m.end_ns).max().unwrap());
+            let by_hand = if ms.len() < 2 { 1.0 } else { e0.saturating_sub(s1) as f64 / (e1 - s0) as f64 };
+            prop_assert_eq!(o, by_hand);
             // All from one start to one end: full overlap.
             let same: Vec<Moments> = ms.iter().map(|m| Moments { start_ns: 5, end_ns: 9, ..*m }).collect();
             prop_assert_eq!(overlap(&same), 1.0);

@@ -212,8 +212,7 @@ fn check_rep(src: &Path, phase: &str, r: &Repetition) -> Result<()> {
             )));
         }
     }
-    let pairs: Vec<(u64, u64)> = r.workers.iter().map(|w| (w.bytes, w.time_ns)).collect();
-    let rates = crate::stats::rates(&pairs);
+    let rates = crate::stats::rates(r.workers.iter().map(|w| (w.bytes, w.time_ns)));
     let total = r.workers.iter().try_fold(0u64, |a, w| a.checked_add(w.bytes));
     let ops = r.workers.iter().try_fold(0u64, |a, w| a.checked_add(w.ops));
     let tmax = r.workers.iter().map(|w| w.time_ns).max().unwrap_or(0);
