@@ -190,7 +190,8 @@ impl<'a> Runner<'a> {
         } else {
             self.sink.run_done(&self.result, pi, &run_id, &run, slot.warmup)
         };
-        // The traces went to the store (or nowhere): their spills go now.
+        // The traces went to the store (or nowhere): their spills go now, and the workers that
+        // held them go to the spool.
         self.result.points[pi].drop_run_traces(&kept, slot.warmup);
         if let Err(e) = stored {
             let error = Some(match err {
@@ -411,7 +412,7 @@ fn run_phases(
                 };
                 let namespace = md.map(|(s, _)| super::md_run::after(spec, phase, s, &samples, &mut made));
                 let mut r = Repetition::from_samples(rep, run_id, samples, launched.series, &check);
-                super::ranks::note_hints(spec, &r.workers, monitor);
+                super::ranks::note_hints(spec, &r.workers.load(), monitor);
                 r.namespace = namespace;
                 (r.servers, r.latency_histogram_ns) = (launched.servers, launched.latency);
                 r.prealloc_ns = prealloc_ns;
@@ -442,6 +443,8 @@ fn run_phases(
                         }
                     }
                 }
+                // Its workers' results leave memory for the spool before the next phase runs.
+                r.workers.spool();
                 out.push((phase.index, r));
                 if let (Some(wd), true) = (wd_slot.as_mut(), phase.op.is_write()) {
                     wd.record_written(tag.generation)?;

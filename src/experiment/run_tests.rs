@@ -57,8 +57,9 @@ fn host_facts_are_read_once_per_experiment_not_per_run() {
 /// traces when handed over.
 #[derive(Default)]
 struct Where {
-    /// (the workers' address, how many held a trace, how many workers) per repetition handed over.
-    seen: Vec<(usize, usize, usize)>,
+    /// (whether it was the very repetition the experiment keeps, whether its workers were in
+    /// memory, how many held a trace, how many workers) per repetition handed over.
+    seen: Vec<(bool, bool, usize, usize)>,
 }
 
 impl crate::results::Sink for Where {
@@ -67,32 +68,31 @@ impl crate::results::Sink for Where {
     }
     fn run_done(
         &mut self,
-        _: &crate::results::ExperimentResult,
-        _: usize,
+        exp: &crate::results::ExperimentResult,
+        point: usize,
         _: &str,
         reps: &[(usize, &crate::results::Repetition)],
-        _: bool,
+        warmup: bool,
     ) -> crate::Result<()> {
-        for (_, r) in reps {
+        for &(phase, r) in reps {
+            let ph = &exp.points[point].phases[phase];
+            let own = std::ptr::eq(r, if warmup { &ph.warmups } else { &ph.repetitions }.last().unwrap());
             let traced = r.workers.iter().filter(|w| w.trace.is_some()).count();
-            self.seen.push((r.workers.as_ptr() as usize, traced, r.workers.len()));
+            self.seen.push((own, !r.workers.is_spooled(), traced, r.workers.len()));
         }
         Ok(())
     }
 }
 
-/// A run's results are kept once: the sink is handed the repetitions the experiment keeps (the
-/// same workers in memory, not a copy), with their traces, which go once it has them.
-#[test]
-fn a_run_is_kept_once_and_its_traces_go_once_stored() {
+/// Two repetitions of a 16 KiB write and read phase in 4 KiB blocks with `params`, into a
+/// temporary directory, handed to a [`Where`].
+fn write_and_read(params: &[(&str, &str)]) -> (Outcome, Where) {
     let dir = tempfile::tempdir().unwrap();
     let mut e = Experiment::default();
     let d = dir.path().to_string_lossy().into_owned();
-    for (k, v) in [("engine", "psync"), ("size", "16KiB"), ("bs", "4KiB"), ("workers", "2"), ("reps", "2")] {
-        e.params.set(k, vec![v.into()]).unwrap();
-    }
-    for (k, v) in [("warmup", "1"), ("latency", "trace"), ("dirs", d.as_str())] {
-        e.params.set(k, vec![v.into()]).unwrap();
+    let base = [("engine", "psync"), ("size", "16KiB"), ("bs", "4KiB"), ("reps", "2"), ("dirs", d.as_str())];
+    for (k, v) in base.iter().chain(params) {
+        e.params.set(k, vec![v.to_string()]).unwrap();
     }
     e.params.set("ops", vec!["write".into(), "read".into()]).unwrap();
     let env = ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
@@ -100,17 +100,54 @@ fn a_run_is_kept_once_and_its_traces_go_once_stored() {
     let mut sink = Where::default();
     let out = run_experiment(&b.base, &b.points, b.design, HostFacts::default(), &mut sink, &Silent).unwrap();
     assert!(out.error.is_none(), "{:?}", out.error);
+    (out, sink)
+}
+
+/// A run's results are kept once: the sink is handed the repetitions the experiment keeps (the
+/// same workers in memory, not a copy), with their traces, which go once it has them; then
+/// the workers go to the spool.
+#[test]
+fn a_run_is_kept_once_and_its_traces_go_once_stored() {
+    let (out, sink) = write_and_read(&[("workers", "2"), ("warmup", "1"), ("latency", "trace")]);
     let kept: Vec<&crate::results::Repetition> =
         out.result.points[0].phases.iter().flat_map(|ph| ph.warmups.iter().chain(&ph.repetitions)).collect();
     assert_eq!(kept.len(), 6, "2 phases x (1 warm-up + 2 repetitions)");
     assert_eq!(sink.seen.len(), 6);
     for r in &kept {
         assert_eq!(r.workers.len(), 2);
-        assert!(r.workers.iter().all(|w| w.trace.is_none()), "no trace kept in memory once stored");
-        let at = r.workers.as_ptr() as usize;
-        assert_eq!(sink.seen.iter().filter(|s| s.0 == at).count(), 1, "the sink saw these very workers");
+        assert!(r.workers.is_spooled(), "kept in memory once stored");
+        assert!(r.workers.iter().all(|w| w.trace.is_none() && w.bytes == 16 << 10));
     }
-    assert!(sink.seen.iter().all(|&(_, traced, n)| traced == n && n == 2), "{:?}", sink.seen);
+    // The sink saw the very repetitions the experiment keeps, their workers in memory with
+    // their traces.
+    assert_eq!(sink.seen, vec![(true, true, 2, 2); 6]);
+}
+
+/// Without traces a phase's workers go to the spool as soon as it is made, before the next
+/// phase runs: the sink reads them back from there, and the experiment's JSON is the same.
+#[test]
+fn untraced_workers_are_spooled_as_each_phase_ends() {
+    let (out, sink) = write_and_read(&[("workers", "3")]);
+    assert_eq!(sink.seen, vec![(true, false, 0, 3); 4], "the sink read spooled workers");
+    let phases = &out.result.points[0].phases;
+    let json = crate::json::to_string(&out.result).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for (i, ph) in phases.iter().enumerate() {
+        for (k, r) in ph.repetitions.iter().enumerate() {
+            assert!(r.workers.is_spooled());
+            let ws = &doc["points"][0]["phases"][i]["repetitions"][k]["workers"];
+            let bytes: Vec<u64> =
+                ws.as_array().unwrap().iter().map(|w| w["bytes"].as_u64().unwrap()).collect();
+            assert_eq!(bytes, [16 << 10; 3], "phase {i} rep {k}");
+            let ops: u64 = r.workers.iter().map(|w| w.ops).sum();
+            assert_eq!((ops, r.ops), (12, 12));
+        }
+    }
+    // Read back from JSON the workers are in memory and equal to the spooled ones.
+    let back: crate::results::ExperimentResult = crate::json::from_str(&json).unwrap();
+    let r = &back.points[0].phases[1].repetitions[1];
+    assert!(!r.workers.is_spooled());
+    assert_eq!(r.workers, phases[1].repetitions[1].workers);
 }
 
 #[test]

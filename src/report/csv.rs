@@ -282,13 +282,13 @@ impl Exporter for Csv {
                         ];
                         let mut after =
                             vec![wk.open_ns.to_string(), wk.close_ns.to_string(), in_flight.clone()];
-                        after.extend(role_cols(Some(wk)));
-                        after.extend(host_cols(r, Some(wk)));
+                        after.extend(role_cols(Some(&wk)));
+                        after.extend(host_cols(r, Some(&wk)));
                         after.push(steady.clone());
                         after.extend(vec![String::new(); SERVER_COLS]);
-                        after.extend(last(Some(wk)));
-                        after.extend(timing(Some(wk)));
-                        after.extend(ops_cols(r, Some(wk)));
+                        after.extend(last(Some(&wk)));
+                        after.extend(timing(Some(&wk)));
+                        after.extend(ops_cols(r, Some(&wk)));
                         w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }

@@ -240,9 +240,9 @@ fn periods(exp: &ExperimentResult) -> String {
     let mut lines = vec![];
     for (i, p) in exp.points.iter().enumerate() {
         for ph in &p.phases {
-            let series: Vec<&[crate::latency::period::Period]> = complete(ph)
+            let series: Vec<Vec<crate::latency::period::Period>> = complete(ph)
                 .flat_map(|r| r.workers.iter())
-                .filter_map(|w| w.periods.as_deref().map(Vec::as_slice))
+                .filter_map(|w| w.into_owned().periods.map(|p| *p))
                 .collect();
             if series.is_empty() {
                 continue;
@@ -250,7 +250,7 @@ fn periods(exp: &ExperimentResult) -> String {
             // every_ops -> (series found in, sum of strength, sum of excess, a phase).
             let mut found: BTreeMap<u64, (usize, f64, f64, u64)> = BTreeMap::new();
             for s in &series {
-                for q in *s {
+                for q in s {
                     let e = found.entry(q.every_ops).or_insert((0, 0.0, 0.0, q.at_op));
                     e.0 += 1;
                     e.1 += q.strength;

@@ -24,6 +24,8 @@ mod flags;
 pub mod hosts;
 pub mod io500;
 mod repetition;
+mod workers;
+pub use workers::Workers;
 pub mod series;
 pub mod timing;
 pub mod tune;
@@ -233,7 +235,7 @@ pub struct Repetition {
     /// Time spent preallocating before a write phase (not part of t_i).
     pub prealloc_ns: u64,
     pub flags: Vec<String>,
-    pub workers: Vec<WorkerResult>,
+    pub workers: Workers,
     /// Settle, priming, load average and device I/O around this repetition.
     #[serde(default)]
     pub env: RunEnv,
@@ -321,7 +323,8 @@ impl PhaseResult {
 
     /// Recomputes the summary, flags and merged latency from the repetitions.
     pub fn refresh(&mut self) {
-        for r in self.repetitions.iter_mut().chain(&mut self.warmups) {
+        // (A spooled repetition's were worked out as it was made.)
+        for r in self.repetitions.iter_mut().chain(&mut self.warmups).filter(|r| !r.workers.is_spooled()) {
             r.ops_per_s = r.iops();
         }
         let complete: Vec<&Repetition> =
@@ -333,7 +336,7 @@ impl PhaseResult {
         let ops: Vec<f64> = complete.iter().map(|r| r.ops_per_s).collect();
         self.ops_summary = (!ops.is_empty()).then(|| Summary::of("ops_per_s", &ops));
         self.agg_summary = Rate::Agg.summary(self);
-        let strategy = complete.iter().any(|r| r.workers.iter().any(|w| w.role.is_some()));
+        let strategy = complete.iter().any(|r| r.workers.any_role());
         let times: Vec<f64> = complete.iter().map(|r| r.time_ns as f64 / 1e9).collect();
         self.time_summary = (strategy && !times.is_empty()).then(|| Summary::of("time_s", &times));
         self.cache.resident_fraction =

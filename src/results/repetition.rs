@@ -1,13 +1,16 @@
 //! A repetition's figures from its workers' samples: its rates (max_SAR, min_SAR, IOPS, the
 //! IOR span), its per-host shares, a failed repetition; a run's repetitions kept in its point
-//! (moved, not copied) and their traces let go once stored.
+//! (moved, not copied), their traces let go and their workers spooled once stored.
 
 use super::*;
 
 impl Repetition {
     /// Lets its workers' traces go (what results keep in memory once stored: none).
     pub fn drop_traces(&mut self) {
-        for w in &mut self.workers {
+        if self.workers.is_spooled() {
+            return; // (a spooled worker holds no trace)
+        }
+        for w in self.workers.make_mut() {
             w.trace = None;
         }
     }
@@ -67,7 +70,7 @@ impl Repetition {
             resident_fraction: cache.resident_fraction,
             prealloc_ns: 0,
             flags,
-            workers,
+            workers: workers.into(),
             env: RunEnv::default(),
             file_layout: None,
             syncs_in_flight_max,
@@ -84,7 +87,7 @@ impl Repetition {
     /// else each worker's.
     pub fn latency_buckets(&self) -> Box<dyn Iterator<Item = (u64, u64)> + '_> {
         if self.latency_histogram_ns.is_empty() {
-            Box::new(self.workers.iter().flat_map(|w| w.latency_histogram_ns.0.iter().copied()))
+            self.workers.latency_buckets()
         } else {
             Box::new(self.latency_histogram_ns.0.iter().copied())
         }
@@ -99,12 +102,13 @@ impl Repetition {
     pub fn with_hosts(mut self) -> Repetition {
         // No time (no worker, or none that ran) gives no rate: 0, as in a failed repetition.
         let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
-        for w in &mut self.workers {
+        let workers = self.workers.make_mut();
+        for w in workers.iter_mut() {
             w.ops_per_s = finite(stats::individual_rate(w.ops, w.time_ns));
         }
-        let ops = stats::rates(self.workers.iter().map(|w| (w.ops, w.time_ns)));
+        let ops = stats::rates(workers.iter().map(|w| (w.ops, w.time_ns)));
         (self.max_sar_ops_per_s, self.min_sar_ops_per_s) = (finite(ops.max_sar), finite(ops.min_sar));
-        self.hosts = hosts::host_shares(&self.workers);
+        self.hosts = hosts::host_shares(workers);
         self.ops_per_s = self.iops();
         self
     }
@@ -141,7 +145,7 @@ impl Repetition {
             resident_fraction: cache.resident_fraction,
             prealloc_ns: 0,
             flags: cache.flags.clone(),
-            workers: vec![],
+            workers: Default::default(),
             env: RunEnv::default(),
             file_layout: None,
             syncs_in_flight_max: None,
@@ -178,10 +182,13 @@ impl PointResult {
         kept.iter().map(|&(phase, i)| (phase, &runs(&self.phases[phase], warmup)[i])).collect()
     }
 
-    /// Lets the traces of the run kept at `kept` go.
+    /// Lets the traces of the run kept at `kept` go, and spools its workers' results
+    /// ([`Workers::spool`]).
     pub fn drop_run_traces(&mut self, kept: &[(usize, usize)], warmup: bool) {
         for &(phase, i) in kept {
-            runs_mut(&mut self.phases[phase], warmup)[i].drop_traces();
+            let r = &mut runs_mut(&mut self.phases[phase], warmup)[i];
+            r.drop_traces();
+            r.workers.spool();
         }
     }
 }

@@ -171,7 +171,7 @@ impl Store {
                 resident_fraction: r.get::<_, Real>(12).map_err(g)?.0,
                 prealloc_ns: r.get::<_, i64>(13).map_err(g)? as u64,
                 flags: crate::json::from_str(&flags_json).map_err(|e| self.err(e))?,
-                workers,
+                workers: workers.into(),
                 env: crate::json::from_str(&env_json).map_err(|e| self.err(e))?,
                 file_layout,
                 syncs_in_flight_max: r.get::<_, Option<i64>>(17).map_err(g)?.map(|n| n as u64),

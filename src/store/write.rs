@@ -228,8 +228,9 @@ mod tests {
     use crate::worker::{Placement, WorkerSample};
 
     /// Rank 0's work on a phase's replies past the gather, at many workers: the repetition made
-    /// from their samples and its rows stored. Prints the times and the memory (counted by the
-    /// tests' allocator); asserts every row is there. `IOLAB_ROWS` workers (100,000), 40 per
+    /// from their samples, its workers spooled and its rows stored from the spool; then a whole
+    /// run's ten phase repetitions. Prints the times and the memory (counted by the tests'
+    /// allocator); asserts every row is there. `IOLAB_ROWS` workers (100,000), 40 per
     /// host, each as rank 0 holds it gathered (figures, no buckets, a host, a 3-interval rate
     /// series, four kinds of call made, the same for all and so held once).
     #[test]
@@ -242,7 +243,7 @@ mod tests {
             calls.add_n(c, k);
         }
         let calls = calls.to_map();
-        let (samples, sampled) = crate::test_alloc::held_by(|| {
+        let gathered = || {
             (0..n)
                 .map(|w| WorkerSample {
                     calls: calls.clone(),
@@ -254,7 +255,8 @@ mod tests {
                     ..WorkerSample::with_series(w, 1000 + u64::from(w), vec![1 << 18, 1 << 19, 1 << 18])
                 })
                 .collect::<Vec<_>>()
-        });
+        };
+        let (samples, sampled) = crate::test_alloc::held_by(gathered);
         let dir = tempfile::tempdir().unwrap();
         let store = super::Store::open(&dir.path().join("s.db")).unwrap();
         // Only the rows are measured: no experiment row for them to point to.
@@ -265,6 +267,12 @@ mod tests {
             crate::test_alloc::peak_by(|| Repetition::from_samples(0, "r", samples, None, &check))
         });
         let made = t.elapsed();
+        // Then, as a run does, its workers spooled and stored from the spool.
+        let mut r = r;
+        let t = std::time::Instant::now();
+        let ((), freed) = crate::test_alloc::held_by(|| r.workers.spool());
+        let spooled = t.elapsed();
+        assert!(r.workers.is_spooled());
         let t = std::time::Instant::now();
         store.insert_run("e", 0, "r", &[(0, &r)], false).unwrap();
         let stored = t.elapsed();
@@ -272,10 +280,11 @@ mod tests {
             store.conn.query_row("SELECT count(*) FROM worker_results", [], |x| x.get(0)).unwrap();
         assert_eq!(rows, n);
         println!(
-            "rows: {n} workers: repetition made in {:.3} s, stored in {:.3} s ({:.2} us per worker in all)",
+            "rows: {n} workers: repetition made in {:.3} s, spooled in {:.3} s, stored in {:.3} s ({:.2} us per worker in all)",
             made.as_secs_f64(),
+            spooled.as_secs_f64(),
             stored.as_secs_f64(),
-            (made + stored).as_secs_f64() * 1e6 / f64::from(n)
+            (made + spooled + stored).as_secs_f64() * 1e6 / f64::from(n)
         );
         let per = |b: isize| b as f64 / f64::from(n);
         let (kept, peak) = (sampled + held, sampled + peak);
@@ -287,6 +296,42 @@ mod tests {
             per(peak),
             kept as f64 / 1e6,
             per(kept)
+        );
+        // Read back once more, as --json writes it.
+        let t = std::time::Instant::now();
+        let (written, read_peak) = crate::test_alloc::peak_by(|| {
+            let mut out = std::io::BufWriter::new(std::io::sink());
+            crate::json::to_writer(&mut out, &r.workers).unwrap();
+            r.workers.len()
+        });
+        let read = t.elapsed();
+        assert_eq!(written, n as usize);
+        println!(
+            "spool: {n} workers: {:.0} B per worker on disk, {:.1} MB ({:.0} B per worker) kept spooled, read back as JSON in {:.3} s holding at most {:.1} MB",
+            r.workers.spooled_bytes() as f64 / f64::from(n),
+            (kept + freed) as f64 / 1e6,
+            per(kept + freed),
+            read.as_secs_f64(),
+            read_peak as f64 / 1e6,
+        );
+        // A whole run of five repetitions of a write and a read phase: each phase's samples
+        // gathered, its repetition made, stored and spooled before the next, all kept.
+        let (kept_run, run_peak) = crate::test_alloc::peak_by(|| {
+            let mut run = vec![r];
+            for _ in 1..10 {
+                let mut r = Repetition::from_samples(0, "r", gathered(), None, &check);
+                r.workers.spool();
+                run.push(r);
+            }
+            run
+        });
+        assert!(kept_run.iter().all(|r| r.workers.is_spooled() && r.workers.len() == n as usize));
+        let held_run = kept + freed;
+        let (_, held_more) = crate::test_alloc::held_by(|| drop(kept_run));
+        println!(
+            "run: {n} workers, 5 repetitions of a write and a read: at most {:.1} MB held, {:.1} MB kept at its end",
+            (held_run + run_peak) as f64 / 1e6,
+            -held_more as f64 / 1e6,
         );
     }
 

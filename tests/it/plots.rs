@@ -386,7 +386,7 @@ fn trace_plot() {
     let (_, exp) = load_last(&s);
     let mut expected_marks = vec![];
     for ph in &exp.points[0].phases {
-        for p in ph.repetitions[0].workers[0].periods.as_deref().cloned().unwrap_or_default() {
+        for p in ph.repetitions[0].workers.load()[0].periods.as_deref().cloned().unwrap_or_default() {
             expected_marks.push((0..256u64).filter(|k| k % p.every_ops == p.at_op).count());
         }
     }

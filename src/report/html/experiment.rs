@@ -147,8 +147,7 @@ pub fn plots(
             .iter()
             .flat_map(|ph| &ph.repetitions)
             .flat_map(|r| &r.workers)
-            .flat_map(|w| w.periods.iter().flat_map(|p| p.iter()))
-            .map(|p| p.every_ops)
+            .filter_map(|w| w.periods.as_ref()?.iter().map(|p| p.every_ops).min())
             .min();
         if let Some(p) = shortest {
             let to = (8 * p).max(64);

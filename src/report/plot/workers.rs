@@ -29,6 +29,9 @@ pub fn busiest_point(exp: &ExperimentResult) -> usize {
         .unwrap_or(0)
 }
 
+/// What a worker's bars need of one run: its host, its rate and its t_i.
+type Bar = (Option<std::sync::Arc<str>>, f64, f64);
+
 /// A bar at the statistic of `xs`, centred on `x`; None without samples.
 fn bar(xs: &[f64], x: f64, stat: Headline, bars: select::Bars) -> Option<Point> {
     let (y, bar) = select::point_stat(xs, stat, bars)?;
@@ -54,10 +57,19 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         return Err(Error::NotFound(format!("phase {phase} of point {pi} has no complete run")));
     }
     let (stat, _) = o.stat_and_figures(exp)?;
-    let n_workers = runs.iter().map(|r| r.workers.len()).max().unwrap_or(0);
+    // Each run's workers read once (spooled results come back one at a time): what the bars
+    // need of each, (host, rate, t_i).
+    let figs: Vec<Vec<Bar>> = runs
+        .iter()
+        .map(|r| {
+            let rate = |x: &crate::results::WorkerResult| if md { x.ops_per_s } else { x.bytes_per_s / 1e6 };
+            r.workers.iter().map(|x| (x.host.clone(), rate(&x), x.time_ns as f64)).collect()
+        })
+        .collect();
+    let n_workers = figs.iter().map(Vec::len).max().unwrap_or(0);
     // MPI: each worker's host; bars grouped by host, one colour (series) per host.
     let host_of: Vec<Option<String>> = (0..n_workers)
-        .map(|w| runs.iter().find_map(|r| r.workers.get(w)?.host.as_deref().map(str::to_string)))
+        .map(|w| figs.iter().find_map(|r| r.get(w)?.0.as_deref().map(str::to_string)))
         .collect();
     let mut hosts: Vec<String> = vec![];
     for h in host_of.iter().flatten() {
@@ -81,13 +93,8 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     let mut all_y = vec![0.0];
     let mut slowest: Option<(usize, f64)> = None;
     for w in 0..n_workers {
-        let rates: Vec<f64> = runs
-            .iter()
-            .filter_map(|r| r.workers.get(w))
-            .map(|x| if md { x.ops_per_s } else { x.bytes_per_s / 1e6 })
-            .collect();
-        let times: Vec<f64> =
-            runs.iter().filter_map(|r| r.workers.get(w)).map(|x| x.time_ns as f64).collect();
+        let rates: Vec<f64> = figs.iter().filter_map(|r| r.get(w)).map(|x| x.1).collect();
+        let times: Vec<f64> = figs.iter().filter_map(|r| r.get(w)).map(|x| x.2).collect();
         let t = crate::stats::mean(&times);
         if slowest.is_none_or(|(_, s)| t > s) {
             slowest = Some((w, t));

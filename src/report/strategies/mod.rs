@@ -354,9 +354,9 @@ pub fn overlap_rows(exp: &ExperimentResult) -> (Vec<&'static str>, Vec<Vec<Strin
             reps[0].workers.iter().filter_map(|w| Some((w.worker, w.role?.name().to_string()))).collect();
         workers.sort();
         for (w, role) in workers {
-            let mine: Vec<&crate::strategy::RoleTimes> = reps
+            let mine: Vec<crate::strategy::RoleTimes> = reps
                 .iter()
-                .filter_map(|r| r.workers.iter().find(|x| x.worker == w)?.times_ns.as_deref())
+                .filter_map(|r| r.workers.iter().find(|x| x.worker == w)?.times_ns.as_deref().cloned())
                 .collect();
             let n = mine.len().max(1) as f64;
             let mean =

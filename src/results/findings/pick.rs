@@ -50,7 +50,7 @@ pub(super) fn is_plain(figure: &str) -> bool {
 /// The value of a figure in one repetition.
 fn figure_of(r: &Repetition, figure: &str) -> Option<f64> {
     let mean_of = |f: &dyn Fn(&crate::results::WorkerResult) -> f64| {
-        let xs: Vec<f64> = r.workers.iter().map(f).collect();
+        let xs: Vec<f64> = r.workers.iter().map(|w| f(&w)).collect();
         Some(stats::mean(&xs)).filter(|m| m.is_finite())
     };
     Some(match figure {
@@ -64,14 +64,13 @@ fn figure_of(r: &Repetition, figure: &str) -> Option<f64> {
         "close_time" => mean_of(&|w| w.close_ns as f64 / 1e9)?,
         "latency_p50" => mean_of(&|w| w.latency_ns.p50 as f64 / 1e9)?,
         "latency_max" => r.workers.iter().map(|w| w.latency_ns.max).max()? as f64 / 1e9,
-        "period_ops" => r.workers.first()?.periods.as_ref()?.first()?.every_ops as f64,
+        "period_ops" => r.workers.iter().next()?.periods.as_ref()?.first()?.every_ops as f64,
         "period_explains" => {
             // A worker with no period found explains none of its slow ops.
             let xs: Vec<f64> = r
                 .workers
                 .iter()
-                .filter_map(|w| w.periods.as_ref())
-                .map(|p| p.first().map_or(0.0, |p| p.explains))
+                .filter_map(|w| w.periods.as_ref().map(|p| p.first().map_or(0.0, |p| p.explains)))
                 .collect();
             Some(stats::mean(&xs)).filter(|m| m.is_finite())?
         }

@@ -1,0 +1,414 @@
+//! A repetition's workers' results: kept in memory, or spooled once measured and stored to
+//! an unlinked temporary file and read back one at a time, so that what an experiment holds
+//! for the repetitions it has finished does not grow with its workers (docs/mpi.md).
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::sync::{Arc, Mutex, Weak};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::WorkerResult;
+use crate::latency::Buckets;
+
+/// The workers of one repetition of one phase (`workers[]` in JSON).
+#[derive(Clone, Default)]
+pub struct Workers(Held);
+
+#[derive(Clone)]
+enum Held {
+    Kept(Vec<WorkerResult>),
+    Spooled(Spooled),
+}
+
+impl Default for Held {
+    fn default() -> Held {
+        Held::Kept(vec![])
+    }
+}
+
+/// Where a repetition's workers went: `count` encoded results, `bytes` long, from `at`.
+#[derive(Clone)]
+struct Spooled {
+    file: Arc<SpoolFile>,
+    at: u64,
+    bytes: u64,
+    count: usize,
+    /// What a phase's figures need of them without reading them back: whether any had a
+    /// strategy role, and their latency histograms merged.
+    roles: bool,
+    latency: Buckets,
+}
+
+impl Workers {
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Held::Kept(v) => v.len(),
+            Held::Spooled(s) => s.count,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes its results take on the spool (0 when they are in memory).
+    pub fn spooled_bytes(&self) -> u64 {
+        match &self.0 {
+            Held::Kept(_) => 0,
+            Held::Spooled(s) => s.bytes,
+        }
+    }
+
+    /// Whether its results are on the spool rather than in memory.
+    pub fn is_spooled(&self) -> bool {
+        matches!(self.0, Held::Spooled(_))
+    }
+
+    /// Its results one at a time: borrowed when kept, read back one by one when spooled.
+    pub fn iter(&self) -> Box<dyn Iterator<Item = Cow<'_, WorkerResult>> + '_> {
+        match &self.0 {
+            Held::Kept(v) => Box::new(v.iter().map(Cow::Borrowed)),
+            Held::Spooled(s) => Box::new(s.read().map(|w| Cow::Owned(w.unwrap_or_else(|e| unreadable(e))))),
+        }
+    }
+
+    /// All its results at once (read back when spooled, hosts and call counts shared as when
+    /// measured).
+    pub fn load(&self) -> Cow<'_, [WorkerResult]> {
+        match &self.0 {
+            Held::Kept(v) => Cow::Borrowed(v),
+            Held::Spooled(s) => Cow::Owned(s.load().unwrap_or_else(|e| unreadable(e))),
+        }
+    }
+
+    /// Its results to change, read back into memory first when spooled.
+    pub fn make_mut(&mut self) -> &mut Vec<WorkerResult> {
+        if let Held::Spooled(s) = &self.0 {
+            self.0 = Held::Kept(s.load().unwrap_or_else(|e| unreadable(e)));
+        }
+        match &mut self.0 {
+            Held::Kept(v) => v,
+            Held::Spooled(_) => unreachable!("read back just above"),
+        }
+    }
+
+    /// Where its results are in memory, when they are (for tests that they were not copied).
+    #[cfg(test)]
+    pub fn kept_ptr(&self) -> Option<*const WorkerResult> {
+        match &self.0 {
+            Held::Kept(v) => Some(v.as_ptr()),
+            Held::Spooled(_) => None,
+        }
+    }
+
+    /// Whether any worker had a strategy role.
+    pub fn any_role(&self) -> bool {
+        match &self.0 {
+            Held::Kept(v) => v.iter().any(|w| w.role.is_some()),
+            Held::Spooled(s) => s.roles,
+        }
+    }
+
+    /// Every worker's latency buckets: each worker's when kept, merged when spooled (the same
+    /// counts in the same buckets).
+    pub fn latency_buckets(&self) -> Box<dyn Iterator<Item = (u64, u64)> + '_> {
+        match &self.0 {
+            Held::Kept(v) => Box::new(v.iter().flat_map(|w| w.latency_histogram_ns.0.iter().copied())),
+            Held::Spooled(s) => Box::new(s.latency.0.iter().copied()),
+        }
+    }
+
+    /// Moves its results to the spool, unless they are there already or a worker still holds
+    /// a per-op trace (which goes to the store first). When no spool can be made or written
+    /// (no temporary directory, a full disk), they stay in memory: what is lost is memory,
+    /// not results.
+    pub fn spool(&mut self) {
+        let Held::Kept(v) = &self.0 else { return };
+        if v.is_empty() || v.iter().any(|w| w.trace.is_some()) {
+            return;
+        }
+        if let Ok(s) = SpoolFile::shared().and_then(|f| Spooled::write(f, v)) {
+            self.0 = Held::Spooled(s);
+        }
+    }
+}
+
+/// A spool that cannot be read back is a machine fault; the results it held are gone.
+fn unreadable(e: io::Error) -> ! {
+    panic!("reading back workers' results from iolab's temporary spool failed: {e}")
+}
+
+impl From<Vec<WorkerResult>> for Workers {
+    fn from(v: Vec<WorkerResult>) -> Workers {
+        Workers(Held::Kept(v))
+    }
+}
+
+impl<'a> IntoIterator for &'a Workers {
+    type Item = Cow<'a, WorkerResult>;
+    type IntoIter = Box<dyn Iterator<Item = Cow<'a, WorkerResult>> + 'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl PartialEq for Workers {
+    fn eq(&self, other: &Workers) -> bool {
+        self.len() == other.len() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+    }
+}
+
+impl std::fmt::Debug for Workers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Held::Kept(v) => v.fmt(f),
+            Held::Spooled(s) => write!(f, "Workers(spooled: {} at {})", s.count, s.at),
+        }
+    }
+}
+
+impl Serialize for Workers {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        match &self.0 {
+            Held::Kept(v) => v.serialize(ser),
+            // One result in memory at a time.
+            Held::Spooled(s) => {
+                let mut seq = ser.serialize_seq(Some(s.count))?;
+                for w in s.read() {
+                    seq.serialize_element(&w.map_err(S::Error::custom)?)?;
+                }
+                seq.end()
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Workers {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Workers, D::Error> {
+        Vec::<WorkerResult>::deserialize(d).map(Workers::from)
+    }
+}
+
+impl Spooled {
+    /// Appends `workers` to `file`, each as one CBOR item.
+    fn write(file: Arc<SpoolFile>, workers: &[WorkerResult]) -> io::Result<Spooled> {
+        let mut end = file.end.lock().unwrap_or_else(|p| p.into_inner());
+        let at = *end;
+        let mut out = BufWriter::with_capacity(64 << 10, At { file: &file.file, pos: at });
+        let mut merged = crate::latency::new_hist();
+        for w in workers {
+            ciborium::into_writer(w, &mut out).map_err(io::Error::other)?;
+            for &(v, c) in &w.latency_histogram_ns.0 {
+                crate::latency::record_n(&mut merged, v, c);
+            }
+        }
+        out.flush()?;
+        *end = out.get_ref().pos;
+        drop(out);
+        let roles = workers.iter().any(|w| w.role.is_some());
+        let latency = if merged.is_empty() { Buckets::default() } else { Buckets::from_hist(&merged) };
+        let bytes = *end - at;
+        drop(end);
+        Ok(Spooled { file, at, bytes, count: workers.len(), roles, latency })
+    }
+
+    /// Its results, decoded one at a time.
+    fn read(&self) -> impl Iterator<Item = io::Result<WorkerResult>> + '_ {
+        let mut input = BufReader::with_capacity(64 << 10, At { file: &self.file.file, pos: self.at });
+        (0..self.count).map(move |_| ciborium::from_reader(&mut input).map_err(io::Error::other))
+    }
+
+    /// All its results, hosts and call counts shared between workers that had the same.
+    fn load(&self) -> io::Result<Vec<WorkerResult>> {
+        let mut out: Vec<WorkerResult> = Vec::with_capacity(self.count);
+        for w in self.read() {
+            let mut w = w?;
+            if let Some(last) = out.last() {
+                w.calls.share_equal(&last.calls);
+                if let (Some(h), Some(prev)) = (&w.host, &last.host)
+                    && h == prev
+                {
+                    w.host = Some(Arc::clone(prev));
+                }
+            }
+            out.push(w);
+        }
+        Ok(out)
+    }
+}
+
+/// The spool: an unlinked file in the temporary directory (`O_TMPFILE`, so that nothing is
+/// left behind however iolab ends), shared by all the results that are alive, and gone with
+/// the last of them.
+struct SpoolFile {
+    file: File,
+    end: Mutex<u64>,
+}
+
+/// The spool in use, while any result holds it.
+static SPOOL: Mutex<Weak<SpoolFile>> = Mutex::new(Weak::new());
+
+impl SpoolFile {
+    fn shared() -> io::Result<Arc<SpoolFile>> {
+        let mut spool = SPOOL.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = spool.upgrade() {
+            return Ok(f);
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_TMPFILE)
+            .open(std::env::temp_dir())?;
+        let f = Arc::new(SpoolFile { file, end: Mutex::new(0) });
+        *spool = Arc::downgrade(&f);
+        Ok(f)
+    }
+}
+
+/// A file read or written from `pos` on, without moving a shared cursor.
+struct At<'a> {
+    file: &'a File,
+    pos: u64,
+}
+
+impl Read for At<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Write for At<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Call, CallCounts};
+    use crate::worker::{Placement, WorkerSample};
+
+    /// `n` workers as a run measures them: a histogram each, call counts, a host of two, one
+    /// with a role, a result with a period, one that took no time (its rate NaN). Their latencies
+    /// fall in a few buckets, as a phase's do, however many they are.
+    fn workers(n: u32) -> Vec<WorkerResult> {
+        let hosts = crate::launch::shared_host_names(["node0", "node1"].map(String::from));
+        let mut calls = CallCounts::default();
+        calls.add_n(Call::Pwrite, 4);
+        calls.add_n(Call::Fsync, 1);
+        (0..n)
+            .map(|w| {
+                let mut s = WorkerSample::with_series(w, 100 * u64::from(w), vec![4096, 8192, 4096]);
+                s.calls = calls.to_map();
+                s.place = Some(Placement {
+                    rank: w / 2,
+                    host: hosts[(w / 4) as usize % 2].clone(),
+                    resident: None,
+                });
+                let mut h = crate::latency::new_hist();
+                crate::latency::record_n(&mut h, 1000 + 100 * u64::from(w % 4), 1);
+                crate::latency::record_n(&mut h, 50_000, 1);
+                s.hist = crate::latency::SampleHist::Full(Box::new(h));
+                let mut r = WorkerResult::from_sample(s);
+                if w == 1 {
+                    r.role = Some(crate::spec::strategy::Role::Write);
+                    r.periods = Some(Box::new(vec![]));
+                }
+                if w == 2 {
+                    (r.time_ns, r.bytes_per_s) = (0, f64::NAN);
+                }
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn spooled_workers_read_back_as_they_were() {
+        let kept = workers(9);
+        let mut w = Workers::from(kept.clone());
+        let json_kept = crate::json::to_string(&w).unwrap();
+        w.spool();
+        assert!(w.is_spooled() && w.kept_ptr().is_none());
+        assert_eq!(w.len(), 9);
+        // The same JSON, written one result at a time from the spool.
+        assert_eq!(crate::json::to_string(&w).unwrap(), json_kept);
+        let back = w.load();
+        assert_eq!(back.len(), 9);
+        for (a, b) in back.iter().zip(&kept) {
+            assert_eq!(a.bytes_per_s.to_bits(), b.bytes_per_s.to_bits(), "worker {}", a.worker);
+            if !a.bytes_per_s.is_nan() {
+                assert_eq!(a, b);
+            }
+        }
+        assert!(back[2].bytes_per_s.is_nan());
+        assert_eq!(back[1].role, Some(crate::spec::strategy::Role::Write));
+        // Hosts and call counts held once, as when measured.
+        assert!(Arc::ptr_eq(back[0].host.as_ref().unwrap(), back[3].host.as_ref().unwrap()));
+        assert!(!Arc::ptr_eq(back[3].host.as_ref().unwrap(), back[4].host.as_ref().unwrap()));
+        assert!(back[8].calls.is_shared_with(&back[0].calls));
+        // What a phase needs of them without reading them back.
+        assert!(w.any_role());
+        let mut merged: Vec<(u64, u64)> = w.latency_buckets().collect();
+        let mut each: Vec<(u64, u64)> = Workers::from(kept).latency_buckets().collect();
+        let total = |b: &[(u64, u64)]| b.iter().map(|x| x.1).sum::<u64>();
+        assert_eq!((total(&merged), total(&each)), (18, 18));
+        let as_hist = |b: &mut Vec<(u64, u64)>| {
+            let mut h = crate::latency::new_hist();
+            b.iter().for_each(|&(v, c)| crate::latency::record_n(&mut h, v, c));
+            crate::latency::LatencyNs::from_hist(&h)
+        };
+        assert_eq!(as_hist(&mut merged), as_hist(&mut each));
+        // Made to change, they come back into memory.
+        w.make_mut()[0].bytes = 7;
+        assert!(!w.is_spooled());
+        assert_eq!(w.iter().next().unwrap().bytes, 7);
+    }
+
+    /// Spooled, a repetition's workers hold the same few bytes however many they are.
+    #[test]
+    fn spooled_workers_hold_nothing_per_worker() {
+        let held = |n: u32| {
+            let (w, held) = crate::test_alloc::held_by(|| {
+                let mut w = Workers::from(workers(n));
+                w.spool();
+                w
+            });
+            assert!(w.is_spooled());
+            assert_eq!(w.iter().map(|x| x.worker).collect::<Vec<_>>(), (0..n).collect::<Vec<_>>());
+            held
+        };
+        // (The first frees no spool of before: the spool a dead one leaves is freed with the
+        // next.)
+        held(8);
+        let (h8, h800) = (held(8), held(800));
+        assert_eq!(h8, h800, "spooled workers hold nothing per worker");
+        assert!(h800 < 4096, "{h800} bytes");
+    }
+
+    /// A worker holding a per-op trace stays in memory until the store has the trace.
+    #[test]
+    fn workers_with_a_trace_are_not_spooled() {
+        let spill = crate::latency::trace::TraceSpill::new().unwrap();
+        let mut v = workers(2);
+        v[1].trace = Some(super::super::SpillRef(Arc::new(spill)));
+        let mut w = Workers::from(v);
+        w.spool();
+        assert!(!w.is_spooled());
+        w.make_mut()[1].trace = None;
+        w.spool();
+        assert!(w.is_spooled());
+    }
+}
