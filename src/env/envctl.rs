@@ -168,18 +168,19 @@ pub fn devices_in(known: &mut Vec<TargetFacts>, dirs: &[PathBuf]) -> Vec<String>
     out
 }
 
-/// Writes back what earlier phases (and the store) left dirty on the targets' file systems
-/// (data, and metadata such as allocation bitmaps that ext4 writes back some 30 s later), so
+/// Writes back what earlier phases (and the store, and the spool of results in the temporary
+/// directory) left dirty on the file systems of `dirs` (data, and metadata such as allocation
+/// bitmaps that ext4 writes back some 30 s later), each file system once, so
 /// the device I/O seen during a phase is the phase's own or another process's, and the noise
 /// judgement ([`judge_noise`]) does not blame a phase for its predecessors. Before the phase's
 /// clock; a failure only weakens that judgement.
-pub fn settle_writeback(dirs: &[PathBuf]) {
+pub fn settle_writeback(dirs: impl IntoIterator<Item = PathBuf>) {
     let mut seen = vec![];
     for d in dirs {
-        let dev = std::fs::metadata(d).map(|m| std::os::unix::fs::MetadataExt::dev(&m)).ok();
+        let dev = std::fs::metadata(&d).map(|m| std::os::unix::fs::MetadataExt::dev(&m)).ok();
         if !seen.contains(&dev) {
             seen.push(dev);
-            let _ = crate::env::sys::syncfs(d);
+            let _ = crate::env::sys::syncfs(&d);
         }
     }
 }

@@ -393,7 +393,9 @@ fn run_phases(
             (false, None) => monitor.begin(&format!("{label} {}", phase.name), phase.bytes()),
         }
         if local {
-            envctl::settle_writeback(&spec.dirs);
+            // The spool of earlier phases' workers' results too, should its file system share
+            // the targets' device.
+            envctl::settle_writeback(spec.dirs.iter().cloned().chain([std::env::temp_dir()]));
         }
         let probe = PhaseProbe::start(devices);
         let outcome = launch(&job, monitor);

@@ -258,15 +258,23 @@ impl SpoolFile {
         if let Some(f) = spool.upgrade() {
             return Ok(f);
         }
+        let f = Arc::new(SpoolFile::open_in(&std::env::temp_dir())?);
+        *spool = Arc::downgrade(&f);
+        Ok(f)
+    }
+
+    /// A new spool in `dir`, which goes through the guard of every directory iolab writes to
+    /// (never under /dev, nor on a pseudo file system).
+    fn open_in(dir: &std::path::Path) -> io::Result<SpoolFile> {
+        crate::target::device::check_dir_as("TMPDIR", &dir.to_string_lossy(), std::path::Path::new("/"), &[])
+            .map_err(io::Error::other)?;
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .mode(0o600)
             .custom_flags(libc::O_TMPFILE)
-            .open(std::env::temp_dir())?;
-        let f = Arc::new(SpoolFile { file, end: Mutex::new(0) });
-        *spool = Arc::downgrade(&f);
-        Ok(f)
+            .open(dir)?;
+        Ok(SpoolFile { file, end: Mutex::new(0) })
     }
 }
 
@@ -396,6 +404,19 @@ mod tests {
         let (h8, h800) = (held(8), held(800));
         assert_eq!(h8, h800, "spooled workers hold nothing per worker");
         assert!(h800 < 4096, "{h800} bytes");
+    }
+
+    /// The spool goes where any directory iolab writes to may go, and leaves no name there.
+    #[test]
+    fn a_spool_is_made_only_where_iolab_may_write() {
+        for refused in ["/dev/shm", "/proc", "/sys"] {
+            let e = SpoolFile::open_in(std::path::Path::new(refused)).err().expect(refused);
+            assert!(e.to_string().contains("TMPDIR"), "{refused}: {e}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let spool = SpoolFile::open_in(dir.path()).unwrap();
+        spool.file.write_all_at(b"results", 0).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "a name left in the directory");
     }
 
     /// A worker holding a per-op trace stays in memory until the store has the trace.
