@@ -210,16 +210,21 @@ pub fn cost_rows(exp: &ExperimentResult) -> Vec<Vec<String>> {
     let dash = || "-".to_string();
     for (i, p) in exp.points.iter().enumerate() {
         for ph in &p.phases {
-            let workers = || complete(ph).flat_map(|r| r.workers.iter());
-            if workers().next().is_none() {
+            // One pass over the workers (spooled ones are read back as they come).
+            let times: Vec<[u64; 3]> = complete(ph)
+                .flat_map(|r| r.workers.iter())
+                .map(|w| [w.open_ns, w.close_ns, w.sync_ns])
+                .collect();
+            if times.is_empty() {
                 continue;
             }
+            let mean = |k: usize| mean_ns(times.iter().map(|t| t[k]));
             let prealloc = mean_ns(complete(ph).map(|r| r.prealloc_ns)).filter(|&n| n > 0);
             rows.push(vec![
                 format!("{}{}", point_label(exp, i), ph.name),
-                mean_ns(workers().map(|w| w.open_ns)).map_or_else(dash, fmt_ns),
-                mean_ns(workers().map(|w| w.close_ns)).map_or_else(dash, fmt_ns),
-                mean_ns(workers().map(|w| w.sync_ns)).filter(|&n| n > 0).map_or_else(dash, fmt_ns),
+                mean(0).map_or_else(dash, fmt_ns),
+                mean(1).map_or_else(dash, fmt_ns),
+                mean(2).filter(|&n| n > 0).map_or_else(dash, fmt_ns),
                 prealloc.map_or_else(dash, fmt_ns),
             ]);
         }

@@ -198,27 +198,22 @@ impl Spooled {
     fn write(file: Arc<SpoolFile>, workers: &[WorkerResult]) -> io::Result<Spooled> {
         let mut end = file.end.lock().unwrap_or_else(|p| p.into_inner());
         let at = *end;
-        let mut out = BufWriter::with_capacity(64 << 10, At { file: &file.file, pos: at });
-        let mut merged = crate::latency::new_hist();
+        let mut out = BufWriter::with_capacity(SPOOL_BUF, At { file: &file.file, pos: at });
         for w in workers {
             ciborium::into_writer(w, &mut out).map_err(io::Error::other)?;
-            for &(v, c) in &w.latency_histogram_ns.0 {
-                crate::latency::record_n(&mut merged, v, c);
-            }
         }
         out.flush()?;
         *end = out.get_ref().pos;
         drop(out);
-        let roles = workers.iter().any(|w| w.role.is_some());
-        let latency = if merged.is_empty() { Buckets::default() } else { Buckets::from_hist(&merged) };
         let bytes = *end - at;
         drop(end);
-        Ok(Spooled { file, at, bytes, count: workers.len(), roles, latency })
+        let roles = workers.iter().any(|w| w.role.is_some());
+        Ok(Spooled { file, at, bytes, count: workers.len(), roles, latency: merged_buckets(workers) })
     }
 
     /// Its results, decoded one at a time.
     fn read(&self) -> impl Iterator<Item = io::Result<WorkerResult>> + '_ {
-        let mut input = BufReader::with_capacity(64 << 10, At { file: &self.file.file, pos: self.at });
+        let mut input = BufReader::with_capacity(SPOOL_BUF, At { file: &self.file.file, pos: self.at });
         (0..self.count).map(move |_| ciborium::from_reader(&mut input).map_err(io::Error::other))
     }
 
@@ -239,6 +234,26 @@ impl Spooled {
         }
         Ok(out)
     }
+}
+
+/// The spool is written and read in pieces of this size.
+const SPOOL_BUF: usize = 16 << 10;
+
+/// The workers' latency buckets merged: the counts of equal values summed (the workers'
+/// histograms share one layout, so equal values are one bucket), in value order.
+fn merged_buckets(workers: &[WorkerResult]) -> Buckets {
+    let mut all: Vec<(u64, u64)> =
+        workers.iter().flat_map(|w| w.latency_histogram_ns.0.iter().copied()).collect();
+    all.sort_unstable_by_key(|&(v, _)| v);
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(all.len());
+    for (v, c) in all {
+        match merged.last_mut() {
+            Some((last, n)) if *last == v => *n += c,
+            _ => merged.push((v, c)),
+        }
+    }
+    merged.shrink_to_fit();
+    Buckets(merged)
 }
 
 /// The spool: an unlinked file in the temporary directory (`O_TMPFILE`, so that nothing is
