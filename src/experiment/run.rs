@@ -171,7 +171,9 @@ impl<'a> Runner<'a> {
         let (reps, err) = match before_run(spec, self.monitor) {
             Ok(pre) => {
                 let (plan, devices) = (&self.plans[pi], &self.devices[pi]);
-                let (mut reps, err) = run_once(spec, plan, devices, (slot.rep, label), &run_id, self.monitor);
+                let kept = self.result.kept_workers();
+                let (mut reps, err) =
+                    run_once(spec, plan, devices, (slot.rep, label), (&run_id, kept), self.monitor);
                 for (_, r) in &mut reps {
                     (r.env.settle_ns, r.env.prime_memory_bytes, r.env.prime_ns) = pre;
                 }
@@ -192,7 +194,8 @@ impl<'a> Runner<'a> {
         };
         // The traces went to the store (or nowhere): their spills go now, and the workers that
         // held them go to the spool.
-        self.result.points[pi].drop_run_traces(&kept, slot.warmup);
+        let in_memory = self.result.kept_workers();
+        self.result.points[pi].drop_run_traces(&kept, slot.warmup, in_memory);
         if let Err(e) = stored {
             let error = Some(match err {
                 Some(run_err) => {
@@ -219,13 +222,15 @@ fn before_run(spec: &Spec, monitor: &dyn Monitor) -> Result<(u64, u64, u64)> {
 /// the error that stopped it, if any. A failure outside a phase (creating, laying out or
 /// preparing files) is recorded as a failed repetition of the phase it kept from running, so the stored run is
 /// never complete when it was not. The work directory is always removed (unless kept); if
-/// that fails, the monitor is told what was left.
+/// that fails, the monitor is told what was left. `kept`: how many workers' results the
+/// experiment keeps in memory already (a phase's go to the spool as it ends when they are
+/// many, [`crate::results::Workers::spool_if_many`]).
 pub fn run_once(
     spec: &Spec,
     plan: &RunPlan,
     devices: &[String],
     (rep, label): (u32, &str),
-    run_id: &str,
+    (run_id, kept): (&str, usize),
     monitor: &dyn Monitor,
 ) -> (Vec<(usize, Repetition)>, Option<Error>) {
     let engine = crate::worker::registry::find(&spec.engine).expect("engine checked at resolve");
@@ -237,7 +242,7 @@ pub fn run_once(
         plan,
         (engine, devices),
         (rep, label),
-        run_id,
+        (run_id, kept),
         monitor,
         &mut wd,
         &mut out,
@@ -283,7 +288,7 @@ fn run_phases(
     plan: &RunPlan,
     (engine, devices): (&'static Registered, &[String]),
     (rep, label): (u32, &str),
-    run_id: &str,
+    (run_id, in_memory_before): (&str, usize),
     monitor: &dyn Monitor,
     wd_slot: &mut Option<WorkDirs>,
     out: &mut Vec<(usize, Repetition)>,
@@ -446,7 +451,9 @@ fn run_phases(
                     }
                 }
                 // Its workers' results leave memory for the spool before the next phase runs.
-                r.workers.spool();
+                let in_memory: usize =
+                    out.iter().filter(|(_, r)| !r.workers.is_spooled()).map(|(_, r)| r.workers.len()).sum();
+                r.workers.spool_if_many(in_memory_before + in_memory);
                 out.push((phase.index, r));
                 if let (Some(wd), true) = (wd_slot.as_mut(), phase.op.is_write()) {
                     wd.record_written(tag.generation)?;

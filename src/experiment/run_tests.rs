@@ -87,6 +87,9 @@ impl crate::results::Sink for Where {
 /// Two repetitions of a 16 KiB write and read phase in 4 KiB blocks with `params`, into a
 /// temporary directory, handed to a [`Where`].
 fn write_and_read(params: &[(&str, &str)]) -> (Outcome, Where) {
+    // Every repetition spooled, however few its workers (spooling is invisible to every other
+    // test that shares this process).
+    crate::results::Workers::spool_from(1);
     let dir = tempfile::tempdir().unwrap();
     let mut e = Experiment::default();
     let d = dir.path().to_string_lossy().into_owned();

@@ -408,6 +408,15 @@ pub struct ExperimentResult {
     pub io500: Option<io500::Io500>,
 }
 
+impl ExperimentResult {
+    /// How many workers' results it keeps in memory (not spooled), warm-ups included.
+    pub fn kept_workers(&self) -> usize {
+        let phases = self.points.iter().flat_map(|p| &p.phases);
+        let reps = phases.flat_map(|ph| ph.repetitions.iter().chain(&ph.warmups));
+        reps.filter(|r| !r.workers.is_spooled()).map(|r| r.workers.len()).sum()
+    }
+}
+
 /// Receives results as they are measured.
 pub trait Sink {
     /// Before the first run: the experiment's identity, host and spec (no results yet).

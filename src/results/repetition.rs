@@ -182,13 +182,18 @@ impl PointResult {
         kept.iter().map(|&(phase, i)| (phase, &runs(&self.phases[phase], warmup)[i])).collect()
     }
 
-    /// Lets the traces of the run kept at `kept` go, and spools its workers' results
-    /// ([`Workers::spool`]).
-    pub fn drop_run_traces(&mut self, kept: &[(usize, usize)], warmup: bool) {
+    /// Lets the traces of the run kept at `kept` go, and spools its workers' results when
+    /// they are many, the experiment keeping `in_memory` in all ([`Workers::spool_if_many`]).
+    pub fn drop_run_traces(&mut self, kept: &[(usize, usize)], warmup: bool, in_memory: usize) {
+        let mut in_memory = in_memory;
         for &(phase, i) in kept {
             let r = &mut runs_mut(&mut self.phases[phase], warmup)[i];
             r.drop_traces();
-            r.workers.spool();
+            if !r.workers.is_spooled() {
+                in_memory -= r.workers.len();
+                r.workers.spool_if_many(in_memory);
+                in_memory += if r.workers.is_spooled() { 0 } else { r.workers.len() };
+            }
         }
     }
 }

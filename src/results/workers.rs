@@ -6,12 +6,21 @@ use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, Weak};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::WorkerResult;
 use crate::latency::Buckets;
+
+/// A repetition of this many workers or more goes to the spool once made (a smaller one costs
+/// little memory, and the spool's writes would cost a small job more than they save).
+static SPOOL_AT: AtomicUsize = AtomicUsize::new(256);
+
+/// The most workers' results an experiment keeps in memory before any repetition, however
+/// small, goes to the spool (5 to 8 MB; a sweep of many small points stays bounded too).
+pub const KEEP_AT_MOST: usize = 16_384;
 
 /// The workers of one repetition of one phase (`workers[]` in JSON).
 #[derive(Clone, Default)]
@@ -119,6 +128,21 @@ impl Workers {
             Held::Kept(v) => Box::new(v.iter().flat_map(|w| w.latency_histogram_ns.0.iter().copied())),
             Held::Spooled(s) => Box::new(s.latency.0.iter().copied()),
         }
+    }
+
+    /// Moves its results to the spool ([`Workers::spool`]) when they are many, or when the
+    /// experiment keeps `kept` workers' results in memory already and these would take it
+    /// past [`KEEP_AT_MOST`].
+    pub fn spool_if_many(&mut self, kept: usize) {
+        if self.len() >= SPOOL_AT.load(Relaxed) || kept + self.len() > KEEP_AT_MOST {
+            self.spool();
+        }
+    }
+
+    /// Spools every repetition from `workers` workers on (tests: 1, to spool every one).
+    #[cfg(test)]
+    pub fn spool_from(workers: usize) {
+        SPOOL_AT.store(workers, Relaxed);
     }
 
     /// Moves its results to the spool, unless they are there already or a worker still holds
@@ -432,6 +456,23 @@ mod tests {
         let spool = SpoolFile::open_in(dir.path()).unwrap();
         spool.file.write_all_at(b"results", 0).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "a name left in the directory");
+    }
+
+    /// Many workers are spooled, a few kept, unless the experiment keeps many already.
+    #[test]
+    fn only_many_workers_are_spooled() {
+        let few = SPOOL_AT.load(Relaxed) - 1;
+        let v = workers(few as u32 + 1);
+        let mut w = Workers::from(v[..few].to_vec());
+        w.spool_if_many(0);
+        assert!(!w.is_spooled(), "{few} workers spooled");
+        w.spool_if_many(KEEP_AT_MOST - few);
+        assert!(!w.is_spooled(), "spooled at the most kept");
+        w.spool_if_many(KEEP_AT_MOST - few + 1);
+        assert!(w.is_spooled(), "kept past the most kept");
+        let mut w = Workers::from(v);
+        w.spool_if_many(0);
+        assert!(w.is_spooled(), "{} workers kept", few + 1);
     }
 
     /// A worker holding a per-op trace stays in memory until the store has the trace.
