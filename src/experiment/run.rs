@@ -193,7 +193,7 @@ impl<'a> Runner<'a> {
             self.sink.run_done(&self.result, pi, &run_id, &run, slot.warmup)
         };
         // The traces went to the store (or nowhere): their spills go now, and the workers that
-        // held them go to the spool.
+        // held them to the spool when they are many.
         let in_memory = self.result.kept_workers();
         self.result.points[pi].drop_run_traces(&kept, slot.warmup, in_memory);
         if let Err(e) = stored {
@@ -450,7 +450,8 @@ fn run_phases(
                         }
                     }
                 }
-                // Its workers' results leave memory for the spool before the next phase runs.
+                // Its workers' results leave memory for the spool, when they are many, before the
+                // next phase runs.
                 let in_memory: usize =
                     out.iter().filter(|(_, r)| !r.workers.is_spooled()).map(|(_, r)| r.workers.len()).sum();
                 r.workers.spool_if_many(in_memory_before + in_memory);
