@@ -1,6 +1,7 @@
-//! A repetition's workers' results: kept in memory, or spooled once measured and stored to
-//! an unlinked temporary file and read back one at a time, so that what an experiment holds
-//! for the repetitions it has finished does not grow with its workers (docs/mpi.md).
+//! A repetition's workers' results: kept in memory, or, when they are many, spooled once
+//! measured to an unlinked temporary file and read back one at a time, so that what an
+//! experiment holds for the repetitions it has finished does not grow with its workers
+//! (docs/mpi.md).
 
 use std::borrow::Cow;
 use std::fs::File;
