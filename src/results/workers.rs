@@ -135,7 +135,7 @@ impl Workers {
     /// experiment keeps `kept` workers' results in memory already and these would take it
     /// past [`KEEP_AT_MOST`].
     pub fn spool_if_many(&mut self, kept: usize) {
-        if self.len() >= SPOOL_AT.load(Relaxed) || kept + self.len() > KEEP_AT_MOST {
+        if many(self.len(), kept, SPOOL_AT.load(Relaxed)) {
             self.spool();
         }
     }
@@ -159,6 +159,12 @@ impl Workers {
             self.0 = Held::Spooled(s);
         }
     }
+}
+
+/// Whether `workers` results go to the spool, the experiment keeping `kept` in memory already
+/// and spooling repetitions of `at` workers or more.
+fn many(workers: usize, kept: usize, at: usize) -> bool {
+    workers >= at || kept + workers > KEEP_AT_MOST
 }
 
 /// A spool that cannot be read back is a machine fault; the results it held are gone.
@@ -462,18 +468,18 @@ mod tests {
     /// Many workers are spooled, a few kept, unless the experiment keeps many already.
     #[test]
     fn only_many_workers_are_spooled() {
-        let few = SPOOL_AT.load(Relaxed) - 1;
-        let v = workers(few as u32 + 1);
-        let mut w = Workers::from(v[..few].to_vec());
+        assert!(!many(255, 0, 256), "255 workers spooled");
+        assert!(many(256, 0, 256), "256 workers kept");
+        assert!(!many(255, KEEP_AT_MOST - 255, 256), "spooled at the most kept");
+        assert!(many(255, KEEP_AT_MOST - 254, 256), "kept past the most kept");
+        assert!(many(1, KEEP_AT_MOST, 256));
+        // As the rule says, whatever the count tests set (the default, or 1).
+        let at = SPOOL_AT.load(Relaxed);
+        let mut w = Workers::from(workers(2));
         w.spool_if_many(0);
-        assert!(!w.is_spooled(), "{few} workers spooled");
-        w.spool_if_many(KEEP_AT_MOST - few);
-        assert!(!w.is_spooled(), "spooled at the most kept");
-        w.spool_if_many(KEEP_AT_MOST - few + 1);
+        assert_eq!(w.is_spooled(), at <= 2);
+        w.spool_if_many(KEEP_AT_MOST);
         assert!(w.is_spooled(), "kept past the most kept");
-        let mut w = Workers::from(v);
-        w.spool_if_many(0);
-        assert!(w.is_spooled(), "{} workers kept", few + 1);
     }
 
     /// A worker holding a per-op trace stays in memory until the store has the trace.
