@@ -210,15 +210,18 @@ pub fn cost_rows(exp: &ExperimentResult) -> Vec<Vec<String>> {
     let dash = || "-".to_string();
     for (i, p) in exp.points.iter().enumerate() {
         for ph in &p.phases {
-            // One pass over the workers (spooled ones are read back as they come).
-            let times: Vec<[u64; 3]> = complete(ph)
-                .flat_map(|r| r.workers.iter())
-                .map(|w| [w.open_ns, w.close_ns, w.sync_ns])
-                .collect();
-            if times.is_empty() {
+            // One pass over the workers (spooled ones are read back as they come), summing.
+            let (mut n, mut sums) = (0u128, [0u128; 3]);
+            for w in complete(ph).flat_map(|r| r.workers.iter()) {
+                n += 1;
+                for (s, x) in sums.iter_mut().zip([w.open_ns, w.close_ns, w.sync_ns]) {
+                    *s += u128::from(x);
+                }
+            }
+            if n == 0 {
                 continue;
             }
-            let mean = |k: usize| mean_ns(times.iter().map(|t| t[k]));
+            let mean = |k: usize| Some((sums[k] / n) as u64);
             let prealloc = mean_ns(complete(ph).map(|r| r.prealloc_ns)).filter(|&n| n > 0);
             rows.push(vec![
                 format!("{}{}", point_label(exp, i), ph.name),
@@ -369,6 +372,27 @@ mod tests {
 
     fn texts(params: &[(&str, &str)]) -> Vec<String> {
         data(params).into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// Open, close and commit times are means over every worker of the complete runs, read
+    /// back from the spool or from memory alike.
+    #[test]
+    fn costs_are_means_over_every_worker_of_the_complete_runs() {
+        let mut exp =
+            crate::report::summary::tests::with_rates(&[("ops", "write"), ("workers", "2")], &[&[1.0, 1.0]]);
+        for (k, r) in exp.points[0].phases[0].repetitions.iter_mut().enumerate() {
+            for (i, w) in r.workers.make_mut().iter_mut().enumerate() {
+                (w.open_ns, w.close_ns, w.sync_ns) = (1000 * (2 * k + i + 1) as u64, 2000, 0);
+            }
+            if k == 1 {
+                r.workers.spool();
+                assert!(r.workers.is_spooled());
+            }
+        }
+        let rows = cost_rows(&exp);
+        assert_eq!(rows.len(), 1);
+        // Opens of 1, 2, 3 and 4 µs; no commit.
+        assert_eq!(rows[0][1..4], [fmt_ns(2500), fmt_ns(2000), "-".to_string()]);
     }
 
     #[test]
