@@ -119,7 +119,9 @@ impl RateSeries {
     /// The series of a repetition: the workers' series summed, each shifted by its start
     /// (`offset_ns` after the earliest worker's) and re-binned to the coarsest interval among
     /// them, doubled while the sum would have more than `SLOTS` intervals (intervals are
-    /// `BASE_NS` times a power of two, so re-binning is exact).
+    /// `BASE_NS` times a power of two, so re-binning is exact). The definition the streaming
+    /// [`SeriesSum`] is checked against; iolab itself sums with `SeriesSum` as workers come.
+    #[cfg(test)]
     pub fn sum(parts: &[(u64, &RateSeries)]) -> Option<RateSeries> {
         let mut sum = SeriesSum::default();
         for (offset, s) in parts {
@@ -210,7 +212,7 @@ impl RateSeries {
 }
 
 /// Workers' series summed as they come, each shifted by its start after the phase's earliest
-/// worker's: what [`RateSeries::sum`] gives of them all, whatever their order and however
+/// worker's: what `RateSeries::sum` (tests) gives of them all, whatever their order and however
 /// they were split into sums that were merged (MPI ranks sum their own workers' series and
 /// their subtree's up the tree, so rank 0 holds one series per phase, not one per worker).
 /// Bins are `interval_ns` wide from the earliest start; widening to the next power of two
