@@ -543,3 +543,84 @@ fn a_failed_piece_is_named_by_its_component_and_offset() {
         assert!(work_dirs(s.path()).is_empty());
     }
 }
+
+/// A temporary directory with room for less than one repetition's results: the spool that
+/// takes the results of a repetition of 256 workers (docs/safety.md) fails part-way with
+/// ENOSPC, and the results stay in memory. The run ends well, every worker's result is in the
+/// JSON and in the store, and the temporary directory has back all the room it had.
+#[test]
+fn a_full_temporary_directory_keeps_the_results_in_memory() {
+    if !is_root() {
+        skip!("loop devices need root");
+    }
+    let s = Scratch::new();
+    let fs = match image_fs(s.path(), 16, &["mkfs.ext4", "-q", "-F", "-m", "0"], "") {
+        Ok(f) => f,
+        Err(e) => skip!("cannot make a loop-mounted ext4: {e}"),
+    };
+    let tmp = &fs.mount.path;
+    // Full, then 32 KiB freed: two of the spool's 16 KiB writes, of about 85 KiB of results.
+    let filler = tmp.join("filler");
+    let mut f = std::fs::File::create(&filler).unwrap();
+    for piece in [64 << 10, 1 << 10] {
+        while std::io::Write::write_all(&mut f, &vec![0xA5u8; piece]).is_ok() {}
+    }
+    f.sync_all().unwrap();
+    f.set_len(f.metadata().unwrap().len() - (32 << 10)).unwrap();
+    f.sync_all().unwrap();
+    let free = || {
+        let o = std::process::Command::new("df").args(["--output=avail", "-B1"]).arg(tmp).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).lines().nth(1).unwrap().trim().parse::<u64>().unwrap()
+    };
+    let room = free();
+    assert!(room > 0);
+
+    let t = s.path().join("t");
+    std::fs::create_dir(&t).unwrap();
+    let args = [
+        "run",
+        "--json",
+        "--quiet",
+        "--dir",
+        t.to_str().unwrap(),
+        "--workers",
+        "256",
+        "--op",
+        "write,read",
+        "--size",
+        "4KiB",
+        "--bs",
+        "4KiB",
+        "--reps",
+        "2",
+    ];
+    let out = s.iolab_env(&args, &[("TMPDIR", tmp.to_str().unwrap())]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut runs = 0;
+    for p in phases(&doc) {
+        for r in p["repetitions"].as_array().unwrap() {
+            let w = r["workers"].as_array().unwrap();
+            let mut ids: Vec<u64> = w.iter().map(|w| w["worker"].as_u64().unwrap()).collect();
+            ids.sort_unstable();
+            assert_eq!(ids, (0..256).collect::<Vec<u64>>(), "{}", p["op"]);
+            assert!(w.iter().all(|w| w["bytes"] == 4096), "{}", p["op"]);
+            runs += 1;
+        }
+    }
+    assert_eq!(runs, 4);
+    let stored = s.iolab(&["results", "export", "last", "--json"]);
+    assert!(stored.status.success(), "{}", stderr(&stored));
+    let stored: Value = serde_json::from_slice(&stored.stdout).unwrap();
+    for (a, b) in phases(&doc).iter().zip(phases(&stored)) {
+        for (ra, rb) in a["repetitions"].as_array().unwrap().iter().zip(b["repetitions"].as_array().unwrap())
+        {
+            assert_eq!(ra["workers"], rb["workers"], "{}", a["op"]);
+        }
+    }
+    assert_eq!(free(), room, "the spool's blocks were not given back");
+    let mut names: Vec<_> = std::fs::read_dir(tmp).unwrap().flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["filler", "lost+found"]);
+    assert!(work_dirs(&t).is_empty());
+}
