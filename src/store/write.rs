@@ -155,7 +155,8 @@ impl Store {
                          ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
                 )
                 .map_err(|e| self.err(e))?;
-            for w in &r.workers {
+            for w in r.workers.try_iter() {
+                let w = w.map_err(|e| self.err(e))?;
                 row.execute(params![
                     run_id,
                     *phase as i64,
@@ -224,8 +225,30 @@ impl Store {
 mod tests {
     use crate::engine::Call;
     use crate::latency::{LatencyNs, SampleHist};
-    use crate::results::{CacheCheck, Repetition};
+    use crate::results::{CacheCheck, Repetition, Workers};
     use crate::worker::{Placement, WorkerSample};
+
+    /// A run whose spooled workers cannot be read back while it is stored: the store says so,
+    /// naming the spool, and keeps no part of that run; the run stored before it stays whole.
+    #[test]
+    fn an_unreadable_spool_fails_its_run_and_leaves_no_part_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::Store::open(&dir.path().join("s.db")).unwrap();
+        store.conn.pragma_update(None, "foreign_keys", "OFF").unwrap();
+        let check = CacheCheck { resident_fraction: 0.0, flags: vec![] };
+        let samples = || (0..3).map(|w| WorkerSample::with_series(w, 1000, vec![4096])).collect();
+        let good = Repetition::from_samples(0, "a", samples(), None, &check);
+        store.insert_run("e", 0, "a", &[(0, &good)], false).unwrap();
+        let mut bad = Repetition::from_samples(0, "b", samples(), None, &check);
+        bad.workers = Workers::unreadable_for_tests(3);
+        let err = store.insert_run("e", 0, "b", &[(0, &bad)], false).unwrap_err().to_string();
+        assert!(err.contains("reading back workers' results from iolab's temporary spool failed"), "{err}");
+        let count = |sql: &str| store.conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+        assert_eq!(count("SELECT COUNT(*) FROM runs WHERE run_id = 'b'"), 0);
+        assert_eq!(count("SELECT COUNT(*) FROM phase_results WHERE run_id = 'b'"), 0);
+        assert_eq!(count("SELECT COUNT(*) FROM worker_results WHERE run_id = 'b'"), 0);
+        assert_eq!(count("SELECT COUNT(*) FROM worker_results WHERE run_id = 'a'"), 3);
+    }
 
     /// Rank 0's work on a phase's replies past the gather, at many workers: the repetition made
     /// from their samples, its workers spooled and its rows stored from the spool; then a whole
