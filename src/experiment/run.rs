@@ -103,6 +103,8 @@ pub struct Runner<'a> {
     devices: Vec<Vec<String>>,
     sink: &'a mut dyn Sink,
     monitor: &'a dyn Monitor,
+    /// How many workers' results `result` keeps in memory (not spooled), warm-ups included.
+    held: usize,
 }
 
 /// What one run left (its phases' repetitions are in [`Runner::result`]): the job's time, and
@@ -155,7 +157,7 @@ impl<'a> Runner<'a> {
             io500: None,
         };
         sink.begin(&result)?;
-        Ok(Runner { result, points, plans, devices, sink, monitor })
+        Ok(Runner { result, points, plans, devices, sink, monitor, held: 0 })
     }
 
     /// The sink runs go to (a tuner records its rounds there too).
@@ -171,9 +173,8 @@ impl<'a> Runner<'a> {
         let (reps, err) = match before_run(spec, self.monitor) {
             Ok(pre) => {
                 let (plan, devices) = (&self.plans[pi], &self.devices[pi]);
-                let kept = self.result.kept_workers();
                 let (mut reps, err) =
-                    run_once(spec, plan, devices, (slot.rep, label), (&run_id, kept), self.monitor);
+                    run_once(spec, plan, devices, (slot.rep, label), (&run_id, self.held), self.monitor);
                 for (_, r) in &mut reps {
                     (r.env.settle_ns, r.env.prime_memory_bytes, r.env.prime_ns) = pre;
                 }
@@ -192,10 +193,10 @@ impl<'a> Runner<'a> {
         } else {
             self.sink.run_done(&self.result, pi, &run_id, &run, slot.warmup)
         };
-        // The traces went to the store (or nowhere): their spills go now, and the workers that
-        // held them to the spool when they are many.
-        let in_memory = self.result.kept_workers();
-        self.result.points[pi].drop_run_traces(&kept, slot.warmup, in_memory);
+        // The traces are stored (or not kept): their spills go, and many workers to the spool.
+        self.held += self.result.points[pi].release_run(&kept, slot.warmup, self.held);
+        #[cfg(test)]
+        assert_eq!(self.held, self.result.kept_workers(), "workers' results counted as held in memory");
         if let Err(e) = stored {
             let error = Some(match err {
                 Some(run_err) => {

@@ -409,7 +409,9 @@ pub struct ExperimentResult {
 }
 
 impl ExperimentResult {
-    /// How many workers' results it keeps in memory (not spooled), warm-ups included.
+    /// How many workers' results it keeps in memory (not spooled), warm-ups included (what
+    /// the runner counts as it goes, checked against this in tests).
+    #[cfg(test)]
     pub fn kept_workers(&self) -> usize {
         let phases = self.points.iter().flat_map(|p| &p.phases);
         let reps = phases.flat_map(|ph| ph.repetitions.iter().chain(&ph.warmups));

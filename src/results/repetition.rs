@@ -182,19 +182,20 @@ impl PointResult {
         kept.iter().map(|&(phase, i)| (phase, &runs(&self.phases[phase], warmup)[i])).collect()
     }
 
-    /// Lets the traces of the run kept at `kept` go, and spools its workers' results when
-    /// they are many, the experiment keeping `in_memory` in all ([`Workers::spool_if_many`]).
-    pub fn drop_run_traces(&mut self, kept: &[(usize, usize)], warmup: bool, in_memory: usize) {
-        let mut in_memory = in_memory;
+    /// Lets the traces of the run kept at `kept` go, and moves its workers' results to the
+    /// spool when they are many, the experiment keeping `others` in memory besides this run
+    /// ([`Workers::spool_if_many`]). Returns how many of this run's stay in memory.
+    pub fn release_run(&mut self, kept: &[(usize, usize)], warmup: bool, others: usize) -> usize {
+        let mut held = 0;
         for &(phase, i) in kept {
             let r = &mut runs_mut(&mut self.phases[phase], warmup)[i];
             r.drop_traces();
+            r.workers.spool_if_many(others + held);
             if !r.workers.is_spooled() {
-                in_memory -= r.workers.len();
-                r.workers.spool_if_many(in_memory);
-                in_memory += if r.workers.is_spooled() { 0 } else { r.workers.len() };
+                held += r.workers.len();
             }
         }
+        held
     }
 }
 
