@@ -34,6 +34,9 @@
 #                      --ior-src is needed
 #     --io COMPONENT   Open MPI's MPI-IO component for every tool (mpirun --mca io COMPONENT:
 #                      ompio or romio321 in Open MPI 4.1; default: Open MPI's choice)
+#     --warm           with --api mpiio or collective: the read follows the write with nothing
+#                      evicted (iolab read:asis), so that DIR may be a tmpfs and the tools' own
+#                      MPI-IO paths are compared without a disk's noise
 #     DIR              where the data files go (default .)
 #
 # Needs Open MPI (mpicc, mpirun), python3, /usr/bin/time; for IOR autoconf, automake, make.
@@ -46,7 +49,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-ior_src="" quick=0 dir=. np=4 size_mib="" bs_kib=1024 n=5 prime_mib="" scale="" scale_set=0 rounds=3 api=posix io=""
+ior_src="" quick=0 warm=0 dir=. np=4 size_mib="" bs_kib=1024 n=5 prime_mib="" scale="" scale_set=0 rounds=3 api=posix io=""
 iolab=${IOLAB:-${CARGO_TARGET_DIR:-$root/target}/release/iolab}
 while [ $# -gt 0 ]; do
     case $1 in
@@ -62,7 +65,8 @@ while [ $# -gt 0 ]; do
     --iolab) iolab=$(realpath "$2"); shift 2 ;;
     --api) api=$2; shift 2 ;;
     --io) io=$2; shift 2 ;;
-    -h | --help) sed -n '2,44p' "$0"; exit 0 ;;
+    --warm) warm=1; shift ;;
+    -h | --help) sed -n '2,47p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (bench/mpi.sh --help)" >&2; exit 2 ;;
     *) dir=$1; shift ;;
     esac
@@ -84,6 +88,10 @@ mpiio) iolab_api=(--engine mpiio --mpiio independent) ior_api=(-a MPIIO) ;;
 collective) iolab_api=(--engine mpiio --mpiio collective) ior_api=(-a MPIIO -c) ;;
 *) echo "--api must be posix, mpiio or collective, not $api" >&2; exit 2 ;;
 esac
+[ $warm = 0 ] || [ "$api" != posix ] ||
+    { echo "--warm is for --api mpiio or collective (the limit program always reads cold)" >&2; exit 2; }
+read_op=read:cold
+[ $warm = 0 ] || read_op=read:asis
 [ "$api" = posix ] || [ -n "$ior_src" ] ||
     { echo "--api $api compares iolab with IOR only (the limit program makes POSIX calls): give --ior-src PATH" >&2; exit 2; }
 [ -n "$prime_mib" ] || { prime_mib=$((3 * np * size_mib)); [ "$prime_mib" -le 3072 ] || prime_mib=3072; }
@@ -133,7 +141,7 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 
 run_iolab() {
     prime
-    quiet mpi "$np" "$iolab" run --layout shared "${iolab_api[@]}" --op write,read:cold --size "${size_mib}MiB" \
+    quiet mpi "$np" "$iolab" run --layout shared "${iolab_api[@]}" --op "write,$read_op" --size "${size_mib}MiB" \
         --bs "${bs_kib}KiB" --reps 1 --dir "$work" --json --quiet --no-store >"$tmp/iolab.json"
     python3 - "$tmp/iolab.json" "$np" "$(load)" >>"$results" <<'EOF'
 import json, sys
@@ -174,7 +182,8 @@ run_ior() {
     sync -f "$work"
     quiet mpi "$np" "$ior" "${args[@]}" -w -e -k >"$tmp/ior-w.out"
     local res w r
-    res=$("$limit" evict "$f" | awk '{ print $2 }')
+    res=1
+    [ $warm = 1 ] || res=$("$limit" evict "$f" | awk '{ print $2 }')
     quiet mpi "$np" "$ior" "${args[@]}" -r >"$tmp/ior-r.out"
     w=$(ior_mbps write "$tmp/ior-w.out") r=$(ior_mbps read "$tmp/ior-r.out")
     [ -n "$w" ] && [ -n "$r" ] || { echo "no IOR summary in its output:" >&2; cat "$tmp/ior-w.out" "$tmp/ior-r.out" >&2; exit 1; }
@@ -203,8 +212,13 @@ posix) calls="pwrite/pread, fdatasync at the end" ;;
 mpiio) calls="MPI_File_write_at/read_at, MPI_File_sync at the end" ;;
 collective) calls="MPI_File_write_at_all/read_at_all, MPI_File_sync at the end" ;;
 esac
-echo "case: $np ranks, one shared file of $np x $size_mib MiB, bs $bs_kib KiB: write ($calls, timed), then a cold read"
-echo "cold: file committed and evicted with posix_fadvise(DONTNEED), checked with mincore (no drop_caches)"
+if [ $warm = 1 ]; then
+    echo "case: $np ranks, one shared file of $np x $size_mib MiB, bs $bs_kib KiB: write ($calls, timed), then a read of what is in memory"
+    echo "warm: nothing evicted between the write and the read (iolab read:asis)"
+else
+    echo "case: $np ranks, one shared file of $np x $size_mib MiB, bs $bs_kib KiB: write ($calls, timed), then a cold read"
+    echo "cold: file committed and evicted with posix_fadvise(DONTNEED), checked with mincore (no drop_caches)"
+fi
 echo "MB/s = 10^6 B/s, every tool by IOR's definition: all bytes over the span from the first open to the last close, commits"
 echo "      included (iolab: agg; limit: the same from its ranks' clocks; IOR: its own figure, MiB/s x 1.048576)"
 echo "note: buffered I/O on this virtual machine swings up to 5x with the guest's memory state (one tool, consecutive runs):"
@@ -248,7 +262,7 @@ for p in ("write", "read"):
         ms = {t: statistics.median(float(x) for x in pick(t, p, i)) for t in ("iolab", "limit") if t in tools}
         print(f"{fig}, median, {p}: " + ", ".join(f"{t} {m:.0f} MB/s" for t, m in ms.items()))
 res = {t: [float(x) for x in pick(t, "read", 5)] for t in tools}
-print("resident before each cold read (mincore, fraction of the file): "
+print("resident before each read (mincore, fraction of the file; IOR's 1 where not evicted): "
       + "; ".join(f"{t} {max(x):.4f} at most" for t, x in res.items()))
 EOF
 
