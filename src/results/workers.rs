@@ -259,10 +259,12 @@ impl Spooled {
         let mut end = file.end.lock().unwrap_or_else(|p| p.into_inner());
         let at = *end;
         let mut out = BufWriter::with_capacity(SPOOL_BUF, At { file: &file.file, pos: at });
-        for w in workers {
-            ciborium::into_writer(w, &mut out).map_err(io::Error::other)?;
+        let written =
+            workers.iter().try_for_each(|w| ciborium::into_writer(w, &mut out).map_err(io::Error::other));
+        if let Err(e) = written.and_then(|()| out.flush()) {
+            drop(out.into_parts()); // (what is left unwritten goes: no second try as it drops)
+            return Err(e);
         }
-        out.flush()?;
         *end = out.get_ref().pos;
         drop(out);
         let bytes = *end - at;
