@@ -221,13 +221,13 @@ pub fn cost_rows(exp: &ExperimentResult) -> Vec<Vec<String>> {
             if n == 0 {
                 continue;
             }
-            let mean = |k: usize| Some((sums[k] / n) as u64);
+            let mean = |k: usize| (sums[k] / n) as u64;
             let prealloc = mean_ns(complete(ph).map(|r| r.prealloc_ns)).filter(|&n| n > 0);
             rows.push(vec![
                 format!("{}{}", point_label(exp, i), ph.name),
-                mean(0).map_or_else(dash, fmt_ns),
-                mean(1).map_or_else(dash, fmt_ns),
-                mean(2).filter(|&n| n > 0).map_or_else(dash, fmt_ns),
+                fmt_ns(mean(0)),
+                fmt_ns(mean(1)),
+                Some(mean(2)).filter(|&n| n > 0).map_or_else(dash, fmt_ns),
                 prealloc.map_or_else(dash, fmt_ns),
             ]);
         }
