@@ -71,6 +71,15 @@ fn put(stdout: &mut dyn Write, text: &str) -> Result<()> {
     stdout.write_all(text.as_bytes()).map_err(crate::report::write_err)
 }
 
+/// Runs `write` on `stdout` through one buffer of 64 KiB, flushed when it returns: stdout is
+/// line-buffered, so a JSON document, a CSV or a trace written to it directly costs one
+/// write(2) per line (about 460 for a small run's JSON).
+fn buffered(stdout: &mut dyn Write, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, stdout);
+    write(&mut out)?;
+    out.flush().map_err(crate::report::write_err)
+}
+
 /// The format `--json` / `--csv` ask for (the table when neither).
 fn format_of(json: bool, csv: bool) -> Format {
     if json {
@@ -122,4 +131,47 @@ fn build(args: &RunArgs) -> Result<Built> {
         exp.params.set_one("name", "default")?;
     }
     exp.build(&env)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{LineWriter, Write};
+
+    /// What reaches the file descriptor: the bytes, and one count per write(2).
+    #[derive(Default)]
+    struct Fd {
+        bytes: Vec<u8>,
+        writes: usize,
+    }
+
+    impl Write for Fd {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.writes += 1;
+            self.bytes.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn lines(out: &mut dyn Write) -> crate::error::Result<()> {
+        for i in 0..3000 {
+            writeln!(out, "  \"line\": {i},").map_err(crate::report::write_err)?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_document_reaches_a_line_buffered_stdout_in_few_writes() {
+        let mut direct = LineWriter::new(Fd::default());
+        lines(&mut direct).unwrap();
+        assert_eq!(direct.get_ref().writes, 3000, "line-buffered: one write per line");
+        let mut stdout = LineWriter::new(Fd::default());
+        super::buffered(&mut stdout, lines).unwrap();
+        let fd = stdout.get_ref();
+        assert_eq!(fd.bytes, direct.get_ref().bytes, "the same bytes, all of them flushed");
+        let pieces = fd.bytes.len().div_ceil(64 << 10);
+        assert!(fd.writes <= 2 * pieces, "{} writes for {} bytes", fd.writes, fd.bytes.len());
+    }
 }

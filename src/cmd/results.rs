@@ -10,7 +10,7 @@ use crate::report::{self, compare};
 use crate::store::{Store, import};
 use crate::units::fmt_size;
 
-use super::{format_of, put, read_store};
+use super::{buffered, format_of, put, read_store};
 use crate::report::output::{self, Kind};
 
 /// `iolab results ...`.
@@ -23,7 +23,7 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
         ResultsCommand::List => list(&store, stdout),
         ResultsCommand::Show { id, json, csv } => {
             let exp = with_findings(store.load(&store.resolve_id(&id)?)?);
-            report::exporter(format_of(json, csv)).export(&exp, stdout)?;
+            buffered(stdout, |out| report::exporter(format_of(json, csv)).export(&exp, out))?;
             // A tuning's race under its experiment's table (its JSON: `iolab tune --json`).
             let tuning = store.load_tuning(&exp.experiment_id).unwrap_or_else(|e| {
                 store.warn_unreadable(&format!("the tuning of experiment {}", exp.experiment_id), e);
@@ -47,7 +47,7 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
                 Some(path) => {
                     output::write_with(&path, "output", kind, force, &[store.path()], |f| ex.export(&exp, f))
                 }
-                None => ex.export(&exp, stdout),
+                None => buffered(stdout, |out| ex.export(&exp, out)),
             }
         }
         ResultsCommand::Compare { by: _, format, tuned } => compare(&store, &format, tuned, stdout),
@@ -64,7 +64,7 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
                 Some(path) => output::write_with(&path, "output", kind, force, &[store.path()], |f| {
                     report::trace::export(&store, &id, &filter, json, f)
                 }),
-                None => report::trace::export(&store, &id, &filter, json, stdout),
+                None => buffered(stdout, |out| report::trace::export(&store, &id, &filter, json, out)),
             }
         }
     }

@@ -13,7 +13,7 @@ use crate::results::ExperimentResult;
 use crate::worker::registry::real_io;
 use crate::{plan, report};
 
-use super::{engines, format_of, open_store};
+use super::{buffered, engines, format_of, open_store};
 
 /// `iolab run` (with `--engine list`: the engines table instead).
 pub fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
@@ -71,7 +71,7 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     let mut outcome = run_experiment(&built.base, &built.points, built.design, host, sink, &monitor)?;
     outcome.result.findings = crate::experiment::preset::findings(&outcome.result);
     outcome.result.io500 = crate::results::io500::of(&outcome.result);
-    report::exporter(format_of(json, csv)).export(&outcome.result, stdout)?;
+    buffered(stdout, |out| report::exporter(format_of(json, csv)).export(&outcome.result, out))?;
     if let (Some(s), false) = (&store, quiet) {
         eprintln!(
             "stored as experiment {} in {}",

@@ -138,7 +138,8 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
         crate::report::Format::Table => "text",
         other => other.name(),
     };
-    crate::report::tune::exporter(name)?.export(&outcome.tuning, stdout)?;
+    let exporter = crate::report::tune::exporter(name)?;
+    super::buffered(stdout, |out| exporter.export(&outcome.tuning, out))?;
     if let Some(path) = &args.save_spec {
         match &outcome.tuning.recommended {
             Some(r) => output::write_with(path, "save_spec", Kind::Spec, args.force, &reading, |f| {
