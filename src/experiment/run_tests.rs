@@ -170,3 +170,25 @@ fn ids_look_right() {
     assert_eq!(id.len(), 22, "{id}");
     assert_ne!(crate::target::workdir::new_run_id(), crate::target::workdir::new_run_id());
 }
+
+/// A spool that cannot be read back after its run is an error of the JSON and CSV exports,
+/// naming the spool, not a stop of iolab (the table and the report still stop it:
+/// docs/safety.md).
+#[test]
+fn an_unreadable_spool_is_an_error_of_the_json_and_csv_exports() {
+    let (out, _) = write_and_read(&[("workers", "2")]);
+    let mut exp = out.result;
+    for f in [crate::report::Format::Json, crate::report::Format::Csv] {
+        let mut fine = vec![];
+        crate::report::exporter(f).export(&exp, &mut fine).unwrap();
+        assert!(!fine.is_empty());
+    }
+    exp.points[0].phases[1].repetitions[1].workers = crate::results::Workers::unreadable_for_tests(2);
+    for f in [crate::report::Format::Json, crate::report::Format::Csv] {
+        let err = crate::report::exporter(f).export(&exp, &mut vec![]).unwrap_err().to_string();
+        assert!(
+            err.contains("reading back workers' results from iolab's temporary spool failed"),
+            "{f:?}: {err}"
+        );
+    }
+}

@@ -262,7 +262,8 @@ impl Exporter for Csv {
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
                             .map_err(write_err)?;
                     }
-                    for wk in &r.workers {
+                    for wk in r.workers.try_iter() {
+                        let wk = wk.map_err(write_err)?;
                         let l = &wk.latency_ns;
                         let cols = [
                             wk.worker.to_string(),
