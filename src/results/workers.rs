@@ -86,7 +86,7 @@ impl Workers {
     pub fn try_iter(&self) -> Box<dyn Iterator<Item = io::Result<Cow<'_, WorkerResult>>> + '_> {
         match &self.0 {
             Held::Kept(v) => Box::new(v.iter().map(|w| Ok(Cow::Borrowed(w)))),
-            Held::Spooled(s) => Box::new(s.read().map(|w| w.map(Cow::Owned).map_err(unread))),
+            Held::Spooled(s) => Box::new(s.read().map(|w| w.map(Cow::Owned))),
         }
     }
 
@@ -95,14 +95,14 @@ impl Workers {
     pub fn load(&self) -> Cow<'_, [WorkerResult]> {
         match &self.0 {
             Held::Kept(v) => Cow::Borrowed(v),
-            Held::Spooled(s) => Cow::Owned(s.load().unwrap_or_else(|e| unreadable(unread(e)))),
+            Held::Spooled(s) => Cow::Owned(s.load().unwrap_or_else(|e| unreadable(e))),
         }
     }
 
     /// Its results to change, read back into memory first when spooled.
     pub fn make_mut(&mut self) -> &mut Vec<WorkerResult> {
         if let Held::Spooled(s) = &self.0 {
-            self.0 = Held::Kept(s.load().unwrap_or_else(|e| unreadable(unread(e))));
+            self.0 = Held::Kept(s.load().unwrap_or_else(|e| unreadable(e)));
         }
         match &mut self.0 {
             Held::Kept(v) => v,
@@ -188,17 +188,14 @@ fn many(workers: usize, kept: usize, at: usize) -> bool {
 }
 
 /// A spool that cannot be read back is a machine fault; the results it held are gone. `e` is
-/// from [`unread`].
+/// from [`Spooled::read`], which says what failed.
 fn unreadable(e: io::Error) -> ! {
     panic!("{e}")
 }
 
 /// A failed read of the spool, saying what failed.
-fn unread(e: io::Error) -> io::Error {
-    io::Error::new(
-        e.kind(),
-        format!("reading back workers' results from iolab's temporary spool failed: {e}"),
-    )
+fn unread(e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(format!("reading back workers' results from iolab's temporary spool failed: {e}"))
 }
 
 impl From<Vec<WorkerResult>> for Workers {
@@ -239,7 +236,7 @@ impl Serialize for Workers {
             Held::Spooled(s) => {
                 let mut seq = ser.serialize_seq(Some(s.count))?;
                 for w in s.read() {
-                    seq.serialize_element(&w.map_err(|e| S::Error::custom(unread(e)))?)?;
+                    seq.serialize_element(&w.map_err(S::Error::custom)?)?;
                 }
                 seq.end()
             }
@@ -273,10 +270,10 @@ impl Spooled {
         Ok(Spooled { file, at, bytes, count: workers.len(), roles, latency: merged_buckets(workers) })
     }
 
-    /// Its results, decoded one at a time.
+    /// Its results, decoded one at a time; an error says the spool failed.
     fn read(&self) -> impl Iterator<Item = io::Result<WorkerResult>> + '_ {
         let mut input = BufReader::with_capacity(SPOOL_BUF, At { file: &self.file.file, pos: self.at });
-        (0..self.count).map(move |_| ciborium::from_reader(&mut input).map_err(io::Error::other))
+        (0..self.count).map(move |_| ciborium::from_reader(&mut input).map_err(unread))
     }
 
     /// All its results, hosts and call counts shared between workers that had the same.
