@@ -5,8 +5,9 @@
 //! `iolab clean DIR` looks only at entries of DIR named `.iolab-*` (or at DIR itself if it is
 //! one). It touches one only if it is a real directory holding a valid marker for its own run
 //! id, and only if the process that made it is gone: a directory whose owner still runs on this
-//! machine is in use, and one made on another host is left alone unless `--force` says no iolab
-//! runs there. Anything else is reported and left untouched.
+//! machine is in use, one whose owner ran in a PID namespace that cannot all be seen from here
+//! may be, and one made on another host is left alone; `--force` says no iolab runs there.
+//! Anything else is reported and left untouched.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -36,15 +37,19 @@ impl Found {
 
     /// Who left it, in words.
     pub fn origin(&self) -> String {
-        let who = format!(
-            "run {} (pid {} on {})",
-            self.marker.run_id, self.marker.owner.pid, self.marker.owner.host
-        );
+        let o = &self.marker.owner;
+        let ns = match o.pid_ns {
+            0 => String::new(),
+            n if n == Owner::current().pid_ns => String::new(),
+            n => format!(" in PID namespace pid:[{n}]"),
+        };
+        let who = format!("run {} (pid {}{ns} on {})", self.marker.run_id, o.pid, o.host);
         match &self.state {
             OwnerState::Running => format!("in use by running {who}"),
             OwnerState::Gone if self.marker.keep => format!("kept by {who} with --keep"),
             OwnerState::Gone => format!("left by {who}, which is gone"),
             OwnerState::OtherHost(h) => format!("made on host {h} by {who}"),
+            OwnerState::Unknown(why) => format!("made by {who}, which may still run: {why}"),
         }
     }
 }
@@ -221,6 +226,10 @@ pub fn clean(target: &Path, opts: CleanOpts, report: &mut String) -> Result<Vec<
                     "{p}: not touched: {}; iolab cannot tell whether it still runs there (--force removes it)\n",
                     f.origin()
                 );
+                continue;
+            }
+            OwnerState::Unknown(_) if !opts.force => {
+                *report += &format!("{p}: not touched: {} (--force removes it)\n", f.origin());
                 continue;
             }
             _ => {}

@@ -12,82 +12,7 @@ pub const PREFIX: &str = ".iolab-";
 /// The first line of every marker.
 pub const MAGIC: &str = "iolab work directory";
 
-/// A process, identified well enough to tell later whether it still runs.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Owner {
-    pub host: String,
-    /// /proc/sys/kernel/random/boot_id: a pid from another boot is certainly gone.
-    pub boot_id: String,
-    pub pid: u32,
-    /// Start time of the pid in clock ticks after boot (/proc/PID/stat field 22), so a reused
-    /// pid is not mistaken for the owner.
-    pub pid_start: u64,
-}
-
-/// Whether the process that made a work directory may still be using it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OwnerState {
-    /// The same process is running on this host: the directory is in use.
-    Running,
-    /// The process is gone (it ended, crashed, or the machine rebooted).
-    Gone,
-    /// Made on another host (a shared file system): iolab cannot tell.
-    OtherHost(String),
-}
-
-fn read_trim(p: &str) -> String {
-    fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default()
-}
-
-/// Start time (field 22 of /proc/PID/stat) of a running pid; `None` once it has ended, even
-/// while its entry stays as a zombie (state Z or X, field 3) until its parent reaps it: a
-/// rank killed under mpirun stays one until the launcher's orphans are reaped.
-fn pid_start_time(pid: u32) -> Option<u64> {
-    let stat = crate::env::sys::read_kernel_file(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: split after the last `)`.
-    let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
-    if matches!(rest.next()?, "Z" | "X") {
-        return None;
-    }
-    rest.nth(18)?.parse().ok()
-}
-
-impl Owner {
-    /// This process: read once per process (every run's work directory names it), again only
-    /// in a forked child, whose pid differs.
-    pub fn current() -> Owner {
-        static CURRENT: std::sync::Mutex<Option<Owner>> = std::sync::Mutex::new(None);
-        let pid = std::process::id();
-        let mut cached = CURRENT.lock().unwrap_or_else(|e| e.into_inner());
-        match cached.as_ref() {
-            Some(o) if o.pid == pid => o.clone(),
-            _ => {
-                let o = Owner {
-                    host: read_trim("/proc/sys/kernel/hostname"),
-                    boot_id: read_trim("/proc/sys/kernel/random/boot_id"),
-                    pid,
-                    pid_start: pid_start_time(pid).unwrap_or(0),
-                };
-                *cached = Some(o.clone());
-                o
-            }
-        }
-    }
-
-    /// Whether this owner may still be running, judged from `me` (this process).
-    pub fn state(&self, me: &Owner) -> OwnerState {
-        if self.host != me.host {
-            return OwnerState::OtherHost(self.host.clone());
-        }
-        if !self.boot_id.is_empty() && self.boot_id != me.boot_id {
-            return OwnerState::Gone;
-        }
-        match pid_start_time(self.pid) {
-            Some(t) if t == self.pid_start => OwnerState::Running,
-            _ => OwnerState::Gone,
-        }
-    }
-}
+pub use super::owner::{Owner, OwnerState};
 
 /// The contents of a marker.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -125,11 +50,14 @@ impl Marker {
     /// The marker's first lines, written when the directory is created.
     pub fn header(&self) -> String {
         format!(
-            "{MAGIC}\nversion = 1\nrun_id = {}\nhost = {}\nboot_id = {}\npid = {}\npid_start = {}\n\
+            "{MAGIC}\nversion = 1\nrun_id = {}\nhost = {}\nboot_id = {}\npid_ns = {}\n\
+             boottime_offset_ns = {}\npid = {}\npid_start = {}\n\
              created_unix_s = {:.0}\nkeep = {}\nseed = {}\nbs = {}\nverify = {}\n",
             self.run_id,
             self.owner.host,
             self.owner.boot_id,
+            self.owner.pid_ns,
+            self.owner.boottime_offset_ns,
             self.owner.pid,
             self.owner.pid_start,
             self.created_unix_s,
@@ -158,6 +86,11 @@ impl Marker {
                 "boot_id" => m.owner.boot_id = v.to_string(),
                 "pid" => m.owner.pid = num(k, v)? as u32,
                 "pid_start" => m.owner.pid_start = num(k, v)?,
+                "pid_ns" => m.owner.pid_ns = num(k, v)?,
+                "boottime_offset_ns" => {
+                    m.owner.boottime_offset_ns =
+                        v.parse().map_err(|_| format!("`{k} = {v}` is not a number"))?
+                }
                 "created_unix_s" => m.created_unix_s = v.parse().unwrap_or(0.0),
                 "keep" => m.keep = v == "true",
                 "seed" => m.seed = num(k, v)?,
@@ -210,29 +143,4 @@ impl Marker {
 /// A new run id: 128 random bits in hex; stable across stores, so imports never duplicate.
 pub fn new_run_id() -> String {
     format!("{:016x}{:016x}", crate::env::sys::random_u64(), crate::env::sys::random_u64())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A child that has exited but is not yet reaped is gone, though its /proc entry remains;
-    /// while it runs it is running.
-    #[test]
-    fn a_zombie_owner_is_gone() {
-        let me = Owner::current();
-        let mut child = std::process::Command::new("sleep").arg("0.2").spawn().unwrap();
-        let owner = Owner { pid: child.id(), pid_start: pid_start_time(child.id()).unwrap(), ..me.clone() };
-        assert_eq!(owner.state(&me), OwnerState::Running);
-        let stat = || fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
-        let zombie = |s: String| s[s.rfind(')').unwrap() + 1..].split_whitespace().next() == Some("Z");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while !zombie(stat()) {
-            assert!(std::time::Instant::now() < deadline, "the child never exited: {}", stat());
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        assert_eq!(owner.state(&me), OwnerState::Gone);
-        child.wait().unwrap();
-        assert_eq!(owner.state(&me), OwnerState::Gone);
-    }
 }

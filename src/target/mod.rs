@@ -9,6 +9,7 @@ pub mod marker;
 pub mod namespace;
 pub mod ns_cache;
 pub mod owned;
+pub mod owner;
 pub mod preflight;
 pub mod reuse;
 pub mod workdir;

@@ -39,11 +39,14 @@ pub fn open(spec: &Spec, plan: &RunPlan) -> Result<Kept> {
         let dir = spec.dirs[f.target].join(format!("{PREFIX}{id}"));
         if !markers.contains_key(&dir) {
             let m = Marker::read(&dir).map_err(|e| bad(format!("{}: {e}", dir.display())))?;
-            if !m.keep && m.owner.state(&me) == OwnerState::Running {
-                return Err(bad(format!(
-                    "{}: that run is still going and will remove its files",
-                    dir.display()
-                )));
+            let going = match m.owner.state(&me) {
+                _ if m.keep => None,
+                OwnerState::Running => Some("is still going".to_string()),
+                OwnerState::Unknown(why) => Some(format!("may still be going ({why})")),
+                _ => None,
+            };
+            if let Some(going) = going {
+                return Err(bad(format!("{}: that run {going} and will remove its files", dir.display())));
             }
             markers.insert(dir.clone(), m);
         }

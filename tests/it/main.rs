@@ -45,6 +45,7 @@ mod mpi_strategies;
 #[cfg(feature = "mpi")]
 mod mpi_traces;
 mod outputs;
+mod owners;
 mod plots;
 mod processes;
 mod readahead;
