@@ -83,23 +83,7 @@ pub fn check_store(src: &Path, conn: &Connection) -> Result<()> {
 
 fn check_store_within(src: &Path, conn: &Connection, row_cap: u64, cell_cap: u64) -> Result<()> {
     let q = |e: rusqlite::Error| interrupted(src, e, |e| bad(src, format!("cannot read it as a store: {e}")));
-    let mut stmt = conn
-        .prepare("SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger') ORDER BY name")
-        .map_err(q)?;
-    let other: Vec<(String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .map_err(q)?
-        .collect::<rusqlite::Result<_>>()
-        .map_err(q)?;
-    if let Some((kind, name)) = other.first() {
-        return Err(bad(
-            src,
-            format!(
-                "it holds a {kind} `{}`; an iolab store holds tables only, and an import reads nothing else",
-                crate::text::one_line(name)
-            ),
-        ));
-    }
+    super::schema::check_shape(conn, 0).map_err(|m| bad(src, m))?;
     let mut rows = 0u64;
     for table in TABLES {
         let cols: Vec<String> = conn

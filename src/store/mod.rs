@@ -141,6 +141,8 @@ impl Store {
 
     fn init(&self) -> Result<()> {
         self.conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(|e| self.err(e))?;
+        // Its shape first, before the journal mode changes anything in the file.
+        schema::check_shape(&self.conn, 0).map_err(|m| self.err(m))?;
         // Two iolabs creating one store at once: the journal mode change takes the database
         // exclusively and SQLite may answer busy without waiting; wait here as for any lock.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -174,9 +176,11 @@ impl Store {
         tx.commit().map_err(|e| self.err(e))
     }
 
-    /// The schema version (0 for an empty database); refuses what is not an iolab store and
-    /// versions newer than this build.
+    /// The schema version (0 for an empty database); refuses what is not an iolab store (of
+    /// another shape: [`schema::check_shape`]) and versions newer than this build.
     fn version(&self) -> Result<i64> {
+        // Before any statement reads a table: what holds views or triggers is refused unread.
+        schema::check_shape(&self.conn, 0).map_err(|m| self.err(m))?;
         let has_meta: bool = self
             .conn
             .query_row("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'", [], |r| {
@@ -206,6 +210,7 @@ impl Store {
                 "schema version {version} is newer than this iolab understands ({STORE_VERSION})"
             )));
         }
+        schema::check_shape(&self.conn, version).map_err(|m| self.err(m))?;
         Ok(version)
     }
 

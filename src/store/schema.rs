@@ -222,6 +222,70 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V15_MERGED_LATENCY,
 ];
 
+/// Every table of the current schema.
+pub const TABLES: &[&str] = &[
+    "meta",
+    "hosts",
+    "experiments",
+    "runs",
+    "phase_results",
+    "worker_results",
+    "trace_ops",
+    "worker_periods",
+    "phase_layouts",
+    "server_results",
+    "tunings",
+];
+
+/// The shape of a store, checked whenever one is opened, before any statement reads a table:
+/// tables and their indexes only, never a view, a trigger or a virtual table (a recursive view
+/// `runs` once made every command that read it spin until a signal, and `run --db` measure
+/// before failing to store); and, at `version` (0: a new store, nothing to find yet), every
+/// table of that version, as a table. The reason, when it is not an iolab store's shape.
+pub fn check_shape(conn: &rusqlite::Connection, version: i64) -> std::result::Result<(), String> {
+    let q = |e: rusqlite::Error| format!("cannot read its schema: {e}");
+    let mut stmt = conn
+        .prepare(
+            "SELECT type, name, ifnull(sql, '') FROM sqlite_master
+             WHERE type IN ('view', 'trigger') OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL%')
+             ORDER BY type, name",
+        )
+        .map_err(q)?;
+    let other: Vec<(String, String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .map_err(q)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(q)?;
+    if let Some((kind, name, _)) = other.first() {
+        let kind = if kind == "table" { "virtual table" } else { kind.as_str() };
+        return Err(format!(
+            "it holds a {kind} `{}`; an iolab store holds tables only, and iolab reads nothing else",
+            crate::text::one_line(name)
+        ));
+    }
+    let expected: &[&str] = match version {
+        0 => &[],
+        STORE_VERSION => TABLES,
+        // An older store: its tables come with the migrations, which make whatever is missing.
+        _ => &["meta"],
+    };
+    for table in expected {
+        let n: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |r| r.get(0),
+            )
+            .map_err(q)?;
+        if n == 0 {
+            return Err(format!(
+                "its table `{table}` is missing (an iolab store of version {version} has it)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

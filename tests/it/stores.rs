@@ -277,3 +277,71 @@ fn stores_created_at_once_by_several_openers_all_open() {
         });
     }
 }
+
+/// A store whose `runs` is a recursive view (or that holds a trigger) is refused by every
+/// command that opens it, at once and before any work: the readers (which spun until a signal),
+/// `run --db` (which measured, then failed to store) and an import into it. Exit 1 naming the
+/// store and what it holds; nothing is measured, made or changed.
+#[test]
+fn a_store_of_another_shape_is_refused_by_every_command_before_any_work() {
+    let s = Scratch::new();
+    small_store(&s);
+    let good = s.path().join("good.db");
+    std::fs::copy(s.db(), &good).unwrap();
+    let target = s.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    for (sql, what) in [
+        (
+            "ALTER TABLE runs RENAME TO runs_kept;
+             CREATE VIEW runs AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)
+               SELECT 'r' || x AS run_id, e.id AS experiment_id, 0 AS point, 0 AS rep, 'complete' AS status,
+                      NULL AS error, 0.0 AS finished_unix_s, 0 AS warmup FROM c, experiments e;",
+            "a view `runs`",
+        ),
+        ("CREATE TRIGGER t AFTER INSERT ON runs BEGIN DELETE FROM hosts; END;", "a trigger `t`"),
+    ] {
+        let db = s.path().join("odd.db");
+        std::fs::copy(s.db(), &db).unwrap();
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.pragma_update(None, "journal_mode", "DELETE").unwrap();
+        c.execute_batch(sql).unwrap();
+        drop(c);
+        let bytes = std::fs::read(&db).unwrap();
+        let (d, t) = (db.to_str().unwrap(), target.to_str().unwrap());
+        let html = s.path().join("r.html");
+        let svg = s.path().join("p.svg");
+        for args in [
+            &["results", "list", "--db", d][..],
+            &["results", "show", "last", "--db", d],
+            &["results", "export", "last", "--json", "--db", d],
+            &["results", "trace", "last", "--db", d],
+            &["results", "compare", "--db", d],
+            &["report", "--last", "--db", d, "-o", html.to_str().unwrap()],
+            &["plot", "last", "--db", d, "-o", svg.to_str().unwrap()],
+            &["run", "--dir", t, "--size", "64KiB", "--bs", "16KiB", "--reps", "1", "--db", d],
+            &["results", "import", good.to_str().unwrap(), "--db", d],
+        ] {
+            let t0 = std::time::Instant::now();
+            // Under a timeout: a command that spins (as the readers did) fails instead of hanging.
+            let o = std::process::Command::new("timeout")
+                .args(["30"])
+                .arg(bin())
+                .args(args)
+                .env("IOLAB_RAM_BYTES", TEST_RAM_BYTES.to_string())
+                .current_dir(s.path())
+                .output()
+                .unwrap();
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+            assert!(t0.elapsed() < std::time::Duration::from_secs(10), "{args:?} took {:?}", t0.elapsed());
+            assert!(
+                e.contains(&format!("store {d}: it holds {what}; an iolab store holds tables only")),
+                "{e}"
+            );
+            assert!(o.stdout.is_empty(), "{args:?}: nothing measured or shown");
+            assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "{args:?}: no work directory");
+            assert!(!html.exists() && !svg.exists());
+        }
+        assert!(std::fs::read(&db).unwrap() == bytes, "{what}: the store is unchanged");
+    }
+}
