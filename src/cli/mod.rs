@@ -177,7 +177,14 @@ pub enum ResultsCommand {
     },
     /// Merge another store (SQLite file) or a run's JSON into this store; runs already
     /// present are skipped
-    Import { path: PathBuf },
+    Import {
+        path: PathBuf,
+        #[arg(
+            long,
+            help = "Leave out another store's per-op traces (said in the summary) instead of carrying them"
+        )]
+        no_traces: bool,
+    },
     /// The strategy tables of an experiment run with --strategy: Benson et al.'s Figure 1
     /// layout (best time per strategy, compute time and write mechanism, with the sync size and
     /// window that gave it) and where each role's time went. Several ids make one table of

@@ -15,8 +15,9 @@ use crate::report::output::{self, Kind};
 
 /// `iolab results ...`.
 pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
-    if let ResultsCommand::Import { path } = &args.command {
-        return import(&super::db_path(&args.db)?, path, stdout);
+    if let ResultsCommand::Import { path, no_traces } = &args.command {
+        let opts = import::ImportOpts { no_traces: *no_traces };
+        return import(&super::db_path(&args.db)?, path, opts, stdout);
     }
     let store = read_store(&args.db)?;
     match args.command {
@@ -135,17 +136,26 @@ pub fn compare(store: &Store, format: &str, tuned_only: bool, stdout: &mut dyn W
 }
 
 /// `iolab results import PATH` into the store at `db`.
-fn import(db: &Path, path: &Path, stdout: &mut dyn Write) -> Result<()> {
-    let r = import::import_path(db, path)?;
-    let text = format!(
-        "imported {}: {} experiment(s), {} new; {} run(s) added, {} already present\n",
+fn import(db: &Path, path: &Path, opts: import::ImportOpts, stdout: &mut dyn Write) -> Result<()> {
+    let r = import::import_path(db, path, opts)?;
+    let mut text = format!(
+        "imported {}: {} experiment(s), {} new; {} run(s) added, {} already present",
         path.display(),
         r.experiments_seen,
         r.experiments_added,
         r.runs_added,
         r.runs_skipped
     );
-    put(stdout, &text)
+    if r.trace_ops_added > 0 {
+        text += &format!("; {} traced op(s) carried", r.trace_ops_added);
+    }
+    if r.trace_ops_left_out > 0 {
+        text += &format!("; its {} traced op(s) not carried (--no-traces)", r.trace_ops_left_out);
+    }
+    for n in &r.notes {
+        eprintln!("note: {n}");
+    }
+    put(stdout, &(text + "\n"))
 }
 
 /// `iolab results strategies ID...`: one table of all their points.

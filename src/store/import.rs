@@ -21,12 +21,18 @@ use crate::store::import_check as check;
 use crate::target::workdir::valid_run_id;
 
 /// What an import did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Imported {
     pub experiments_added: usize,
     pub experiments_seen: usize,
     pub runs_added: usize,
     pub runs_skipped: usize,
+    /// Traced ops stored with the runs added.
+    pub trace_ops_added: u64,
+    /// Traced ops of the other store left out, as asked (`--no-traces`).
+    pub trace_ops_left_out: u64,
+    /// What the import could not carry, in words (a JSON of a traced run has no traces).
+    pub notes: Vec<String>,
 }
 
 impl Imported {
@@ -35,8 +41,21 @@ impl Imported {
         self.experiments_seen += o.experiments_seen;
         self.runs_added += o.runs_added;
         self.runs_skipped += o.runs_skipped;
+        self.trace_ops_added += o.trace_ops_added;
+        self.trace_ops_left_out += o.trace_ops_left_out;
+        self.notes.extend(o.notes);
     }
 }
+
+/// How an import goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportOpts {
+    /// Leave out another store's traced ops (said in the summary), instead of carrying them.
+    pub no_traces: bool,
+}
+
+/// The name the other store's copy is attached under when its traced ops are carried.
+const OTHER: &str = "import_src";
 
 fn bad(path: &Path, reason: impl Into<String>) -> Error {
     Error::spec("import", path.display(), reason)
@@ -45,13 +64,13 @@ fn bad(path: &Path, reason: impl Into<String>) -> Error {
 /// Imports `src` into the store at `db`: an SQLite store (recognised by its header) or an
 /// experiment's JSON. `db` is created if missing, but only once `src` has been read and
 /// checked, and removed again (with the directories made for it) if the import fails.
-pub fn import_path(db: &Path, src: &Path) -> Result<Imported> {
+pub fn import_path(db: &Path, src: &Path, opts: ImportOpts) -> Result<Imported> {
     let (mut f, size) = crate::env::input::open_regular(src).map_err(|r| bad(src, r))?;
     let mut head = Vec::with_capacity(16);
     (&mut f).take(16).read_to_end(&mut head).map_err(|e| bad(src, format!("cannot read: {e}")))?;
     if head == b"SQLite format 3\0" {
         drop(f);
-        return import_store(db, src);
+        return import_store(db, src, opts);
     }
     if size > check::JSON_CAP {
         return Err(bad(
@@ -76,7 +95,20 @@ pub fn import_path(db: &Path, src: &Path) -> Result<Imported> {
         })?;
     check_experiment(src, &exp)?;
     check::check_figures(src, &exp)?;
-    with_store(db, |store| import_experiment_from(store, &exp, src))
+    let mut done = with_store(db, |store| import_experiment_from(store, &exp, src, None))?;
+    let traced = exp.spec.latency == crate::spec::LatencyMode::Trace
+        || exp
+            .points
+            .iter()
+            .filter_map(|p| p.spec.as_ref())
+            .any(|s| s.latency == crate::spec::LatencyMode::Trace);
+    if traced {
+        done.notes.push(format!(
+            "{} is an experiment's JSON, which never holds its per-op traces: the runs are imported without them; import the store they were stored in to carry them",
+            crate::text::escape_path(src)
+        ));
+    }
+    Ok(done)
 }
 
 /// Imports every experiment of another store. The other file is only read: it is checked
@@ -84,7 +116,7 @@ pub fn import_path(db: &Path, src: &Path) -> Result<Imported> {
 /// this build's schema; every id is checked before anything is stored; each experiment is
 /// read, checked and stored one at a time. Every query stops at a stop signal or when the
 /// time budget is spent; the copy is removed whatever happens.
-pub fn import_store(db: &Path, src: &Path) -> Result<Imported> {
+pub fn import_store(db: &Path, src: &Path, opts: ImportOpts) -> Result<Imported> {
     let deadline = std::time::Instant::now() + check::TIME_BUDGET;
     // The copy goes beside the store when its directory exists (the same file system, which
     // has room for the store), else to the temporary directory.
@@ -96,7 +128,12 @@ pub fn import_store(db: &Path, src: &Path) -> Result<Imported> {
         let mut conn = super::open_reader(src, !crate::env::sys::is_writable(src_dir))
             .map_err(|e| bad(src, format!("cannot open it: {e}")))?;
         check::bound(&mut conn, deadline);
-        check::check_store(src, &conn)?;
+        let traced = check::check_store(src, &conn)?;
+        if traced > 0 && !opts.no_traces {
+            let bytes = std::fs::metadata(src).map(|m| m.len()).unwrap_or(0);
+            check::check_traces(src, db, traced, bytes)?;
+        }
+        let carry = traced > 0 && !opts.no_traces;
         conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()]).map_err(|e| {
             check::interrupted(src, e, |e| bad(src, format!("cannot read it as a store: {e}")))
         })?;
@@ -123,13 +160,23 @@ pub fn import_store(db: &Path, src: &Path) -> Result<Imported> {
         with_store(db, |store| {
             check::bound(&mut store.conn, deadline);
             let mut total = Imported::default();
+            if carry {
+                // Attached outside any transaction: each experiment's runs take their traced
+                // ops straight from the copy, in the transaction that stores them.
+                store
+                    .conn
+                    .execute(&format!("ATTACH DATABASE ?1 AS {OTHER}"), [copy.to_string_lossy()])
+                    .map_err(|e| store.err(e))?;
+            } else if traced > 0 {
+                total.trace_ops_left_out = traced;
+            }
             for row in &rows {
                 crate::env::signals::check()?;
                 check::check_experiment_size(src, &other.conn, &row.id)?;
                 match other.load(&row.id) {
                     Ok(exp) => {
                         check::check_figures(src, &exp)?;
-                        total.add(import_experiment_from(store, &exp, src)?)
+                        total.add(import_experiment_from(store, &exp, src, carry.then_some(OTHER))?)
                     }
                     Err(e) if crate::env::signals::pending().is_some() => return Err(bounded(e)),
                     Err(e) => eprintln!(
@@ -146,6 +193,9 @@ pub fn import_store(db: &Path, src: &Path) -> Result<Imported> {
                 {
                     store.save_tuning(&t)?;
                 }
+            }
+            if carry {
+                store.conn.execute(&format!("DETACH DATABASE {OTHER}"), []).map_err(|e| store.err(e))?;
             }
             Ok(total)
         })
@@ -244,14 +294,20 @@ fn check_experiment(src: &Path, exp: &ExperimentResult) -> Result<()> {
 /// Imports one experiment in one transaction: its host and identity if new, then each run
 /// not yet stored. Nothing of it is stored unless all of it is.
 pub fn import_experiment(store: &Store, exp: &ExperimentResult) -> Result<Imported> {
-    import_experiment_from(store, exp, Path::new("-"))
+    import_experiment_from(store, exp, Path::new("-"), None)
 }
 
-/// [`import_experiment`] from the file `src` (named in refusals). A run stored already in
-/// another experiment is refused by name: a run belongs to exactly one experiment (an
-/// experiment with a new id and existing run ids would be stored without runs, or take
+/// [`import_experiment`] from the file `src` (named in refusals), with the traced ops of each
+/// run added from the store attached as `traces`, when given (checked first). A run stored
+/// already in another experiment is refused by name: a run belongs to exactly one experiment
+/// (an experiment with a new id and existing run ids would be stored without runs, or take
 /// another's).
-fn import_experiment_from(store: &Store, exp: &ExperimentResult, src: &Path) -> Result<Imported> {
+fn import_experiment_from(
+    store: &Store,
+    exp: &ExperimentResult,
+    src: &Path,
+    traces: Option<&str>,
+) -> Result<Imported> {
     let mut out = Imported { experiments_seen: 1, ..Default::default() };
     let tx = store.write_tx()?;
     match store.experiment_host(&exp.experiment_id)? {
@@ -280,11 +336,29 @@ fn import_experiment_from(store: &Store, exp: &ExperimentResult, src: &Path) -> 
                 ),
             ));
         }
-        if store.has_run(&run_id)? {
+        // A run present already keeps its traced ops; one stored without any (by an import of
+        // an iolab that left them out) gets them now.
+        let present = store.has_run(&run_id)?;
+        if present {
             out.runs_skipped += 1;
         } else {
             store.insert_run_in(&tx, &exp.experiment_id, point, &run_id, &reps, warmup)?;
             out.runs_added += 1;
+        }
+        if let Some(other) = traces
+            && (!present || store.trace_op_count(&run_id)? == 0)
+        {
+            check::check_trace_rows(src, &tx, other, &run_id)?;
+            let q = |e| check::interrupted(src, e, |e| store.err(e));
+            out.trace_ops_added += tx
+                .execute(
+                    &format!(
+                        "INSERT INTO trace_ops SELECT run_id, phase, worker, op, file, offset_bytes, start_ns, duration_ns
+                         FROM {other}.trace_ops WHERE run_id = ?1"
+                    ),
+                    [&run_id],
+                )
+                .map_err(q)? as u64;
         }
     }
     tx.commit().map_err(|e| store.err(e))?;

@@ -1,8 +1,9 @@
 //! What an import checks before it stores anything, and the budget it runs within: another
 //! store holds tables only (no view, no trigger: a recursive view once spun an import
-//! forever), no more rows and no larger cells than the documented caps; an experiment's JSON
-//! no more bytes than its cap; every run belongs to one experiment; and every imported figure
-//! agrees with the raw fields it is computed from. SQLite's progress handler ends any query
+//! forever), no more rows and no larger cells than the documented caps, no more traced ops
+//! than their cap and the room where they go, each naming a phase and worker of its run; an
+//! experiment's JSON no more bytes than its cap; every run belongs to one experiment; and every
+//! imported figure agrees with the raw fields it is computed from. SQLite's progress handler ends any query
 //! at a stop signal or when the time budget is spent.
 
 use std::path::Path;
@@ -19,27 +20,16 @@ pub const JSON_CAP: u64 = 256 << 20;
 /// The most bytes one cell of another store may hold (a JSON column: a point list, a
 /// worker's histogram or series).
 pub const CELL_CAP: u64 = 16 << 20;
-/// The most rows an import reads from another store's tables (traces are not read).
+/// The most rows an import reads from another store's tables of figures (its traced ops are
+/// counted apart, against [`TRACE_OP_CAP`]).
 pub const ROW_CAP: u64 = 10_000_000;
+/// The most traced ops (rows of `trace_ops`) an import carries.
+pub const TRACE_OP_CAP: u64 = 50_000_000;
 /// The most worker rows one experiment of another store may have (one experiment is held in
 /// memory at a time).
 pub const EXPERIMENT_WORKER_CAP: u64 = 200_000;
 /// The longest an import may take.
 pub const TIME_BUDGET: Duration = Duration::from_secs(30 * 60);
-
-/// The tables of a store an import reads, in the order they are checked.
-pub const TABLES: &[&str] = &[
-    "meta",
-    "hosts",
-    "experiments",
-    "runs",
-    "phase_results",
-    "worker_results",
-    "worker_periods",
-    "phase_layouts",
-    "server_results",
-    "tunings",
-];
 
 fn bad(src: &Path, reason: impl Into<String>) -> Error {
     Error::spec("import", crate::text::escape_path(src), reason)
@@ -75,17 +65,18 @@ pub fn interrupted(src: &Path, e: rusqlite::Error, other: impl FnOnce(rusqlite::
     }
 }
 
-/// Checks another store before it is copied: tables only, at most [`ROW_CAP`] rows in the
-/// tables an import reads and no cell over [`CELL_CAP`] bytes.
-pub fn check_store(src: &Path, conn: &Connection) -> Result<()> {
+/// Checks another store before it is copied: its shape (tables only), at most [`ROW_CAP`]
+/// rows in its tables of figures and no cell over [`CELL_CAP`] bytes. Returns how many traced
+/// ops it holds.
+pub fn check_store(src: &Path, conn: &Connection) -> Result<u64> {
     check_store_within(src, conn, ROW_CAP, CELL_CAP)
 }
 
-fn check_store_within(src: &Path, conn: &Connection, row_cap: u64, cell_cap: u64) -> Result<()> {
+fn check_store_within(src: &Path, conn: &Connection, row_cap: u64, cell_cap: u64) -> Result<u64> {
     let q = |e: rusqlite::Error| interrupted(src, e, |e| bad(src, format!("cannot read it as a store: {e}")));
     super::schema::check_shape(conn, 0).map_err(|m| bad(src, m))?;
-    let mut rows = 0u64;
-    for table in TABLES {
+    let (mut rows, mut traced) = (0u64, 0u64);
+    for table in super::schema::TABLES {
         let cols: Vec<String> = conn
             .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
@@ -101,7 +92,11 @@ fn check_store_within(src: &Path, conn: &Connection, row_cap: u64, cell_cap: u64
                 Ok((r.get(0)?, r.get(1)?))
             })
             .map_err(q)?;
-        rows += n.max(0) as u64;
+        if *table == "trace_ops" {
+            traced = n.max(0) as u64;
+        } else {
+            rows += n.max(0) as u64;
+        }
         if rows > row_cap {
             return Err(bad(
                 src,
@@ -121,6 +116,74 @@ fn check_store_within(src: &Path, conn: &Connection, row_cap: u64, cell_cap: u64
                 ),
             ));
         }
+    }
+    Ok(traced)
+}
+
+/// Whether the traced ops another store holds can come along into the store at `db`: at most
+/// [`TRACE_OP_CAP`] of them, and room where `db` goes for them (at least
+/// [`RECORD_BYTES`](crate::latency::trace::RECORD_BYTES) per op, as a run's preflight counts
+/// them) and for the copy of the other store an import reads through (`copy_bytes`), with the
+/// preflight's margin. Refused by name before anything is copied or stored.
+pub fn check_traces(src: &Path, db: &Path, ops: u64, copy_bytes: u64) -> Result<()> {
+    let without = "or import the rest without them (--no-traces)";
+    if ops > TRACE_OP_CAP {
+        return Err(bad(
+            src,
+            format!(
+                "its runs hold {ops} traced ops, more than the {TRACE_OP_CAP} an import carries; {without}"
+            ),
+        ));
+    }
+    let mut dir = db.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    while !dir.is_dir() {
+        dir = dir.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    }
+    let (free, _) = crate::env::sys::fs_free(dir).map_err(|e| Error::io("statvfs", dir, None, e))?;
+    let rows = ops.saturating_mul(crate::latency::trace::RECORD_BYTES as u64);
+    let need = rows.saturating_add(copy_bytes);
+    let want = need.saturating_add(crate::target::preflight::margin(need));
+    if want > free {
+        return Err(bad(
+            src,
+            format!(
+                "its runs hold {ops} traced ops: at least {} in the store ({} B per op) besides the {} copy of it an import reads through, {} with the margin of 5% + 64 MiB, but the file system holding {} has {} free; import into a store with more room (--db), {without}",
+                fmt_size(rows),
+                crate::latency::trace::RECORD_BYTES,
+                fmt_size(copy_bytes),
+                fmt_size(want),
+                crate::text::escape_path(dir),
+                fmt_size(free)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses the traced ops of run `run_id` in the attached store `other` (schema name) that
+/// name no phase and worker of the run, or hold a negative figure: what the trace readers rely
+/// on, checked before they are stored.
+pub fn check_trace_rows(src: &Path, conn: &Connection, other: &str, run_id: &str) -> Result<()> {
+    let q = |e: rusqlite::Error| interrupted(src, e, |e| bad(src, format!("cannot read it as a store: {e}")));
+    let stray: i64 = conn
+        .query_row(
+            &format!(
+                "SELECT count(*) FROM {other}.trace_ops t WHERE t.run_id = ?1
+                   AND (t.op < 0 OR t.file < 0 OR t.offset_bytes < 0 OR t.start_ns < 0 OR t.duration_ns < 0
+                        OR NOT EXISTS (SELECT 1 FROM {other}.worker_results w
+                                       WHERE w.run_id = t.run_id AND w.phase = t.phase AND w.worker = t.worker))"
+            ),
+            [run_id],
+            |r| r.get(0),
+        )
+        .map_err(q)?;
+    if stray > 0 {
+        return Err(bad(
+            src,
+            format!(
+                "run {run_id}: {stray} of its traced ops name a phase or worker the run does not have, or hold a negative figure"
+            ),
+        ));
     }
     Ok(())
 }
@@ -272,7 +335,7 @@ mod tests {
              INSERT INTO hosts SELECT x, printf('%.*c', x * 10, 'y') FROM k;",
         )
         .unwrap();
-        check_store_within(src, &c, 10, 100).unwrap();
+        assert_eq!(check_store_within(src, &c, 10, 100).unwrap(), 0);
         let e = check_store_within(src, &c, 9, 100).unwrap_err().to_string();
         assert!(e.contains("more than 9 rows in the tables an import reads (hosts reached 10)"), "{e}");
         let e = check_store_within(src, &c, 10, 99).unwrap_err().to_string();

@@ -33,6 +33,15 @@ impl Store {
         json.map(|j| crate::json::from_str(&j).map_err(|e| self.err(e))).transpose()
     }
 
+    /// How many traced ops run `run_id` has stored.
+    pub(super) fn trace_op_count(&self, run_id: &str) -> Result<u64> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM trace_ops WHERE run_id = ?1", [run_id], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        Ok(n.max(0) as u64)
+    }
+
     /// Calls `f` with every traced op of an experiment, in (rep, point, phase, worker, op)
     /// order; returns how many there were.
     pub fn for_each_trace_op(

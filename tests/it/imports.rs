@@ -242,3 +242,83 @@ fn imported_figures_must_agree_with_their_raw_fields() {
     let o = s.iolab(&["results", "import", f.to_str().unwrap(), "--db", target.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// Another store's traced ops come along with its runs (an import once stored the runs and
+/// dropped every op: `results trace` then said the run had none); where they cannot (no room
+/// where the store goes) the import is refused up front naming the figures, and with
+/// `--no-traces` the rest comes without them, said so. A trace op naming no phase of its run
+/// is refused; a JSON, which never holds traces, is imported with a note saying so.
+#[test]
+fn an_import_carries_traces_or_refuses_them_up_front() {
+    let s = Scratch::new();
+    s.run_json(&["--size", "1MiB", "--bs", "4KiB", "--reps", "2", "--trace"]);
+    let (src, db) = (s.db(), s.path().join("into.db"));
+    let trace = |db: &Path| s.iolab(&["results", "trace", "last", "--db", db.to_str().unwrap()]);
+    let want = trace(&src);
+    assert!(want.status.success(), "{}", stderr(&want));
+    let ops = want.stdout.iter().filter(|&&b| b == b'\n').count() - 1;
+    assert_eq!(ops, 2 * 3 * 256, "two runs of the default three phases of 256 blocks");
+    let out = s.iolab(&["results", "import", src.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!("2 run(s) added, 0 already present; {ops} traced op(s) carried")),
+        "{said}"
+    );
+    assert_eq!(trace(&db).stdout, want.stdout, "the same ops, op for op");
+
+    // An op of a phase its run does not have: refused naming the run, nothing stored.
+    let forged = s.path().join("forged.db");
+    std::fs::copy(&src, &forged).unwrap();
+    let c = rusqlite::Connection::open(&forged).unwrap();
+    c.execute("UPDATE trace_ops SET phase = 9 WHERE op = 0 AND phase = 0", []).unwrap();
+    drop(c);
+    let fresh = s.path().join("fresh.db");
+    let out = s.iolab(&["results", "import", forged.to_str().unwrap(), "--db", fresh.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("of its traced ops name a phase or worker the run does not have"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!fresh.exists());
+
+    // A JSON holds no traces: imported, and said so.
+    let json = s.path().join("e.json");
+    let o = s.iolab(&["results", "export", "last", "--json", "-o", json.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = s.iolab(&["results", "import", json.to_str().unwrap(), "--db", fresh.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("never holds its per-op traces: the runs are imported without them"),
+        "{}",
+        stderr(&out)
+    );
+
+    if !crate::rig::is_root() {
+        eprintln!("skipped (the store on a small tmpfs): needs root to mount one");
+        return;
+    }
+    let small = s.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let _m = crate::rig::tmpfs(&small, "16m").unwrap();
+    let there = small.join("s.db");
+    let out = s.iolab(&["results", "import", src.to_str().unwrap(), "--db", there.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(e.contains(&format!("its runs hold {ops} traced ops: at least")), "{e}");
+    assert!(e.contains("import the rest without them (--no-traces)"), "{e}");
+    assert_eq!(std::fs::read_dir(&small).unwrap().count(), 0, "nothing made there");
+    let out = s.iolab(&[
+        "results",
+        "import",
+        src.to_str().unwrap(),
+        "--db",
+        there.to_str().unwrap(),
+        "--no-traces",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains(&format!("its {ops} traced op(s) not carried (--no-traces)")), "{said}");
+    assert!(!trace(&there).status.success(), "no traces were carried");
+}
