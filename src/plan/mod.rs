@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::spec::{CachePolicy, Layout, OpKind, Order, Phase, PiecesMode, Spec};
 
+mod check;
 pub mod fill;
 mod layout;
 pub mod mem;
@@ -19,6 +20,7 @@ mod order;
 mod stripe;
 pub mod verify;
 
+pub use check::check;
 pub use layout::BlockMap;
 pub use order::{OrderMap, Permutation, splitmix64};
 pub use stripe::Stripe;

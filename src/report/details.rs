@@ -27,12 +27,10 @@ fn mean_ns(xs: impl Iterator<Item = u64>) -> Option<u64> {
 /// What every phase moves, as the plan has it, per phase (name, words): "4 workers x 2 files x
 /// 64 MiB = 512 MiB", "1 worker x 512 MiB", or for a strategy "2 workers x 64 iters x 64 KiB =
 /// 8 MiB". Per-phase worker counts and files per worker count; None for a spec no plan can be
-/// made of (a document from elsewhere with no block size or workers).
+/// made of (a document from elsewhere that fails `crate::plan::check`).
 pub fn phase_data(s: &Spec) -> Option<Vec<(String, String)>> {
-    let workers = |ph: &crate::spec::Phase| s.phase_workers(ph);
-    if s.bs_bytes == 0 || s.file_count() == 0 || s.phases.iter().any(|ph| workers(ph) == 0) {
-        return None;
-    }
+    // A spec planning cannot rely on (one stored before imports checked it) is not planned.
+    crate::plan::check(s).ok()?;
     let plural = |n: u64, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
     if let (Some(_), Some(iters)) = (s.strategy, s.iters) {
         let total = (s.workers as u64).checked_mul(iters)?.checked_mul(s.bs_bytes)?;

@@ -94,6 +94,7 @@ pub fn import_path(db: &Path, src: &Path, opts: ImportOpts) -> Result<Imported> 
             }
         })?;
     check_experiment(src, &exp)?;
+    check_readable(src, &exp)?;
     check::check_figures(src, &exp)?;
     let mut done = with_store(db, |store| import_experiment_from(store, &exp, src, None))?;
     let traced = exp.spec.latency == crate::spec::LatencyMode::Trace
@@ -175,6 +176,7 @@ pub fn import_store(db: &Path, src: &Path, opts: ImportOpts) -> Result<Imported>
                 check::check_experiment_size(src, &other.conn, &row.id)?;
                 match other.load(&row.id) {
                     Ok(exp) => {
+                        check_readable(src, &exp)?;
                         check::check_figures(src, &exp)?;
                         total.add(import_experiment_from(store, &exp, src, carry.then_some(OTHER))?)
                     }
@@ -188,7 +190,9 @@ pub fn import_store(db: &Path, src: &Path, opts: ImportOpts) -> Result<Imported>
                 }
             }
             // Tuning records of those experiments (the further along of two records of one).
-            for t in other.tunings().map_err(bounded)? {
+            let refuse =
+                |id: &str, why: String| Err(bad(src, format!("the tuning of experiment {id}: {why}")));
+            for t in other.tunings_or(refuse).map_err(bounded)? {
                 if store.load_tuning(&t.experiment_id)?.is_none_or(|have| have.rounds.len() < t.rounds.len())
                 {
                     store.save_tuning(&t)?;
@@ -273,6 +277,36 @@ fn check_id(src: &Path, field: &str, id: &str) -> Result<()> {
             src.display()
         ),
     ))
+}
+
+/// Checks what the readers of an experiment rely on before anything of it is stored: at
+/// least one point; its spec and every point's one a spec iolab can plan (the planner and
+/// the table's parts that plan it rely on nothing else, `crate::plan::check`); as many phases
+/// in each point as its spec has.
+pub fn check_readable(src: &Path, exp: &ExperimentResult) -> Result<()> {
+    let at = |field: String, why: String| {
+        Error::spec(field, "", format!("in {}: {why}", crate::text::escape_path(src)))
+    };
+    if exp.points.is_empty() {
+        return Err(at("points".into(), "an experiment has at least one point".into()));
+    }
+    crate::plan::check(&exp.spec).map_err(|(f, why)| at(format!("spec.{f}"), why))?;
+    for (i, p) in exp.points.iter().enumerate() {
+        let spec = match &p.spec {
+            Some(s) => {
+                crate::plan::check(s).map_err(|(f, why)| at(format!("points[{i}].spec.{f}"), why))?;
+                s
+            }
+            None => &exp.spec,
+        };
+        if p.phases.len() != spec.phases.len() {
+            return Err(at(
+                format!("points[{i}].phases"),
+                format!("{} phases, and its spec has {}", p.phases.len(), spec.phases.len()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Checks an experiment's JSON before anything is stored: its schema version and its ids.

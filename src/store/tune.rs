@@ -37,7 +37,7 @@ impl Store {
             .optional()
             .map_err(|e| self.err(e))?;
         json.map(|j| {
-            crate::json::from_str(&j).map_err(|e| {
+            decode(&j).map_err(|e| {
                 self.err(format!("the tuning of experiment {experiment_id} cannot be read: {e}"))
             })
         })
@@ -46,6 +46,15 @@ impl Store {
 
     /// Every tuning, newest first; one that cannot be read is left out, named in a warning.
     pub fn tunings(&self) -> Result<Vec<Tuning>> {
+        self.tunings_or(|id, e| {
+            self.warn_unreadable(&format!("the tuning of experiment {id}"), e);
+            Ok(())
+        })
+    }
+
+    /// Every tuning, newest first; for one that cannot be read, what `unreadable` says (with
+    /// its experiment's id and why): an error ends the reading, `Ok` leaves it out.
+    pub fn tunings_or(&self, mut unreadable: impl FnMut(&str, String) -> Result<()>) -> Result<Vec<Tuning>> {
         let mut stmt = self
             .conn
             .prepare(
@@ -59,13 +68,21 @@ impl Store {
         let mut out = vec![];
         for row in rows {
             let (id, json) = row.map_err(|e| self.err(e))?;
-            match crate::json::from_str(&json) {
+            match decode(&json) {
                 Ok(t) => out.push(t),
-                Err(e) => self.warn_unreadable(&format!("the tuning of experiment {id}"), e),
+                Err(e) => unreadable(&id, e)?,
             }
         }
         Ok(out)
     }
+}
+
+/// A tuning record: decoded, and every candidate it names by index one of its own
+/// ([`Tuning::check`]: what its readers index).
+fn decode(json: &str) -> std::result::Result<Tuning, String> {
+    let t: Tuning = crate::json::from_str(json).map_err(|e| e.to_string())?;
+    t.check()?;
+    Ok(t)
 }
 
 #[cfg(test)]
@@ -73,7 +90,7 @@ mod tests {
     use super::*;
 
     /// A version 7 store is migrated to hold tunings; one saved twice is one row, read back
-    /// as it was written.
+    /// as it was written; one that names a candidate it lacks is not read.
     #[test]
     fn tunings_round_trip() {
         let dir = tempfile::tempdir().unwrap();
@@ -100,6 +117,24 @@ mod tests {
         t.elapsed_ns = 5;
         store.save_tuning(&t).unwrap();
         assert_eq!(store.load_tuning("e1").unwrap(), Some(t.clone()));
-        assert_eq!(store.tunings().unwrap(), [t]);
+        assert_eq!(store.tunings().unwrap(), [t.clone()]);
+
+        // A record naming a candidate it does not have (its readers index by it) is unreadable:
+        // named, and left out of the list; an import refuses it.
+        for (what, bad) in [
+            ("baseline", crate::results::tune::Tuning { baseline: 7, ..t.clone() }),
+            ("dropped by", {
+                let mut b = t.clone();
+                b.candidates[1].out = Some(crate::results::tune::Out::Dropped { round: 3, by: 5 });
+                b
+            }),
+        ] {
+            store.save_tuning(&bad).unwrap();
+            let e = store.load_tuning("e1").unwrap_err().to_string();
+            assert!(e.contains("the tuning of experiment e1 cannot be read") && e.contains(what), "{e}");
+            assert!(store.tunings().unwrap().is_empty());
+            let e = store.tunings_or(|id, why| Err(crate::Error::Run(format!("{id}: {why}")))).unwrap_err();
+            assert!(e.to_string().contains("and it has 2"), "{e}");
+        }
     }
 }

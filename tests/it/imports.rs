@@ -322,3 +322,66 @@ fn an_import_carries_traces_or_refuses_them_up_front() {
     assert!(said.contains(&format!("its {ops} traced op(s) not carried (--no-traces)")), "{said}");
     assert!(!trace(&there).status.success(), "no traces were carried");
 }
+
+/// What the readers rely on is checked by an import: a metadata experiment's JSON without its
+/// namespace (`spec.md`; `results show` of it once panicked indexing past an empty list), a
+/// point with fewer phases than its spec, no point at all: refused naming the field, nothing
+/// made. And a store that holds such an experiment already (stored before imports checked)
+/// is read without a panic: the parts that need a plan of its spec are left out.
+#[test]
+fn imports_check_what_the_readers_rely_on() {
+    let s = Scratch::new();
+    let doc = s.run_json(&["--op", "create,stat,find,unlink", "--md-files", "20", "--reps", "1"]);
+    let into = s.path().join("into.db");
+    let import = |doc: &Value, name: &str| {
+        let p = json_file(&s, name, doc);
+        s.iolab(&["results", "import", p.to_str().unwrap(), "--db", into.to_str().unwrap()])
+    };
+    let mut no_md = doc.clone();
+    no_md["spec"].as_object_mut().unwrap().remove("md");
+    let mut point_no_md = doc.clone();
+    point_no_md["points"][0]["spec"].as_object_mut().unwrap().remove("md");
+    let mut short = doc.clone();
+    short["points"][0]["phases"].as_array_mut().unwrap().pop();
+    let mut empty = doc.clone();
+    empty["points"] = serde_json::json!([]);
+    for (doc, field, says) in [
+        (&no_md, "spec.md", "phase create is a metadata phase, and the spec has no namespace"),
+        (&point_no_md, "points[0].spec.md", "phase create is a metadata phase"),
+        (&short, "points[0].phases", "3 phases, and its spec has 4"),
+        (&empty, "points", "an experiment has at least one point"),
+    ] {
+        let out = import(doc, "bad.json");
+        assert_eq!(out.status.code(), Some(2), "{field}: {}", stderr(&out));
+        let e = stderr(&out);
+        assert!(e.contains(&format!("error: {field} = ``: in ")) && e.contains(says), "{field}: {e}");
+        assert!(!into.exists(), "{field}: no store made");
+    }
+
+    // Such an experiment in a store already: every reader reads it, none panics.
+    let c = rusqlite::Connection::open(s.db()).unwrap();
+    c.execute(
+        "UPDATE experiments SET spec_json = json_remove(spec_json, '$.md'),
+                                points_json = json_remove(points_json, '$[0].spec.md')",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let (html, svg) = (s.path().join("r.html"), s.path().join("p.svg"));
+    for args in [
+        &["results", "show", "last"][..],
+        &["results", "export", "last", "--json"],
+        &["results", "export", "last", "--csv"],
+        &["report", "--last", "-o", html.to_str().unwrap()],
+        &["plot", "last", "-o", svg.to_str().unwrap()],
+        &["results", "list"],
+    ] {
+        let out = s.iolab(args);
+        let e = stderr(&out);
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+        assert!(out.status.success(), "{args:?}: {e}");
+    }
+    let out = s.iolab(&["results", "show", "last"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("create") && table.contains("unlink"), "{table}");
+}

@@ -166,11 +166,11 @@ impl Options {
     pub fn point_index(&self, exp: &ExperimentResult, default: usize) -> Result<usize> {
         let i = self.point.unwrap_or(default);
         if i >= exp.points.len() {
-            return Err(Error::spec(
-                "point",
-                i,
-                format!("the experiment has points 0..{}", exp.points.len() - 1),
-            ));
+            let has = match exp.points.len() {
+                0 => "no point".to_string(),
+                n => format!("points 0..{}", n - 1),
+            };
+            return Err(Error::spec("point", i, format!("the experiment has {has}")));
         }
         Ok(i)
     }

@@ -92,7 +92,8 @@ pub fn figure(store: &Store, exp: &ExperimentResult, o: &Options) -> Result<Figu
     let mut panels = vec![];
     let mut notes = vec![];
     for t in &traced {
-        let ph = &point.phases[t.phase];
+        // (Imports check every traced op's phase; a row naming none draws nothing.)
+        let Some(ph) = point.phases.get(t.phase) else { continue };
         let ops: Vec<(u64, u64)> =
             t.ops.iter().copied().filter(|(k, _)| o.ops.is_none_or(|(a, b)| *k >= a && *k < b)).collect();
         if ops.is_empty() {

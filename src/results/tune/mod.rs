@@ -221,6 +221,34 @@ pub struct Gain {
 }
 
 impl Tuning {
+    /// Whether every candidate it names by index is one of its candidates (the baseline, the
+    /// verdict's, a dropped one's and who dropped it): what its readers index, checked before
+    /// a record from elsewhere is stored. The first index at fault, in words.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let n = self.candidates.len();
+        let mut named: Vec<(String, usize)> = vec![("baseline".into(), self.baseline)];
+        match &self.verdict {
+            Verdict::Winner { best } => named.push(("verdict's best".into(), *best)),
+            Verdict::NoClearWinner { best, tied } => {
+                named.push(("verdict's best".into(), *best));
+                named.extend(tied.iter().map(|&t| ("verdict's tied".into(), t)));
+            }
+            Verdict::Undecided => {}
+        }
+        for (i, c) in self.candidates.iter().enumerate() {
+            if let Some(Out::Dropped { by, .. }) = c.out {
+                named.push((format!("candidate {i} dropped by"), by));
+            }
+        }
+        for r in &self.rounds {
+            named.extend(r.dropped.iter().map(|&d| (format!("round {}'s dropped", r.round), d)));
+        }
+        match named.into_iter().find(|(_, i)| *i >= n) {
+            Some((what, i)) => Err(format!("its {what} is candidate {i}, and it has {n}")),
+            None => Ok(()),
+        }
+    }
+
     /// The gain of the recommended candidate over the baseline, once both have runs.
     pub fn gain(&self) -> Option<Gain> {
         let best = self.verdict.best()?;
