@@ -140,24 +140,33 @@ pub struct Entry<'a> {
 
 /// The entries of the first `len` bytes of a getdents64 buffer, `.` and `..` left out.
 pub fn entries(buf: &[u8], len: usize) -> impl Iterator<Item = Entry<'_>> {
-    // struct linux_dirent64 { u64 d_ino; i64 d_off; u16 d_reclen; u8 d_type; char d_name[]; }
     let mut at = 0usize;
     std::iter::from_fn(move || {
-        while at + 19 <= len {
-            let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
-            if reclen == 0 {
-                return None;
-            }
-            let kind = buf[at + 18];
-            let raw = &buf[at + 19..(at + reclen).min(len)];
-            let name = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
-            at += reclen;
-            if name != b"." && name != b".." {
-                return Some(Entry { name, kind });
-            }
-        }
-        None
+        let (e, next) = entry_at(buf, len, at)?;
+        at = next;
+        Some(e)
     })
+}
+
+/// The first entry at or after byte `at` of the first `len` bytes of a getdents64 buffer
+/// (`.` and `..` left out), and where the next one starts: a walk that leaves a buffer for a
+/// subdirectory resumes it there.
+pub fn entry_at(buf: &[u8], len: usize, mut at: usize) -> Option<(Entry<'_>, usize)> {
+    // struct linux_dirent64 { u64 d_ino; i64 d_off; u16 d_reclen; u8 d_type; char d_name[]; }
+    while at + 19 <= len {
+        let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+        if reclen == 0 {
+            return None;
+        }
+        let kind = buf[at + 18];
+        let raw = &buf[at + 19..(at + reclen).min(len)];
+        let name = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
+        at += reclen;
+        if name != b"." && name != b".." {
+            return Some((Entry { name, kind }, at));
+        }
+    }
+    None
 }
 
 /// Writes all of `buf` to `fd` (a short write is continued; 0 bytes written is an error).

@@ -1,7 +1,9 @@
 //! The timed walk of `find`: a worker reads every directory of a tree (getdents64) and stats
 //! every entry it finds there (fstatat, not following links), counting the names that match
-//! the namespace's pattern; it goes down every subdirectory it finds. It walks what is on
-//! disk, not what the plan says should be. In a tree of its own a worker stats every entry; in
+//! the namespace's pattern; it goes down every subdirectory it finds, one level at a time on
+//! a stack of its own (never the thread's). It walks what is on disk, not what the plan says
+//! should be, but only as deep as iolab made the tree: a directory below that is not iolab's,
+//! and the walk stops there naming it (it stays, as everything iolab did not make). In a tree of its own a worker stats every entry; in
 //! the shared tree every worker reads every directory and stats the entries whose names hash
 //! to it (`plan::namespace::share_of`), so each entry is stated once. One op is one stat.
 
@@ -9,17 +11,28 @@ use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::engine::{Call, CallCounts};
-use crate::env::dirs::{Dir, entries};
+use crate::env::dirs::{Dir, entry_at};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::latency::Recorder;
 use crate::plan::Op;
 use crate::plan::namespace::{NameBuf, glob, share_of};
+use crate::spec::ItemKind;
 
 use super::{MdCtx, WorkerCtx, WorkerSample, trace_err};
 
 /// Bytes of one directory read.
 const ENTRIES_BYTES: usize = 32 << 10;
+
+/// A directory being read: where the walk is in its last batch of entries.
+struct Frame {
+    dir: Dir,
+    /// Bytes of entries in its buffer, and the offset of the next one.
+    len: usize,
+    at: usize,
+    /// The length of the walk's path before this directory's name.
+    path_len: usize,
+}
 
 /// What the walk keeps as it goes.
 struct Walk<'a, R> {
@@ -34,6 +47,9 @@ struct Walk<'a, R> {
     calls: CallCounts,
     name: NameBuf,
     st: libc::stat,
+    /// The deepest level of a directory iolab made below the root (the tree's depth; one more
+    /// with directory items): a directory below it is not iolab's.
+    max_level: u32,
 }
 
 /// Walks the tree at `root` (opened before the gate); the worker's sample.
@@ -45,9 +61,14 @@ pub(super) fn walk<R: Recorder>(
     rec: R,
     open_ns: u64,
 ) -> Result<WorkerSample> {
-    // A buffer per level of the tree, its items (directories, with mkdir) and one more, made
-    // before the clock.
-    let mut bufs: Vec<Vec<u8>> = (0..md.ns.tree.depth + 3).map(|_| vec![0u8; ENTRIES_BYTES]).collect();
+    let max_level = md.ns.tree.depth + u32::from(md.ns.tree.kind == ItemKind::Dirs);
+    // A buffer and a frame per level iolab made, and room for the path below the root of the
+    // deepest (each name at most NAME_MAX bytes and a `/`), made before the clock: the walk
+    // allocates nothing.
+    let levels = max_level as usize + 1;
+    let mut bufs: Vec<Vec<u8>> = (0..levels).map(|_| vec![0u8; ENTRIES_BYTES]).collect();
+    let mut frames: Vec<Frame> = Vec::with_capacity(levels);
+    let mut path: Vec<u8> = Vec::with_capacity(levels * 257);
     let mut w = Walk {
         ctx,
         pattern: md.ns.ns.find.as_bytes(),
@@ -61,18 +82,31 @@ pub(super) fn walk<R: Recorder>(
         name: NameBuf::default(),
         // SAFETY: zeroed is a valid stat to fill.
         st: unsafe { std::mem::zeroed() },
+        max_level,
     };
+    frames.push(Frame { dir: root, len: 0, at: 0, path_len: 0 });
     ctx.gate.wait();
     if ctx.abort.load(Relaxed) {
         return Err(Error::Run("aborted before start".into()));
     }
     w.start_ns = now_ns();
     w.prev = w.start_ns;
-    w.dir(&root, &mut bufs, 0).map_err(|f| match f {
-        None => Error::Run("aborted".into()),
-        Some((call, rel, e)) => {
-            ctx.abort.store(true, Relaxed);
-            Error::io(call, root_p.join(rel), None, e)
+    w.walk(&mut frames, &mut bufs, &mut path).map_err(|f| {
+        let at = |rel: &[u8]| root_p.join(String::from_utf8_lossy(rel).as_ref());
+        match f {
+            Stop::Aborted => Error::Run("aborted".into()),
+            Stop::Call(call, e) => {
+                ctx.abort.store(true, Relaxed);
+                Error::io(call, at(&path), None, e)
+            }
+            Stop::Foreign(level) => {
+                ctx.abort.store(true, Relaxed);
+                Error::Run(format!(
+                    "find: {}: a directory {level} level{} below the tree's root, deeper than any iolab made there (at most {max_level}): not created by iolab, so not walked; it stays where it is",
+                    crate::text::escape_path(&at(&path)),
+                    if level == 1 { "" } else { "s" }
+                ))
+            }
         }
     })?;
     let end_ns = now_ns();
@@ -101,63 +135,82 @@ pub(super) fn walk<R: Recorder>(
     })
 }
 
-/// A failed call: its name, the path below the root, the error (None: the phase was stopped).
-type Failed = Option<(&'static str, String, std::io::Error)>;
+/// Why the walk stopped early: the phase was stopped; a call failed (the walk's path names
+/// the entry); or it found a directory below the deepest level iolab made (the path names it).
+enum Stop {
+    Aborted,
+    Call(&'static str, std::io::Error),
+    /// How many levels below the root the directory is.
+    Foreign(u32),
+}
 
 impl<R: Recorder> Walk<'_, R> {
-    /// Reads directory `dir` (at `level` below the root) to its end, stating its entries and
-    /// walking its subdirectories.
-    fn dir(&mut self, dir: &Dir, bufs: &mut [Vec<u8>], level: u32) -> std::result::Result<(), Failed> {
-        let (buf, deeper) = match bufs.split_first_mut() {
-            Some(x) => x,
-            // Deeper than the namespace iolab made: someone else's directories; still walked.
-            None => return self.dir(dir, &mut [vec![0u8; ENTRIES_BYTES]], level),
-        };
-        loop {
+    /// Reads every directory of the tree depth first, one frame per level, stating the entries
+    /// and counting those whose names match. `path` is the path below the root of the entry
+    /// being looked at, for messages.
+    fn walk(
+        &mut self,
+        frames: &mut Vec<Frame>,
+        bufs: &mut [Vec<u8>],
+        path: &mut Vec<u8>,
+    ) -> std::result::Result<(), Stop> {
+        while let Some(level) = frames.len().checked_sub(1) {
             if self.ctx.abort.load(Relaxed) || crate::env::signals::stop_requested() {
-                return Err(None);
+                return Err(Stop::Aborted);
             }
-            let n = dir.read_entries(buf).map_err(|e| Some(("getdents64", String::new(), e)))?;
-            self.calls.add(Call::Getdents64);
-            if n == 0 {
-                return Ok(());
+            let top = &mut frames[level];
+            let buf = &mut bufs[level];
+            if top.at >= top.len {
+                let n = top.dir.read_entries(buf).map_err(|e| Stop::Call("getdents64", e))?;
+                self.calls.add(Call::Getdents64);
+                if n == 0 {
+                    let done = frames.pop().expect("the frame looked at");
+                    path.truncate(done.path_len);
+                    continue;
+                }
+                (top.len, top.at) = (n, 0);
             }
-            for e in entries(buf, n) {
-                self.name.clear();
-                self.name.push(e.name);
-                let mine = self.share.is_none_or(|(w, all)| share_of(e.name, all) == w);
-                let mut is_dir = e.kind == libc::DT_DIR;
-                if mine || e.kind == libc::DT_UNKNOWN {
-                    dir.stat(self.name.c_str(), &mut self.st)
-                        .map_err(|err| Some(("fstatat", self.name.to_string_lossy(), err)))?;
-                    self.calls.add(Call::Fstatat);
-                    is_dir = self.st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+            let Some((e, next)) = entry_at(buf, top.len, top.at) else {
+                top.at = top.len;
+                continue;
+            };
+            top.at = next;
+            self.name.clear();
+            self.name.push(e.name);
+            let (mine, kind) = (self.share.is_none_or(|(w, all)| share_of(e.name, all) == w), e.kind);
+            let mut is_dir = kind == libc::DT_DIR;
+            let here = path.len();
+            if mine || kind == libc::DT_UNKNOWN {
+                if let Err(err) = top.dir.stat(self.name.c_str(), &mut self.st) {
+                    path.extend_from_slice(self.name.as_bytes());
+                    return Err(Stop::Call("fstatat", err));
                 }
-                if mine {
-                    self.ops += 1;
-                    if glob(self.pattern, e.name) {
-                        self.found += 1;
-                    }
-                    if R::CLOCKED {
-                        let t = now_ns();
-                        let op = Op { file: level, offset: self.ops - 1, len: 0 };
-                        self.rec.record(op, self.prev - self.start_ns, t - self.prev);
-                        self.prev = t;
-                    }
-                    self.ctx.progress.store(self.ops, Relaxed);
+                self.calls.add(Call::Fstatat);
+                is_dir = self.st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+            }
+            if mine {
+                self.ops += 1;
+                if glob(self.pattern, self.name.as_bytes()) {
+                    self.found += 1;
                 }
-                if is_dir {
-                    // Its name, kept in this frame for a message (the walk reuses `self.name`).
-                    let mut here = NameBuf::default();
-                    here.push(e.name);
-                    let sub = dir
-                        .open_beneath(here.c_str())
-                        .map_err(|err| Some(("openat2", here.to_string_lossy(), err)))?;
-                    self.dir(&sub, deeper, level + 1).map_err(|f| {
-                        f.map(|(c, rel, e)| (c, format!("{}/{rel}", here.to_string_lossy()), e))
-                    })?;
+                if R::CLOCKED {
+                    let t = now_ns();
+                    let op = Op { file: level as u32, offset: self.ops - 1, len: 0 };
+                    self.rec.record(op, self.prev - self.start_ns, t - self.prev);
+                    self.prev = t;
                 }
+                self.ctx.progress.store(self.ops, Relaxed);
+            }
+            if is_dir {
+                path.extend_from_slice(self.name.as_bytes());
+                if level as u32 + 1 > self.max_level {
+                    return Err(Stop::Foreign(level as u32 + 1));
+                }
+                let sub = top.dir.open_beneath(self.name.c_str()).map_err(|e| Stop::Call("openat2", e))?;
+                path.push(b'/');
+                frames.push(Frame { dir: sub, len: 0, at: 0, path_len: here });
             }
         }
+        Ok(())
     }
 }

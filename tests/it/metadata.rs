@@ -396,3 +396,102 @@ pub(crate) fn refused_by_name(cases: &[(&[&str], &str, &str)]) {
         assert!(s.leftovers().is_empty(), "{args:?} left {:?}", s.leftovers());
     }
 }
+
+/// Makes a chain of `n` directories `x/x/x/...` under `dir`, one `mkdirat` and `openat` at a
+/// time (its path passes PATH_MAX).
+fn plant_chain(dir: &Path, n: usize) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+    // SAFETY: plain libc calls on NUL-terminated names and descriptors this test opened.
+    unsafe {
+        let mut fd = libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
+        assert!(fd >= 0);
+        for _ in 0..n {
+            assert_eq!(libc::mkdirat(fd, c"x".as_ptr(), 0o755), 0);
+            let next = libc::openat(fd, c"x".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
+            assert!(next >= 0);
+            libc::close(fd);
+            fd = next;
+        }
+        libc::close(fd);
+    }
+}
+
+/// How deep the chain `x/x/...` under `dir` goes.
+fn chain_depth(dir: &Path) -> usize {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+    let mut depth = 0;
+    // SAFETY: as above.
+    unsafe {
+        let mut fd = libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
+        loop {
+            let next = libc::openat(fd, c"x".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
+            libc::close(fd);
+            if next < 0 {
+                return depth;
+            }
+            (fd, depth) = (next, depth + 1);
+        }
+    }
+}
+
+/// A chain of 3,000 directories planted in a worker's tree between the create and the find
+/// (the walk once recursed down it and overflowed its stack: exit 134, an experiment stored
+/// with nothing): the find goes no deeper than iolab made the tree, fails naming the first
+/// directory below it, the chain stays whole, and `clean` keeps it, naming it.
+#[test]
+fn a_foreign_chain_3000_deep_stops_find_by_name_and_stays() {
+    let s = Scratch::new();
+    let t = s.path().join("t");
+    std::fs::create_dir(&t).unwrap();
+    let go = s.path().join("go");
+    let child = spawn_with(
+        &s,
+        &[
+            "run",
+            "-q",
+            "--dir",
+            t.to_str().unwrap(),
+            "--op",
+            "create,find,unlink",
+            "--md-files",
+            "10",
+            "--reps",
+            "3",
+        ],
+        |c| c.env("IOLAB_TEST_PAUSE_BETWEEN_PHASES", &go),
+    );
+    let root = std::cell::RefCell::new(PathBuf::new());
+    wait_until(60, "the create phase's ten files", || {
+        let made = std::fs::read_dir(&t)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path().join("md/w0"))
+            .find(|p| std::fs::read_dir(p).is_ok_and(|d| d.count() == 10));
+        made.map(|p| *root.borrow_mut() = p).is_some()
+    });
+    let root = root.into_inner();
+    plant_chain(&root, 3000);
+    std::fs::write(&go, b"").unwrap();
+    let out = finish(child, 60);
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    let x = root.join("x");
+    assert!(
+        e.contains(&format!(
+            "find: {}: a directory 1 level below the tree's root, deeper than any iolab made there (at most 0)",
+            x.display()
+        )),
+        "{e}"
+    );
+    assert!(e.contains("md/w0/x (not created by iolab)"), "the work directory is kept, naming it: {e}");
+    assert_eq!(chain_depth(&root), 3000, "the chain stays whole");
+    let out = s.iolab(&["clean", t.to_str().unwrap()]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains(&format!("kept the directory because of {} (not created by iolab)", x.display())),
+        "{report}"
+    );
+    assert_eq!(chain_depth(&root), 3000, "clean leaves the chain whole");
+}
