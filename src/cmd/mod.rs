@@ -51,7 +51,7 @@ pub fn main(cli: Cli) -> Result<()> {
         _ => {}
     }
     let mut stdout = std::io::stdout().lock();
-    match cli.command {
+    let done = match cli.command {
         Command::Run(args) => run::cmd_run(args, &mut stdout),
         Command::Plan(args) => plan::cmd_plan(args, &mut stdout),
         Command::Results(args) => results::cmd_results(args, &mut stdout),
@@ -63,6 +63,25 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Tune(args) => tune::cmd_tune(args, &mut stdout),
         Command::Worker | Command::StrategyWorker => unreachable!("handled above"),
         Command::Clean(args) => clean::cmd_clean(args, &mut stdout),
+    };
+    spool_fault(done)
+}
+
+/// A command that read workers' results back from the spool and could not (an I/O error of
+/// the temporary directory's disk, the spool truncated under it) showed what it could read:
+/// it ends failed, saying so (after its own error, if it had one, which names the spool when
+/// storing met it first).
+fn spool_fault(done: Result<()>) -> Result<()> {
+    let Some(fault) = crate::results::take_spool_fault() else { return done };
+    let what = format!(
+        "{fault}; what is shown above lacks the workers' results that could not be read back (the runs stored before are in the store)"
+    );
+    match done {
+        Ok(()) => Err(crate::error::Error::Run(what)),
+        Err(e) => {
+            eprintln!("error: {what}");
+            Err(e)
+        }
     }
 }
 

@@ -25,7 +25,7 @@ pub mod hosts;
 pub mod io500;
 mod repetition;
 mod workers;
-pub use workers::Workers;
+pub use workers::{Workers, take_spool_fault};
 pub mod series;
 pub mod timing;
 pub mod tune;

@@ -77,9 +77,11 @@ impl Workers {
         matches!(self.0, Held::Spooled(_))
     }
 
-    /// Its results one at a time: borrowed when kept, read back one by one when spooled.
+    /// Its results one at a time: borrowed when kept, read back one by one when spooled. A
+    /// spool that cannot be read back ends them there, latched for the command to end with
+    /// ([`take_spool_fault`]); the readers that need every result read [`Workers::try_iter`].
     pub fn iter(&self) -> Box<dyn Iterator<Item = Cow<'_, WorkerResult>> + '_> {
-        Box::new(self.try_iter().map(|w| w.unwrap_or_else(|e| unreadable(e))))
+        Box::new(self.try_iter().map_while(|w| w.map_err(unreadable).ok()))
     }
 
     /// As [`Workers::iter`], with the spool's read errors returned (the store's writer).
@@ -91,18 +93,25 @@ impl Workers {
     }
 
     /// All its results at once (read back when spooled, hosts and call counts shared as when
-    /// measured).
+    /// measured; none, latched as by [`Workers::iter`], from a spool that cannot be read back).
     pub fn load(&self) -> Cow<'_, [WorkerResult]> {
         match &self.0 {
             Held::Kept(v) => Cow::Borrowed(v),
-            Held::Spooled(s) => Cow::Owned(s.load().unwrap_or_else(|e| unreadable(e))),
+            Held::Spooled(s) => Cow::Owned(s.load().unwrap_or_else(|e| {
+                unreadable(e);
+                vec![]
+            })),
         }
     }
 
-    /// Its results to change, read back into memory first when spooled.
+    /// Its results to change, read back into memory first when spooled (none, latched as by
+    /// [`Workers::iter`], from a spool that cannot be read back).
     pub fn make_mut(&mut self) -> &mut Vec<WorkerResult> {
         if let Held::Spooled(s) = &self.0 {
-            self.0 = Held::Kept(s.load().unwrap_or_else(|e| unreadable(e)));
+            self.0 = Held::Kept(s.load().unwrap_or_else(|e| {
+                unreadable(e);
+                vec![]
+            }));
         }
         match &mut self.0 {
             Held::Kept(v) => v,
@@ -187,10 +196,22 @@ fn many(workers: usize, kept: usize, at: usize) -> bool {
     workers >= at || kept + workers > KEEP_AT_MOST
 }
 
-/// A spool that cannot be read back is a machine fault; the results it held are gone. `e` is
-/// from [`Spooled::read`], which says what failed.
-fn unreadable(e: io::Error) -> ! {
-    panic!("{e}")
+/// The first failure to read the spool back, in words (from [`Spooled::read`], which says
+/// what failed), once one happened.
+static FAULT: Mutex<Option<String>> = Mutex::new(None);
+
+/// A spool that cannot be read back is a machine fault; the results it held are gone: the
+/// first such failure is kept for the command to end with, and what reads on without a
+/// `Result` reads no further (it shows what it read, never a panic).
+fn unreadable(e: io::Error) {
+    FAULT.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+}
+
+/// The first failure to read the spool back since the last call, if any: what a command that
+/// showed spooled results ends with (exit 1), the results shown lacking those it could not
+/// read.
+pub fn take_spool_fault() -> Option<String> {
+    FAULT.lock().unwrap_or_else(|p| p.into_inner()).take()
 }
 
 /// A failed read of the spool, saying what failed.

@@ -625,3 +625,58 @@ fn a_full_temporary_directory_keeps_the_results_in_memory() {
     assert_eq!(names, ["filler", "lost+found"]);
     assert!(work_dirs(&t).is_empty());
 }
+
+/// The descriptor of the spool of workers' results that process `pid` holds in `tmp` (an
+/// unlinked file), once it holds something.
+fn spool_fd(pid: u32, tmp: &Path) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.flatten().map(|e| e.path()).find(|p| {
+        let to = std::fs::read_link(p).map(|l| l.to_string_lossy().into_owned()).unwrap_or_default();
+        to.starts_with(&format!("{}/#", tmp.display()))
+            && to.ends_with("(deleted)")
+            && std::fs::metadata(p).is_ok_and(|m| m.len() > 0)
+    })
+}
+
+/// The spool of finished repetitions' workers' results truncated under a run (through
+/// /proc/PID/fd, as a fault of the temporary directory's disk would lose it) between its two
+/// phases: the run ends failed with the store's error naming the spool, the table is printed
+/// with what could be read, and nothing panics (the table's costs once did, exit 101); the
+/// store stays readable.
+#[test]
+fn a_spool_lost_mid_run_ends_it_with_the_store_error_and_no_panic() {
+    let s = Scratch::new();
+    let (tmp, t, go) = (s.path().join("tmp"), s.path().join("t"), s.path().join("go"));
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::create_dir(&t).unwrap();
+    let args = [
+        "run",
+        "--dir",
+        t.to_str().unwrap(),
+        "--workers",
+        "256",
+        "--op",
+        "write,read",
+        "--size",
+        "4KiB",
+        "--bs",
+        "4KiB",
+        "--reps",
+        "2",
+    ];
+    let child = spawn_with(&s, &args, |c| c.env("TMPDIR", &tmp).env("IOLAB_TEST_PAUSE_BETWEEN_PHASES", &go));
+    let pid = child.id();
+    wait_until(60, "the write phase's results on the spool", || spool_fd(pid, &tmp).is_some());
+    let fd = spool_fd(pid, &tmp).unwrap();
+    std::fs::OpenOptions::new().write(true).open(&fd).unwrap().set_len(0).unwrap();
+    std::fs::write(&go, b"").unwrap();
+    let out = finish(child, 60);
+    let (e, table) = (stderr(&out), String::from_utf8_lossy(&out.stdout).into_owned());
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(e.contains("reading back workers' results from iolab's temporary spool failed"), "{e}");
+    assert!(e.contains(&format!("store {}", s.db().display())), "the store's error: {e}");
+    assert!(table.contains("write") && table.contains("read"), "the table is printed: {table}");
+    let list = s.iolab(&["results", "list"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    assert_eq!(std::fs::read_dir(&t).unwrap().count(), 0, "no work directory left");
+}
