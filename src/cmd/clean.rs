@@ -19,6 +19,10 @@ pub fn cmd_clean(args: CleanArgs, stdout: &mut dyn Write) -> Result<()> {
         let r = clean(d, opts, &mut report);
         put(stdout, &report)?;
         errors.extend(r?);
+        // A stop signal ends the command: its exit code is the signal's.
+        if let Some(i) = errors.iter().position(|e| matches!(e, Error::Interrupted(_))) {
+            return Err(errors.swap_remove(i));
+        }
     }
     let n = errors.len();
     match errors.into_iter().next() {

@@ -65,6 +65,42 @@ pub fn alarm_after(after: Option<std::time::Duration>) {
     unsafe { libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) };
 }
 
+/// How long a loop that tidies up (removing a work directory) goes on after a stop signal:
+/// enough to finish a run's few files, so an interrupted run leaves nothing of them, and short
+/// enough that a stop ends it within about a second whatever it had left.
+pub const TIDY_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// A long loop's stop: `passed()` is true once a stop signal has arrived and `grace` has gone
+/// by since this loop first saw it (the signal may have come before the loop began).
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    grace: std::time::Duration,
+    at: Option<std::time::Instant>,
+}
+
+impl Deadline {
+    pub fn after(grace: std::time::Duration) -> Deadline {
+        Deadline { grace, at: None }
+    }
+
+    /// Whether the loop should stop now (one relaxed load while no signal came).
+    #[inline]
+    pub fn passed(&mut self) -> bool {
+        if !stop_requested() {
+            return false;
+        }
+        let now = std::time::Instant::now();
+        now >= *self.at.get_or_insert(now + self.grace)
+    }
+}
+
+impl Default for Deadline {
+    /// A tidying loop's: [`TIDY_GRACE`].
+    fn default() -> Deadline {
+        Deadline::after(TIDY_GRACE)
+    }
+}
+
 /// The signal received, if any.
 pub fn pending() -> Option<i32> {
     match PENDING.load(Ordering::SeqCst) {

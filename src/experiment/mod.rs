@@ -22,6 +22,7 @@ pub mod preset;
 pub mod progress;
 mod range;
 mod ranks;
+mod repetition;
 mod resolve;
 pub mod run;
 #[cfg(test)]

@@ -130,6 +130,9 @@ impl WorkerResult {
         let time_ns = s.time_ns();
         let (latency_ns, latency_histogram_ns) = s.hist.into_figures_and_buckets();
         let (periods, trace) = match s.trace {
+            // After a stop signal no search for periods begins (seconds over a long trace):
+            // the periods are then unknown, not none.
+            Some(t) if crate::env::signals::stop_requested() => (None, t.spill.map(SpillRef)),
             Some(t) => {
                 let periods = match &t.spill {
                     Some(spill) => period::detect(&spill.durations(period::MAX_OPS).unwrap_or_default()),

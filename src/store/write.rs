@@ -5,7 +5,7 @@ use rusqlite::{Connection, params};
 
 use super::real::Real;
 use super::{Store, status_str};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::results::{ExperimentResult, PointResult, Repetition, Status};
 
 impl Store {
@@ -61,7 +61,9 @@ impl Store {
         Ok(())
     }
 
-    /// Records one run (all its phases and workers) in one transaction.
+    /// Records one run (all its phases and workers) in one transaction. A stop signal while
+    /// its per-op traces are stored (millions of rows take seconds) ends that transaction: the
+    /// run is then stored again without them, said on stderr, and the signal is the error.
     pub fn insert_run(
         &self,
         experiment_id: &str,
@@ -70,9 +72,25 @@ impl Store {
         reps: &[(usize, &Repetition)],
         warmup: bool,
     ) -> Result<()> {
-        let tx = self.write_tx()?;
-        self.insert_run_in(&tx, experiment_id, point, run_id, reps, warmup)?;
-        tx.commit().map_err(|e| self.err(e))
+        let stored = (|| {
+            let tx = self.write_tx()?;
+            self.insert_run_in(&tx, experiment_id, point, run_id, reps, warmup)?;
+            tx.commit().map_err(|e| self.err(e))
+        })();
+        let traced =
+            reps.iter().any(|(_, r)| !r.workers.is_spooled() && r.workers.iter().any(|w| w.trace.is_some()));
+        match stored {
+            Err(Error::Interrupted(sig)) if traced => {
+                let tx = self.write_tx()?;
+                self.insert_run_without_traces(&tx, experiment_id, point, run_id, reps, warmup)?;
+                tx.commit().map_err(|e| self.err(e))?;
+                eprintln!(
+                    "note: interrupted while storing the per-op traces of run {run_id}: the run is stored without them"
+                );
+                Err(Error::Interrupted(sig))
+            }
+            other => other,
+        }
     }
 
     /// [`Store::insert_run`] within the caller's transaction.
@@ -84,6 +102,30 @@ impl Store {
         run_id: &str,
         reps: &[(usize, &Repetition)],
         warmup: bool,
+    ) -> Result<()> {
+        self.insert_run_with(tx, (experiment_id, point, run_id), reps, warmup, true)
+    }
+
+    /// [`Store::insert_run_in`] leaving its workers' per-op traces out.
+    fn insert_run_without_traces(
+        &self,
+        tx: &Connection,
+        experiment_id: &str,
+        point: usize,
+        run_id: &str,
+        reps: &[(usize, &Repetition)],
+        warmup: bool,
+    ) -> Result<()> {
+        self.insert_run_with(tx, (experiment_id, point, run_id), reps, warmup, false)
+    }
+
+    fn insert_run_with(
+        &self,
+        tx: &Connection,
+        (experiment_id, point, run_id): (&str, usize, &str),
+        reps: &[(usize, &Repetition)],
+        warmup: bool,
+        traces: bool,
     ) -> Result<()> {
         let status =
             reps.iter().map(|(_, r)| r.status).find(|s| *s != Status::Complete).unwrap_or(Status::Complete);
@@ -193,12 +235,14 @@ impl Store {
                     )
                     .map_err(|e| self.err(e))?;
                 }
-                if let Some(trace) = &w.trace {
+                if let Some(trace) = w.trace.as_ref().filter(|_| traces) {
                     let mut ins = tx
                         .prepare_cached("INSERT INTO trace_ops VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
                         .map_err(|e| self.err(e))?;
-                    // A batch of the spill at a time: a trace of any length takes the same memory.
+                    // A batch of the spill at a time: a trace of any length takes the same memory;
+                    // a stop signal ends it between two.
                     trace.0.for_each_batch(|first, ops| {
+                        crate::env::signals::check()?;
                         for (i, op) in ops.iter().enumerate() {
                             ins.execute(params![
                                 run_id,
@@ -227,6 +271,58 @@ mod tests {
     use crate::latency::{LatencyNs, SampleHist};
     use crate::results::{CacheCheck, Repetition, Workers};
     use crate::worker::{Placement, WorkerSample};
+
+    /// Runs test `name` of this binary alone in a process of its own (it raises the
+    /// process-wide stop flag, which no other test may see), `IOLAB_TEST_ALONE` set.
+    fn alone(name: &str) {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", name, "--ignored", "--test-threads=1", "--nocapture"])
+            .env("IOLAB_TEST_ALONE", "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && text.contains("1 passed"), "{text}");
+    }
+
+    /// A stop signal while a run's per-op traces are stored ends that at once (the trace loop
+    /// polls it between batches; millions of rows once took seconds, deaf to it): the run is
+    /// stored without its traces, every figure and worker row there, and the signal is the
+    /// error.
+    #[test]
+    fn a_signal_while_traces_are_stored_keeps_the_run_without_them() {
+        alone("store::write::tests::signalled_while_storing_traces");
+    }
+
+    #[test]
+    #[ignore = "run alone, in a process of its own, by a_signal_while_traces_are_stored_keeps_the_run_without_them"]
+    fn signalled_while_storing_traces() {
+        assert!(std::env::var_os("IOLAB_TEST_ALONE").is_some(), "run it through its caller");
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::Store::open(&dir.path().join("s.db")).unwrap();
+        store.conn.pragma_update(None, "foreign_keys", "OFF").unwrap();
+        let check = CacheCheck { resident_fraction: 0.0, flags: vec![] };
+        let mut spill = crate::latency::trace::TraceSpill::new().unwrap();
+        let mut bytes = vec![];
+        for k in 0..100_000u64 {
+            let op = crate::latency::trace::TraceOp { file: 0, offset: k * 512, start_ns: k, duration_ns: 1 };
+            op.encode(&mut bytes);
+        }
+        spill.append_encoded(&bytes, 100_000).unwrap();
+        let mut r =
+            Repetition::from_samples(0, "t", vec![WorkerSample::with_series(0, 0, vec![4096])], None, &check);
+        r.workers.make_mut()[0].trace = Some(crate::results::SpillRef(std::sync::Arc::new(spill)));
+        crate::env::signals::install();
+        // SAFETY: raising a signal this process handles (the handler stores to atomics).
+        unsafe { libc::raise(libc::SIGTERM) };
+        let t = std::time::Instant::now();
+        let e = store.insert_run("e", 0, "t", &[(0, &r)], false).unwrap_err();
+        assert!(matches!(e, crate::Error::Interrupted(libc::SIGTERM)), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1), "{:?}", t.elapsed());
+        let count = |sql: &str| store.conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+        assert_eq!(count("SELECT COUNT(*) FROM runs WHERE run_id = 't' AND status = 'complete'"), 1);
+        assert_eq!(count("SELECT COUNT(*) FROM worker_results WHERE run_id = 't'"), 1);
+        assert_eq!(count("SELECT COUNT(*) FROM trace_ops"), 0);
+    }
 
     /// A run whose spooled workers cannot be read back while it is stored: the store says so,
     /// naming the spool, and keeps no part of that run; the run stored before it stays whole.

@@ -192,6 +192,10 @@ pub fn clean(target: &Path, opts: CleanOpts, report: &mut String) -> Result<Vec<
         *report += &format!("{}: no iolab work directories\n", crate::text::escape_path(target));
     }
     for e in entries {
+        if let Err(stop) = crate::env::signals::check() {
+            errors.push(stop);
+            break;
+        }
         let f = match e {
             Entry::NotWork { path, .. } if unmarked_run_dir(&path) => {
                 let p = crate::text::escape_path(&path);
@@ -235,6 +239,17 @@ pub fn clean(target: &Path, opts: CleanOpts, report: &mut String) -> Result<Vec<
             _ => {}
         }
         let mut r = remove_owned(&f.path, &f.marker.files, f.marker.namespace.as_ref(), opts.dry_run);
+        if r.stopped {
+            *report += &format!(
+                "{p}: stopped by the signal after removing {} file{} and {} namespace item{}; the rest stays with its marker (`iolab clean` again removes it)\n",
+                r.removed.len(),
+                if r.removed.len() == 1 { "" } else { "s" },
+                r.ns_items,
+                if r.ns_items == 1 { "" } else { "s" }
+            );
+            errors.append(&mut r.errors);
+            break;
+        }
         let verb = if opts.dry_run { "would remove" } else { "removed" };
         let items = match f.marker.namespace {
             Some(_) => {

@@ -9,7 +9,8 @@
 //! clean`) walks what is under `md/` without following any link, and removes an entry only if
 //! it is a name the record generates at that place: an item as a regular file with one link
 //! (or, for directory items, an empty directory), a tree directory once it is empty. Anything
-//! else stays, and so do the directories holding it.
+//! else stays, and so do the directories holding it. A stop signal ends a removal (after a
+//! short grace), leaving the rest for `iolab clean`.
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -199,6 +200,10 @@ pub struct NsRemoval {
     /// Entries left in all.
     pub left_count: u64,
     pub errors: Vec<Error>,
+    /// A stop signal ends the removal (after its grace), leaving what is left.
+    stop: crate::env::signals::Deadline,
+    /// It did.
+    pub stopped: bool,
 }
 
 /// The most left entries a removal names.
@@ -207,6 +212,15 @@ pub const LEFT_NAMED: usize = 10;
 pub const BASE_DIR: &str = BASE;
 
 impl NsRemoval {
+    /// Whether a stop signal ends the removal here (said once, as an error of it).
+    fn stopping(&mut self) -> bool {
+        if !self.stopped && self.stop.passed() {
+            self.stopped = true;
+            self.errors.push(Error::Interrupted(crate::env::signals::pending().unwrap_or(libc::SIGINT)));
+        }
+        self.stopped
+    }
+
     fn leave(&mut self, path: String, why: &str) {
         self.left_count += 1;
         if self.left.len() < LEFT_NAMED {
@@ -259,6 +273,9 @@ pub fn remove(wd: &Path, rec: &NsRecord, dry_run: bool) -> NsRemoval {
     let tree = rec.tree();
     let mut buf = vec![0u8; 32 << 10];
     for name in list(&md, &mut buf, &base, &mut r) {
+        if r.stopping() {
+            return r;
+        }
         let owner = match (rec.dirs, name.strip_prefix('w').and_then(|o| o.parse::<u32>().ok())) {
             (MdDirs::Unique, Some(o)) if o < rec.owners && format!("w{o}") == name => Some(o),
             (MdDirs::Shared, _) if name == "shared" => None,
@@ -337,6 +354,9 @@ fn remove_dir(
         };
         let names: Vec<(Vec<u8>, u8)> = entries(&buf, n).map(|e| (e.name.to_vec(), e.kind)).collect();
         for (entry, _) in names {
+            if r.stopping() {
+                return;
+            }
             let shown = || path.join(String::from_utf8_lossy(&entry).as_ref()).display().to_string();
             let cname = CString::new(entry.clone()).expect("a directory entry holds no NUL");
             if let Err(e) = dir.stat(&cname, &mut st) {

@@ -159,6 +159,9 @@ fn look_up(workdirs: &[PathBuf], p: &NsPlan, exists: bool, renamed: bool, made: 
         let rp = workdirs[root.target].join(&root.path);
         let top = Dir::open(&rp).map_err(|e| Error::io("open", &rp, None, e))?;
         for d in 1..p.tree.dirs {
+            if d % 4096 == 0 {
+                crate::env::signals::check()?;
+            }
             rel.clear();
             p.tree.write_dir(d, &mut rel);
             rel.truncate(rel.len() - 1);

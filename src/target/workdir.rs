@@ -10,7 +10,8 @@
 //! file is deleted only if the marker names it and it is still the same inode; the marker and
 //! the directory go only when nothing else is left in it. The metadata phases' namespace
 //! (`md/`) is named by one `namespace = ...` line and removed by its own rule first
-//! ([`crate::target::namespace`]).
+//! ([`crate::target::namespace`]). A stop signal ends a removal after a short grace
+//! ([`crate::env::signals::TIDY_GRACE`]), the marker kept with what is left.
 
 use std::fs;
 use std::io::Write;
@@ -33,8 +34,10 @@ pub struct Removal {
     /// Entries left in place, each with the reason.
     pub left: Vec<(String, String)>,
     pub dir_removed: bool,
-    /// Calls that failed.
+    /// Calls that failed (and a stop signal that ended the removal).
     pub errors: Vec<Error>,
+    /// A stop signal ended the removal part way: what was not removed yet stays.
+    pub stopped: bool,
 }
 
 impl Removal {
@@ -60,14 +63,24 @@ pub fn remove_owned(
         let n = super::namespace::remove(dir, rec, dry_run);
         (r.ns_items, r.ns_bytes) = (n.items, n.bytes);
         ns_left = n.left_count > 0 || !n.errors.is_empty();
+        r.stopped = n.stopped;
         r.left.extend(n.left);
         let more = n.left_count.saturating_sub(super::namespace::LEFT_NAMED as u64);
         if more > 0 {
             r.left.push((format!("{more} more in {}", super::namespace::BASE_DIR), "likewise".into()));
         }
         r.errors.extend(n.errors);
+        if r.stopped {
+            return r;
+        }
     }
+    let mut stop = crate::env::signals::Deadline::default();
     for (name, ino) in files {
+        if stop.passed() {
+            r.stopped = true;
+            r.errors.push(Error::Interrupted(crate::env::signals::pending().unwrap_or(libc::SIGINT)));
+            return r;
+        }
         let p = dir.join(name);
         match fs::symlink_metadata(&p) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -315,7 +328,14 @@ impl WorkDirs {
         for mut d in self.dirs.drain(..) {
             d.marker = None;
             let mut r = remove_owned(&d.path, &d.created, d.namespace.as_ref(), false);
-            if let Some(e) = r.errors.drain(..).next() {
+            if r.stopped {
+                first_err.get_or_insert(Error::Run(format!(
+                    "work directory {} kept: its removal stopped at the signal ({} of its files and {} namespace items removed)",
+                    d.path.display(),
+                    r.removed.len(),
+                    r.ns_items
+                )));
+            } else if let Some(e) = r.errors.drain(..).next() {
                 first_err.get_or_insert(e);
             } else if !r.dir_removed {
                 let names: Vec<String> = r.left.iter().map(|(n, why)| format!("{n} ({why})")).collect();

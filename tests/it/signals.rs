@@ -109,3 +109,105 @@ fn long_commands_stop_at_a_signal_and_leave_nothing() {
         assert_eq!(names(s.path()), before, "{args:?} left files");
     }
 }
+
+/// Sends `sig` to `child` and waits for it at most `secs`: its output, and the time it took.
+fn stop_child(child: std::process::Child, sig: i32, secs: u64) -> (std::process::Output, Duration) {
+    let t0 = Instant::now();
+    crate::rig::signal(&child, sig);
+    let out = crate::rig::finish(child, secs);
+    (out, t0.elapsed())
+}
+
+/// SIGTERM while the last repetition's per-op traces are stored (32,768 rows here, sent as its
+/// work directory goes, just before they are; 8.4 million took 7.7 s, then exit 0): iolab ends
+/// within about a second with 143, the run stored without its traces and said so, the store
+/// readable.
+#[test]
+fn a_signal_while_traces_are_stored_ends_the_store_at_once() {
+    let s = Scratch::new();
+    let t = s.path().join("t");
+    std::fs::create_dir(&t).unwrap();
+    let args = [
+        "run",
+        "-q",
+        "--dir",
+        t.to_str().unwrap(),
+        "--size",
+        "16MiB",
+        "--bs",
+        "512",
+        "--reps",
+        "1",
+        "--op",
+        "write",
+        "--trace",
+    ];
+    let child = crate::rig::spawn(&s, &args);
+    // The phase is over once its work directory is gone: its traces are being stored.
+    crate::rig::wait_until(60, "the phase's work directory", || std::fs::read_dir(&t).unwrap().count() > 0);
+    crate::rig::wait_until(60, "the phase's end", || std::fs::read_dir(&t).unwrap().count() == 0);
+    let (out, took) = stop_child(child, libc::SIGTERM, 60);
+    let e = stderr(&out);
+    eprintln!("stopped {:.2} s after SIGTERM", took.as_secs_f64());
+    assert_eq!(out.status.code(), Some(143), "{e}");
+    assert!(took < Duration::from_millis(2500), "{took:?}: {e}");
+    assert!(
+        e.contains("interrupted while storing the per-op traces of run") && e.contains("stored without them"),
+        "{e}"
+    );
+    assert_eq!(crate::rig::count(&crate::rig::runs(&s.db()), "complete"), 1, "the run is stored");
+    let trace = s.iolab(&["results", "trace", "last"]);
+    assert!(stderr(&trace).contains("has no traced ops"), "{}", stderr(&trace));
+    assert!(s.iolab(&["results", "show", "last"]).status.success());
+}
+
+/// The removal of a namespace of 50,000 items after an interrupted run, and `iolab clean` of
+/// what it left, each end within about a second of the signal (they took 28 s and more: deaf to
+/// it), with 130 or 143, the work directory kept whole with its marker; a last `clean` removes
+/// it.
+#[test]
+fn removing_a_large_namespace_stops_at_a_signal() {
+    let s = Scratch::new();
+    let (t, go) = (s.path().join("t"), s.path().join("go"));
+    std::fs::create_dir(&t).unwrap();
+    let args = [
+        "run",
+        "-q",
+        "--dir",
+        t.to_str().unwrap(),
+        "--op",
+        "create,stat",
+        "--md-files",
+        "50000",
+        "--reps",
+        "2",
+    ];
+    let child = crate::rig::spawn_with(&s, &args, |c| c.env("IOLAB_TEST_PAUSE_BETWEEN_PHASES", &go));
+    let items = || -> usize {
+        let wd = std::fs::read_dir(&t).unwrap().flatten().next().map(|e| e.path().join("md/w0"));
+        wd.and_then(|p| std::fs::read_dir(p).ok()).map_or(0, |d| d.count())
+    };
+    // Held before the stat, all 50,000 made: the signal ends the run there.
+    crate::rig::wait_until(120, "the create phase's 50,000 files", || items() == 50_000);
+    let (out, took) = stop_child(child, libc::SIGINT, 60);
+    let e = stderr(&out);
+    eprintln!("the run stopped {:.2} s after SIGINT", took.as_secs_f64());
+    assert_eq!(out.status.code(), Some(130), "{e}");
+    assert!(took < Duration::from_millis(2500), "{took:?}: {e}");
+    assert!(e.contains("its removal stopped at the signal") && e.contains("iolab clean"), "{e}");
+    let left = items();
+    assert!(left > 0, "the removal was stopped part way");
+
+    let clean = crate::rig::spawn(&s, &["clean", t.to_str().unwrap()]);
+    std::thread::sleep(Duration::from_millis(300));
+    let (out, took) = stop_child(clean, libc::SIGTERM, 60);
+    let report = String::from_utf8_lossy(&out.stdout);
+    eprintln!("clean stopped {:.2} s after SIGTERM", took.as_secs_f64());
+    assert_eq!(out.status.code(), Some(143), "{report}{}", stderr(&out));
+    assert!(took < Duration::from_millis(2500), "{took:?}");
+    assert!(report.contains("stopped by the signal after removing"), "{report}");
+    assert!(items() > 0 && items() <= left);
+    let out = s.iolab(&["clean", t.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(&t).unwrap().count(), 0, "{}", String::from_utf8_lossy(&out.stdout));
+}
