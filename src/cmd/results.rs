@@ -81,8 +81,10 @@ pub fn with_findings(mut exp: crate::results::ExperimentResult) -> crate::result
 
 /// `iolab results list`: every experiment, newest first.
 fn list(store: &Store, stdout: &mut dyn Write) -> Result<()> {
-    let rows: Vec<Vec<String>> = store
-        .list()?
+    let all = store.list()?;
+    // Experiments that ended early have runs not run: a column of them, when any has.
+    let not_run = all.iter().any(|r| r.runs_not_run > 0);
+    let rows: Vec<Vec<String>> = all
         .into_iter()
         .map(|r| {
             let phases: Vec<String> = r.spec.phases.iter().map(|p| p.name.clone()).collect();
@@ -101,11 +103,18 @@ fn list(store: &Store, stdout: &mut dyn Write) -> Result<()> {
                 format!("{}", r.runs_complete),
                 format!("{}", r.runs_failed),
             ]
+            .into_iter()
+            .chain(not_run.then(|| r.runs_not_run.to_string()))
+            .collect()
         })
         .collect();
-    let t =
-        report::text_table(&["id", "name", "host", "spec", "phases", "runs ok", "failed"], &rows, &[5, 6]);
-    put(stdout, &t)
+    let mut headers = vec!["id", "name", "host", "spec", "phases", "runs ok", "failed"];
+    let mut right = vec![5, 6];
+    if not_run {
+        headers.push("not run");
+        right.push(7);
+    }
+    put(stdout, &report::text_table(&headers, &rows, &right))
 }
 
 /// `iolab results compare --by host` (also printed after `iolab reproduce L4`): the SLAC table

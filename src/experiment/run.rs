@@ -14,7 +14,7 @@ use crate::experiment::ids::new_experiment_id;
 use crate::experiment::progress;
 use crate::experiment::schedule::{Slot, schedule};
 use crate::plan::{self, RunPlan};
-use crate::results::{ExperimentResult, PointResult, Repetition, SCHEMA_VERSION};
+use crate::results::{ExperimentResult, NotRun, PointResult, Repetition, SCHEMA_VERSION};
 use crate::spec::Spec;
 use crate::worker::Monitor;
 
@@ -68,7 +68,9 @@ pub fn run_experiment(
     let reps: Vec<u32> = points.iter().map(|p| p.spec.reps).collect();
     let warmups: Vec<u32> = points.iter().map(|p| p.spec.warmup).collect();
     let mut error = None;
-    for slot in schedule(&reps, &warmups, base.interleave) {
+    let slots = schedule(&reps, &warmups, base.interleave);
+    let mut ran = 0u64;
+    for slot in slots.iter().copied() {
         // A stop asked for between runs ends the experiment before the next one starts.
         error = crate::env::signals::check().err();
         if error.is_some() {
@@ -77,9 +79,18 @@ pub fn run_experiment(
         let spec = &points[slot.point].spec;
         let n = if slot.warmup { spec.warmup } else { spec.reps };
         let label = progress::run_label(slot.point, points.len(), slot.rep, n, slot.warmup);
+        ran += 1;
         if let Some(e) = runner.run(slot, &label).error {
             error = Some(e);
             break;
+        }
+    }
+    // Ended early: the runs it did not run are counted, with why, and stored so.
+    let planned = slots.len() as u64;
+    if let Some(e) = error.as_ref().filter(|_| ran < planned) {
+        runner.result.not_run = Some(NotRun { runs: planned - ran, planned, reason: e.to_string() });
+        if let Err(s) = runner.sink.not_run(&runner.result) {
+            monitor.note(&format!("the store failed too: {s}"));
         }
     }
     Ok(Outcome { result: runner.result, error })
@@ -149,6 +160,7 @@ impl<'a> Runner<'a> {
             design,
             findings: vec![],
             io500: None,
+            not_run: None,
         };
         sink.begin(&result)?;
         Ok(Runner { result, points, plans, devices, sink, monitor, held: 0 })

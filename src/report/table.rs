@@ -209,7 +209,13 @@ pub fn render_table(exp: &ExperimentResult) -> String {
             let done = ph.repetitions.iter().filter(|r| r.status == Status::Complete).count();
             row.push(ph.name.clone());
             row.push(cache_cell(ph));
-            row.push(format!("{done}/{}", ph.repetitions.len()));
+            // Ended early: the runs planned too (those not run are counted under the table).
+            let planned = p.spec.as_ref().unwrap_or(&exp.spec).reps as usize;
+            let of = match &exp.not_run {
+                Some(_) if planned > ph.repetitions.len() => format!(" of {planned}"),
+                _ => String::new(),
+            };
+            row.push(format!("{done}/{}{of}", ph.repetitions.len()));
             row.extend(cols.cells(ph));
             if any_warmup {
                 let w: Vec<String> = ph
@@ -265,9 +271,9 @@ fn cache_cell(ph: &crate::results::PhaseResult) -> String {
     }
 }
 
-/// One line per repetition that did not complete.
+/// One line per repetition that did not complete, and one for the runs not run at all.
 fn failures(exp: &ExperimentResult) -> String {
-    let mut out = String::new();
+    let mut out = not_run(exp);
     for p in &exp.points {
         for ph in &p.phases {
             for r in ph.repetitions.iter().filter(|r| r.status != Status::Complete) {
@@ -282,6 +288,18 @@ fn failures(exp: &ExperimentResult) -> String {
         }
     }
     out
+}
+
+/// The runs an experiment that ended early did not run, counted, and why (the runs column says
+/// `1/1 of 3` then: complete / measured of those planned).
+pub fn not_run(exp: &ExperimentResult) -> String {
+    match &exp.not_run {
+        Some(n) => format!(
+            "not run: {} of the {} runs planned (runs: complete / measured of the repetitions planned); the experiment ended early: {}\n",
+            n.runs, n.planned, n.reason
+        ),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]

@@ -409,6 +409,20 @@ pub struct ExperimentResult {
     /// out when shown, never stored, never read back).
     #[serde(default, skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub io500: Option<io500::Io500>,
+    /// The runs it planned and did not run, when it ended early (an error, a stop signal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<NotRun>,
+}
+
+/// The runs an experiment planned and did not run because it ended early, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotRun {
+    /// Runs (repetitions and warm-ups of its points) not run.
+    pub runs: u64,
+    /// Runs planned in all.
+    pub planned: u64,
+    /// What ended it: the error of the last run that ran.
+    pub reason: String,
 }
 
 impl ExperimentResult {
@@ -439,6 +453,10 @@ pub trait Sink {
     /// A tuning's record (`iolab tune`), after each of its rounds and when it ends; its runs
     /// came through [`Sink::run_done`] first.
     fn tuning(&mut self, _tuning: &tune::Tuning) -> crate::Result<()> {
+        Ok(())
+    }
+    /// The experiment ended early: the runs it did not run, and why (`exp.not_run`).
+    fn not_run(&mut self, _exp: &ExperimentResult) -> crate::Result<()> {
         Ok(())
     }
 }

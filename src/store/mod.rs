@@ -76,6 +76,8 @@ pub struct ExperimentRow {
     pub hostname: String,
     pub runs_complete: u64,
     pub runs_failed: u64,
+    /// Runs it planned and did not run (it ended early).
+    pub runs_not_run: u64,
     pub spec: Spec,
 }
 
@@ -330,6 +332,9 @@ impl Sink for Store {
     }
     fn tuning(&mut self, t: &crate::results::tune::Tuning) -> Result<()> {
         self.save_tuning(t)
+    }
+    fn not_run(&mut self, exp: &ExperimentResult) -> Result<()> {
+        self.save_not_run(exp)
     }
 }
 

@@ -31,7 +31,8 @@ impl Store {
             .prepare(
                 "SELECT e.id, e.created_unix_s, e.name, h.hostname, e.spec_json,
                         (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status = 'complete'),
-                        (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status != 'complete')
+                        (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status != 'complete'),
+                        ifnull(json_extract(e.not_run_json, '$.runs'), 0)
                  FROM experiments e JOIN hosts h ON h.host_id = e.host_id
                  ORDER BY e.created_unix_s DESC, e.id DESC",
             )
@@ -46,12 +47,14 @@ impl Store {
                     r.get::<_, String>(4)?,
                     r.get::<_, i64>(5)?,
                     r.get::<_, i64>(6)?,
+                    r.get::<_, i64>(7)?,
                 ))
             })
             .map_err(|e| self.err(e))?;
         let mut out = vec![];
         for row in rows {
-            let (id, created_unix_s, name, hostname, spec_json, ok, bad) = row.map_err(|e| self.err(e))?;
+            let (id, created_unix_s, name, hostname, spec_json, ok, bad, not_run) =
+                row.map_err(|e| self.err(e))?;
             let spec = match crate::json::from_str(&spec_json) {
                 Ok(spec) => spec,
                 Err(e) => {
@@ -66,6 +69,7 @@ impl Store {
                 hostname,
                 runs_complete: ok as u64,
                 runs_failed: bad as u64,
+                runs_not_run: not_run.max(0) as u64,
                 spec,
             });
         }
@@ -109,12 +113,14 @@ impl Store {
     }
 
     fn load_rows(&self, id: &str) -> Result<ExperimentResult> {
-        let (created_unix_s, iolab_version, spec_json, host_json, points_json, design_json): (Real, String, String, String, String, String) = self
+        type Row = (Real, String, String, String, String, String, Option<String>);
+        let (created_unix_s, iolab_version, spec_json, host_json, points_json, design_json, not_run_json): Row = self
             .conn
             .query_row(
-                "SELECT created_unix_s, iolab_version, spec_json, host_json, points_json, design_json FROM experiments WHERE id = ?1",
+                "SELECT created_unix_s, iolab_version, spec_json, host_json, points_json, design_json, not_run_json
+                 FROM experiments WHERE id = ?1",
                 [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
             )
             .optional()
             .map_err(|e| self.err(e))?
@@ -206,6 +212,7 @@ impl Store {
             design,
             findings: vec![],
             io500: None,
+            not_run: self.opt_json(not_run_json)?,
         })
     }
 

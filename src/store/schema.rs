@@ -1,7 +1,7 @@
 //! The store's SQLite schema, one migration per version.
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 15;
+pub const STORE_VERSION: i64 = 16;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -203,6 +203,12 @@ const SCHEMA_V15_MERGED_LATENCY: &str = "
 ALTER TABLE phase_results ADD COLUMN latency_histogram_json TEXT;
 ";
 
+/// Version 16: the runs an experiment planned and did not run when it ended early, and why
+/// (JSON; NULL when every run ran, and in rows written before).
+const SCHEMA_V16_NOT_RUN: &str = "
+ALTER TABLE experiments ADD COLUMN not_run_json TEXT;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1,
@@ -220,6 +226,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V13_ALLOC,
     SCHEMA_V14_HINTS,
     SCHEMA_V15_MERGED_LATENCY,
+    SCHEMA_V16_NOT_RUN,
 ];
 
 /// Every table of the current schema.

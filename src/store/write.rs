@@ -43,8 +43,8 @@ impl Store {
         )
         .map_err(|e| self.err(e))?;
         tx.execute(
-            "INSERT INTO experiments(id, created_unix_s, name, host_id, iolab_version, spec_json, host_json, points_json, design_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO experiments(id, created_unix_s, name, host_id, iolab_version, spec_json, host_json, points_json, design_json, not_run_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 exp.experiment_id,
                 Real(exp.created_unix_s),
@@ -54,11 +54,24 @@ impl Store {
                 self.json(&exp.spec)?,
                 self.json(&exp.host)?,
                 self.json(&skeleton)?,
-                self.json(&exp.design)?
+                self.json(&exp.design)?,
+                exp.not_run.as_ref().map(|n| self.json(n)).transpose()?
             ],
         )
         .map_err(|e| self.err(e))?;
         Ok(())
+    }
+
+    /// Records that an experiment ended early: the runs it did not run, and why.
+    pub fn save_not_run(&self, exp: &ExperimentResult) -> Result<()> {
+        let json = exp.not_run.as_ref().map(|n| self.json(n)).transpose()?;
+        let tx = self.write_tx()?;
+        tx.execute(
+            "UPDATE experiments SET not_run_json = ?1 WHERE id = ?2",
+            params![json, exp.experiment_id],
+        )
+        .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
     }
 
     /// Records one run (all its phases and workers) in one transaction. A stop signal while

@@ -680,3 +680,55 @@ fn a_spool_lost_mid_run_ends_it_with_the_store_error_and_no_panic() {
     assert!(list.status.success(), "{}", stderr(&list));
     assert_eq!(std::fs::read_dir(&t).unwrap().count(), 0, "no work directory left");
 }
+
+/// An experiment that ends early counts the runs it did not run and says why: a file put in
+/// the work directory while repetition 1 of 3 runs (its removal then keeps the directory and
+/// ends the experiment), or SIGINT there. It was printed `1/1` and listed `1 ok, 0 failed`, as
+/// if nothing more had been planned; now the table says `1/1 of 3` and `not run: 2 of the 3
+/// runs planned` with the reason, `results list` and `show` say it again, and so does the JSON.
+#[test]
+fn an_experiment_that_ends_early_counts_the_runs_not_run_and_says_why() {
+    for (case, says) in
+        [("foreign", "it holds foreign (not created by iolab)"), ("SIGINT", "interrupted by signal 2")]
+    {
+        let s = Scratch::new();
+        let (t, go) = (s.path().join("t"), s.path().join("go"));
+        std::fs::create_dir(&t).unwrap();
+        let args =
+            ["run", "--dir", t.to_str().unwrap(), "--size", "1MiB", "--op", "write,read", "--reps", "3"];
+        let child = spawn_with(&s, &args, |c| c.env("IOLAB_TEST_PAUSE_BETWEEN_PHASES", &go));
+        let wd = std::cell::RefCell::new(None);
+        wait_until(60, "repetition 1 held between its phases", || {
+            let d = std::fs::read_dir(&t).unwrap().flatten().map(|e| e.path()).find(|p| {
+                std::fs::read_to_string(p.join(".iolab-owner")).is_ok_and(|m| m.contains("written = 1"))
+            });
+            d.map(|d| *wd.borrow_mut() = Some(d)).is_some()
+        });
+        let out = if case == "foreign" {
+            std::fs::write(wd.into_inner().unwrap().join("foreign"), b"mine").unwrap();
+            std::fs::write(&go, b"").unwrap();
+            finish(child, 60)
+        } else {
+            signal(&child, libc::SIGINT);
+            finish(child, 60)
+        };
+        let (table, e) = (String::from_utf8_lossy(&out.stdout).into_owned(), stderr(&out));
+        assert_eq!(out.status.code(), Some(if case == "foreign" { 1 } else { 130 }), "{case}: {e}");
+        let line = "not run: 2 of the 3 runs planned (runs: complete / measured of the repetitions planned); the experiment ended early: ";
+        assert!(table.contains(line) && table.contains(says), "{case}: {table}");
+        assert!(table.contains(" of 3 "), "{case}: the runs column: {table}");
+        let list = String::from_utf8_lossy(&s.iolab(&["results", "list"]).stdout).into_owned();
+        let (head, row) = (list.lines().next().unwrap(), list.lines().nth(1).unwrap());
+        assert!(head.trim_end().ends_with("not run") && row.trim_end().ends_with(" 2"), "{case}: {list}");
+        let shown = String::from_utf8_lossy(&s.iolab(&["results", "show", "last"]).stdout).into_owned();
+        assert!(shown.contains(line) && shown.contains(says), "{case}: {shown}");
+        let doc: Value =
+            serde_json::from_slice(&s.iolab(&["results", "export", "last", "--json"]).stdout).unwrap();
+        assert_eq!(
+            (doc["not_run"]["runs"].as_u64(), doc["not_run"]["planned"].as_u64()),
+            (Some(2), Some(3)),
+            "{case}"
+        );
+        assert!(doc["not_run"]["reason"].as_str().unwrap().contains(says), "{case}: {}", doc["not_run"]);
+    }
+}

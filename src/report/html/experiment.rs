@@ -287,6 +287,10 @@ fn runs_section(exp: &ExperimentResult) -> String {
             "<p class=\"note\">The first {MAX_RUN_ROWS} of {n} runs; every run is in the CSV below.</p>\n"
         );
     }
+    let not_run = report::table::not_run(exp);
+    if !not_run.is_empty() {
+        s += &format!("<p class=\"note\">{}</p>\n", esc(not_run.trim_end()));
+    }
     s + "</section>\n"
 }
 
