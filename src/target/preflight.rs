@@ -1,7 +1,9 @@
 //! Preflight: before anything is written, each file system holding a target must have the
 //! space and the inodes the plan puts there, plus a margin (5% + 64 MiB) so the run never
-//! fills a disk to the last block. Targets on one file system (a directory named twice, or two
-//! directories of one disk) are counted together, once, with the sum of their needs.
+//! fills a disk to the last block; one whose files live in memory (tmpfs, ramfs) must also fit
+//! in the memory the machine can give, whatever its size says. Targets on one file system (a
+//! directory named twice, or two directories of one disk) are counted together, once, with
+//! the sum of their needs.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
@@ -28,6 +30,78 @@ pub struct FsNeed {
     pub need_inodes: u64,
     /// u64::MAX where the file system makes inodes as needed.
     pub free_inodes: u64,
+    /// A file system whose data lives in memory (tmpfs, ramfs): what the plan takes of it.
+    pub memory: Option<MemoryNeed>,
+}
+
+/// What a plan keeps on a memory file system takes memory: its bytes, and kernel memory for
+/// each file and directory (an inode and a directory entry).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryNeed {
+    /// `tmpfs` or `ramfs`.
+    pub fs: &'static str,
+    /// The data's bytes and its files' and directories' kernel memory.
+    pub need_bytes: u64,
+    /// `need_bytes` plus the margin.
+    pub want_bytes: u64,
+    /// Kernel memory per file or directory counted.
+    pub per_item_bytes: u64,
+    /// Memory the machine can give now (and, for tmpfs, free swap, where its pages can go).
+    pub available_bytes: u64,
+    pub source: String,
+}
+
+/// The kind of a memory file system, by its magic number (statfs): tmpfs (its pages can be
+/// swapped out) or ramfs (never).
+fn memory_fs(magic: u64) -> Option<&'static str> {
+    match magic {
+        0x0102_1994 => Some("tmpfs"),
+        0x8584_58f6 => Some("ramfs"),
+        _ => None,
+    }
+}
+
+/// Kernel memory one file or directory of `fs` takes at least: its inode and its directory
+/// entry, by their slab objects' sizes (/sys/kernel/slab), else this kernel's (Linux 6: 752
+/// and 192 bytes).
+fn per_item_bytes(fs: &str) -> u64 {
+    let slab = |name: &str, default: u64| {
+        crate::env::sys::read_kernel_file(format!("/sys/kernel/slab/{name}/slab_size"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(default)
+    };
+    let inode = if fs == "tmpfs" { slab("shmem_inode_cache", 752) } else { slab("inode_cache", 600) };
+    inode + slab("dentry", 192)
+}
+
+/// What `need_bytes` of data and `items` files and directories take of the memory of a memory
+/// file system `fs`, against what the machine can give (for tmpfs, with its free swap).
+fn memory_need(fs: &'static str, need_bytes: u64, items: u64) -> MemoryNeed {
+    let per_item_bytes = per_item_bytes(fs);
+    let need = need_bytes.saturating_add(items.saturating_mul(per_item_bytes));
+    let avail = crate::env::memory::available();
+    let swap = if fs == "tmpfs" {
+        crate::env::sys::read_kernel_file("/proc/meminfo")
+            .ok()
+            .and_then(|m| crate::env::memory::meminfo_field(&m, "SwapFree:"))
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let (bytes, source) = match avail {
+        Some(a) => (a.bytes.saturating_add(swap), a.source),
+        None => (u64::MAX, "unknown".to_string()),
+    };
+    let source = if swap > 0 { format!("{source}, and {} of free swap", fmt_size(swap)) } else { source };
+    MemoryNeed {
+        fs,
+        need_bytes: need,
+        want_bytes: need.saturating_add(margin(need)),
+        per_item_bytes,
+        available_bytes: bytes,
+        source,
+    }
 }
 
 impl FsNeed {
@@ -101,6 +175,8 @@ pub fn needs(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<Vec<FsNeed>> 
                 dirs.push(spec.dirs[t].clone());
             }
         }
+        let memory =
+            sys::fs_magic(first).ok().and_then(memory_fs).map(|fs| memory_need(fs, need_bytes, need_inodes));
         out.push(FsNeed {
             dirs,
             need_bytes,
@@ -108,6 +184,7 @@ pub fn needs(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<Vec<FsNeed>> 
             free_bytes,
             need_inodes,
             free_inodes,
+            memory,
         });
     }
     Ok(out)
@@ -146,6 +223,23 @@ pub fn check(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<()> {
                     largest_size(spec, &n)
                         .map(|s| format!("; a size of at most {s} fits"))
                         .unwrap_or_default()
+                ),
+            ));
+        }
+        if let Some(m) = n.memory.as_ref().filter(|m| m.want_bytes > m.available_bytes) {
+            return Err(Error::spec(
+                "dirs",
+                &names,
+                format!(
+                    "not enough memory for the file system holding {names}: it is a {}, whose files live in memory; the plan keeps {} there{kept} and {} files and directories (at least {} B of kernel memory each): {}, with the margin of 5% + 64 MiB {}, but {} of memory is available ({})",
+                    m.fs,
+                    fmt_size(n.need_bytes),
+                    n.need_inodes,
+                    m.per_item_bytes,
+                    fmt_size(m.need_bytes),
+                    fmt_size(m.want_bytes),
+                    fmt_size(m.available_bytes),
+                    m.source
                 ),
             ));
         }

@@ -205,3 +205,70 @@ fn sigint_during_memory_priming_stops_it() {
     }
     assert!(work_dirs(Path::new(&dir)).is_empty());
 }
+
+/// A tmpfs is checked against memory, not only its own size: one sized beyond the machine's
+/// memory (and swap), with a file larger than they hold, is refused by `plan` and `run` naming
+/// the memory (statvfs alone passed it, and a run would then have filled memory); so is one
+/// without an inode limit planning four billion files, whose inodes alone pass any machine's
+/// memory. A small run there still runs.
+#[test]
+fn a_memory_file_system_is_checked_against_memory_too() {
+    if !is_root() {
+        skip!("mounting a tmpfs needs root");
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let field = |k: &str| -> u64 {
+        let l = meminfo.lines().find(|l| l.starts_with(k)).unwrap();
+        l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+    };
+    let room_mib = (mem_available() + field("SwapFree:")) / (1 << 20) + 1024;
+    let s = Scratch::new();
+    let t = s.path().join("t");
+    let _m = match tmpfs_with(&t, &format!("size={}m", 4 * room_mib)) {
+        Ok(m) => m,
+        Err(e) => skip!("cannot mount a tmpfs: {e}"),
+    };
+    let td = t.to_str().unwrap();
+    let size = format!("{room_mib}MiB");
+    for cmd in ["plan", "run"] {
+        let out = s.iolab(&[cmd, "--dir", td, "--op", "write", "--size", &size, "--reps", "1"]);
+        let e = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {e}");
+        assert!(e.contains("not enough memory for the file system holding"), "{cmd}: {e}");
+        assert!(
+            e.contains("it is a tmpfs, whose files live in memory") && e.contains("of memory is available"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_dir(&t).unwrap().count(), 0, "{cmd}: nothing made");
+    }
+    let out =
+        s.iolab(&["run", "-q", "--dir", td, "--op", "write", "--size", "4MiB", "--reps", "1", "--no-store"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let u = s.path().join("u");
+    let _m = match tmpfs_with(&u, "size=1t,nr_inodes=0") {
+        Ok(m) => m,
+        Err(e) => skip!("cannot mount a tmpfs without an inode limit: {e}"),
+    };
+    let ud = u.to_str().unwrap();
+    let out = s.iolab(&[
+        "plan",
+        "--dir",
+        ud,
+        "--op",
+        "create",
+        "--md-files",
+        "1000000000",
+        "--workers",
+        "4",
+        "--reps",
+        "1",
+    ]);
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("not enough memory for the file system holding")
+            && e.contains("4000000007 files and directories"),
+        "{e}"
+    );
+}
