@@ -143,8 +143,8 @@ fn check_trace_spool(built: &Built, dir: &std::path::Path, storing: bool) -> Res
         .fold(0u64, u64::saturating_add);
     let need = ops.saturating_add(stored).saturating_mul(record);
     let (free, _) = crate::env::sys::fs_free(dir).map_err(|e| Error::io("statvfs", dir, None, e))?;
+    let what = if storing { ", then stores every repetition's there" } else { "" };
     if need.saturating_add(crate::target::preflight::margin(need)) > free {
-        let what = if storing { ", then stores every repetition's there" } else { "" };
         let e = Error::spec(
             "trace",
             "true",
@@ -154,6 +154,24 @@ fn check_trace_spool(built: &Built, dir: &std::path::Path, storing: bool) -> Res
                 crate::text::escape_path(dir),
                 crate::units::fmt_size(need),
                 crate::units::fmt_size(free)
+            ),
+        );
+        return Err(at_point(e, p));
+    }
+    // A spool and store on tmpfs or ramfs take memory, whatever the file system's size says.
+    if let Some(why) = crate::target::preflight::memory_shortfall(dir, need, 0) {
+        let e = Error::spec(
+            "trace",
+            "true",
+            format!(
+                "a repetition's trace of {ops} ops spools {} ({record} B per op) to {}{what}: {why}; trace fewer ops (a larger bs, a smaller size, fewer repetitions) or {}",
+                crate::units::fmt_size(ops.saturating_mul(record)),
+                crate::text::escape_path(dir),
+                if storing {
+                    "store on a disk (--db)"
+                } else {
+                    "give a temporary directory on a disk (TMPDIR)"
+                },
             ),
         );
         return Err(at_point(e, p));

@@ -75,6 +75,17 @@ fn check_space(spec: &Spec, plan: &RunPlan, paths: &[PathBuf], files: &[usize]) 
             fmt_size(free)
         )));
     }
+    // A node-local tmpfs or ramfs takes memory, whatever its size says: the data, and the
+    // files with the work directory and its marker.
+    let items = (files.len() as u64 + 2).saturating_mul(copies);
+    if let Some(why) = crate::target::preflight::memory_shortfall(dir, need, items) {
+        return Err(Error::Run(format!(
+            "not enough memory for host {}'s node-local {}: this host's workers write {} there: {why}",
+            crate::env::host::hostname(),
+            escape_path(dir),
+            fmt_size(need),
+        )));
+    }
     Ok(())
 }
 

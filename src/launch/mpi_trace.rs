@@ -139,5 +139,15 @@ pub(super) fn check_spool(specs: &[Spec], w: &WorldInfo) -> Result<()> {
             fmt_size(free)
         )));
     }
+    // A temporary directory on tmpfs or ramfs takes memory, whatever its size says.
+    if let Some(why) = crate::target::preflight::memory_shortfall(&dir, need, 0) {
+        return Err(Error::Run(format!(
+            "rank {} on host {}: its trace spool {} needs {} ({ops} ops of its workers in one phase at {RECORD_BYTES} B per op): {why}; give that rank a temporary directory (TMPDIR) on a disk, or trace fewer ops (a larger bs, a smaller size)",
+            w.rank,
+            w.hosts.get(w.rank as usize).map_or("?", |h| h),
+            escape_path(&dir),
+            fmt_size(need),
+        )));
+    }
     Ok(())
 }

@@ -157,6 +157,18 @@ pub fn check_traces(src: &Path, db: &Path, ops: u64, copy_bytes: u64) -> Result<
             ),
         ));
     }
+    // A store on tmpfs or ramfs takes memory, whatever the file system's size says.
+    if let Some(why) = crate::target::preflight::memory_shortfall(dir, need, 0) {
+        return Err(bad(
+            src,
+            format!(
+                "its runs hold {ops} traced ops: at least {} in the store ({} B per op) besides the {} copy of it an import reads through: {why}; import into a store on a disk (--db), {without}",
+                fmt_size(rows),
+                crate::latency::trace::RECORD_BYTES,
+                fmt_size(copy_bytes),
+            ),
+        ));
+    }
     Ok(())
 }
 

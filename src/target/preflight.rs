@@ -75,6 +75,33 @@ fn per_item_bytes(fs: &str) -> u64 {
     inode + slab("dentry", 192)
 }
 
+/// Where `dir` is on a memory file system (tmpfs, ramfs), what `need_bytes` and `items` files
+/// written there take of memory, when it is more than the machine can give (with the margin):
+/// a refusal's words. None elsewhere, or when it fits. Every check of room beside the
+/// targets' (a trace spool, a store, an import's copy, a node-local directory) ends with it.
+pub fn memory_shortfall(dir: &std::path::Path, need_bytes: u64, items: u64) -> Option<String> {
+    let fs = memory_fs(sys::fs_magic(dir).ok()?)?;
+    let m = memory_need(fs, need_bytes, items);
+    (m.want_bytes > m.available_bytes).then(|| {
+        let files = match items {
+            0 => String::new(),
+            n => format!(
+                " and {n} files and directories (at least {} B of kernel memory each) take {}",
+                m.per_item_bytes,
+                fmt_size(m.need_bytes)
+            ),
+        };
+        format!(
+            "{} is on a {fs}, whose files live in memory: {} there{files}, with the margin of 5% + 64 MiB {}, but {} of memory is available ({})",
+            crate::text::escape_path(dir),
+            fmt_size(need_bytes),
+            fmt_size(m.want_bytes),
+            fmt_size(m.available_bytes),
+            m.source
+        )
+    })
+}
+
 /// What `need_bytes` of data and `items` files and directories take of the memory of a memory
 /// file system `fs`, against what the machine can give (for tmpfs, with its free swap).
 fn memory_need(fs: &'static str, need_bytes: u64, items: u64) -> MemoryNeed {

@@ -272,3 +272,71 @@ fn a_memory_file_system_is_checked_against_memory_too() {
         "{e}"
     );
 }
+
+/// A trace spool and the store it goes to, or the temporary directory a `--no-store` run spools
+/// to, on a tmpfs sized beyond the machine's memory: refused by `run` and `plan` naming the
+/// memory (statvfs alone passed them: a null-engine run traces every op, so the spool would
+/// have grown in memory until it ran out). Nothing is made there.
+#[test]
+fn a_trace_spool_in_memory_is_checked_against_memory_too() {
+    if !is_root() {
+        skip!("mounting a tmpfs needs root");
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let swap = meminfo.lines().find(|l| l.starts_with("SwapFree:")).unwrap();
+    let swap = swap.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024;
+    let room_mib = (mem_available() + swap) / (1 << 20) + 1024;
+    let s = Scratch::new();
+    let t = s.path().join("t");
+    let _m = match tmpfs_with(&t, &format!("size={}m", 4 * room_mib)) {
+        Ok(m) => m,
+        Err(e) => skip!("cannot mount a tmpfs: {e}"),
+    };
+    let td = t.to_str().unwrap();
+    // 28 B of spool per 512 B op of the default's three phases: one repetition's spool is
+    // about 1.5 times the room, and with its stored rows about 3 times: more than memory, less
+    // than the tmpfs's size.
+    let size = format!("{}GiB", room_mib * 28 / 3072);
+    let db = t.join("s.db");
+    let traced = ["--engine", "null", "--size", &size, "--bs", "512", "--reps", "1", "--trace"];
+    for cmd in ["plan", "run"] {
+        for store in [true, false] {
+            let mut args = vec![cmd];
+            args.extend(traced);
+            let out = if store {
+                args.extend(["--db", db.to_str().unwrap()]);
+                s.iolab(&args)
+            } else {
+                args.push("--no-store");
+                s.iolab_env(&args, &[("TMPDIR", td)])
+            };
+            let e = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {store}: {e}");
+            assert!(e.contains("trace = `true`: a repetition's trace of "), "{cmd} {store}: {e}");
+            assert!(
+                e.contains(&format!("{td} is on a tmpfs, whose files live in memory: "))
+                    && e.contains("of memory is available"),
+                "{cmd} {store}: {e}"
+            );
+            assert_eq!(e.contains(", then stores every repetition's there: "), store, "{cmd} {store}: {e}");
+            assert_eq!(std::fs::read_dir(&t).unwrap().count(), 0, "{cmd} {store}: nothing made");
+        }
+    }
+    // A small traced run there still runs.
+    let out = s.iolab(&[
+        "run",
+        "-q",
+        "--engine",
+        "null",
+        "--size",
+        "64KiB",
+        "--bs",
+        "512",
+        "--reps",
+        "1",
+        "--trace",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
