@@ -133,7 +133,7 @@ pub(super) fn send_up(comm: &SimpleCommunicator, own: Reply, offset_ns: i64) {
         Ok(wires) => wires.iter().map(|w| w.start_on_root(offset_ns)).min(),
         Err(_) => None,
     };
-    let first = super::mpi_sync::earliest_start(mine.unwrap_or(u64::MAX));
+    let first = crate::launch::mpi_sync::earliest_start(mine.unwrap_or(u64::MAX));
     let mut bundle = Bundler::new(own, offset_ns, first);
     for _ in children(rank, comm.size() as u32) {
         let probed = comm.any_process().matched_probe_with_tag(BUNDLE);

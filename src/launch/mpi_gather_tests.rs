@@ -4,6 +4,7 @@ use super::*;
 use crate::engine::Call;
 use crate::latency::series::RateSeries;
 use crate::latency::{Buckets, LatencyNs, new_hist};
+use crate::launch::child::SampleWire;
 use crate::worker::Placement;
 
 /// The most bytes one worker's sample takes in a reply, besides 2 to 10 bytes per bucket of
