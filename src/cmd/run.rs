@@ -61,7 +61,8 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     if let Some(dir) = spool {
         crate::latency::trace::set_spill_dir(dir.to_path_buf());
     }
-    let host = host::probe(&dirs);
+    let mut host = host::probe(&dirs);
+    host.slurm = crate::launch::slurm_job();
     let monitor = CliMonitor::new(quiet);
     let mut no_sink = NoSink;
     let sink: &mut dyn Sink = match store.as_mut() {

@@ -76,7 +76,8 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
         return put(stdout, &tune::emit::grid_toml(&prep.base, &prep.axes, reps, &about));
     }
     let dirs = prep.space.cands[0].spec.dirs.clone();
-    let host = crate::env::host::probe(&dirs);
+    let mut host = crate::env::host::probe(&dirs);
+    host.slurm = crate::launch::slurm_job();
     if args.list {
         let t = tune::record(&prep, &req, "-", &host);
         return crate::report::tune::exporter(format.name().replace("table", "text").as_str())?

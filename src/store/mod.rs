@@ -77,6 +77,8 @@ pub struct ExperimentRow {
     pub runs_complete: u64,
     pub runs_failed: u64,
     pub spec: Spec,
+    /// The Slurm job it ran in (its host facts' `slurm.job_id`), if any.
+    pub slurm_job: Option<String>,
 }
 
 impl Store {

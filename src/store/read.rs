@@ -31,7 +31,8 @@ impl Store {
             .prepare(
                 "SELECT e.id, e.created_unix_s, e.name, h.hostname, e.spec_json,
                         (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status = 'complete'),
-                        (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status != 'complete')
+                        (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status != 'complete'),
+                        CASE WHEN json_valid(e.host_json) THEN json_extract(e.host_json, '$.slurm.job_id') END
                  FROM experiments e JOIN hosts h ON h.host_id = e.host_id
                  ORDER BY e.created_unix_s DESC, e.id DESC",
             )
@@ -46,12 +47,14 @@ impl Store {
                     r.get::<_, String>(4)?,
                     r.get::<_, i64>(5)?,
                     r.get::<_, i64>(6)?,
+                    r.get::<_, Option<String>>(7).ok().flatten(),
                 ))
             })
             .map_err(|e| self.err(e))?;
         let mut out = vec![];
         for row in rows {
-            let (id, created_unix_s, name, hostname, spec_json, ok, bad) = row.map_err(|e| self.err(e))?;
+            let (id, created_unix_s, name, hostname, spec_json, ok, bad, slurm_job) =
+                row.map_err(|e| self.err(e))?;
             let spec = match crate::json::from_str(&spec_json) {
                 Ok(spec) => spec,
                 Err(e) => {
@@ -67,6 +70,7 @@ impl Store {
                 runs_complete: ok as u64,
                 runs_failed: bad as u64,
                 spec,
+                slurm_job,
             });
         }
         Ok(out)
