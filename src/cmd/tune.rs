@@ -91,6 +91,7 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
         eprintln!("{w}");
     }
     let quiet = args.out.quiet;
+    let every = CliMonitor::parse_every(args.out.progress_every.as_deref())?;
     // Before anything is made: what the budget holds (refused when not one baseline run).
     let costs = tune::expected_costs_s(&prep, &super::rates(&args.out));
     let budget_s = req.budget_ns as f64 / 1e9;
@@ -128,7 +129,7 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
             );
         }
     }
-    let monitor = CliMonitor::new(quiet);
+    let monitor = CliMonitor::every(quiet, every);
     let mut no_sink = NoSink;
     let sink: &mut dyn Sink = match store.as_mut() {
         Some(s) => s,

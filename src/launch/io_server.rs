@@ -39,8 +39,8 @@ use crate::worker::{Monitor, PhaseJob, ServerSample, WorkerSample};
 /// then gathers every rank's samples and every server's figures.
 pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
     let w = world().ok_or_else(|| Error::Run("servers outside an MPI world".into()))?;
-    run_phase_with(job, monitor, |mine| {
-        let r = threads::run_workers(job, mine, Some(&phase_barrier), None, monitor);
+    run_phase_with(job, monitor, |mine, watch| {
+        let r = threads::run_workers(job, mine, Some(&phase_barrier), None, watch);
         client_done(job.spec, w);
         r
     })

@@ -25,11 +25,15 @@ mod mpi_order;
 #[cfg(feature = "mpi")]
 mod mpi_reply;
 #[cfg(feature = "mpi")]
+mod mpi_start;
+#[cfg(feature = "mpi")]
 mod mpi_sync;
 #[cfg(feature = "mpi")]
 mod mpi_trace;
 #[cfg(feature = "mpi")]
 mod mpi_tree;
+#[cfg(feature = "mpi")]
+mod mpi_watch;
 pub mod process;
 mod shared_wear;
 pub mod slurm;

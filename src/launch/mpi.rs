@@ -23,16 +23,14 @@ use crate::launch::mpi_gather::run_phase_with;
 use crate::launch::mpi_hosts::{self, HostFiles};
 use crate::launch::mpi_order::{Order, PhaseOrder, REPLY, broadcast_order, receive_order};
 use crate::launch::mpi_reply::Reply;
+use crate::launch::mpi_start::{self, Joined};
 use crate::launch::mpi_sync::{phase_barrier, wear_cross};
-use crate::launch::world::{WorldInfo, my_workers, placed, set_world, shared_host_names, world};
+use crate::launch::mpi_watch::{self, RankWatch, share};
+use crate::launch::world::{WorldInfo, my_workers, placed, set_world, world};
 use crate::launch::{io_server, mpi_clock, mpi_trace, mpi_tree, slurm, started_by, strategy_mpi, threads};
 use crate::plan::RunPlan;
 use crate::spec::{OpKind, Spec};
 use crate::worker::{Monitor, PhaseJob, WorkerSample};
-
-/// The longest host name sent (bytes): Linux's HOST_NAME_MAX. Every rank holds the world's
-/// names once, this many bytes per rank, while they are gathered.
-const HOST_BYTES: usize = 64;
 
 /// Rank 0's hold on MPI: ends it (and tells the other ranks to end) in [`Session::finish`].
 pub struct Session {
@@ -105,19 +103,10 @@ pub fn start() -> Result<Option<Session>> {
     if threading < Threading::Funneled {
         return Err(Error::Run(format!("MPI offers only {threading:?} threading; iolab needs Funneled")));
     }
-    let mut name = crate::env::host::hostname().into_bytes();
-    name.truncate(HOST_BYTES);
-    name.resize(HOST_BYTES, 0);
-    let mut all = vec![0u8; HOST_BYTES * size as usize];
-    comm.all_gather_into(&name[..], &mut all[..]);
-    let hosts = shared_host_names(all.chunks(HOST_BYTES).map(|c| {
-        String::from_utf8_lossy(&c[..c.iter().position(|&b| b == 0).unwrap_or(HOST_BYTES)]).into_owned()
-    }));
-    let mut cpus = vec![0u32; size as usize];
-    comm.all_gather_into(&crate::env::host::online_cpus(), &mut cpus[..]);
-    say_other_arguments(&comm, rank);
-    let (clock_offset_ns, clock_bound_ns) = mpi_clock::offsets(&comm, &hosts);
-    set_world(WorldInfo { rank, size, hosts, clock_offset_ns, clock_bound_ns, cpus });
+    let Joined { hosts, cpus, clocks } = mpi_start::exchange(&comm).map_err(|e| said_once(e, true))?;
+    let (clock_offset_ns, clock_bound_ns) = mpi_clock::offsets(&comm, &clocks);
+    let notes = if rank == 0 { mpi_clock::other_clocks(&hosts, &clocks, &clock_offset_ns) } else { vec![] };
+    set_world(WorldInfo { rank, size, hosts, clock_offset_ns, clock_bound_ns, cpus, notes });
     if rank == 0 {
         // mpirun passes SIGUSR1 on to its ranks (its SIGINT and SIGTERM kill them): a stop
         // that keeps what was measured and cleans up, as SIGINT does on one host.
@@ -129,25 +118,6 @@ pub fn start() -> Result<Option<Session>> {
         std::process::exit(code);
     }
     Ok(Some(Session { universe }))
-}
-
-/// Every rank runs rank 0's experiment: a rank started with other arguments (an MPMD launch,
-/// `mpirun -np 1 iolab run A : -np 1 iolab run B`) follows rank 0, and rank 0 says so once.
-fn say_other_arguments(comm: &SimpleCommunicator, rank: u32) {
-    let mut args = vec![];
-    std::env::args_os().skip(1).for_each(|a| args.extend(a.as_encoded_bytes().iter().copied().chain([0])));
-    let mine = xxhash_rust::xxh64::xxh64(&args, 0);
-    let mut all = vec![0u64; comm.size() as usize];
-    comm.all_gather_into(&mine, &mut all[..]);
-    let others: Vec<String> =
-        all.iter().enumerate().filter(|&(_, &h)| h != all[0]).map(|(r, _)| r.to_string()).collect();
-    if rank == 0 && !others.is_empty() {
-        let s = if others.len() > 1 { "s" } else { "" };
-        eprintln!(
-            "warning: rank{s} {} started with other arguments than rank 0 (an MPMD launch): every rank runs rank 0's experiment; their own arguments are ignored",
-            others.join(", ")
-        );
-    }
 }
 
 impl Session {
@@ -209,7 +179,9 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
                 let reply = Reply { rank: comm.rank() as u32, result, servers };
                 if mpi_tree::up_the_tree(&p.spec) {
                     let offset = world().and_then(|w| w.clock_offset_ns.get(comm.rank() as usize).copied());
-                    mpi_tree::send_up(comm, reply, offset.unwrap_or(0));
+                    mpi_tree::send_up(comm, reply, offset.unwrap_or(0), &mut || {
+                        mpi_watch::pass_stop(p.seq);
+                    });
                     continue;
                 }
                 let (bytes, whole) = reply.encode_or_failure();
@@ -291,7 +263,8 @@ fn serve_phase(
     };
     let samples = match p.spec.strategy {
         None => {
-            threads::run_workers(&job, &mine, Some(&barrier), Some(&wear_cross), &crate::env::monitor::Quiet)?
+            let watch = RankWatch::new(p.seq, p.report, share(&p.spec, phase, &mine));
+            threads::run_workers(&job, &mine, Some(&barrier), Some(&wear_cross), &watch)?
         }
         Some(_) => {
             barrier();
@@ -344,15 +317,15 @@ pub fn check_spools(specs: &[Spec]) -> Result<()> {
 /// Rank 0's side of a phase: the order to every rank, its own workers, then every rank's
 /// samples (waited for without blocking, so a signal still ends the run).
 pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
-    run_phase_with(job, monitor, |mine| {
-        threads::run_workers(job, mine, Some(&phase_barrier), Some(&wear_cross), monitor)
+    run_phase_with(job, monitor, |mine, watch| {
+        threads::run_workers(job, mine, Some(&phase_barrier), Some(&wear_cross), watch)
     })
 }
 
 /// Rank 0's side of a strategy phase: its role, then every rank's samples, with the most
 /// commits in flight at once counted from all of them.
 pub fn run_strategy(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
-    let mut launched = run_phase_with(job, monitor, |_| {
+    let mut launched = run_phase_with(job, monitor, |_, _| {
         phase_barrier();
         let w = world().ok_or_else(|| Error::Run("launcher = mpi outside an MPI world".into()))?;
         strategy_mpi::run_rank(job, 0, w.size)

@@ -5,6 +5,7 @@
 //! rank 0 holds for a phase grows by a fixed, small number of bytes per worker, never by a
 //! histogram (docs/mpi.md, "Rank 0's memory").
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use mpi::topology::SimpleCommunicator;
@@ -19,21 +20,34 @@ use crate::launch::mpi_order::{Order, PhaseOrder, REPLY, broadcast_order};
 use crate::launch::mpi_reply::Reply;
 use crate::launch::mpi_sync::phase_barrier;
 use crate::launch::mpi_tree;
+use crate::launch::mpi_watch::{RootWatch, share};
 use crate::launch::world::{WorldInfo, my_workers, placed, world};
 use crate::spec::{LatencyMode, OpKind};
 use crate::worker::{Monitor, PhaseJob, ServerSample, WorkerSample};
 
+/// How long rank 0, stopped by a signal, waits for the other ranks' replies (each stops its
+/// workers within about 50 ms of hearing the stop) before it ends the run without them.
+const STOP_WAIT: Duration = Duration::from_secs(30);
+
+/// The phases rank 0 has ordered so far: each phase's number.
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
 /// Rank 0's side of any phase: the order, the first barrier, its own part (`own`, given its
-/// workers; it meets the start barrier), then the replies as they arrive (its children's
-/// bundles up the tree, else every rank's reply): the samples (their histograms merged into
-/// the phase's at once) and, from server ranks, their figures.
+/// workers and the monitor to tick; it meets the start barrier), then the replies as they
+/// arrive (its children's bundles up the tree, else every rank's reply): the samples (their
+/// histograms merged into the phase's at once) and, from server ranks, their figures. Stopped
+/// by a signal, it tells every rank to stop and still waits for their replies (at most
+/// [`STOP_WAIT`]), so no rank is still making files when the run removes them.
 pub(super) fn run_phase_with(
     job: &PhaseJob<'_>,
     monitor: &dyn Monitor,
-    own: impl FnOnce(&[usize]) -> Result<Vec<WorkerSample>>,
+    own: impl FnOnce(&[usize], &dyn Monitor) -> Result<Vec<WorkerSample>>,
 ) -> Result<Launched> {
     let w = world().ok_or_else(|| Error::Run("launcher = mpi outside an MPI world".into()))?;
     let comm = SimpleCommunicator::world();
+    let seq = SEQ.fetch_add(1, Relaxed) + 1;
+    let servers = job.spec.servers.is_some();
+    let report = monitor.wants_ranks() && !servers && job.spec.strategy.is_none() && w.size > 1;
     let order = PhaseOrder {
         spec: job.spec.clone(),
         phase: job.phase.index,
@@ -42,13 +56,19 @@ pub(super) fn run_phase_with(
         tag: job.tag,
         extents: job.extents.to_vec(),
         workdirs: job.workdirs.to_vec(),
+        seq,
+        report,
     };
     broadcast_order(&comm, &Order::Phase(Box::new(order)))?;
     let barrier = phase_barrier;
     // The other hosts' files are ready (node-local directories filled by each host's first rank).
     barrier();
     let mine = my_workers(job.phase.workers.len(), job.phase.op == OpKind::Read, job.spec, w, 0);
-    let own = own(&mine);
+    let part = share(job.spec, job.phase, &mine);
+    let watch = RootWatch::new(monitor, (seq, report, !servers), part, &w.hosts);
+    let own = own(&mine, &watch);
+    let md = job.phase.op.is_metadata();
+    let own_done: u64 = own.as_ref().map_or(0, |s| s.iter().map(|s| if md { s.ops } else { s.bytes }).sum());
     let mut gathering = Gathering::new(job.spec.latency == LatencyMode::Trace, job.phase.workers.len());
     // Up the tree, every rank learns the phase's earliest start first (its rate series are
     // summed from it), and rank 0 hears from its children in it; else from every rank.
@@ -64,12 +84,20 @@ pub(super) fn run_phase_with(
         (REPLY, w.size as usize - 1)
     };
     let mut last_tick = std::time::Instant::now();
+    let mut stopped: Option<(i32, std::time::Instant)> = None;
     while waiting > 0 {
         let Some(probed) = comm.any_process().immediate_matched_probe_with_tag(tag) else {
             if last_tick.elapsed() >= Duration::from_millis(50) {
                 last_tick = std::time::Instant::now();
-                if let Some(sig) = monitor.tick(0) {
-                    return Err(Error::Interrupted(sig));
+                if let Some(sig) = watch.tick(own_done) {
+                    let (sig, since) = *stopped.get_or_insert((sig, std::time::Instant::now()));
+                    if since.elapsed() >= STOP_WAIT {
+                        eprintln!(
+                            "warning: not every rank had stopped {} s after the stop; what their workers made since may be left",
+                            STOP_WAIT.as_secs()
+                        );
+                        return Err(Error::Interrupted(sig));
+                    }
                 }
             }
             std::thread::sleep(Duration::from_micros(200));
@@ -85,7 +113,7 @@ pub(super) fn run_phase_with(
         let mut fetch = |worker: u32, ops: u64| crate::launch::mpi_trace::receive(&comm, from, worker, ops);
         gathering.reply_streamed(from, &bytes, w, &mut fetch);
     }
-    if let Some(sig) = crate::env::signals::pending() {
+    if let Some(sig) = stopped.map(|s| s.0).or_else(crate::env::signals::pending) {
         return Err(Error::Interrupted(sig));
     }
     gathering.finish()

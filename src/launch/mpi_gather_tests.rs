@@ -70,6 +70,7 @@ fn world(size: u32) -> WorldInfo {
         // Each host's clock 4 ms ahead of the one before.
         clock_offset_ns: (0..size).map(|r| i64::from(r / 32) * 4_000_000).collect(),
         clock_bound_ns: vec![0; size as usize],
+        notes: vec![],
         cpus: vec![32; size as usize],
     }
 }

@@ -42,6 +42,12 @@ pub(super) struct PhaseOrder {
     /// The work directory under each target (the metadata phases' trees).
     #[serde(default)]
     pub workdirs: Vec<PathBuf>,
+    /// The phase's number in the run (its messages beside the I/O carry it: `mpi_watch`).
+    #[serde(default)]
+    pub seq: u64,
+    /// Every rank sends its count up the tree while its workers run (rank 0 shows them).
+    #[serde(default)]
+    pub report: bool,
 }
 
 pub(super) fn broadcast_order(comm: &SimpleCommunicator, order: &Order) -> Result<()> {

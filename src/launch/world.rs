@@ -26,6 +26,9 @@ pub struct WorldInfo {
     pub clock_bound_ns: Vec<u64>,
     /// The CPUs online on each rank's host, by rank.
     pub cpus: Vec<u32>,
+    /// What rank 0 says of the world once a run starts (ranks in another time namespace than
+    /// rank 0 on its own host); empty on the other ranks.
+    pub notes: Vec<String>,
 }
 
 impl WorldInfo {
@@ -135,6 +138,7 @@ mod tests {
             clock_offset_ns: vec![],
             clock_bound_ns: vec![],
             cpus: vec![],
+            notes: vec![],
         };
         for &(h, ranks, cpus) in hosts {
             w.hosts.extend((0..ranks).map(|_| h.into()));

@@ -44,9 +44,12 @@ mod mpi_servers_hosts;
 mod mpi_strategies;
 #[cfg(feature = "mpi")]
 mod mpi_traces;
+#[cfg(feature = "mpi")]
+mod mpi_world;
 mod outputs;
 mod plots;
 mod processes;
+mod progress;
 mod readahead;
 mod refusals;
 mod reports;
