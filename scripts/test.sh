@@ -32,6 +32,8 @@ needs=(
     "mfsmount|moosefs-client|the distributed file system tests mount MooseFS on each simulated host"
     "glusterd|glusterfs-server|the distributed file system tests run GlusterFS servers on the simulated hosts"
     "glusterfs|glusterfs-client|the distributed file system tests mount GlusterFS on each simulated host"
+    "slurmctld|slurm-wlm|the Slurm tests run slurmctld, slurmd and srun on the simulated hosts"
+    "munged|munge|the Slurm tests authenticate with munged on each simulated host"
 )
 missing=()
 why=""

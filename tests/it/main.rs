@@ -56,6 +56,8 @@ mod reports;
 mod rig;
 mod safety;
 mod signals;
+#[cfg(feature = "mpi")]
+mod slurm;
 mod stores;
 mod strategies;
 mod throttle;
