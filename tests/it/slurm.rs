@@ -291,7 +291,9 @@ fn documented_commands(s: &Scratch, mpich: Option<&str>) {
             jobs.push((prefix.to_string(), id, output));
         }
         if first == "for" {
-            assert!(out.matches("(Slurm job ").count() >= 4, "{out}");
+            // Five experiments listed (the batch job's three, IO500, L1), and the L1 row of the
+            // per-host table, each beside its job.
+            assert_eq!(out.matches("(Slurm job ").count(), 6, "{out}");
         }
     }
     assert!(ran >= 9, "only {ran} lines ran");
