@@ -15,8 +15,8 @@ use crate::launch::world::shared_host_names;
 const HOST_BYTES: usize = 64;
 /// The longest build description sent to rank 0 by a rank of another build.
 const BUILD_BYTES: usize = 256;
-/// The tag of that description (before any phase: no other message is in flight).
-const BUILD: i32 = 8;
+/// The tag of that description (a tag of its own, though no other message is in flight yet).
+const BUILD: i32 = 13;
 
 /// What the ranks told each other, by rank.
 pub(super) struct Joined {
