@@ -32,6 +32,8 @@ needs=(
     "mfsmount|moosefs-client|the distributed file system tests mount MooseFS on each simulated host"
     "glusterd|glusterfs-server|the distributed file system tests run GlusterFS servers on the simulated hosts"
     "glusterfs|glusterfs-client|the distributed file system tests mount GlusterFS on each simulated host"
+    "slurmctld|slurm-wlm|the Slurm tests run slurmctld, slurmd and srun on the simulated hosts"
+    "munged|munge|the Slurm tests authenticate with munged on each simulated host"
 )
 missing=()
 why=""
@@ -97,11 +99,12 @@ fi
 # The build against MPICH: the suite's build copied (every crate but the MPI bindings is the
 # same), then the bindings made again against MPICH (mpi-sys's build script does not notice a
 # changed MPICC, so its outputs are removed) and the binary built.
+target=${CARGO_TARGET_DIR:-target}
 mpich_build() {
-    local dir=target/mpi-mpich
+    local dir=$target/mpi-mpich
     mkdir -p "$dir"
     rm -rf "$dir/debug"
-    cp -a target/debug "$dir/debug"
+    cp -a "$target/debug" "$dir/debug"
     rm -rf "$dir"/debug/.fingerprint/mpi-* "$dir"/debug/build/mpi-* "$dir"/debug/deps/libmpi*-*.rlib \
         "$dir"/debug/deps/libmpi*-*.rmeta "$dir"/debug/deps/mpi*-*.d
     MPICC=mpicc.mpich CARGO_TARGET_DIR=$dir cargo build -q --features mpi --bin iolab || return 1
@@ -113,7 +116,7 @@ mpich_build() {
     if grep -Eq "libmpich\.so|libmpi\.so\.12" <<<"$libs" && ! grep -q libmpi.so.40 <<<"$libs"; then
         return 0
     fi
-    echo "target/mpi-mpich/debug/iolab does not link MPICH:" >&2
+    echo "$dir/debug/iolab does not link MPICH:" >&2
     grep -i mpi <<<"$libs" >&2
     return 1
 }
@@ -158,7 +161,7 @@ if $mpi; then
 fi
 stage "build the tests" cargo test "${features[@]}" --lib --bins --tests --no-run
 if $mpi && command -v mpicc.mpich >/dev/null 2>&1; then
-    stage "build against MPICH" mpich_build && export IOLAB_TEST_MPICH_BIN=$PWD/target/mpi-mpich/debug/iolab
+    stage "build against MPICH" mpich_build && export IOLAB_TEST_MPICH_BIN=$(realpath "$target/mpi-mpich/debug/iolab")
 fi
 stage "unit and integration tests" suite
 slowest

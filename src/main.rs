@@ -6,8 +6,13 @@
 use clap::Parser;
 
 fn main() {
+    // `iolab --version` (or help) on every node of an allocation (`srun -N3 iolab --version`)
+    // asks each process alone: it joins no world, whatever started it.
     #[cfg(feature = "mpi")]
-    let session = match iolab::launch::mpi::start() {
+    let asks =
+        matches!(std::env::args().nth(1).as_deref(), Some("--version" | "-V" | "--help" | "-h" | "help"));
+    #[cfg(feature = "mpi")]
+    let session = match if asks { Ok(None) } else { iolab::launch::mpi::start() } {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");

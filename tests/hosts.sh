@@ -9,8 +9,13 @@
 #   tests/hosts.sh up --fs NAME         and a distributed file system over them, mounted on
 #                                       every host: moosefs at /mnt/moosefs, glusterfs at
 #                                       /mnt/glusterfs (tests/dfs.sh; repeat --fs for both)
-#   tests/hosts.sh down                 remove exactly what `up` made (idempotent), file
-#                                       systems first
+#   tests/hosts.sh up --slurm           and a Slurm cluster over them (tests/slurm.sh):
+#                                       slurmctld on h1, slurmd and munged on every host,
+#                                       each host with a private /tmp; composes with --fs
+#   tests/hosts.sh down                 remove exactly what `up` made (idempotent), Slurm
+#                                       and file systems first
+#   tests/hosts.sh slurm CMD...         a Slurm client command on h1 (srun, sbatch, salloc,
+#                                       sinfo, scontrol...) with the cluster's SLURM_CONF
 #   tests/hosts.sh status               exit 0 when all three are up
 #   tests/hosts.sh run HOST CMD...      run a command on a host
 #   tests/hosts.sh mpirun ARGS...       Open MPI's mpirun across the hosts (2 slots each)
@@ -80,12 +85,13 @@ alive() {
 }
 
 up() {
-    local fs=()
+    local fs=() slurm=false
     while [ $# -gt 0 ]; do
         case $1 in
-        --fs) [ $# -ge 2 ] || { echo "usage: $SELF up [--fs moosefs|glusterfs]..." >&2; exit 2; }; fs+=("$2"); shift 2 ;;
+        --fs) [ $# -ge 2 ] || { echo "usage: $SELF up [--fs moosefs|glusterfs]... [--slurm]" >&2; exit 2; }; fs+=("$2"); shift 2 ;;
         --fs=*) fs+=("${1#--fs=}"); shift ;;
-        *) echo "usage: $SELF up [--fs moosefs|glusterfs]..." >&2; exit 2 ;;
+        --slurm) slurm=true; shift ;;
+        *) echo "usage: $SELF up [--fs moosefs|glusterfs]... [--slurm]" >&2; exit 2 ;;
         esac
     done
     local f
@@ -93,6 +99,7 @@ up() {
         [[ " ${FS_NAMES[*]} " == *" $f "* ]] || { echo "unknown file system '$f' (--fs takes: ${FS_NAMES[*]})" >&2; exit 2; }
     done
     need
+    $slurm && slurm_need
     take_lock
     # Can namespaces be made here at all (containers often forbid it)? Ask before making anything.
     unshare --uts --mount true 2>/dev/null || skip "cannot make UTS and mount namespaces here"
@@ -161,12 +168,16 @@ up() {
     for f in "${fs[@]}"; do
         fs_up "$f"
     done
+    if $slurm; then
+        slurm_up
+    fi
     echo "use: $SELF run h2 ls /mnt/node | $SELF mpirun -np 6 PROG | $SELF mpiexec -n 6 PROG | $SELF down"
 }
 
 down() {
     [ "$(id -u)" = 0 ] || skip "simulated hosts need root"
     take_lock
+    slurm_down
     fs_down
     for h in "${HOSTS[@]}"; do
         local pid
@@ -222,6 +233,8 @@ ssh_stand_in() {
 
 # shellcheck source=tests/dfs.sh
 . "$(dirname "$SELF")/dfs.sh"
+# shellcheck source=tests/slurm.sh
+. "$(dirname "$SELF")/slurm.sh"
 
 case ${1:-} in
 up)
@@ -250,6 +263,13 @@ ssh)
     shift
     ssh_stand_in "$@"
     ;;
+slurm)
+    shift
+    [ $# -ge 1 ] || { echo "usage: $SELF slurm COMMAND..." >&2; exit 2; }
+    status || skip "the simulated hosts are not up ($SELF up --slurm)"
+    args=$(printf ' %q' "$@")
+    slurm_run "$args"
+    ;;
 mpirun)
     shift
     status || skip "the simulated hosts are not up ($SELF up)"
@@ -270,7 +290,7 @@ mpiexec)
     run_on h1 "mpiexec.mpich -f $STATE/hostfile.mpich -launcher ssh -launcher-exec $STATE/ssh -iface eth0 $args"
     ;;
 *)
-    sed -n '2,33p' "$SELF"
+    sed -n '2,35p' "$SELF"
     exit 2
     ;;
 esac

@@ -8,10 +8,14 @@ use clap::{Args, Parser, Subcommand};
 mod spec_args;
 pub use spec_args::{GROUPS, MPI_HEADING, SpecArgs, shown_default};
 
+/// `iolab --version`: the version and the git revision built from (what every rank of a run
+/// must share).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("IOLAB_GIT_REV"), ")");
+
 #[derive(Parser, Debug)]
 #[command(
     name = "iolab",
-    version,
+    version = VERSION,
     max_term_width = 100,
     about = "Storage I/O experiments with repeated runs, honest statistics and a verified cache state",
     after_help = "Run `iolab run` with no arguments for a short characterisation of the current directory's file system."
@@ -104,6 +108,10 @@ pub struct OutputArgs {
     /// No progress display
     #[arg(long, short)]
     pub quiet: bool,
+    /// When stderr is not a terminal (a batch job's output, a pipe): a plain progress line
+    /// every TIME (10s unless told; 0: none). Under MPI, rank 0 shows every rank's count
+    #[arg(long, value_name = "TIME")]
+    pub progress_every: Option<String>,
 }
 
 #[derive(Args, Debug)]

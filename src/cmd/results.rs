@@ -88,10 +88,14 @@ fn list(store: &Store, stdout: &mut dyn Write) -> Result<()> {
         .into_iter()
         .map(|r| {
             let phases: Vec<String> = r.spec.phases.iter().map(|p| p.name.clone()).collect();
+            let host = match &r.slurm_job {
+                Some(j) => format!("{} (Slurm job {j})", r.hostname),
+                None => r.hostname,
+            };
             vec![
                 r.id,
                 r.name,
-                r.hostname,
+                host,
                 format!(
                     "{} x{} {} bs {}",
                     r.spec.engine,

@@ -47,8 +47,11 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     if let Some(w) = crate::target::clean::leftovers_warning(&dirs, built.base.reuse.as_deref()) {
         eprintln!("{w}");
     }
-    let OutputArgs { json, csv, db, no_store, quiet } = out.clone();
+    let OutputArgs { json, csv, db, no_store, quiet, progress_every } = out.clone();
+    let every = CliMonitor::parse_every(progress_every.as_deref())?;
     built.notes.iter().filter(|_| !quiet).for_each(|n| eprintln!("note: {n}"));
+    let world_notes = crate::launch::world().map(|w| w.notes.as_slice()).unwrap_or_default();
+    world_notes.iter().filter(|_| !quiet).for_each(|n| eprintln!("note: {n}"));
     if no_store && built.points.iter().any(|p| p.spec.latency == crate::spec::LatencyMode::Trace) {
         eprintln!("note: traces are kept only in the store; with --no-store only their periods are reported");
     }
@@ -61,8 +64,9 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     if let Some(dir) = spool {
         crate::latency::trace::set_spill_dir(dir.to_path_buf());
     }
-    let host = host::probe(&dirs);
-    let monitor = CliMonitor::new(quiet);
+    let mut host = host::probe(&dirs);
+    host.slurm = crate::launch::slurm_job();
+    let monitor = CliMonitor::every(quiet, every);
     let mut no_sink = NoSink;
     let sink: &mut dyn Sink = match store.as_mut() {
         Some(s) => s,

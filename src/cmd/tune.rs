@@ -76,7 +76,8 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
         return put(stdout, &tune::emit::grid_toml(&prep.base, &prep.axes, reps, &about));
     }
     let dirs = prep.space.cands[0].spec.dirs.clone();
-    let host = crate::env::host::probe(&dirs);
+    let mut host = crate::env::host::probe(&dirs);
+    host.slurm = crate::launch::slurm_job();
     if args.list {
         let t = tune::record(&prep, &req, "-", &host);
         return crate::report::tune::exporter(format.name().replace("table", "text").as_str())?
@@ -90,6 +91,7 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
         eprintln!("{w}");
     }
     let quiet = args.out.quiet;
+    let every = CliMonitor::parse_every(args.out.progress_every.as_deref())?;
     // Before anything is made: what the budget holds (refused when not one baseline run).
     let costs = tune::expected_costs_s(&prep, &super::rates(&args.out));
     let budget_s = req.budget_ns as f64 / 1e9;
@@ -127,7 +129,7 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
             );
         }
     }
-    let monitor = CliMonitor::new(quiet);
+    let monitor = CliMonitor::every(quiet, every);
     let mut no_sink = NoSink;
     let sink: &mut dyn Sink = match store.as_mut() {
         Some(s) => s,

@@ -28,6 +28,62 @@ pub struct HostFacts {
     pub iolab_version: String,
     pub git_rev: String,
     pub targets: Vec<TargetFacts>,
+    /// The Slurm job the run was part of, as rank 0 saw it (None outside one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<SlurmJob>,
+}
+
+/// A Slurm job, from the variables Slurm sets in its processes (`launch::slurm`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SlurmJob {
+    pub job_id: String,
+    /// The job step the ranks ran as (`srun`); None in the batch script itself or under an
+    /// `mpirun` of the allocation (whose ranks are no step's tasks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    /// The step's nodes (`h[1-3]`), else the job's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_list: Option<String>,
+    /// The step's tasks per node (`2(x3)`), else the job's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks_per_node: Option<String>,
+    /// srun's MPI plugin, when srun started the ranks itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpi_plugin: Option<String>,
+}
+
+impl SlurmJob {
+    /// In words: `job 42 step 0 on cluster iolab, partition main, nodes h[1-3], 2(x3) tasks per node, srun --mpi=pmix`.
+    pub fn describe(&self) -> String {
+        let mut s = format!("job {}", self.job_id);
+        if let Some(st) = &self.step_id {
+            s += &format!(" step {st}");
+        }
+        let mut rest = vec![];
+        if let Some(c) = &self.cluster {
+            rest.push(format!("cluster {c}"));
+        }
+        if let Some(p) = &self.partition {
+            rest.push(format!("partition {p}"));
+        }
+        if let Some(n) = &self.node_list {
+            rest.push(format!("nodes {n}"));
+        }
+        if let Some(t) = &self.tasks_per_node {
+            rest.push(format!("{t} tasks per node"));
+        }
+        if let Some(m) = &self.mpi_plugin {
+            rest.push(format!("started by srun --mpi={m}"));
+        }
+        if !rest.is_empty() {
+            s += &format!(": {}", rest.join(", "));
+        }
+        s
+    }
 }
 
 /// One target directory and the storage under it.
@@ -237,6 +293,7 @@ pub fn probe(dirs: &[PathBuf]) -> HostFacts {
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         git_rev: env!("IOLAB_GIT_REV").to_string(),
         targets: dirs.iter().map(|d| target_facts(d)).collect(),
+        slurm: None,
     }
 }
 

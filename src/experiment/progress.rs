@@ -1,6 +1,8 @@
-//! Progress on stderr: one line per phase run (which repetition of how many, the phase, a
-//! bar, bytes done, the rate so far and the time left at that rate), shown only on a terminal
-//! and never with `--quiet`; and the stop check for signals.
+//! Progress on stderr: per phase run, which repetition of how many, the phase, bytes (or ops)
+//! done, the rate so far and the time left at that rate, and under MPI the whole run's count
+//! over every rank and the rank furthest behind. A live line with a bar on a terminal; a plain
+//! line every `--progress-every` (10 s unless told) when stderr is a file or a pipe (a batch
+//! job's output); never with `--quiet`. And the stop check for signals.
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
@@ -8,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::env::monitor::RanksProgress;
 use crate::units::{fmt_rate, fmt_size};
 use crate::worker::Monitor;
 
@@ -41,12 +44,7 @@ pub fn progress_text(done: u64, total: u64, elapsed_s: f64) -> String {
 pub fn bounded_text(done: u64, elapsed_s: f64, bound_s: f64) -> String {
     let rate =
         if done == 0 || elapsed_s <= 0.0 { "-".to_string() } else { fmt_rate(done as f64 / elapsed_s) };
-    let time = if elapsed_s >= bound_s {
-        "finishing (commit, close)".to_string()
-    } else {
-        format!("{} of {}", fmt_eta(elapsed_s), fmt_eta(bound_s))
-    };
-    format!("{} · {rate} MB/s · {time}", fmt_size(done))
+    format!("{} · {rate} MB/s · {}", fmt_size(done), bound_left(elapsed_s, bound_s))
 }
 
 /// The progress line of a metadata phase: ops done (of the total, when known), the rate so
@@ -83,43 +81,159 @@ pub fn fmt_eta(secs: f64) -> String {
     }
 }
 
+/// How often a plain progress line is printed when stderr is not a terminal (a batch job's
+/// output file, a pipe), unless `--progress-every` says otherwise.
+pub const DEFAULT_EVERY: Duration = Duration::from_secs(10);
+
+/// How the command line shows progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Off,
+    /// A live line (a bar) on a terminal.
+    Live,
+    /// A plain line every so often, for stderr that is a file or a pipe.
+    Lines(Duration),
+}
+
+/// What is shown of the phase that runs.
+struct Shown {
+    bar: Option<ProgressBar>,
+    label: String,
+    total: u64,
+    start: Instant,
+    /// It counts ops (a metadata phase).
+    ops: bool,
+    /// Plain lines: when the last one was printed (the phase's start before the first).
+    last_line: Instant,
+}
+
 /// The monitor the command line uses.
 pub struct CliMonitor {
-    enabled: bool,
-    /// The bar, when the phase began, and whether it counts ops (a metadata phase).
-    state: Mutex<Option<(ProgressBar, Instant, bool)>>,
+    mode: Mode,
+    state: Mutex<Option<Shown>>,
     /// The time bound of the phase shown, in s (None: bounded by its bytes).
     bound_s: Mutex<Option<f64>>,
 }
 
 impl CliMonitor {
-    /// Shows bars only when both stdout and stderr are terminals and not `quiet`.
+    /// Nothing with `quiet`; a live line when stderr is a terminal; else a plain line every
+    /// [`DEFAULT_EVERY`].
     pub fn new(quiet: bool) -> CliMonitor {
-        CliMonitor {
-            enabled: !quiet && std::io::stderr().is_terminal() && std::io::stdout().is_terminal(),
-            state: Mutex::new(None),
-            bound_s: Mutex::new(None),
+        CliMonitor::every(quiet, Some(DEFAULT_EVERY))
+    }
+
+    /// As [`CliMonitor::new`], plain lines every `lines` (None or zero: none).
+    pub fn every(quiet: bool, lines: Option<Duration>) -> CliMonitor {
+        let mode = match lines.filter(|d| !d.is_zero()) {
+            _ if quiet => Mode::Off,
+            _ if std::io::stderr().is_terminal() => Mode::Live,
+            Some(d) => Mode::Lines(d),
+            None => Mode::Off,
+        };
+        CliMonitor { mode, state: Mutex::new(None), bound_s: Mutex::new(None) }
+    }
+
+    /// `--progress-every TIME` (`10s`, `500ms`, `0` for none): how often a plain line is
+    /// printed when stderr is not a terminal; bad values are refused naming the option.
+    pub fn parse_every(value: Option<&str>) -> crate::error::Result<Option<Duration>> {
+        let Some(v) = value else { return Ok(Some(DEFAULT_EVERY)) };
+        let ns = crate::units::parse_duration_ns(v).map_err(|e| {
+            crate::error::Error::spec(
+                "progress-every",
+                v,
+                format!("{e} (a time such as 10s, 500ms, or 0 for none)"),
+            )
+        })?;
+        Ok((ns > 0).then(|| Duration::from_nanos(ns)))
+    }
+
+    fn start(&self, label: &str, total: u64, ops: bool) {
+        *self.bound_s.lock().expect("progress lock") = None;
+        let bar = match self.mode {
+            Mode::Off => return,
+            Mode::Lines(_) => None,
+            Mode::Live => {
+                let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10));
+                bar.set_style(
+                    ProgressStyle::with_template("{prefix} [{bar:24}] {msg}")
+                        .expect("valid template")
+                        .progress_chars("=> "),
+                );
+                bar.set_prefix(label.to_string());
+                bar.enable_steady_tick(Duration::from_millis(200));
+                bar.set_message(text(0, total, 0.0, ops));
+                Some(bar)
+            }
+        };
+        let now = Instant::now();
+        let shown = Shown { bar, label: label.to_string(), total, start: now, ops, last_line: now };
+        *self.state.lock().expect("progress lock") = Some(shown);
+    }
+
+    /// The line's text after its label, for `done` (and the ranks' progress, if any).
+    fn line(&self, sh: &Shown, done: u64, ranks: Option<&RanksProgress>) -> String {
+        let elapsed = sh.start.elapsed().as_secs_f64();
+        let mut t = match *self.bound_s.lock().expect("progress lock") {
+            Some(b) if sh.ops => {
+                format!("{} · {}", progress_ops_text(done, 0, elapsed), bound_left(elapsed, b))
+            }
+            Some(b) => bounded_text(done, elapsed, b),
+            None => text(done, sh.total, elapsed, sh.ops),
+        };
+        if let Some(r) = ranks {
+            t += &ranks_text(r, sh.ops);
+        }
+        t
+    }
+
+    fn show(&self, done: u64, ranks: Option<&RanksProgress>) {
+        let mut state = self.state.lock().expect("progress lock");
+        let Some(sh) = state.as_mut() else { return };
+        let msg = self.line(sh, done, ranks);
+        match (&sh.bar, self.mode) {
+            (Some(bar), _) => {
+                match *self.bound_s.lock().expect("progress lock") {
+                    Some(b) => {
+                        bar.set_position((sh.start.elapsed().as_secs_f64() / b * 1000.0).min(1000.0) as u64)
+                    }
+                    None => bar.set_position(done),
+                }
+                bar.set_message(msg);
+            }
+            (None, Mode::Lines(every)) if sh.last_line.elapsed() >= every => {
+                sh.last_line = Instant::now();
+                eprintln!("progress: {}: {msg}", sh.label);
+            }
+            _ => {}
         }
     }
 }
 
-impl CliMonitor {
-    fn start(&self, label: &str, total: u64, ops: bool) {
-        *self.bound_s.lock().expect("progress lock") = None;
-        if !self.enabled {
-            return;
-        }
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10));
-        bar.set_style(
-            ProgressStyle::with_template("{prefix} [{bar:24}] {msg}")
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
-        bar.set_prefix(label.to_string());
-        bar.enable_steady_tick(Duration::from_millis(200));
-        bar.set_message(text(0, total, 0.0, ops));
-        *self.state.lock().expect("progress lock") = Some((bar, Instant::now(), ops));
+/// The time against a bound: "3.2 s of 10 s", or "finishing" past it.
+fn bound_left(elapsed_s: f64, bound_s: f64) -> String {
+    if elapsed_s >= bound_s {
+        "finishing (commit, close)".to_string()
+    } else {
+        format!("{} of {}", fmt_eta(elapsed_s), fmt_eta(bound_s))
     }
+}
+
+/// The ranks' part of a progress line: the rank furthest behind (its share of its part, or
+/// what it did where parts have no size), and how many ranks were heard from when not all.
+pub fn ranks_text(r: &RanksProgress, ops: bool) -> String {
+    let mut t = String::new();
+    if let Some((rank, host, done, part)) = &r.slowest {
+        let how = match (*part, ops) {
+            (0, true) => format!("{done} ops"),
+            (0, false) => fmt_size(*done),
+            (p, _) => format!("{:.0}%", (*done as f64 / p as f64 * 100.0).min(100.0)),
+        };
+        t += &format!(" · slowest rank {rank} ({host}) {how}");
+    }
+    if r.heard < r.ranks {
+        t += &format!(" · {} of {} ranks heard from", r.heard, r.ranks);
+    }
+    t
 }
 
 fn text(done: u64, total: u64, elapsed_s: f64, ops: bool) -> String {
@@ -131,7 +245,7 @@ impl Monitor for CliMonitor {
         // The bar fills with the time: a thousandth of the bound per step.
         self.start(label, 1000, false);
         *self.bound_s.lock().expect("progress lock") = Some(bound_ns as f64 / 1e9);
-        if let Some((bar, ..)) = self.state.lock().expect("progress lock").as_ref() {
+        if let Some(bar) = self.state.lock().expect("progress lock").as_ref().and_then(|s| s.bar.as_ref()) {
             bar.set_message(bounded_text(0, 0.0, bound_ns as f64 / 1e9));
         }
     }
@@ -145,38 +259,33 @@ impl Monitor for CliMonitor {
     }
 
     fn tick(&self, done: u64) -> Option<i32> {
-        let bound = *self.bound_s.lock().expect("progress lock");
-        if let Some((bar, start, ops)) = self.state.lock().expect("progress lock").as_ref() {
-            let elapsed = start.elapsed().as_secs_f64();
-            match bound {
-                Some(b) => {
-                    bar.set_position((elapsed / b * 1000.0).min(1000.0) as u64);
-                    bar.set_message(bounded_text(done, elapsed, b));
-                }
-                None => {
-                    bar.set_position(done);
-                    let total = bar.length().unwrap_or(done);
-                    bar.set_message(text(done, total, elapsed, *ops));
-                }
-            }
-        }
+        self.show(done, None);
+        crate::env::signals::pending()
+    }
+
+    fn tick_ranks(&self, done: u64, ranks: &RanksProgress) -> Option<i32> {
+        self.show(done, Some(ranks));
         crate::env::signals::pending()
     }
 
     fn wants_ticks(&self) -> bool {
-        self.enabled
+        self.mode != Mode::Off
+    }
+
+    fn wants_ranks(&self) -> bool {
+        self.mode != Mode::Off
     }
 
     fn end(&self) {
-        if let Some((bar, ..)) = self.state.lock().expect("progress lock").take() {
+        if let Some(bar) = self.state.lock().expect("progress lock").take().and_then(|s| s.bar) {
             bar.finish_and_clear();
         }
     }
 
     fn note(&self, msg: &str) {
         // Warnings show even with --quiet: they are about the user's disks, not progress.
-        match self.state.lock().expect("progress lock").as_ref() {
-            Some((bar, ..)) => bar.suspend(|| eprintln!("warning: {msg}")),
+        match self.state.lock().expect("progress lock").as_ref().and_then(|s| s.bar.as_ref()) {
+            Some(bar) => bar.suspend(|| eprintln!("warning: {msg}")),
             None => eprintln!("warning: {msg}"),
         }
     }
@@ -207,5 +316,23 @@ mod tests {
         assert_eq!(bounded_text(384 << 20, 0.5, 10.0), "384 MiB · 805 MB/s · 0.5 s of 10 s");
         assert_eq!(bounded_text(0, 0.0, 30.0), "0 B · - MB/s · 0.0 s of 30 s");
         assert_eq!(bounded_text(1 << 20, 30.2, 30.0), "1 MiB · 0.03 MB/s · finishing (commit, close)");
+    }
+
+    /// The ranks' part of a line names the rank furthest behind, by its share or (parts of no
+    /// known size) by what it did, and says when not every rank was heard from.
+    #[test]
+    fn the_line_names_the_slowest_rank() {
+        let r = RanksProgress { heard: 6, ranks: 6, slowest: Some((3, "h2".into(), 1 << 20, 4 << 20)) };
+        assert_eq!(ranks_text(&r, false), " · slowest rank 3 (h2) 25%");
+        let r = RanksProgress { heard: 4, ranks: 6, slowest: Some((5, "h3".into(), 1 << 30, 0)) };
+        assert_eq!(ranks_text(&r, false), " · slowest rank 5 (h3) 1 GiB · 4 of 6 ranks heard from");
+        let r = RanksProgress { heard: 2, ranks: 2, slowest: Some((1, "a".into(), 1500, 0)) };
+        assert_eq!(ranks_text(&r, true), " · slowest rank 1 (a) 1500 ops");
+        assert_eq!(CliMonitor::parse_every(None).unwrap(), Some(DEFAULT_EVERY));
+        assert_eq!(CliMonitor::parse_every(Some("0")).unwrap(), None);
+        assert_eq!(CliMonitor::parse_every(Some("500ms")).unwrap(), Some(Duration::from_millis(500)));
+        let e = CliMonitor::parse_every(Some("often")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().starts_with("progress-every = `often`"), "{e}");
     }
 }

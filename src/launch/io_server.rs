@@ -23,9 +23,14 @@ use ::mpi::traits::*;
 use crate::engine::servers::{Header, Kind};
 use crate::engine::wire::{HEADER_BYTES, TAG_REQ};
 use crate::error::{Error, Result};
-use crate::launch::mpi::{self, PhaseOrder, phase_barrier};
+use crate::launch::io_server_loop::{Serving, Store, who};
+use crate::launch::launched::Launched;
+use crate::launch::mpi_gather::run_phase_with;
 use crate::launch::mpi_hosts::HostFiles;
-use crate::launch::{Launched, WorldInfo, threads, world};
+use crate::launch::mpi_order::PhaseOrder;
+use crate::launch::mpi_sync::phase_barrier;
+use crate::launch::threads;
+use crate::launch::world::{WorldInfo, placed, world};
 use crate::plan::{RunPlan, target_of};
 use crate::spec::{OpKind, ServerStore, Servers, Spec};
 use crate::worker::{Monitor, PhaseJob, ServerSample, WorkerSample};
@@ -34,8 +39,8 @@ use crate::worker::{Monitor, PhaseJob, ServerSample, WorkerSample};
 /// then gathers every rank's samples and every server's figures.
 pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
     let w = world().ok_or_else(|| Error::Run("servers outside an MPI world".into()))?;
-    mpi::run_phase_with(job, monitor, |mine| {
-        let r = threads::run_workers(job, mine, Some(&phase_barrier), None, monitor);
+    run_phase_with(job, monitor, |mine, watch| {
+        let r = threads::run_workers(job, mine, Some(&phase_barrier), None, watch);
         client_done(job.spec, w);
         r
     })
@@ -93,7 +98,7 @@ fn client(p: &PhaseOrder, plan: &RunPlan, w: &WorldInfo) -> Result<Vec<WorkerSam
     };
     let mine: Vec<usize> = (w.rank as usize..phase.workers.len()).take(1).collect();
     let samples = threads::run_workers(&job, &mine, Some(&phase_barrier), None, &crate::env::monitor::Quiet)?;
-    Ok(samples.into_iter().map(|s| mpi::placed(s, w, None)).collect())
+    Ok(samples.into_iter().map(|s| placed(s, w, None)).collect())
 }
 
 /// Tells every server that this client rank is done with the phase.
@@ -105,11 +110,6 @@ fn client_done(spec: &Spec, w: &WorldInfo) {
     for j in 0..servers.count {
         comm.process_at_rank(servers.rank_of(j, w.size) as i32).send_with_tag(&b[..], TAG_REQ);
     }
-}
-
-/// Who a server is, in every message it writes: `server 1 (rank 3 on h2)`.
-pub(super) fn who(j: u32, w: &WorldInfo) -> String {
-    format!("server {j} (rank {} on {})", w.rank, w.hosts[w.rank as usize])
 }
 
 /// The global ids of the files server `j` holds.
@@ -149,12 +149,12 @@ fn serve(
     } else {
         Ok(())
     };
-    let block = crate::launch::io_server_loop::Serving::block(p);
+    let block = Serving::block(p);
     phase_barrier();
     let mine = held_by(spec, plan, j);
     let paths: Vec<PathBuf> = mine.iter().map(|&g| p.paths[g].clone()).collect();
-    let store = ready.and_then(|()| crate::launch::io_server_loop::Store::open(p, plan, &mine, &paths, disk));
-    let mut serving = crate::launch::io_server_loop::Serving::new(p, j, w, store, block);
+    let store = ready.and_then(|()| Store::open(p, plan, &mine, &paths, disk));
+    let mut serving = Serving::new(p, j, w, store, block);
     serving.send_blast_addresses();
     let probe = crate::env::envctl::PhaseProbe::start(&crate::env::envctl::devices_of(std::slice::from_ref(
         &servers.dir,

@@ -21,8 +21,9 @@ use crate::engine::servers::{Header, Kind};
 use crate::engine::wire::*;
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
-use crate::launch::WorldInfo;
-use crate::launch::mpi::PhaseOrder;
+use crate::launch::mpi_hosts::local_identity;
+use crate::launch::mpi_order::PhaseOrder;
+use crate::launch::world::{WorldInfo, world};
 use crate::plan::{Op, RunPlan};
 use crate::spec::OpKind;
 use crate::worker::ServerSample;
@@ -63,7 +64,7 @@ impl Store {
         let mut ids = vec![];
         if disk {
             for path in paths {
-                ids.push(crate::launch::mpi_hosts::local_identity(path)?);
+                ids.push(local_identity(path)?);
             }
             resident = Some(crate::target::cache::prepare(phase.cache, paths, &ids, spec.drop_caches)?);
         }
@@ -124,7 +125,7 @@ impl<'a> Serving<'a> {
         store: Result<Store>,
         buf: Vec<u8>,
     ) -> Serving<'a> {
-        let who = super::io_server::who(j, w);
+        let who = who(j, w);
         let store = store.map_err(|e| format!("{who}: {e}"));
         let figures = ServerSample {
             server: j,
@@ -158,7 +159,7 @@ impl<'a> Serving<'a> {
         if !blast || !servers.blast.is_tcp() {
             return;
         }
-        let w = crate::launch::world().expect("the world is known");
+        let w = world().expect("the world is known");
         let phase_workers = spec.phase_workers(&spec.phases[self.p.phase]);
         for c in 0..phase_workers {
             if crate::plan::target_of(spec, c) != self.figures.server {
@@ -484,4 +485,9 @@ fn listen_for(w: &WorldInfo, c: u32) -> std::io::Result<(TcpListener, std::net::
     l.set_nonblocking(true)?;
     let addr = l.local_addr()?;
     Ok((l, addr))
+}
+
+/// Who a server is, in every message it writes: `server 1 (rank 3 on h2)`.
+pub(super) fn who(j: u32, w: &WorldInfo) -> String {
+    format!("server {j} (rank {} on {})", w.rank, w.hosts[w.rank as usize])
 }

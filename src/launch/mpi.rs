@@ -11,79 +11,30 @@
 //! traced or with I/O servers); rank 0 waits for them without blocking, so a signal still ends
 //! the run. MPI is only ever called from each rank's main thread (`MPI_THREAD_FUNNELED`).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use mpi::Threading;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use serde::{Deserialize, Serialize};
 
-use crate::engine::FileId;
 use crate::error::{Error, Result};
+use crate::launch::launched::Launched;
+use crate::launch::mpi_gather::run_phase_with;
 use crate::launch::mpi_hosts::{self, HostFiles};
-use crate::launch::mpi_reply::{Gathering, Reply};
-pub(super) use crate::launch::mpi_sync::{phase_barrier, wear_cross};
-use crate::launch::mpi_tree;
-use crate::launch::{Launched, WorldInfo, rank_of, set_world, strategy_mpi, threads, world};
+use crate::launch::mpi_order::{Order, PhaseOrder, REPLY, broadcast_order, receive_order};
+use crate::launch::mpi_reply::Reply;
+use crate::launch::mpi_start::{self, Joined};
+use crate::launch::mpi_sync::{phase_barrier, wear_cross};
+use crate::launch::mpi_watch::{self, RankWatch, share};
+use crate::launch::world::{WorldInfo, my_workers, placed, set_world, world};
+use crate::launch::{io_server, mpi_clock, mpi_trace, mpi_tree, slurm, started_by, strategy_mpi, threads};
 use crate::plan::RunPlan;
-use crate::plan::verify::BlockTag;
-use crate::spec::{LatencyMode, OpKind, Reorder, Spec};
-use crate::worker::{Monitor, PhaseJob, Placement, WorkerSample};
-
-/// The tag of a rank's reply to rank 0.
-const REPLY: i32 = 7;
-/// The longest host name sent (bytes): Linux's HOST_NAME_MAX. Every rank holds the world's
-/// names once, this many bytes per rank, while they are gathered.
-const HOST_BYTES: usize = 64;
-
-/// What rank 0 tells the other ranks.
-#[derive(Serialize, Deserialize)]
-enum Order {
-    Phase(Box<PhaseOrder>),
-    /// Before a traced run: check this rank's trace spool has room for its part of the specs'.
-    CheckSpool(Vec<Spec>),
-    /// End with this exit code.
-    Stop(i32),
-}
-
-/// One phase, as every rank needs it.
-#[derive(Serialize, Deserialize)]
-pub(super) struct PhaseOrder {
-    pub spec: Spec,
-    pub phase: usize,
-    /// Paths of all files of the run, by global file id.
-    pub paths: Vec<PathBuf>,
-    /// The files as rank 0 created them.
-    pub ids: Vec<FileId>,
-    pub tag: BlockTag,
-    /// Per worker: the ops with data, when fewer than planned ([`PhaseJob::extents`]).
-    #[serde(default)]
-    pub extents: Vec<u64>,
-    /// The work directory under each target (the metadata phases' trees).
-    #[serde(default)]
-    pub workdirs: Vec<PathBuf>,
-}
+use crate::spec::{OpKind, Spec};
+use crate::worker::{Monitor, PhaseJob, WorkerSample};
 
 /// Rank 0's hold on MPI: ends it (and tells the other ranks to end) in [`Session::finish`].
 pub struct Session {
     universe: mpi::environment::Universe,
-}
-
-/// The size of the world the launcher that started this process announced (Open MPI's
-/// `OMPI_COMM_WORLD_SIZE`, the PMI `PMI_SIZE` of MPICH's Hydra and Slurm), if any.
-fn launcher_size() -> Option<(String, u64)> {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
-        .iter()
-        .find_map(|k| std::env::var(k).ok().and_then(|v| v.trim().parse().ok()).map(|n| (k.to_string(), n)))
-}
-
-/// This process's rank as its launcher announced it (for saying an error once, not N times).
-fn launcher_rank() -> u64 {
-    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
-        .iter()
-        .find_map(|k| std::env::var(k).ok().and_then(|v| v.trim().parse().ok()))
-        .unwrap_or(0)
 }
 
 /// Fixes glibc's malloc thresholds where its own moving rule ends for large blocks (up to 32
@@ -99,12 +50,28 @@ fn steady_heap() {
     }
 }
 
-/// Joins the MPI world when an MPI launcher started this process; without one, `None` and
-/// nothing happens. Every rank but 0 serves rank 0 here and exits; rank 0 gets its session.
-/// A world of a size other than the launcher's (a binary built for another MPI: each process
-/// a world of its own) is an error, said by the first process only.
+/// Joins the MPI world when an MPI launcher (or srun, with an MPI plugin or several tasks)
+/// started this process; without one, `None` and nothing happens. Every rank but 0 serves rank
+/// 0 here and exits; rank 0 gets its session. A launch that cannot make one world (srun with
+/// another plugin than this build's MPI takes; a binary built for another MPI: each process a
+/// world of its own) is an error, said by the first process only.
 pub fn start() -> Result<Option<Session>> {
-    let Some((var, expected)) = launcher_size() else { return Ok(None) };
+    let Some(launch) = started_by::start() else { return Ok(None) };
+    // MPI_Get_library_version may be called before MPI starts.
+    let version = mpi::environment::library_version().unwrap_or_default();
+    let said_once = |err: Error, initialised: bool| -> Error {
+        if launch.rank != 0 {
+            if initialised {
+                // SAFETY: ending the process; nothing of ours is in flight.
+                unsafe { mpi::ffi::MPI_Finalize() };
+            }
+            std::process::exit(err.exit_code());
+        }
+        err
+    };
+    if let Some(plugin) = &launch.srun {
+        slurm::check_plugin(plugin, launch.size, &version).map_err(|e| said_once(e, false))?;
+    }
     // A file size limit is an error of the write that meets it, on every rank.
     // SAFETY: setting a signal's disposition has no memory-safety preconditions.
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
@@ -114,39 +81,32 @@ pub fn start() -> Result<Option<Session>> {
     };
     let comm = universe.world();
     let (rank, size) = (comm.rank() as u32, comm.size() as u32);
-    if u64::from(size) != expected {
-        let version = mpi::environment::library_version().unwrap_or_default();
-        let version = version.trim_end_matches('\0').lines().next().unwrap_or("").to_string();
-        let err = Error::spec(
-            "mpirun",
-            format!("{var}={expected}"),
-            format!(
-                "the launcher started {expected} processes but MPI sees a world of {size}: this iolab was built with {version}; start it with that MPI's mpirun"
+    if u64::from(size) != launch.size {
+        let err = match &launch.srun {
+            Some(plugin) => {
+                slurm::check_world(plugin, launch.size, size.into(), &version).err().unwrap_or_else(|| {
+                    Error::Run(format!("srun started {} tasks in a world of {size}", launch.size))
+                })
+            }
+            None => Error::spec(
+                "mpirun",
+                &launch.var,
+                format!(
+                    "the launcher started {} processes but MPI sees a world of {size}: this iolab was built with {}; start it with that MPI's mpirun",
+                    launch.size,
+                    slurm::library_name(&version)
+                ),
             ),
-        );
-        if launcher_rank() != 0 {
-            // SAFETY: ending the process; nothing of ours is in flight.
-            unsafe { mpi::ffi::MPI_Finalize() };
-            std::process::exit(err.exit_code());
-        }
-        return Err(err);
+        };
+        return Err(said_once(err, true));
     }
     if threading < Threading::Funneled {
         return Err(Error::Run(format!("MPI offers only {threading:?} threading; iolab needs Funneled")));
     }
-    let mut name = crate::env::host::hostname().into_bytes();
-    name.truncate(HOST_BYTES);
-    name.resize(HOST_BYTES, 0);
-    let mut all = vec![0u8; HOST_BYTES * size as usize];
-    comm.all_gather_into(&name[..], &mut all[..]);
-    let hosts = super::shared_host_names(all.chunks(HOST_BYTES).map(|c| {
-        String::from_utf8_lossy(&c[..c.iter().position(|&b| b == 0).unwrap_or(HOST_BYTES)]).into_owned()
-    }));
-    let mut cpus = vec![0u32; size as usize];
-    comm.all_gather_into(&crate::env::host::online_cpus(), &mut cpus[..]);
-    say_other_arguments(&comm, rank);
-    let (clock_offset_ns, clock_bound_ns) = super::mpi_clock::offsets(&comm, &hosts);
-    set_world(WorldInfo { rank, size, hosts, clock_offset_ns, clock_bound_ns, cpus });
+    let Joined { hosts, cpus, clocks } = mpi_start::exchange(&comm).map_err(|e| said_once(e, true))?;
+    let (clock_offset_ns, clock_bound_ns) = mpi_clock::offsets(&comm, &clocks);
+    let notes = if rank == 0 { mpi_clock::other_clocks(&hosts, &clocks, &clock_offset_ns) } else { vec![] };
+    set_world(WorldInfo { rank, size, hosts, clock_offset_ns, clock_bound_ns, cpus, notes });
     if rank == 0 {
         // mpirun passes SIGUSR1 on to its ranks (its SIGINT and SIGTERM kill them): a stop
         // that keeps what was measured and cleans up, as SIGINT does on one host.
@@ -158,25 +118,6 @@ pub fn start() -> Result<Option<Session>> {
         std::process::exit(code);
     }
     Ok(Some(Session { universe }))
-}
-
-/// Every rank runs rank 0's experiment: a rank started with other arguments (an MPMD launch,
-/// `mpirun -np 1 iolab run A : -np 1 iolab run B`) follows rank 0, and rank 0 says so once.
-fn say_other_arguments(comm: &SimpleCommunicator, rank: u32) {
-    let mut args = vec![];
-    std::env::args_os().skip(1).for_each(|a| args.extend(a.as_encoded_bytes().iter().copied().chain([0])));
-    let mine = xxhash_rust::xxh64::xxh64(&args, 0);
-    let mut all = vec![0u64; comm.size() as usize];
-    comm.all_gather_into(&mine, &mut all[..]);
-    let others: Vec<String> =
-        all.iter().enumerate().filter(|&(_, &h)| h != all[0]).map(|(r, _)| r.to_string()).collect();
-    if rank == 0 && !others.is_empty() {
-        let s = if others.len() > 1 { "s" } else { "" };
-        eprintln!(
-            "warning: rank{s} {} started with other arguments than rank 0 (an MPMD launch): every rank runs rank 0's experiment; their own arguments are ignored",
-            others.join(", ")
-        );
-    }
 }
 
 impl Session {
@@ -191,24 +132,6 @@ impl Session {
         let _ = broadcast_order(&comm, &Order::Stop(code));
         drop(self.universe);
     }
-}
-
-fn broadcast_order(comm: &SimpleCommunicator, order: &Order) -> Result<()> {
-    let mut bytes = crate::json::to_vec(order).map_err(|e| Error::Run(format!("MPI order: {e}")))?;
-    let root = comm.process_at_rank(0);
-    let mut len = bytes.len() as u64;
-    root.broadcast_into(&mut len);
-    root.broadcast_into(&mut bytes[..]);
-    Ok(())
-}
-
-fn receive_order(comm: &SimpleCommunicator) -> std::result::Result<Order, String> {
-    let root = comm.process_at_rank(0);
-    let mut len = 0u64;
-    root.broadcast_into(&mut len);
-    let mut bytes = vec![0u8; len as usize];
-    root.broadcast_into(&mut bytes[..]);
-    crate::json::from_slice(&bytes).map_err(|e| format!("an order from rank 0 that is not one: {e}"))
 }
 
 /// The body of every rank but 0: carry out phase orders until told to stop; the exit code.
@@ -238,32 +161,33 @@ fn serve(comm: &SimpleCommunicator) -> i32 {
             }
             Order::CheckSpool(specs) => {
                 let w = world().expect("the world is known");
-                let result =
-                    super::mpi_trace::check_spool(&specs, w).map(|()| vec![]).map_err(|e| e.to_string());
+                let result = mpi_trace::check_spool(&specs, w).map(|()| vec![]).map_err(|e| e.to_string());
                 let bytes = Reply { rank: comm.rank() as u32, result, servers: vec![] }.encode_or_failure().0;
                 comm.process_at_rank(0).send_with_tag(&bytes[..], REPLY);
             }
             Order::Phase(p) => {
                 let (result, servers) = if p.spec.servers.is_some() {
                     let plan = plan_of(&p, &mut planned);
-                    super::io_server::serve_phase(&p, plan, &mut files)
+                    io_server::serve_phase(&p, plan, &mut files)
                 } else {
                     (serve_phase(&p, &mut planned, &mut files), vec![])
                 };
-                let (result, spills) = match result.and_then(super::mpi_trace::outgoing) {
+                let (result, spills) = match result.and_then(mpi_trace::outgoing) {
                     Ok(out) => (Ok(out.wires), out.spills),
                     Err(e) => (Err(e.to_string()), vec![]),
                 };
                 let reply = Reply { rank: comm.rank() as u32, result, servers };
                 if mpi_tree::up_the_tree(&p.spec) {
                     let offset = world().and_then(|w| w.clock_offset_ns.get(comm.rank() as usize).copied());
-                    mpi_tree::send_up(comm, reply, offset.unwrap_or(0));
+                    mpi_tree::send_up(comm, reply, offset.unwrap_or(0), &mut || {
+                        mpi_watch::pass_stop(p.seq);
+                    });
                     continue;
                 }
                 let (bytes, whole) = reply.encode_or_failure();
                 comm.process_at_rank(0).send_with_tag(&bytes[..], REPLY);
                 // The traced ops after the reply that says they follow, a chunk at a time.
-                super::mpi_trace::send(comm, if whole { &spills } else { &[] });
+                mpi_trace::send(comm, if whole { &spills } else { &[] });
             }
         }
     }
@@ -339,7 +263,8 @@ fn serve_phase(
     };
     let samples = match p.spec.strategy {
         None => {
-            threads::run_workers(&job, &mine, Some(&barrier), Some(&wear_cross), &crate::env::monitor::Quiet)?
+            let watch = RankWatch::new(p.seq, p.report, share(&p.spec, phase, &mine));
+            threads::run_workers(&job, &mine, Some(&barrier), Some(&wear_cross), &watch)?
         }
         Some(_) => {
             barrier();
@@ -349,34 +274,12 @@ fn serve_phase(
     Ok(samples.into_iter().map(|s| placed(s, w, resident)).collect())
 }
 
-/// The workers (plan indices) of a phase of `n` workers that rank `rank` runs: worker i runs
-/// on rank i / threads; a read phase with `reorder_reads` shifts that, so rank r runs the
-/// workers rank r + shift ran when writing (IOR's task reordering).
-pub(super) fn my_workers(n: usize, read: bool, spec: &Spec, w: &WorldInfo, rank: u32) -> Vec<usize> {
-    let threads = (spec.workers / w.size).max(1) as usize;
-    let shift = match spec.reorder_reads.filter(|_| read) {
-        None => 0,
-        Some(Reorder::Shift(s)) => s as usize,
-        Some(Reorder::Node) => w.hosts.iter().filter(|h| **h == w.hosts[0]).count(),
-    };
-    // Worker i ran on rank i / threads when writing; reading, rank r runs the workers of rank
-    // r + shift: worker i goes to the rank of worker i - shift x threads.
-    let back = (shift % w.size as usize) * threads % n.max(1);
-    (0..n).filter(|&i| rank_of((i + n - back) % n, threads) == rank as usize).collect()
-}
-
 /// The plan of the order's spec, made once per spec (a pure function of it).
 fn plan_of<'a>(p: &PhaseOrder, planned: &'a mut Option<(Spec, RunPlan)>) -> &'a RunPlan {
     if planned.as_ref().is_none_or(|(s, _)| *s != p.spec) {
         *planned = Some((p.spec.clone(), crate::plan::plan(&p.spec)));
     }
     &planned.as_ref().expect("planned above").1
-}
-
-/// A sample with where it ran.
-pub(super) fn placed(mut s: WorkerSample, w: &WorldInfo, resident: Option<f64>) -> WorkerSample {
-    s.place = Some(Placement { rank: w.rank, host: w.hosts[w.rank as usize].clone(), resident });
-    s
 }
 
 /// On rank 0, before a traced run (after its own check): every other rank checks its own trace
@@ -414,87 +317,19 @@ pub fn check_spools(specs: &[Spec]) -> Result<()> {
 /// Rank 0's side of a phase: the order to every rank, its own workers, then every rank's
 /// samples (waited for without blocking, so a signal still ends the run).
 pub fn run_phase(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
-    run_phase_with(job, monitor, |mine| {
-        threads::run_workers(job, mine, Some(&phase_barrier), Some(&wear_cross), monitor)
+    run_phase_with(job, monitor, |mine, watch| {
+        threads::run_workers(job, mine, Some(&phase_barrier), Some(&wear_cross), watch)
     })
 }
 
 /// Rank 0's side of a strategy phase: its role, then every rank's samples, with the most
 /// commits in flight at once counted from all of them.
 pub fn run_strategy(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Launched> {
-    let mut launched = run_phase_with(job, monitor, |_| {
+    let mut launched = run_phase_with(job, monitor, |_, _| {
         phase_barrier();
         let w = world().ok_or_else(|| Error::Run("launcher = mpi outside an MPI world".into()))?;
         strategy_mpi::run_rank(job, 0, w.size)
     })?;
     crate::strategy::count_in_flight(&mut launched.samples);
     Ok(launched)
-}
-
-/// Rank 0's side of any phase: the order, the first barrier, its own part (`own`, given its
-/// workers; it meets the start barrier), then the replies as they arrive (its children's
-/// bundles up the tree, else every rank's reply): the samples (their histograms merged into
-/// the phase's at once) and, from server ranks, their figures.
-pub(super) fn run_phase_with(
-    job: &PhaseJob<'_>,
-    monitor: &dyn Monitor,
-    own: impl FnOnce(&[usize]) -> Result<Vec<WorkerSample>>,
-) -> Result<Launched> {
-    let w = world().ok_or_else(|| Error::Run("launcher = mpi outside an MPI world".into()))?;
-    let comm = SimpleCommunicator::world();
-    let order = PhaseOrder {
-        spec: job.spec.clone(),
-        phase: job.phase.index,
-        paths: job.paths.to_vec(),
-        ids: job.ids.to_vec(),
-        tag: job.tag,
-        extents: job.extents.to_vec(),
-        workdirs: job.workdirs.to_vec(),
-    };
-    broadcast_order(&comm, &Order::Phase(Box::new(order)))?;
-    let barrier = phase_barrier;
-    // The other hosts' files are ready (node-local directories filled by each host's first rank).
-    barrier();
-    let mine = my_workers(job.phase.workers.len(), job.phase.op == OpKind::Read, job.spec, w, 0);
-    let own = own(&mine);
-    let mut gathering = Gathering::new(job.spec.latency == LatencyMode::Trace, job.phase.workers.len());
-    // Up the tree, every rank learns the phase's earliest start first (its rate series are
-    // summed from it), and rank 0 hears from its children in it; else from every rank.
-    let tree = mpi_tree::up_the_tree(job.spec);
-    if tree {
-        let mine = own.as_ref().ok().and_then(|s| s.iter().map(|s| s.start_ns).min());
-        gathering.sum_series_from(super::mpi_sync::earliest_start(mine.unwrap_or(u64::MAX)));
-    }
-    gathering.own(own.map(|s| s.into_iter().map(|s| placed(s, w, None)).collect()));
-    let (tag, mut waiting) = if tree {
-        (mpi_tree::BUNDLE, mpi_tree::children(0, w.size).count())
-    } else {
-        (REPLY, w.size as usize - 1)
-    };
-    let mut last_tick = std::time::Instant::now();
-    while waiting > 0 {
-        let Some(probed) = comm.any_process().immediate_matched_probe_with_tag(tag) else {
-            if last_tick.elapsed() >= Duration::from_millis(50) {
-                last_tick = std::time::Instant::now();
-                if let Some(sig) = monitor.tick(0) {
-                    return Err(Error::Interrupted(sig));
-                }
-            }
-            std::thread::sleep(Duration::from_micros(200));
-            continue;
-        };
-        let (bytes, status) = probed.matched_receive_vec::<u8>();
-        waiting -= 1;
-        let from = status.source_rank() as u32;
-        if tree {
-            gathering.bundle(from, &bytes, w);
-            continue;
-        }
-        let mut fetch = |worker: u32, ops: u64| super::mpi_trace::receive(&comm, from, worker, ops);
-        gathering.reply_streamed(from, &bytes, w, &mut fetch);
-    }
-    if let Some(sig) = crate::env::signals::pending() {
-        return Err(Error::Interrupted(sig));
-    }
-    gathering.finish()
 }

@@ -1,9 +1,11 @@
 //! Ranks' clocks made comparable: each rank's CLOCK_MONOTONIC against rank 0's, estimated once
 //! when the MPI world starts by Cristian's method (rank 0 sends its time, the rank answers with
 //! its own; over several exchanges, the one with the shortest round trip gives the offset, to
-//! within half that round trip). Ranks of one host read one clock: rank 0 exchanges with the
-//! first rank of each other host only and gives its offset to that host's other ranks; ranks on
-//! rank 0's host share its clock: their offset is 0.
+//! within half that round trip). Ranks of one host and one time namespace read one clock: rank
+//! 0 exchanges with the first rank of each other clock only and gives its offset to the clock's
+//! other ranks; ranks on rank 0's host in its time namespace share its clock: their offset is 0.
+//! A rank on rank 0's host in another time namespace (`unshare --time`, a container's) reads
+//! CLOCK_MONOTONIC moved by that namespace's offset: measured as another host's is.
 //! Rank 0 moves every sample it gathers onto its own clock with these offsets, so a phase's
 //! span and overlap compare readings of one clock (docs/mpi.md, "One clock").
 
@@ -18,13 +20,13 @@ const CLOCK: i32 = 9;
 const ROUNDS: usize = 8;
 
 /// Each rank's clock minus rank 0's, in ns (what rank 0 learns; every other rank gets its own
-/// and zeros),
-/// with the bound of each estimate (half the shortest round trip). Collective: every rank
-/// calls it with the world's host names.
-pub fn offsets(comm: &SimpleCommunicator, hosts: &[std::sync::Arc<str>]) -> (Vec<i64>, Vec<u64>) {
-    let (rank, size) = (comm.rank() as usize, hosts.len());
+/// and zeros), with the bound of each estimate (half the shortest round trip). Collective:
+/// every rank calls it with the world's clocks (each rank's host and time namespace, as one
+/// key).
+pub fn offsets(comm: &SimpleCommunicator, clocks: &[u64]) -> (Vec<i64>, Vec<u64>) {
+    let (rank, size) = (comm.rank() as usize, clocks.len());
     let (mut offset, mut bound) = (vec![0i64; size], vec![0u64; size]);
-    let source = clock_sources(hosts);
+    let source = clock_sources(clocks);
     for r in 1..size {
         match source[r] {
             None => continue,
@@ -70,18 +72,37 @@ pub fn offsets(comm: &SimpleCommunicator, hosts: &[std::sync::Arc<str>]) -> (Vec
     (offset, bound)
 }
 
-/// For each rank, the rank whose clock rank 0 measures for it: the first rank of its host;
-/// None for the ranks of rank 0's host (rank 0's own clock).
-fn clock_sources(hosts: &[std::sync::Arc<str>]) -> Vec<Option<usize>> {
-    let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    hosts
+/// For each rank, the rank whose clock rank 0 measures for it: the first rank of its clock;
+/// None for the ranks of rank 0's clock.
+fn clock_sources<K: Eq + std::hash::Hash>(clocks: &[K]) -> Vec<Option<usize>> {
+    let mut first: std::collections::HashMap<&K, usize> = std::collections::HashMap::new();
+    clocks
         .iter()
         .enumerate()
-        .map(|(r, h)| {
-            let f = *first.entry(h).or_insert(r);
-            (*h != hosts[0]).then_some(f)
+        .map(|(r, c)| {
+            let f = *first.entry(c).or_insert(r);
+            (*c != clocks[0]).then_some(f)
         })
         .collect()
+}
+
+/// Rank 0's note of the ranks on its own host that read another clock (another time
+/// namespace), with the offset measured: their readings are moved onto rank 0's clock as
+/// another host's are (else a phase's span would reach from one clock to the other).
+pub fn other_clocks(hosts: &[std::sync::Arc<str>], clocks: &[u64], offsets: &[i64]) -> Vec<String> {
+    let apart: Vec<usize> =
+        (1..hosts.len()).filter(|&r| hosts[r] == hosts[0] && clocks[r] != clocks[0]).collect();
+    let Some(&first) = apart.first() else { return vec![] };
+    let ranks: Vec<String> = apart.iter().take(8).map(|r| r.to_string()).collect();
+    let more = if apart.len() > 8 { format!(" and {} more", apart.len() - 8) } else { String::new() };
+    let s = if apart.len() > 1 { "s" } else { "" };
+    vec![format!(
+        "rank{s} {}{more} on {} run in another time namespace than rank 0: their CLOCK_MONOTONIC is {:+.3} s from rank 0's{}, measured and taken out of every reading as another host's clock is",
+        ranks.join(", "),
+        hosts[0],
+        offsets[first] as f64 / 1e9,
+        if apart.len() > 1 { format!(" (rank {first}'s)") } else { String::new() }
+    )]
 }
 
 /// A reading of a rank's clock on rank 0's, given that rank's offset.
@@ -98,6 +119,17 @@ mod tests {
         let hosts: Vec<std::sync::Arc<str>> =
             ["a", "b", "a", "c", "b", "c", "b"].iter().map(|&h| h.into()).collect();
         assert_eq!(clock_sources(&hosts), [None, Some(1), None, Some(3), Some(1), Some(3), Some(1)]);
+        // Rank 2 on rank 0's host in another time namespace: a clock of its own, said.
+        let clocks = [10u64, 20, 11, 30, 20, 30, 20];
+        assert_eq!(clock_sources(&clocks), [None, Some(1), Some(2), Some(3), Some(1), Some(3), Some(1)]);
+        let notes = other_clocks(&hosts, &clocks, &[0, 5, -100_000_000_000_000, 7, 5, 7, 5]);
+        assert_eq!(
+            notes,
+            [
+                "rank 2 on a run in another time namespace than rank 0: their CLOCK_MONOTONIC is -100000.000 s from rank 0's, measured and taken out of every reading as another host's clock is"
+            ]
+        );
+        assert!(other_clocks(&hosts, &[1, 2, 1, 3, 2, 3, 2], &[0; 7]).is_empty());
         // 100,000 ranks on 2,500 hosts: 2,499 exchanges, not 97,500.
         let many = crate::launch::shared_host_names((0..100_000).map(|r| format!("node{:04}", r / 40)));
         let s = clock_sources(&many);

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 
 use crate::engine::FileId;
 use crate::error::{Error, Result};
-use crate::launch::WorldInfo;
+use crate::launch::mpi_order::PhaseOrder;
+use crate::launch::world::WorldInfo;
 use crate::plan::RunPlan;
 use crate::plan::verify::BlockTag;
 use crate::spec::{OpKind, Spec};
@@ -220,7 +221,7 @@ impl HostFiles {
 /// client its own device number, never another inode), checked, and the cache state set as the
 /// phase asks: the resident fraction found.
 pub(super) fn local_view(
-    p: &super::mpi::PhaseOrder,
+    p: &PhaseOrder,
     phase: &crate::plan::PhasePlan,
     workers: &[usize],
 ) -> Result<(Vec<FileId>, Option<f64>)> {
@@ -269,7 +270,7 @@ pub(super) fn local_view(
 /// has its own caches of directory entries and inodes). The files' identities as rank 0 gave
 /// them, and no resident fraction.
 pub(super) fn namespace_here(
-    p: &super::mpi::PhaseOrder,
+    p: &PhaseOrder,
     ns: &crate::plan::namespace::NsPlan,
     phase: &crate::plan::PhasePlan,
     first_on_host: bool,

@@ -15,8 +15,8 @@ use mpi::traits::*;
 
 use crate::error::{Error, Result};
 use crate::latency::trace::{BATCH_OPS, RECORD_BYTES, TraceSpill};
-use crate::launch::WorldInfo;
 use crate::launch::child::SampleWire;
+use crate::launch::world::{WorldInfo, my_workers};
 use crate::spec::{LatencyMode, OpKind, Spec};
 use crate::text::escape_path;
 use crate::units::fmt_size;
@@ -110,7 +110,7 @@ pub(super) fn check_spool(specs: &[Spec], w: &WorldInfo) -> Result<()> {
             let mine = match &spec.servers {
                 Some(s) if s.index_of(w.rank, w.size).is_some() => vec![],
                 Some(_) => vec![w.rank as usize],
-                None => super::mpi::my_workers(ph.workers.len(), ph.op == OpKind::Read, spec, w, w.rank),
+                None => my_workers(ph.workers.len(), ph.op == OpKind::Read, spec, w, w.rank),
             };
             let ops = mine
                 .iter()

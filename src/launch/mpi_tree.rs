@@ -125,18 +125,27 @@ pub(super) fn replies(mut bytes: &[u8]) -> impl Iterator<Item = std::result::Res
 }
 
 /// A serving rank's part: its own reply and its children's bundles (waited for in the order
-/// they come) to its parent, as one bundle; first every rank learns the phase's earliest start
-/// (its clock's offset from rank 0's: `offset_ns`).
-pub(super) fn send_up(comm: &SimpleCommunicator, own: Reply, offset_ns: i64) {
+/// they come, `meanwhile` called as it waits: rank 0's stop passed on) to its parent, as one
+/// bundle; first every rank learns the phase's earliest start (its clock's offset from rank
+/// 0's: `offset_ns`).
+pub(super) fn send_up(comm: &SimpleCommunicator, own: Reply, offset_ns: i64, meanwhile: &mut dyn FnMut()) {
     let rank = comm.rank() as u32;
     let mine = match &own.result {
         Ok(wires) => wires.iter().map(|w| w.start_on_root(offset_ns)).min(),
         Err(_) => None,
     };
-    let first = super::mpi_sync::earliest_start(mine.unwrap_or(u64::MAX));
+    let first = crate::launch::mpi_sync::earliest_start(mine.unwrap_or(u64::MAX));
     let mut bundle = Bundler::new(own, offset_ns, first);
     for _ in children(rank, comm.size() as u32) {
-        let probed = comm.any_process().matched_probe_with_tag(BUNDLE);
+        let probed = loop {
+            match comm.any_process().immediate_matched_probe_with_tag(BUNDLE) {
+                Some(p) => break p,
+                None => {
+                    meanwhile();
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+            }
+        };
         let (bytes, status) = probed.matched_receive_vec::<u8>();
         bundle.child(status.source_rank() as u32, &bytes);
     }

@@ -7,10 +7,10 @@ use std::os::raw::{c_int, c_void};
 
 use mpi::ffi;
 
-use super::strategy_mpi::{DATA, MpiCoord, byte, comm};
 use crate::engine::mpiio::Datatype;
 use crate::env::sys::AlignedBuf;
 use crate::error::{Error, Result};
+use crate::launch::strategy_mpi_coord::{DATA, MpiCoord, byte, comm};
 use crate::strategy::coord::{Receiver, Sender};
 
 pub(super) fn buffer(len: usize) -> Result<AlignedBuf> {

@@ -53,7 +53,7 @@ pub fn run(job: &PhaseJob<'_>, monitor: &dyn Monitor) -> Result<Vec<WorkerSample
                 shm.stop();
             }
         }
-        super::join_all(handles, "a strategy worker thread")
+        crate::launch::launched::join_all(handles, "a strategy worker thread")
     });
     if let Some(sig) = signal {
         return Err(Error::Interrupted(sig));
@@ -79,7 +79,8 @@ impl Drop for Finished<'_> {
 /// Every role's samples in worker order, each told the run's most commits in flight; or the
 /// error that stopped the run (a real failure before the "aborted" echoes of it).
 pub fn finish(results: Vec<Result<Vec<WorkerSample>>>) -> Result<Vec<WorkerSample>> {
-    let mut samples: Vec<WorkerSample> = super::collect(results)?.into_iter().flatten().collect();
+    let mut samples: Vec<WorkerSample> =
+        crate::launch::launched::collect(results)?.into_iter().flatten().collect();
     samples.sort_by_key(|s| s.worker);
     crate::strategy::count_in_flight(&mut samples);
     Ok(samples)

@@ -11,7 +11,7 @@ use crate::spec::StartMode;
 use crate::worker::bound::{Cross, WearOut};
 use crate::worker::{FreeStart, Monitor, Padded, PhaseJob, StartGate, WorkerSample};
 
-use super::collect;
+use crate::launch::launched::collect;
 
 /// Runs workers as threads of this process (one worker, with nothing to show while it runs:
 /// on this thread).
@@ -163,7 +163,7 @@ pub fn run_workers(
         }
         // Every rank takes part in the meeting once, whatever its workers did.
         settle_across(true);
-        super::join_all(handles, "a worker thread")
+        crate::launch::launched::join_all(handles, "a worker thread")
     });
     if let Some(sig) = signal {
         return Err(Error::Interrupted(sig));

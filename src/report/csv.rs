@@ -95,7 +95,20 @@ const HEADER: &[&str] = &[
     "namespace_names",
     "namespace_cached_at_most",
     "namespace_found",
+    "slurm_job_id",
+    "slurm_step_id",
+    "slurm_cluster",
+    "slurm_partition",
+    "slurm_node_list",
+    "slurm_tasks_per_node",
 ];
+
+/// The Slurm job's columns (the experiment's: the same on every row; empty outside a job).
+fn slurm_cols(exp: &ExperimentResult) -> [String; 6] {
+    let Some(j) = &exp.host.slurm else { return Default::default() };
+    let o = |x: &Option<String>| x.clone().unwrap_or_default();
+    [j.job_id.clone(), o(&j.step_id), o(&j.cluster), o(&j.partition), o(&j.node_list), o(&j.tasks_per_node)]
+}
 
 /// The op-rate and namespace columns of a repetition and one of its workers (the last ones).
 fn ops_cols(r: &crate::results::Repetition, w: Option<&crate::results::WorkerResult>) -> [String; 7] {
@@ -183,6 +196,7 @@ impl Exporter for Csv {
     fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
         let mut w = ::csv::Writer::from_writer(out);
         w.write_record(HEADER).map_err(write_err)?;
+        let slurm = slurm_cols(exp);
         for (pi, point) in exp.points.iter().enumerate() {
             let params = point.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";");
             for ph in &point.phases {
@@ -259,7 +273,7 @@ impl Exporter for Csv {
                         after.extend(last(None));
                         after.extend(timing(None));
                         after.extend(ops_cols(r, None));
-                        w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
+                        w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after).chain(&slurm))
                             .map_err(write_err)?;
                     }
                     for wk in r.workers.try_iter() {
@@ -290,7 +304,7 @@ impl Exporter for Csv {
                         after.extend(last(Some(&wk)));
                         after.extend(timing(Some(&wk)));
                         after.extend(ops_cols(r, Some(&wk)));
-                        w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after))
+                        w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after).chain(&slurm))
                             .map_err(write_err)?;
                     }
                     let blanks = vec![String::new(); 14];
@@ -299,7 +313,7 @@ impl Exporter for Csv {
                         after.extend(last(None));
                         after.extend(timing(None));
                         after.extend(ops_cols(r, None));
-                        w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after))
+                        w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after).chain(&slurm))
                             .map_err(write_err)?;
                     }
                 }

@@ -38,6 +38,9 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         h.cpu_mhz,
         fmt_size(h.mem_bytes)
     );
+    if let Some(j) = &h.slurm {
+        out += &format!("slurm   {}\n", crate::text::one_line(&j.describe()));
+    }
     for t in &h.targets {
         let mut dev = vec![];
         if let Some(d) = &t.device {

@@ -79,6 +79,8 @@ pub struct ExperimentRow {
     /// Runs it planned and did not run (it ended early).
     pub runs_not_run: u64,
     pub spec: Spec,
+    /// The Slurm job it ran in (its host facts' `slurm.job_id`), if any.
+    pub slurm_job: Option<String>,
 }
 
 impl Store {

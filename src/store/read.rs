@@ -32,7 +32,8 @@ impl Store {
                 "SELECT e.id, e.created_unix_s, e.name, h.hostname, e.spec_json,
                         (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status = 'complete'),
                         (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status != 'complete'),
-                        ifnull(json_extract(e.not_run_json, '$.runs'), 0)
+                        ifnull(json_extract(e.not_run_json, '$.runs'), 0),
+                        CASE WHEN json_valid(e.host_json) THEN json_extract(e.host_json, '$.slurm.job_id') END
                  FROM experiments e JOIN hosts h ON h.host_id = e.host_id
                  ORDER BY e.created_unix_s DESC, e.id DESC",
             )
@@ -48,12 +49,13 @@ impl Store {
                     r.get::<_, i64>(5)?,
                     r.get::<_, i64>(6)?,
                     r.get::<_, i64>(7)?,
+                    r.get::<_, Option<String>>(8).ok().flatten(),
                 ))
             })
             .map_err(|e| self.err(e))?;
         let mut out = vec![];
         for row in rows {
-            let (id, created_unix_s, name, hostname, spec_json, ok, bad, not_run) =
+            let (id, created_unix_s, name, hostname, spec_json, ok, bad, not_run, slurm_job) =
                 row.map_err(|e| self.err(e))?;
             let spec = match crate::json::from_str(&spec_json) {
                 Ok(spec) => spec,
@@ -71,6 +73,7 @@ impl Store {
                 runs_failed: bad as u64,
                 runs_not_run: not_run.max(0) as u64,
                 spec,
+                slurm_job,
             });
         }
         Ok(out)

@@ -184,6 +184,148 @@ fn the_layer_graph_has_no_cycle() {
     }
 }
 
+/// The files of one directory of src/ that a file there imports: `crate::DIR::NAME`,
+/// `super::NAME` and (in mod.rs) `NAME::`, each NAME a file of the directory; any other item of
+/// the directory (`crate::DIR::Item`, `super::Item`) is its mod.rs's.
+fn sibling_refs(code: &str, dir: &str, files: &[String], is_mod: bool) -> Vec<String> {
+    let mut out = vec![];
+    let name_at = |rest: &str| -> Vec<String> {
+        match rest.strip_prefix('{') {
+            Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                .split(',')
+                .map(|i| i.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect())
+                .collect(),
+            None => vec![rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect()],
+        }
+    };
+    let prefix = format!("crate::{dir}::");
+    for line in code.lines() {
+        let t = line.trim_start();
+        if t.starts_with("mod ") || t.starts_with("pub mod ") || t.contains(" mod ") {
+            continue;
+        }
+        for p in [prefix.as_str(), "super::"] {
+            if is_mod && p == "super::" {
+                continue;
+            }
+            let mut rest = line;
+            while let Some(i) = rest.find(p) {
+                rest = &rest[i + p.len()..];
+                for n in name_at(rest).into_iter().filter(|n| !n.is_empty() && n != "self") {
+                    out.push(if files.contains(&n) { n } else { "mod".to_string() });
+                }
+            }
+        }
+        if is_mod {
+            for f in files {
+                let mut rest = line;
+                while let Some(i) = rest.find(&format!("{f}::")) {
+                    let before = rest[..i].chars().last();
+                    if !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                        out.push(f.clone());
+                    }
+                    rest = &rest[i + f.len() + 2..];
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A cycle in `edges`, as the path that closes it, if there is one.
+fn find_cycle(edges: &BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        edges: &BTreeMap<String, Vec<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        state.insert(n.to_string(), 1);
+        path.push(n.to_string());
+        for m in edges.get(n).into_iter().flatten() {
+            match state.get(m.as_str()).copied().unwrap_or(0) {
+                1 => {
+                    let at = path.iter().position(|p| p == m).unwrap();
+                    let mut c = path[at..].to_vec();
+                    c.push(m.clone());
+                    return Some(c);
+                }
+                0 => {
+                    if let Some(c) = visit(m, edges, state, path) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        path.pop();
+        state.insert(n.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for n in edges.keys() {
+        if state.get(n.as_str()).copied().unwrap_or(0) == 0
+            && let Some(c) = visit(n, edges, &mut state, &mut vec![])
+        {
+            return Some(c);
+        }
+    }
+    None
+}
+
+/// The files of src/launch/ import each other without a cycle, and none imports its mod.rs
+/// (which dispatches to them): the shared pieces (the world, the phase order, the replies,
+/// host files) sit in files that import none of their users, so a launcher or role reads
+/// top-down. Test files are left out.
+#[test]
+fn launch_files_import_without_a_cycle() {
+    let dir = src().join("launch");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|n| n != "mod" && n != "tests" && !n.ends_with("_tests"))
+        .collect();
+    let mut edges: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut into_mod = vec![];
+    for n in names.iter().chain(std::iter::once(&"mod".to_string())) {
+        let code = non_test_code(&dir.join(format!("{n}.rs")));
+        let refs: Vec<String> =
+            sibling_refs(&code, "launch", &names, n == "mod").into_iter().filter(|r| r != n).collect();
+        if n != "mod" && refs.iter().any(|r| r == "mod") {
+            into_mod.push(n.clone());
+        }
+        edges.insert(n.clone(), refs);
+    }
+    assert!(into_mod.is_empty(), "files of src/launch/ that import its mod.rs: {into_mod:?}");
+    assert!(edges["mod"].len() > 5, "mod.rs names its launchers: {:?}", edges["mod"]);
+    if let Some(c) = find_cycle(&edges) {
+        panic!("src/launch/ has an import cycle: {}", c.join(" -> "));
+    }
+}
+
+/// The cycle check itself: a file importing its mod.rs's item is an edge to mod, a group
+/// gives one edge per file named, and a cycle is found with its path.
+#[test]
+fn the_launch_checker_sees_cycles_and_mod_imports() {
+    let files: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+    assert_eq!(
+        sibling_refs("use crate::launch::{a, Item};\nsuper::c::f();", "launch", &files, false),
+        ["a", "c", "mod"]
+    );
+    assert_eq!(sibling_refs("pub mod a;\nfn f() { b::g(); xb::h(); }", "launch", &files, true), ["b"]);
+    let mut edges: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    edges.insert("a".into(), vec!["b".into()]);
+    edges.insert("b".into(), vec!["c".into()]);
+    edges.insert("c".into(), vec![]);
+    assert_eq!(find_cycle(&edges), None);
+    edges.insert("c".into(), vec!["a".into()]);
+    assert_eq!(find_cycle(&edges).unwrap(), ["a", "b", "c", "a"]);
+}
+
 #[test]
 fn every_module_opens_with_its_job() {
     let mut files = vec![];

@@ -81,12 +81,26 @@ impl Hosts {
     /// `skip:` line) where they cannot be had (not root, no namespaces, no FUSE, no packages).
     /// `up` is asserted to succeed.
     pub(crate) fn up_with(cwd: &Path, file_systems: &[&str]) -> Option<Hosts> {
+        Hosts::up_all(cwd, file_systems, false)
+    }
+
+    /// As [`Hosts::up_with`], and a Slurm cluster over the hosts (`tests/hosts.sh up --slurm`:
+    /// slurmctld on h1, slurmd and munged on every host).
+    #[cfg(feature = "mpi")]
+    pub(crate) fn up_with_slurm(cwd: &Path, file_systems: &[&str]) -> Option<Hosts> {
+        Hosts::up_all(cwd, file_systems, true)
+    }
+
+    fn up_all(cwd: &Path, file_systems: &[&str], slurm: bool) -> Option<Hosts> {
         let lock = HostsLock::take();
         // Down however `up` ends, skipped or not: it may have made the hosts before skipping.
         let hosts = Hosts { _lock: lock };
         let mut args = vec!["up"];
         for f in file_systems {
             args.extend(["--fs", f]);
+        }
+        if slurm {
+            args.push("--slurm");
         }
         let up = hosts_sh(&args, cwd)?;
         assert!(up.status.success(), "{}", stderr(&up));

@@ -44,16 +44,21 @@ mod mpi_servers_hosts;
 mod mpi_strategies;
 #[cfg(feature = "mpi")]
 mod mpi_traces;
+#[cfg(feature = "mpi")]
+mod mpi_world;
 mod outputs;
 mod owners;
 mod plots;
 mod processes;
+mod progress;
 mod readahead;
 mod refusals;
 mod reports;
 mod rig;
 mod safety;
 mod signals;
+#[cfg(feature = "mpi")]
+mod slurm;
 mod stores;
 mod strategies;
 mod throttle;

@@ -245,6 +245,13 @@ fn a_build_without_mpi_refuses_to_run_under_a_launcher() {
             &format!("mpirun = `{var}={value}`: this iolab was built without MPI"),
         );
     }
+    // One of six tasks of a Slurm job step (srun with no MPI plugin), each alone.
+    refused(
+        &s,
+        &run,
+        &[("SLURM_STEP_NUM_TASKS", "6"), ("SLURM_PROCID", "0")],
+        "srun = `SLURM_STEP_NUM_TASKS=6`: srun started 6 tasks: this iolab was built without MPI",
+    );
     let o = s.iolab_env(&run, &[("OMPI_COMM_WORLD_SIZE", "2"), ("OMPI_COMM_WORLD_RANK", "1")]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o), "", "only the first rank says it");

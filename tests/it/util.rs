@@ -141,3 +141,17 @@ pub fn unwrap_entries(text: &str) -> String {
     }
     out
 }
+
+/// A size as progress lines print it (`1.40 GiB`), in bytes.
+pub fn size_of(shown: &str) -> f64 {
+    let (n, unit) = shown.trim().split_once(' ').unwrap_or((shown, "B"));
+    let mult = match unit {
+        "B" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" => 1024.0f64.powi(4),
+        u => panic!("unit {u} in {shown}"),
+    };
+    n.parse::<f64>().unwrap() * mult
+}

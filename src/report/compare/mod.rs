@@ -92,8 +92,13 @@ pub fn row(exp: &ExperimentResult) -> Row {
     fs.dedup();
     let release = h.kernel.split_whitespace().next().unwrap_or("");
     let short: Vec<&str> = release.split('.').take(2).collect();
+    // A host measured in a Slurm job says which (the job's output and its other steps).
+    let hostname = match &h.slurm {
+        Some(j) => format!("{} (Slurm job {})", h.hostname, j.job_id),
+        None => h.hostname.clone(),
+    };
     Row {
-        hostname: h.hostname.clone(),
+        hostname,
         os: format!("{} {}", h.os, short.join(".")),
         cpus: h.cpus,
         cpu_mhz: h.cpu_mhz,

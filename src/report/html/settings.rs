@@ -51,13 +51,17 @@ pub(super) fn spec_section(exp: &ExperimentResult, preset: Option<&PresetAbout>)
 pub(super) fn host_section(exp: &ExperimentResult) -> String {
     let h = &exp.host;
     let mut s = String::from("<section id=\"host\">\n<h2>Host</h2>\n");
-    s += &facts(&[
+    let mut rows = vec![
         ("host", esc(&format!("{} ({})", h.hostname, h.host_id))),
         ("OS", esc(&format!("{} {}", h.os, h.kernel))),
         ("CPU", esc(&format!("{} × {} @ {:.0} MHz", h.cpus, h.cpu_model, h.cpu_mhz))),
         ("memory", esc(&fmt_size(h.mem_bytes))),
         ("iolab", esc(&format!("{} (git {})", h.iolab_version, h.git_rev))),
-    ]);
+    ];
+    if let Some(j) = &h.slurm {
+        rows.push(("Slurm", esc(&j.describe())));
+    }
+    s += &facts(&rows);
     let opt = |o: &Option<String>| esc(o.as_deref().unwrap_or("-"));
     let rows: Vec<Vec<String>> = h
         .targets

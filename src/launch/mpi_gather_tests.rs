@@ -4,6 +4,7 @@ use super::*;
 use crate::engine::Call;
 use crate::latency::series::RateSeries;
 use crate::latency::{Buckets, LatencyNs, new_hist};
+use crate::launch::child::SampleWire;
 use crate::worker::Placement;
 
 /// The most bytes one worker's sample takes in a reply, besides 2 to 10 bytes per bucket of
@@ -69,6 +70,7 @@ fn world(size: u32) -> WorldInfo {
         // Each host's clock 4 ms ahead of the one before.
         clock_offset_ns: (0..size).map(|r| i64::from(r / 32) * 4_000_000).collect(),
         clock_bound_ns: vec![0; size as usize],
+        notes: vec![],
         cpus: vec![32; size as usize],
     }
 }
