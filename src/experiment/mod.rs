@@ -205,7 +205,30 @@ impl Experiment {
             points.push(Point { params: a.iter().cloned().collect(), spec });
         }
         schedule::check_size(points.iter().map(|p| (p.spec.reps, p.spec.warmup, p.spec.phases.len())))?;
-        let base = points[0].spec.clone();
+        let mut base = points[0].spec.clone();
+        // The experiment's name speaks of every point: a name made from an axis (`IO500
+        // {workload}`) names all of the axis's values, not the first point's.
+        if let Some(name) = self.params.one("name").filter(|n| sweep::placeholder(n).is_some()) {
+            let vars: Vec<(String, String)> = self
+                .sweep
+                .axes
+                .iter()
+                .map(|a| {
+                    let mut vs: Vec<&str> = vec![];
+                    for v in &a.values {
+                        if !vs.contains(&v.as_str()) {
+                            vs.push(v);
+                        }
+                    }
+                    let text = match vs.as_slice() {
+                        [a, .., b] if vs.len() > 4 => format!("{a}..{b}"),
+                        _ => vs.join(", "),
+                    };
+                    (a.key.clone(), text)
+                })
+                .collect();
+            base.name = sweep::substitute(name, &vars);
+        }
         let design = Design {
             axes: self.sweep.axes.clone(),
             zip: self.sweep.zip.clone(),

@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::results::{ExperimentResult, PointResult};
 
 mod bounds;
+pub mod brief;
 pub mod compare;
 mod csv;
 pub(crate) mod details;

@@ -76,7 +76,10 @@ pub struct ExperimentRow {
     pub hostname: String,
     pub runs_complete: u64,
     pub runs_failed: u64,
+    /// The first point's spec.
     pub spec: Spec,
+    /// Its sweep: the axes say what the points change.
+    pub design: crate::results::Design,
 }
 
 impl Store {

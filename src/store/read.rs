@@ -29,7 +29,7 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT e.id, e.created_unix_s, e.name, h.hostname, e.spec_json,
+                "SELECT e.id, e.created_unix_s, e.name, h.hostname, e.spec_json, e.design_json,
                         (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status = 'complete'),
                         (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status != 'complete')
                  FROM experiments e JOIN hosts h ON h.host_id = e.host_id
@@ -44,14 +44,16 @@ impl Store {
                     r.get::<_, String>(2)?,
                     r.get::<_, String>(3)?,
                     r.get::<_, String>(4)?,
-                    r.get::<_, i64>(5)?,
+                    r.get::<_, String>(5)?,
                     r.get::<_, i64>(6)?,
+                    r.get::<_, i64>(7)?,
                 ))
             })
             .map_err(|e| self.err(e))?;
         let mut out = vec![];
         for row in rows {
-            let (id, created_unix_s, name, hostname, spec_json, ok, bad) = row.map_err(|e| self.err(e))?;
+            let (id, created_unix_s, name, hostname, spec_json, design_json, ok, bad) =
+                row.map_err(|e| self.err(e))?;
             let spec = match crate::json::from_str(&spec_json) {
                 Ok(spec) => spec,
                 Err(e) => {
@@ -59,6 +61,8 @@ impl Store {
                     continue;
                 }
             };
+            // A design that does not read says nothing of the sweep: the listing shows the spec.
+            let design = crate::json::from_str(&design_json).unwrap_or_default();
             out.push(ExperimentRow {
                 id,
                 created_unix_s,
@@ -67,6 +71,7 @@ impl Store {
                 runs_complete: ok as u64,
                 runs_failed: bad as u64,
                 spec,
+                design,
             });
         }
         Ok(out)
@@ -168,6 +173,7 @@ impl Store {
                 overlap: r.get::<_, Option<Real>>(21).map_err(g)?.map(|x| x.0),
                 max_sar_ops_per_s: 0.0,
                 min_sar_ops_per_s: 0.0,
+                agg_ops_per_s: None,
                 resident_fraction: r.get::<_, Real>(12).map_err(g)?.0,
                 prealloc_ns: r.get::<_, i64>(13).map_err(g)? as u64,
                 flags: crate::json::from_str(&flags_json).map_err(|e| self.err(e))?,

@@ -13,6 +13,7 @@ use crate::env::dirs::{Dir, entries};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::latency::Recorder;
+use crate::latency::series::RateRecorder;
 use crate::plan::Op;
 use crate::plan::namespace::{NameBuf, glob, share_of};
 
@@ -27,6 +28,8 @@ struct Walk<'a, R> {
     pattern: &'a [u8],
     share: Option<(u32, u32)>,
     rec: R,
+    /// Entries stated per interval (its rate over time).
+    series: RateRecorder,
     start_ns: u64,
     prev: u64,
     ops: u64,
@@ -53,6 +56,7 @@ pub(super) fn walk<R: Recorder>(
         pattern: md.ns.ns.find.as_bytes(),
         share: md.work.share,
         rec,
+        series: RateRecorder::counting(crate::units::RateUnit::Ops),
         start_ns: 0,
         prev: 0,
         ops: 0,
@@ -76,6 +80,7 @@ pub(super) fn walk<R: Recorder>(
         }
     })?;
     let end_ns = now_ns();
+    let series = R::CLOCKED.then(|| Box::new(w.series.finish(end_ns - w.start_ns)));
     let (hist, trace) = w.rec.finish().map_err(trace_err)?;
     Ok(WorkerSample {
         worker: ctx.plan.worker,
@@ -95,7 +100,7 @@ pub(super) fn walk<R: Recorder>(
         max_inflight: u64::from(w.ops > 0),
         role: None,
         place: None,
-        series: None,
+        series,
         stonewall_ops: None,
         found: Some(w.found),
     })
@@ -143,6 +148,7 @@ impl<R: Recorder> Walk<'_, R> {
                         let op = Op { file: level, offset: self.ops - 1, len: 0 };
                         self.rec.record(op, self.prev - self.start_ns, t - self.prev);
                         self.prev = t;
+                        self.series.add(t - self.start_ns, 1);
                     }
                     self.ctx.progress.store(self.ops, Relaxed);
                 }

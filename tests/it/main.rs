@@ -25,6 +25,7 @@ mod latency;
 mod layouts;
 mod limits;
 mod md_bounds;
+mod md_figures;
 mod metadata;
 #[cfg(feature = "mpi")]
 mod mpi;
