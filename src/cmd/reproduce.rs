@@ -65,7 +65,13 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
     };
     let mut exp = p.experiment(scale, &args.dirs, env.ram_bytes).map_err(blame)?;
     for kv in &args.set {
-        exp.params.set_kv(kv)?;
+        exp.set_kv(
+            kv,
+            &format!(
+                "iolab reproduce {} --print > FILE.toml, edit its [sweep], iolab run FILE.toml",
+                p.meta.id
+            ),
+        )?;
     }
     let built = exp.build(&env).map_err(blame)?;
     if !args.out.quiet {

@@ -265,3 +265,76 @@ fn a_build_without_mpi_refuses_to_run_under_a_launcher() {
     assert_eq!(stderr(&o).matches("--features mpi").count(), 1, "{}", stderr(&o));
     assert!(!s.db().exists());
 }
+
+/// Options that would do nothing are refused, naming the value and what makes it do nothing,
+/// before anything is made: a data phase's option on metadata phases alone, a metadata
+/// option without them, an `md_shift` that brings every worker back to its own items or moves
+/// no phase, a phase modifier given twice (the second once won silently: `read:cold:warm` ran
+/// warm), a value the sweep overrides at every point (`reproduce IO500 --set md_files=7` ran
+/// 500), and through that, a `--set` value refused elsewhere (`md_files=0`).
+#[test]
+fn options_that_would_do_nothing_are_refused_naming_both_values() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let md = ["run", "--dir", dir, "--op", "create,stat", "--md-files", "10", "--reps", "1"];
+    let on_md = "the phases (create,stat) are all metadata phases, which move no data blocks";
+    for (extra, value) in [
+        (&["--direct"][..], "direct = `true`"),
+        (&["--open-sync", "dsync"], "open_sync = `dsync`"),
+        (&["--prealloc"], "prealloc = `true`"),
+        (&["--engine", "uring", "--iodepth", "8"], "engine = `uring`"),
+        (&["--verify"], "verify = `true`"),
+        (&["--layout", "shared"], "layout = `shared`"),
+        (&["--bs", "4KiB"], "bs = `4KiB`"),
+        (&["--cache", "warm"], "cache = `warm`"),
+    ] {
+        let args: Vec<&str> = md.iter().chain(extra).copied().collect();
+        refused(&s, &args, &[], &format!("{value}: {on_md}"));
+    }
+    // At its default it changes nothing (a printed spec states every value): accepted.
+    let args: Vec<&str> = md.iter().chain(&["--layout", "file-per-worker", "--no-store"]).copied().collect();
+    let o = s.iolab(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let data = ["run", "--dir", dir, "--op", "write", "--size", "64KiB", "--bs", "16KiB", "--reps", "1"];
+    let args: Vec<&str> = data.iter().chain(&["--md-files", "10"]).copied().collect();
+    refused(&s, &args, &[], "md_files = `10`: the phases (write) are all data phases");
+    for (extra, want) in [
+        (
+            &["--md-shift", "2", "--workers", "2"][..],
+            "md_shift = `2`: with 2 workers, worker w + 2 is worker w: each would visit its own items",
+        ),
+        (
+            &["--md-shift", "1", "--workers", "2"],
+            "md_shift = `1`: it shifts the items stat, open and read-files visit; the phases (create,unlink) have none",
+        ),
+    ] {
+        let mut args: Vec<&str> = md.iter().chain(extra).copied().collect();
+        if want.contains("create,unlink") {
+            args[4] = "create,unlink";
+        }
+        refused(&s, &args, &[], want);
+    }
+    for (ops, want) in [
+        ("write,read:cold:warm", "ops = `read:cold:warm`: a cache state is given twice (cold, then warm)"),
+        ("write:seq:random", "ops = `write:seq:random`: an order is given twice (seq, then random)"),
+        ("write,read:workers=1:workers=2", "workers is given twice (workers=1, then workers=2)"),
+        ("write,read:runtime=1s:runtime=2s", "runtime is given twice (runtime=1s, then runtime=2s)"),
+    ] {
+        refused(&s, &["run", "--dir", dir, "--size", "64KiB", "--bs", "16KiB", "--op", ops], &[], want);
+    }
+    refused(
+        &s,
+        &["run", "--dir", dir, "--size", "64KiB", "--bs", "16KiB", "--sweep", "bs=4KiB,8KiB"],
+        &[],
+        "bs = `16KiB`: the sweep sets bs at every point (bs = 4KiB,8KiB), so this value would never be used",
+    );
+    for set in ["md_files=7", "md_files=0"] {
+        refused(
+            &s,
+            &["reproduce", "IO500", "--scale", "quick", "--dir", dir, "--set", set],
+            &[],
+            &format!("md_files = `{}`: the sweep sets md_files at every point", &set[9..]),
+        );
+    }
+    assert_eq!(s.leftovers(), Vec::<String>::new(), "nothing made");
+}

@@ -25,20 +25,25 @@ impl Exporter<Planned<'_>> for Text {
 /// The whole text.
 fn text(p: &Planned<'_>) -> String {
     let (spec, plan, free) = (p.spec, p.plan, p.free);
+    // Metadata phases alone use no engine and no data files: the plan names neither.
+    let data = crate::report::brief::moves_data(spec);
     let mut s = format!(
-        "plan for `{}`: {} phase{} x {} repetition{}, engine {}\n",
+        "plan for `{}`: {} {}phase{} x {} repetition{}{}\n",
         spec.name,
         plan.phases.len(),
+        if data { "" } else { "metadata " },
         if plan.phases.len() == 1 { "" } else { "s" },
         spec.reps,
         if spec.reps == 1 { "" } else { "s" },
-        spec.engine
+        if data { format!(", engine {}", spec.engine) } else { String::new() }
     );
     if let Some(how) = crate::report::details::spec_launch(spec) {
         s += &format!("workers: {how}\n");
     }
-    s += "files (created in a new .iolab-RUNID/ directory under each target, removed after each repetition";
-    s += if spec.keep { "; kept: --keep)\n" } else { ")\n" };
+    if data || !plan.files.is_empty() {
+        s += "files (created in a new .iolab-RUNID/ directory under each target, removed after each repetition";
+        s += if spec.keep { "; kept: --keep)\n" } else { ")\n" };
+    }
     for f in plan.files.iter().take(16) {
         s += &format!(
             "  {:<14} {:>10}  in {}\n",
@@ -183,7 +188,7 @@ fn md_workers(ph: &crate::plan::PhasePlan) -> String {
     let mut s = String::new();
     for w in ph.workers.iter().take(8) {
         let Some(m) = w.md else { continue };
-        let whose = if m.owner == w.worker { "its".to_string() } else { format!("worker {}'s", m.owner) };
+        let whose = if m.owner == w.worker { "its own".to_string() } else { format!("worker {}'s", m.owner) };
         s += &match (m.op, m.share) {
             (crate::spec::OpKind::Find, Some((i, n))) => {
                 format!(
