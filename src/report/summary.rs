@@ -177,7 +177,7 @@ impl Columns {
         untouched.dedup();
         if !untouched.is_empty() {
             out.push(format!(
-                "{}: the files' pages were evicted from every reading host's kernel, but the file system's client keeps file data the eviction does not reach: {}; such a read may be served from it",
+                "{}: the files' pages were evicted from every reading host's kernel (for a metadata phase: its directory entries, inodes and pages dropped), but the file system's client keeps what the eviction does not reach: {}; such a phase may be served from it",
                 crate::results::COLD_KERNEL_ONLY,
                 untouched.join("; ")
             ));

@@ -21,6 +21,7 @@ mod hosts;
 mod imports;
 mod inputs;
 mod io500;
+mod labels;
 mod latency;
 mod layouts;
 mod limits;

@@ -176,7 +176,19 @@ fn text(p: &Planned<'_>) -> String {
         _ if spec.phases.iter().all(|p| p.op.is_metadata()) && spec.sync == crate::spec::SyncPolicy::Each => {
             "each item by fsync (files; their directory for the others)".to_string()
         }
-        _ if spec.phases.iter().all(|p| p.op.is_metadata()) => "end of each phase by syncfs".to_string(),
+        _ if spec.phases.iter().all(|p| p.op.is_metadata()) => {
+            let mut reach: Vec<String> = spec
+                .dirs
+                .iter()
+                .filter_map(|d| crate::env::netfs::syncfs_reach(&crate::env::host::fs_identity(d)))
+                .collect();
+            reach.dedup();
+            let mut t = "end of each phase by syncfs".to_string();
+            if !reach.is_empty() {
+                t += &format!(" ({})", reach.join("; "));
+            }
+            t
+        }
         p => format!("{} by {}", p.label(), spec.sync_call.name()),
     };
     s += &format!("commit: {sync}\n");
