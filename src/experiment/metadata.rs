@@ -101,7 +101,7 @@ pub(super) fn resolve(params: &Params, spec: &Spec) -> Result<Option<Namespace>>
             return Err(Error::spec(
                 "ops",
                 &p.name,
-                "a cold metadata phase drops the kernel's directory entries and inodes (writing 2 to /proc/sys/vm/drop_caches), which needs root",
+                "a cold metadata phase drops the kernel's directory entries and inodes (writing 3 to /proc/sys/vm/drop_caches), which needs root",
             ));
         }
     }
@@ -122,7 +122,7 @@ pub(super) fn resolve(params: &Params, spec: &Spec) -> Result<Option<Namespace>>
         return Err(Error::spec("md_fanout", fanout, format!("must be between 1 and {MAX_TREE_DIRS}")));
     }
     let size_s = get("md_size").unwrap_or("0");
-    let file_bytes = crate::units::parse_size(size_s, 0).map_err(|e| Error::spec("md_size", size_s, e.0))?;
+    let file_bytes = crate::units::parse_abs_size(size_s).map_err(|e| Error::spec("md_size", size_s, e.0))?;
     if file_bytes > MAX_FILE_BYTES {
         return Err(Error::spec("md_size", size_s, "must be at most 64 MiB (a file is read whole)"));
     }

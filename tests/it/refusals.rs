@@ -338,3 +338,72 @@ fn options_that_would_do_nothing_are_refused_naming_both_values() {
     }
     assert_eq!(s.leftovers(), Vec::<String>::new(), "nothing made");
 }
+
+/// Messages that say what is wrong: a size relative to memory where none is taken (it said the
+/// memory size was unknown), what a cold metadata phase writes to drop_caches (it said 2;
+/// iolab writes 3), `--drop-caches` without the right to write it refused up front (it failed
+/// at the first cold phase, exit 1, a failed run stored), the temporary directory of a traced
+/// run named as TMPDIR, kept metadata items counted in the warning about leftovers (it said
+/// `0 B`), and `--reuse` with a metadata phase refused for being one.
+#[test]
+fn messages_say_what_is_wrong() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let md = ["run", "--dir", dir, "--op", "create,stat", "--md-files", "10", "--reps", "1"];
+    let args: Vec<&str> = md.iter().chain(&["--md-size", "1xRAM"]).copied().collect();
+    refused(
+        &s,
+        &args,
+        &[],
+        "md_size = `1xRAM`: `1xRAM` is a multiple of the machine's memory; this takes an absolute size",
+    );
+    let traced =
+        ["run", "--dir", dir, "--op", "write", "--size", "64KiB", "--bs", "16KiB", "--trace", "--no-store"];
+    refused(
+        &s,
+        &traced,
+        &[("TMPDIR", "/nonexistent")],
+        "TMPDIR = `/nonexistent`: a traced run without a store spools its traces in the temporary directory",
+    );
+    let reuse = ["run", "--dir", dir, "--reuse", "0123456789abcdef0123456789abcdef", "--op", "stat"];
+    refused(&s, &reuse, &[], "reuse reads the data files of a kept run; metadata phases make their own");
+    if crate::rig::is_root() {
+        crate::rig::open_to_all(s.path());
+        for (args, want) in [
+            (
+                vec![
+                    "run",
+                    "--dir",
+                    dir,
+                    "--op",
+                    "write,read:cold",
+                    "--size",
+                    "64KiB",
+                    "--bs",
+                    "16KiB",
+                    "--drop-caches",
+                ],
+                "drop_caches = `true`: it writes 3 to /proc/sys/vm/drop_caches, which this process may not write",
+            ),
+            (
+                vec!["run", "--dir", dir, "--op", "create,stat:cold", "--md-files", "10"],
+                "writing 3 to /proc/sys/vm/drop_caches), which needs root",
+            ),
+        ] {
+            let mut c = command();
+            c.args(&args).env("IOLAB_DB", s.db()).current_dir(s.path());
+            let o = crate::rig::as_nobody(&mut c).output().unwrap();
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+            assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+            assert!(!s.db().exists(), "{args:?} made a store");
+        }
+    }
+    // Kept metadata items are counted in the warning about leftovers.
+    let keep: Vec<&str> = md.iter().chain(&["--keep", "--no-store"]).copied().collect();
+    assert!(s.iolab(&keep).status.success());
+    let o = s.iolab(&["run", "--dir", dir, "--size", "64KiB", "--bs", "16KiB", "--reps", "1", "--no-store"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let warning = stderr(&o);
+    assert!(warning.contains("(0 B and 10 items of metadata phases, kept by run "), "{warning}");
+    assert!(s.iolab(&["clean", dir]).status.success());
+}
