@@ -243,6 +243,7 @@ impl Experiment {
             .map(|(a, p)| Ok((self.params_of(a)?, &p.spec)))
             .collect::<Result<_>>()?;
         metadata::check_used(&used, env)?;
+        bound::check_used(&points.iter().map(|p| &p.spec).collect::<Vec<_>>())?;
         let mut base = points[0].spec.clone();
         // The experiment's name speaks of every point: a name made from an axis (`IO500
         // {workload}`) names all of the axis's values, not the first point's.

@@ -86,8 +86,6 @@ fn strategy_tables_split_by_swept_parameters_not_by_variables() {
         "64KiB",
         "--strategy",
         "S2",
-        "--iters",
-        "16",
         "--comptime",
         "0s",
         "--sync",
@@ -128,7 +126,7 @@ fn strategy_tables_split_by_swept_parameters_not_by_variables() {
 fn the_host_table_and_its_page_take_their_source_and_time() {
     let s = Scratch::new();
     let dir = s.path().to_str().unwrap().to_string();
-    stdout_of(&s, &["reproduce", "L1", "--scale", "quick", "--dir", &dir, "--quiet", "--set", "size=1MiB"]);
+    stdout_of(&s, &["reproduce", "L1", "--scale", "quick", "--dir", &dir, "--quiet"]);
     let (store, exp) = load_last(&s);
     let rows = compare::rows(std::slice::from_ref(&exp));
     assert_eq!(names(compare::FORMATS), ["text", "csv", "markdown"]);
@@ -160,7 +158,7 @@ fn the_host_table_and_its_page_take_their_source_and_time() {
 fn the_experiment_page_shows_the_preset_notes_it_is_given() {
     let s = Scratch::new();
     let dir = s.path().to_str().unwrap().to_string();
-    stdout_of(&s, &["reproduce", "L1", "--scale", "quick", "--dir", &dir, "--quiet", "--set", "size=1MiB"]);
+    stdout_of(&s, &["reproduce", "L1", "--scale", "quick", "--dir", &dir, "--quiet"]);
     let (store, exp) = load_last(&s);
     let l1 = preset::find("L1").unwrap();
     let about = preset::about(&exp).unwrap();

@@ -270,8 +270,9 @@ fn a_build_without_mpi_refuses_to_run_under_a_launcher() {
 /// before anything is made: a data phase's option on metadata phases alone, a metadata
 /// option without them, an `md_shift` that brings every worker back to its own items or moves
 /// no phase, a phase modifier given twice (the second once won silently: `read:cold:warm` ran
-/// warm), a value the sweep overrides at every point (`reproduce IO500 --set md_files=7` ran
-/// 500), and through that, a `--set` value refused elsewhere (`md_files=0`).
+/// warm), a run-wide time bound that no phase takes (each has its own), a value the sweep
+/// overrides at every point (`reproduce IO500 --set md_files=7` ran 500), and through that,
+/// a `--set` value refused elsewhere (`md_files=0`).
 #[test]
 fn options_that_would_do_nothing_are_refused_naming_both_values() {
     let s = Scratch::new();
@@ -321,6 +322,18 @@ fn options_that_would_do_nothing_are_refused_naming_both_values() {
         ("write,read:runtime=1s:runtime=2s", "runtime is given twice (runtime=1s, then runtime=2s)"),
     ] {
         refused(&s, &["run", "--dir", dir, "--size", "64KiB", "--bs", "16KiB", "--op", ops], &[], want);
+    }
+    // A run-wide time bound that every phase overrides, or that no phase takes.
+    for (bound, ops, want) in [
+        (
+            "--runtime",
+            "write:runtime=2s",
+            "runtime = `1s`: no phase takes it: each of the phases (write:runtime=2s)",
+        ),
+        ("--stonewall", "write:runtime=1s,read:runtime=0", "stonewall = `1s`: no phase takes it"),
+    ] {
+        let args = ["run", "--dir", dir, "--size", "64KiB", "--bs", "16KiB", "--op", ops, bound, "1s"];
+        refused(&s, &args, &[], want);
     }
     refused(
         &s,
