@@ -18,7 +18,7 @@ impl Exporter<Planned<'_>> for Text {
     }
 
     fn export(&self, p: &Planned<'_>, out: &mut dyn Write) -> Result<()> {
-        out.write_all(text(p).as_bytes()).map_err(write_err)
+        out.write_all(crate::text::terminal_safe(&text(p)).as_bytes()).map_err(write_err)
     }
 }
 
