@@ -2,7 +2,8 @@
 //! unknown: a FUSE file system (bindfs) mounted at a path with every character mountinfo
 //! escapes (space, tab, newline, backslash) is found and named; every cold phase on it, data
 //! or metadata, carries the label of the client cache iolab cannot reach; and a metadata
-//! phase's commit says what a syncfs does on FUSE.
+//! phase's commit says what a syncfs does on FUSE; a rename phase, which FUSE daemons without
+//! rename2 cannot make, is refused up front naming the file system.
 
 use std::path::Path;
 
@@ -60,6 +61,18 @@ fn a_fuse_mount_at_an_escaped_path_is_found_and_every_cold_phase_labelled() {
     assert!(
         table.contains("commit end by syncfs (on fuse, syncfs reaches no daemon, FUSE having no commit of a whole file system"),
         "{table}"
+    );
+    // bindfs has no RENAME_NOREPLACE (as MooseFS and GlusterFS): a rename phase is refused
+    // up front, naming the file system, where it once failed mid-run with a bare EINVAL.
+    let args = ["run", "--dir", dir, "--op", "create,rename,unlink", "--md-files", "20", "--reps", "1"];
+    let o = s.iolab(&args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("ops = `create,rename,unlink`: rename calls renameat2 with RENAME_NOREPLACE")
+            && err.contains("(fuse, a FUSE file system iolab does not know")
+            && err.contains("refuses: Invalid argument"),
+        "{err}"
     );
     assert!(!Path::new(&src).read_dir().unwrap().any(|e| e.is_ok()), "left behind");
 }
