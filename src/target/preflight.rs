@@ -136,7 +136,7 @@ fn check_rename(spec: &Spec, real_io: bool) -> Result<()> {
         return Ok(());
     }
     let probe = Spec { keep: false, ..spec.clone() };
-    let mut wd = WorkDirs::create(&probe, &format!("rename-probe-{}", std::process::id()))?;
+    let mut wd = WorkDirs::create(&probe, &super::workdir::new_run_id())?;
     for d in wd.paths() {
         wd.create_file(&d.join("probe"))?;
         let dir = Dir::open(&d).map_err(|e| Error::io("open", &d, None, e))?;
