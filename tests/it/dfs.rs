@@ -149,6 +149,18 @@ fn glusterfs_client_cache_is_never_reported_as_plainly_cold() {
         phases(&small)[1]["cache"]["client_cache_not_controlled"],
         "glusterfs client translators quick-read (glusterfs)"
     );
+    // A cold metadata phase that reads small files' data goes through the same labelling: so
+    // is labelled as a data cold read is (it once got no label); a cold stat reads no data.
+    let md = json(&iolab_on(
+        "h2",
+        &db,
+        "run --dir /mnt/glusterfs --op create,stat:cold,read-files:cold,unlink --md-files 10 --md-size 1KiB --reps 1 --json --quiet",
+    ));
+    assert!(phases(&md)[1]["cache"].get("client_cache_not_controlled").is_none(), "{md}");
+    assert_eq!(
+        phases(&md)[2]["cache"]["client_cache_not_controlled"],
+        "glusterfs client translators quick-read (glusterfs)"
+    );
 
     // io-cache on, kept a minute before it asks the bricks again.
     let set = |opt: &str, v: &str| on("h1", &format!("gluster --mode=script volume set pfs {opt} {v}"));
