@@ -27,6 +27,7 @@ needs=(
     "mpiexec.mpich|mpich|the MPI tests run a build against MPICH under its launcher"
     "mpicc.mpich|libmpich-dev|the build against MPICH compiles with its headers"
     "prlimit|util-linux|an MPI test sets a file size limit on one rank"
+    "bindfs|bindfs|the label tests mount a FUSE file system (bindfs) at a path with escaped characters"
     "mfsmaster|moosefs-master|the distributed file system tests run a MooseFS master on the simulated hosts"
     "mfschunkserver|moosefs-chunkserver|the distributed file system tests run a MooseFS chunkserver on each simulated host"
     "mfsmount|moosefs-client|the distributed file system tests mount MooseFS on each simulated host"

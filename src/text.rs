@@ -115,6 +115,21 @@ pub fn terminal_safe(s: &str) -> String {
     s.split('\n').map(one_line).collect::<Vec<_>>().join("\n")
 }
 
+/// Text for a Markdown document's line or table cell: control characters shown as in
+/// [`one_line`] (a newline as `\n`, so a cell stays on its row), and every character Markdown
+/// reads as syntax (emphasis, code, links, HTML, tables, entities, headings) escaped with a
+/// backslash, as CommonMark allows for any ASCII punctuation: `a|b *c*` is `a\|b \*c\*`.
+pub fn markdown_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\`*_[]<>|~&#!$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    one_line(&out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +153,15 @@ mod tests {
         assert_eq!(one_line("a\nb\\c\x07"), "a\\nb\\c\\x07");
         assert_eq!(terminal_safe("a\x1b[31mb\nc\td\n"), "a\\x1b[31mb\nc\\td\n");
         assert_eq!(text_table(&["h"], &[vec!["\x1b[2Jx\ny".into()]], &[]), "h\n\\x1b[2Jx\\ny\n");
+    }
+
+    #[test]
+    fn markdown_escape_leaves_no_syntax_and_one_line() {
+        assert_eq!(
+            markdown_escape("h\x1b[31m|x\ny *b* <i>&amp;`c`"),
+            "h\\x1b\\[31m\\|x\\ny \\*b\\* \\<i\\>\\&amp;\\`c\\`"
+        );
+        assert_eq!(markdown_escape("1.5 MB/s (x)"), "1.5 MB/s (x)");
+        assert_eq!(markdown_escape("a\\b"), "a\\\\b");
     }
 }

@@ -284,6 +284,64 @@ pub fn fmt_ops(ops_per_s: f64) -> String {
     }
 }
 
+/// What a rate counts, and so the unit every output states beside it: bytes (data phases,
+/// shown in MB/s = 10^6 B/s) or ops (metadata phases: one op is one item, or one entry a find
+/// stats; shown in ops/s). A figure's unit comes with the figure, never from its row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateUnit {
+    #[default]
+    Bytes,
+    Ops,
+}
+
+impl RateUnit {
+    /// The unit of a phase's rates: ops for a metadata phase (`md`), else bytes.
+    pub fn of(md: bool) -> RateUnit {
+        if md { RateUnit::Ops } else { RateUnit::Bytes }
+    }
+
+    /// The unit as a column or an axis shows it: `MB/s`, `ops/s`.
+    pub fn short(self) -> &'static str {
+        match self {
+            RateUnit::Bytes => "MB/s",
+            RateUnit::Ops => "ops/s",
+        }
+    }
+
+    /// The unit with what it means: `MB/s (10^6 B/s)`, `ops/s`.
+    pub fn long(self) -> &'static str {
+        match self {
+            RateUnit::Bytes => "MB/s (10^6 B/s)",
+            RateUnit::Ops => "ops/s",
+        }
+    }
+
+    /// What is counted, as JSON field names end (`bytes`, `ops`).
+    pub fn counted(self) -> &'static str {
+        match self {
+            RateUnit::Bytes => "bytes",
+            RateUnit::Ops => "ops",
+        }
+    }
+
+    /// A rate per second in this unit as shown: MB/s from bytes per second, ops/s as it is.
+    pub fn shown(self, per_s: f64) -> f64 {
+        match self {
+            RateUnit::Bytes => mb_per_s(per_s),
+            RateUnit::Ops => per_s,
+        }
+    }
+
+    /// A rate per second formatted in this unit ([`fmt_rate`], [`fmt_ops`]), without the unit.
+    pub fn fmt(self, per_s: f64) -> String {
+        match self {
+            RateUnit::Bytes => fmt_rate(per_s),
+            RateUnit::Ops => fmt_ops(per_s),
+        }
+    }
+}
+
 /// Formats nanoseconds as a short human duration: `812 ns`, `4.1 us`, `12.3 ms`, `2.05 s`.
 pub fn fmt_ns(ns: u64) -> String {
     let v = ns as f64;

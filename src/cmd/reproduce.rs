@@ -65,7 +65,13 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
     };
     let mut exp = p.experiment(scale, &args.dirs, env.ram_bytes).map_err(blame)?;
     for kv in &args.set {
-        exp.params.set_kv(kv)?;
+        exp.set_kv(
+            kv,
+            &format!(
+                "iolab reproduce {} --print > FILE.toml, edit its [sweep], iolab run FILE.toml",
+                p.meta.id
+            ),
+        )?;
     }
     let built = exp.build(&env).map_err(blame)?;
     if !args.out.quiet {
@@ -139,7 +145,8 @@ pub fn list(dirs: &[String], env: &ResolveEnv, scale: Scale, rates: &Rates) -> R
         out.push('\n');
         out += under;
     }
-    let mut legend = "size: bytes per worker of its points; disk: the space its largest point needs (without \
+    let mut legend = "size: bytes per worker of its points that move data, items per worker of those with \
+                      metadata phases; disk: the space its largest point needs (without \
                       the margin of 5% + 64 MiB); time: all its runs, a rough floor, from the rates of similar \
                       phases measured on this host (same engine and op, size within 16x)"
         .to_string();
@@ -184,14 +191,27 @@ fn space(points: &[Point]) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// The sizes of the points: one, a few, or the range.
+/// The sizes of the points: one, a few, or the range, of the points that move data (their
+/// bytes per worker) and of those with metadata phases (their items per worker: a metadata
+/// phase uses no `size`).
 fn sizes(points: &[Point]) -> String {
-    let mut v: Vec<u64> = points.iter().map(|p| p.spec.size_bytes).collect();
-    v.sort_unstable();
-    v.dedup();
-    match v.as_slice() {
-        [] => "-".into(),
-        [a, .., b] if v.len() > 3 => format!("{}..{} ({} sizes)", fmt_size(*a), fmt_size(*b), v.len()),
-        _ => v.iter().map(|b| fmt_size(*b)).collect::<Vec<_>>().join(", "),
-    }
+    let list = |mut v: Vec<u64>, fmt: &dyn Fn(u64) -> String, what: &str| {
+        v.sort_unstable();
+        v.dedup();
+        match v.as_slice() {
+            [] => None,
+            [a, .., b] if v.len() > 3 => Some(format!("{}..{} ({} {what})", fmt(*a), fmt(*b), v.len())),
+            _ => Some(v.iter().map(|b| fmt(*b)).collect::<Vec<_>>().join(", ")),
+        }
+    };
+    let data = points.iter().filter(|p| report::brief::moves_data(&p.spec)).map(|p| p.spec.size_bytes);
+    let items = points.iter().filter_map(|p| p.spec.md.as_ref()).map(|ns| ns.items);
+    let parts: Vec<String> = [
+        list(data.collect(), &fmt_size, "sizes"),
+        list(items.collect(), &|n| n.to_string(), "counts").map(|t| format!("{t} items")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if parts.is_empty() { "-".into() } else { parts.join("; ") }
 }

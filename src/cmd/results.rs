@@ -8,7 +8,6 @@ use crate::cli::{ResultsArgs, ResultsCommand};
 use crate::error::{Error, Result};
 use crate::report::{self, compare};
 use crate::store::{Store, import};
-use crate::units::fmt_size;
 
 use super::{buffered, format_of, put, read_store};
 use crate::report::output::{self, Kind};
@@ -88,6 +87,17 @@ fn list(store: &Store, stdout: &mut dyn Write) -> Result<()> {
         .into_iter()
         .map(|r| {
             let phases: Vec<String> = r.spec.phases.iter().map(|p| p.name.clone()).collect();
+            // What ran: one point's spec in brief; over a sweep, what it swept, with the first
+            // point's brief only when the sweep keeps its phases (a sweep of `ops` can turn data
+            // phases into metadata phases).
+            let axes: Vec<&str> = r.design.axes.iter().map(|a| a.key.as_str()).collect();
+            let ops_swept = axes.contains(&"ops");
+            let brief = report::brief::spec_brief(&r.spec);
+            let spec = match (axes.is_empty(), ops_swept) {
+                (true, _) => brief,
+                (false, false) => format!("{brief} · sweep of {}", axes.join(", ")),
+                (false, true) => format!("sweep of {}", axes.join(", ")),
+            };
             let host = match &r.slurm_job {
                 Some(j) => format!("{} (Slurm job {j})", r.hostname),
                 None => r.hostname,
@@ -96,14 +106,8 @@ fn list(store: &Store, stdout: &mut dyn Write) -> Result<()> {
                 r.id,
                 r.name,
                 host,
-                format!(
-                    "{} x{} {} bs {}",
-                    r.spec.engine,
-                    r.spec.workers,
-                    fmt_size(r.spec.size_bytes),
-                    fmt_size(r.spec.bs_bytes)
-                ),
-                phases.join(","),
+                spec,
+                if ops_swept { "per point".to_string() } else { phases.join(",") },
                 format!("{}", r.runs_complete),
                 format!("{}", r.runs_failed),
             ]

@@ -115,7 +115,17 @@ pub(super) fn check_traces(built: &Built, out: &OutputArgs) -> Result<()> {
     let spool = db_path.as_ref().and_then(|p| p.parent()).filter(|d| !d.as_os_str().is_empty());
     let dir = spool.map_or_else(std::env::temp_dir, |d| d.to_path_buf());
     crate::target::device::check_remote_dir("trace_spool", &dir, &built.base.allow_device)?;
-    check_trace_spool(built, &dir, db_path.is_some())?;
+    check_trace_spool(built, &dir, db_path.is_some()).map_err(|e| match (spool, e) {
+        // Without a store the spool is the temporary directory: a failure there names TMPDIR.
+        (None, Error::Io { call, source, .. }) => Error::spec(
+            "TMPDIR",
+            crate::text::escape_path(&dir),
+            format!(
+                "a traced run without a store spools its traces in the temporary directory, and {call} on it failed: {source}; set TMPDIR to a directory with room, or store the run"
+            ),
+        ),
+        (_, e) => e,
+    })?;
     // Under MPI ranks each other rank spools its own workers' traces on its own host.
     let specs: Vec<crate::spec::Spec> = built.points.iter().map(|p| p.spec.clone()).collect();
     crate::launch::check_trace_spools(&specs)

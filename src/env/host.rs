@@ -185,17 +185,11 @@ const NO_LIMIT: u64 = 1 << 62;
 /// /proc/self/mountinfo; `root` is prepended to mount points (`/`, or a test's directory).
 fn cgroup_memory_limit(root: &Path, cgroup: &str, mountinfo: &str) -> Option<u64> {
     let mut best: Option<u64> = None;
-    for line in mountinfo.lines() {
-        let Some((pre, post)) = line.split_once(" - ") else { continue };
-        let f: Vec<&str> = pre.split(' ').collect();
-        let g: Vec<&str> = post.split(' ').collect();
-        if f.len() < 5 || g.len() < 3 {
-            continue;
-        }
-        let (mount_root, mount_point) = (unescape(f[3]), unescape(f[4]));
-        let (file, path) = match g[0] {
+    for m in super::mountinfo::parse(mountinfo) {
+        let (mount_root, mount_point) = (m.root, m.mount_point);
+        let (file, path) = match m.fs_type.as_str() {
             "cgroup2" => ("memory.max", cgroup.lines().find_map(|l| l.strip_prefix("0::"))),
-            "cgroup" if g[2].split(',').any(|o| o == "memory") => (
+            "cgroup" if m.super_options.split(',').any(|o| o == "memory") => (
                 "memory.limit_in_bytes",
                 cgroup.lines().find_map(|l| {
                     let mut parts = l.splitn(3, ':');
@@ -208,7 +202,7 @@ fn cgroup_memory_limit(root: &Path, cgroup: &str, mountinfo: &str) -> Option<u64
         let Some(path) = path else { continue };
         // The process's cgroup as seen under this mount, then each ancestor up to the mount.
         let Some(rel) = Path::new(path).strip_prefix(&mount_root).ok() else { continue };
-        let top = root.join(mount_point.trim_start_matches('/'));
+        let top = root.join(mount_point.strip_prefix("/").unwrap_or(&mount_point));
         let mut dir = Some(top.join(rel));
         while let Some(d) = dir {
             let limit = fs::read_to_string(d.join(file)).ok().and_then(|t| t.trim().parse::<u64>().ok());
@@ -219,23 +213,6 @@ fn cgroup_memory_limit(root: &Path, cgroup: &str, mountinfo: &str) -> Option<u64
         }
     }
     best
-}
-
-/// Undoes mountinfo's octal escapes (`\040` for a space).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
-            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The machine's online CPUs (not this process's affinity: mpirun binds each rank to a core).
@@ -297,33 +274,18 @@ pub fn probe(dirs: &[PathBuf]) -> HostFacts {
     }
 }
 
-struct Mount {
-    mount_point: String,
-    options: String,
-    fs_type: String,
-    source: String,
-}
-
 /// The mount holding `dir`: the mountinfo entry with its device number and the longest
-/// mount point that is a prefix of the path.
-fn find_mount(dir: &Path, dev: (u32, u32)) -> Option<Mount> {
-    let text = super::sys::read_kernel_file("/proc/self/mountinfo").ok()?;
+/// mount point that is a prefix of the path (mount points decoded: one at `/mnt/a b` is
+/// `/mnt/a\040b` in the table).
+fn find_mount(dir: &Path, dev: (u32, u32)) -> Option<super::mountinfo::MountLine> {
     let want = format!("{}:{}", dev.0, dev.1);
-    let mut best: Option<Mount> = None;
-    for line in text.lines() {
-        let (pre, post) = line.split_once(" - ")?;
-        let f: Vec<&str> = pre.split(' ').collect();
-        let g: Vec<&str> = post.split(' ').collect();
-        if f.len() < 6 || g.len() < 3 || f[2] != want || !dir.starts_with(f[4]) {
+    let mut best: Option<super::mountinfo::MountLine> = None;
+    for m in super::mountinfo::read() {
+        if m.dev != want || !dir.starts_with(&m.mount_point) {
             continue;
         }
-        if best.as_ref().is_none_or(|b| f[4].len() >= b.mount_point.len()) {
-            best = Some(Mount {
-                mount_point: f[4].to_string(),
-                options: format!("{},{}", f[5], g[2]),
-                fs_type: g[0].to_string(),
-                source: unescape(g[1]),
-            });
+        if best.as_ref().is_none_or(|b| m.mount_point.as_os_str().len() >= b.mount_point.as_os_str().len()) {
+            best = Some(m);
         }
     }
     best
@@ -354,10 +316,10 @@ pub fn target_facts(dir: &Path) -> TargetFacts {
     let (maj, min) = (libc::major(dev), libc::minor(dev));
     if let Some(m) = find_mount(dir, (maj, min)) {
         t.fs = netfs::identify(&m.fs_type, &m.source);
-        t.client_cache = netfs::client_cache(&t.fs, Path::new(&m.mount_point), &m.options);
+        t.client_cache = netfs::client_cache(&t.fs, &m.mount_point, &m.options);
         t.placement = crate::env::placement::of_dir(&t.fs, dir);
         t.fs_type = m.fs_type;
-        t.mount_point = m.mount_point;
+        t.mount_point = m.mount_point.to_string_lossy().into_owned();
         t.mount_options = m.options;
         t.mount_source = m.source;
     }

@@ -10,6 +10,7 @@ pub mod host;
 pub mod input;
 pub mod memory;
 pub mod monitor;
+pub mod mountinfo;
 pub mod netfs;
 pub mod placement;
 pub mod signals;

@@ -147,6 +147,20 @@ pub fn names_not_kept(id: &FsIdentity) -> Option<&'static str> {
     }
 }
 
+/// What a metadata phase's commit (syncfs) cannot do on this file system, in words; None where
+/// it commits the file system. On FUSE (but virtiofs, a kernel file system here) the kernel
+/// asks the daemon nothing for a syncfs (it sends FUSE_SYNCFS to virtiofs only, so the call
+/// returns in microseconds): it writes back the kernel's own dirty pages, and the namespace's
+/// changes, each already a request to the daemon, are committed when and as the daemon commits.
+pub fn syncfs_reach(id: &FsIdentity) -> Option<String> {
+    id.fuse.then(|| {
+        format!(
+            "on {}, syncfs reaches no daemon, FUSE having no commit of a whole file system: it writes back the kernel's dirty pages, and the daemon commits the namespace's changes on its own terms",
+            id.name
+        )
+    })
+}
+
 /// GlusterFS client translators that keep file data across opens, and whether their
 /// `max-file-size` option bounds what they keep.
 const GLUSTER_DATA_CACHES: &[&str] = &["io-cache", "quick-read"];

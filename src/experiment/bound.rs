@@ -106,6 +106,36 @@ fn check(spec: &Spec) -> Result<()> {
     shapes_agree(spec)
 }
 
+/// Whether phase `p` takes the run-wide bound `field` (`runtime` or `stonewall`): it has no
+/// bound of its own, and (a metadata phase) it is a create or mkdir under a stonewall.
+fn takes_run_wide(p: &Phase, field: &str) -> bool {
+    let own = p.runtime_ns.is_some() || p.stonewall_ns.is_some();
+    !own && (!p.op.is_metadata() || (field == "stonewall" && p.op.makes_items()))
+}
+
+/// Every point's spec checked together: a run-wide `runtime` or `stonewall` that no phase of
+/// any point takes (each has a bound of its own, or is a metadata phase that takes none) would
+/// do nothing, and is refused, naming the phases.
+pub(super) fn check_used(points: &[&Spec]) -> Result<()> {
+    for field in ["runtime", "stonewall"] {
+        let given = |s: &Spec| if field == "runtime" { s.runtime_ns } else { s.stonewall_ns };
+        let Some((spec, ns)) = points.iter().find_map(|s| given(s).map(|ns| (*s, ns))) else { continue };
+        if points.iter().any(|s| given(s).is_some() && s.phases.iter().any(|p| takes_run_wide(p, field))) {
+            continue;
+        }
+        let phases: Vec<&str> = spec.phases.iter().map(|p| p.name.as_str()).collect();
+        return Err(Error::spec(
+            field,
+            crate::units::fmt_duration_spec(ns),
+            format!(
+                "no phase takes it: each of the phases ({}) has a time bound of its own or is a metadata phase that takes none (a stonewall bounds create and mkdir), so this value would never be used; drop it, or a phase's own",
+                phases.join(",")
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// What decides which blocks each worker of a phase visits, in which order.
 fn shape(spec: &Spec, p: &Phase) -> (u32, crate::spec::Layout, crate::spec::Order, u32, Option<u32>) {
     (spec.phase_workers(p), spec.phase_layout(p), p.order, spec.phase_round_robin(p), p.files)

@@ -33,25 +33,34 @@ pub fn on_servers(policy: CachePolicy, servers: &[crate::worker::ServerSample]) 
     CacheCheck::judge(policy, fraction, true)
 }
 
-/// A cold read's files on a target whose file system client keeps file data beside the
-/// kernel's pages (netfs::client_cache), which the eviction does not reach: that cache, in
-/// words; None for other phases, or when the cache keeps only files smaller than every file of
-/// the run (`smallest_file_bytes`).
+/// The one labelling path of every cold phase, data or metadata: the client caches of the
+/// targets' file systems (netfs::client_cache) that its eviction or drop does not reach and
+/// that may serve it, in words; None for a phase that is not cold, or when none may. A data
+/// cache serves a phase that reads files' data (a read; a metadata phase's read-files of
+/// `file_bytes` each) unless it keeps only files smaller than all of them; the daemon of a
+/// FUSE file system iolab does not know may keep anything (data, names, attributes), so it
+/// may serve any cold phase. `file_bytes`: the smallest data file of the run, or the bytes of
+/// each of a metadata phase's files.
 pub fn client_cache_not_controlled(
     host: &crate::env::host::HostFacts,
     ph: &crate::spec::Phase,
-    smallest_file_bytes: u64,
+    file_bytes: u64,
 ) -> Option<String> {
-    if ph.cache != CachePolicy::Cold || ph.op != OpKind::Read {
+    let reads_data = matches!(ph.op, OpKind::Read | OpKind::ReadFiles);
+    if ph.cache != CachePolicy::Cold || !(reads_data || ph.op.is_metadata()) {
         return None;
     }
-    let caches: Vec<String> = host
+    let mut caches: Vec<String> = host
         .targets
         .iter()
         .filter_map(|t| t.client_cache.as_ref().map(|c| (t, c)))
-        .filter(|(_, c)| c.max_file_bytes.is_none_or(|m| smallest_file_bytes <= m))
+        .filter(|(t, c)| {
+            let unknown = t.fs.fuse && t.fs.network.is_none();
+            unknown || (reads_data && c.max_file_bytes.is_none_or(|m| file_bytes <= m))
+        })
         .map(|(t, c)| format!("{} ({})", c.what, t.fs_name()))
         .collect();
+    caches.dedup();
     (!caches.is_empty()).then(|| caches.join("; "))
 }
 
@@ -70,20 +79,22 @@ pub fn names_not_kept(host: &crate::env::host::HostFacts, ph: &crate::spec::Phas
     (!notes.is_empty()).then(|| notes.join("; "))
 }
 
-/// A point's phases before any run: each with how its cache is set and, for a cold read on a
-/// file system whose client cache iolab does not reach, that cache; for a warm metadata phase
-/// on one whose client does not keep names, what it keeps.
+/// A point's phases before any run: each with how its cache is set and, for a cold phase
+/// (data or metadata) on a file system whose client cache iolab does not reach, that cache;
+/// for a warm metadata phase on one whose client does not keep names, what it keeps.
 pub fn phase_results(
     host: &crate::env::host::HostFacts,
     spec: &Spec,
     plan: &crate::plan::RunPlan,
 ) -> Vec<crate::results::PhaseResult> {
     let smallest = plan.files.iter().map(|f| f.size_bytes).min().unwrap_or(0);
+    let item_bytes = spec.md.as_ref().map_or(0, |ns| ns.file_bytes);
     spec.phases
         .iter()
         .map(|ph| {
             let mut method = cache_method(spec, ph);
-            let not_controlled = client_cache_not_controlled(host, ph, smallest);
+            let bytes = if ph.op.is_metadata() { item_bytes } else { smallest };
+            let not_controlled = client_cache_not_controlled(host, ph, bytes);
             if let Some(c) = &not_controlled {
                 method += &format!("; not reached by the eviction: {c}");
             }

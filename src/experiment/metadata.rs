@@ -2,13 +2,15 @@
 //! `md_size`, `md_shift`, `md_find`) and the metadata phases' order: the items a phase needs
 //! must exist (made by an earlier phase, or made untimed before the first), a create must find
 //! them absent, and what cannot run with metadata phases (I/O servers, strategies, the null
-//! engine, kept data) is refused by name before any I/O.
+//! engine, kept data) is refused by name before any I/O; so is a parameter no point of an
+//! experiment uses (a data phase's on metadata phases alone, a metadata one without them).
 
 use crate::error::{Error, Result};
 use crate::spec::{CachePolicy, ItemKind, Launcher, MdDirs, Namespace, OpKind, Phase, Spec};
 
 use super::Params;
 use super::params::parse_u64;
+use super::resolve::ResolveEnv;
 
 /// Items per worker unless told.
 pub const DEFAULT_ITEMS: u64 = 1000;
@@ -99,7 +101,7 @@ pub(super) fn resolve(params: &Params, spec: &Spec) -> Result<Option<Namespace>>
             return Err(Error::spec(
                 "ops",
                 &p.name,
-                "a cold metadata phase drops the kernel's directory entries and inodes (writing 2 to /proc/sys/vm/drop_caches), which needs root",
+                "a cold metadata phase drops the kernel's directory entries and inodes (writing 3 to /proc/sys/vm/drop_caches), which needs root",
             ));
         }
     }
@@ -120,7 +122,7 @@ pub(super) fn resolve(params: &Params, spec: &Spec) -> Result<Option<Namespace>>
         return Err(Error::spec("md_fanout", fanout, format!("must be between 1 and {MAX_TREE_DIRS}")));
     }
     let size_s = get("md_size").unwrap_or("0");
-    let file_bytes = crate::units::parse_size(size_s, 0).map_err(|e| Error::spec("md_size", size_s, e.0))?;
+    let file_bytes = crate::units::parse_abs_size(size_s).map_err(|e| Error::spec("md_size", size_s, e.0))?;
     if file_bytes > MAX_FILE_BYTES {
         return Err(Error::spec("md_size", size_s, "must be at most 64 MiB (a file is read whole)"));
     }
@@ -158,27 +160,146 @@ pub(super) fn resolve(params: &Params, spec: &Spec) -> Result<Option<Namespace>>
     Ok(Some(ns))
 }
 
-/// `md_shift`: a number of workers, or `node` under MPI: the workers on rank 0's host.
+/// `md_shift`: a number of workers, or `node` under MPI: the workers on rank 0's host. A shift
+/// that moves none of the phases (no stat, open or read-files), or that brings every worker of
+/// several back to its own items (a multiple of the workers), is refused by name: it would do
+/// nothing. (With one worker there is no other's items to visit: mdtest's `-N 1` on one rank
+/// does the same, and the run's names line says so.)
 fn shift(v: Option<&str>, spec: &Spec) -> Result<u32> {
     let Some(v) = v.map(str::trim) else { return Ok(0) };
-    if v != "node" {
+    let n = if v != "node" {
         let n = parse_u64("md_shift", v)?;
-        return u32::try_from(n).map_err(|_| Error::spec("md_shift", v, "too large"));
-    }
-    match (spec.launcher, crate::launch::world()) {
-        (Launcher::Mpi, Some(w)) => {
-            let on_first = w.hosts.iter().filter(|h| **h == w.hosts[0]).count() as u32;
-            Ok(on_first * (spec.workers / w.size).max(1))
+        u32::try_from(n).map_err(|_| Error::spec("md_shift", v, "too large"))?
+    } else {
+        match (spec.launcher, crate::launch::world()) {
+            (Launcher::Mpi, Some(w)) => {
+                let on_first = w.hosts.iter().filter(|h| **h == w.hosts[0]).count() as u32;
+                on_first * (spec.workers / w.size).max(1)
+            }
+            _ => {
+                return Err(Error::spec(
+                    "md_shift",
+                    v,
+                    "`node` shifts by the ranks per host: it needs MPI ranks (launcher = mpi)",
+                ));
+            }
         }
-        _ => Err(Error::spec(
+    };
+    let shifted = spec.phases.iter().any(|p| matches!(p.op, OpKind::Stat | OpKind::Open | OpKind::ReadFiles));
+    let ops = || spec.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(",");
+    if n > 0 && !shifted {
+        return Err(Error::spec(
             "md_shift",
             v,
-            "`node` shifts by the ranks per host: it needs MPI ranks (launcher = mpi)",
-        )),
+            format!(
+                "it shifts the items stat, open and read-files visit; the phases ({}) have none of them",
+                ops()
+            ),
+        ));
     }
+    if n > 0 && spec.workers > 1 && n % spec.workers == 0 {
+        let why = if v == "node" {
+            format!(
+                "all {} workers are on rank 0's host, so each would visit its own items; run on several hosts or drop it",
+                spec.workers
+            )
+        } else {
+            format!(
+                "with {} workers, worker w + {n} is worker w: each would visit its own items, as with no shift; give a shift that is not a multiple of {}",
+                spec.workers, spec.workers
+            )
+        };
+        return Err(Error::spec("md_shift", v, why));
+    }
+    Ok(n)
 }
 
 /// Whether this process may drop the kernel's caches.
 fn drop_caches_allowed() -> bool {
     crate::env::sys::can_write("/proc/sys/vm/drop_caches")
+}
+
+/// The parameters only data phases use: given to an experiment whose phases are all metadata
+/// phases, they would do nothing.
+const DATA_KEYS: &[&str] = &[
+    "size",
+    "bs",
+    "layout",
+    "files",
+    "files_per_worker",
+    "round_robin",
+    "stripe_unit",
+    "stripe_count",
+    "pieces",
+    "reorder_reads",
+    "order",
+    "engine",
+    "mpiio",
+    "mpiio_hint",
+    "direct",
+    "open_sync",
+    "prealloc",
+    "alloc",
+    "cache",
+    "verify",
+    "iodepth",
+    "window",
+    "mem_len",
+    "mem_stride",
+];
+
+/// Every point's parameters and resolved spec checked together: a parameter no point uses is
+/// refused, naming it and the phases. On metadata phases alone, a data parameter whose value
+/// changes the spec (one given at its default changes nothing, as in a printed spec); without
+/// metadata phases, any `md_*` parameter.
+pub(super) fn check_used(points: &[(Params, &Spec)], env: &ResolveEnv) -> Result<()> {
+    let ops = |s: &Spec| s.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(",");
+    let (data, md) = (
+        points.iter().any(|(_, s)| s.phases.iter().any(|p| !p.op.is_metadata())),
+        points.iter().any(|(_, s)| s.md.is_some()),
+    );
+    let reads = points.iter().any(|(_, s)| s.phases.iter().any(|p| p.op == OpKind::Read));
+    for (params, spec) in points {
+        if !reads && let Some(r) = spec.reorder_reads {
+            return Err(Error::spec(
+                "reorder_reads",
+                r.label(),
+                format!("it reorders the ranks of read phases; the phases ({}) have none", ops(spec)),
+            ));
+        }
+        if !md && let Some((k, v)) = params.0.iter().find(|(k, _)| k.starts_with("md_")) {
+            return Err(Error::spec(
+                k,
+                v.join(","),
+                format!(
+                    "the phases ({}) are all data phases: {k} shapes the items of metadata phases (create, stat, open, read-files, rename, unlink, mkdir, rmdir, find) only",
+                    ops(spec)
+                ),
+            ));
+        }
+        if data {
+            continue;
+        }
+        for &k in DATA_KEYS.iter().filter(|k| params.0.contains_key(**k)) {
+            let mut without = params.clone();
+            without.0.remove(k);
+            if super::resolve::resolve(&without, env).ok().as_ref() != Some(*spec) {
+                let hint = match k {
+                    "cache" => {
+                        "cache is the data phases' default state; a metadata phase names its own (stat:cold, stat:warm)"
+                    }
+                    _ => "the items are shaped by md_files, md_dirs, md_depth, md_fanout and md_size",
+                };
+                return Err(Error::spec(
+                    k,
+                    params.0[k].join(","),
+                    format!(
+                        "the phases ({}) are all metadata phases, which move no data blocks: {k} applies to data phases only ({hint})",
+                        ops(spec)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

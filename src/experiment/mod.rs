@@ -175,7 +175,39 @@ impl Experiment {
         for z in zips {
             sweep.zip.push(sweep::parse_zip(z));
         }
-        Ok(Experiment { params, sweep, headline, figure, preset })
+        let exp = Experiment { params, sweep, headline, figure, preset };
+        exp.not_swept(flags, "`--sweep KEY=...` or the file's [sweep]")?;
+        Ok(exp)
+    }
+
+    /// Values given for the experiment as a whole (flags, `--set`) that a sweep axis sets at
+    /// every point would never be used: refused, naming the value and the axis. `change` says
+    /// where the axis can be changed instead.
+    pub fn not_swept(&self, given: &Params, change: &str) -> Result<()> {
+        for (k, v) in &given.0 {
+            if let Some(a) = self.sweep.axes.iter().find(|a| a.key == *k) {
+                return Err(Error::spec(
+                    k,
+                    v.join(","),
+                    format!(
+                        "the sweep sets {k} at every point ({k} = {}), so this value would never be used; change the axis instead ({})",
+                        a.text,
+                        change.replace("KEY", k)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets `KEY=VALUE` over the experiment's parameters (`--set`), refused when a sweep axis
+    /// sets that key at every point.
+    pub fn set_kv(&mut self, kv: &str, change: &str) -> Result<()> {
+        let mut one = Params::default();
+        one.set_kv(kv)?;
+        self.not_swept(&one, change)?;
+        self.params.overlay(&one);
+        Ok(())
     }
 
     /// Expands the sweep and resolves every point.
@@ -206,7 +238,37 @@ impl Experiment {
             points.push(Point { params: a.iter().cloned().collect(), spec });
         }
         schedule::check_size(points.iter().map(|p| (p.spec.reps, p.spec.warmup, p.spec.phases.len())))?;
-        let base = points[0].spec.clone();
+        let used: Vec<(Params, &Spec)> = assignments
+            .iter()
+            .zip(&points)
+            .map(|(a, p)| Ok((self.params_of(a)?, &p.spec)))
+            .collect::<Result<_>>()?;
+        metadata::check_used(&used, env)?;
+        bound::check_used(&points.iter().map(|p| &p.spec).collect::<Vec<_>>())?;
+        let mut base = points[0].spec.clone();
+        // The experiment's name speaks of every point: a name made from an axis (`IO500
+        // {workload}`) names all of the axis's values, not the first point's.
+        if let Some(name) = self.params.one("name").filter(|n| sweep::placeholder(n).is_some()) {
+            let vars: Vec<(String, String)> = self
+                .sweep
+                .axes
+                .iter()
+                .map(|a| {
+                    let mut vs: Vec<&str> = vec![];
+                    for v in &a.values {
+                        if !vs.contains(&v.as_str()) {
+                            vs.push(v);
+                        }
+                    }
+                    let text = match vs.as_slice() {
+                        [a, .., b] if vs.len() > 4 => format!("{a}..{b}"),
+                        _ => vs.join(", "),
+                    };
+                    (a.key.clone(), text)
+                })
+                .collect();
+            base.name = sweep::substitute(name, &vars);
+        }
         let design = Design {
             axes: self.sweep.axes.clone(),
             zip: self.sweep.zip.clone(),

@@ -56,7 +56,29 @@ pub(super) fn parse_phases(
             (default_order, if op.is_metadata() { CachePolicy::Asis } else { default_cache });
         let (mut workers, mut round_robin, mut layout, mut files) = (None, None, None, None);
         let (mut runtime_ns, mut stonewall_ns) = (None, None);
+        // Each modifier once: a second one would silently win over the first (`read:cold:warm`
+        // ran warm), so two are refused, naming both.
+        let mut given: Vec<(String, &str)> = vec![];
         for m in parts {
+            let slot = match m.split_once('=') {
+                Some((k, _)) => match k.replace('-', "_").as_str() {
+                    "rr" | "round_robin" => "round_robin".to_string(),
+                    "order" => "an order".to_string(),
+                    "cache" => "a cache state".to_string(),
+                    k => k.to_string(),
+                },
+                None if Order::parse(m).is_some() => "an order".to_string(),
+                None if CachePolicy::parse(m).is_some() => "a cache state".to_string(),
+                None => String::new(),
+            };
+            if let Some((_, first)) = given.iter().find(|(s, _)| !slot.is_empty() && *s == slot) {
+                return Err(Error::spec(
+                    "ops",
+                    item,
+                    format!("{slot} is given twice ({first}, then {m}): a phase takes one"),
+                ));
+            }
+            given.push((slot, m));
             if let Some((k, v)) = m.split_once('=') {
                 let k = k.replace('-', "_");
                 match k.as_str() {

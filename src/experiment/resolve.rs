@@ -244,7 +244,8 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
                     "not a run id (the RUNID of a kept .iolab-RUNID directory)",
                 ));
             }
-            if let Some(p) = phases.iter().find(|p| p.op != OpKind::Read) {
+            // (Metadata phases are refused with their own reason, by `metadata`.)
+            if let Some(p) = phases.iter().find(|p| p.op != OpKind::Read && !p.op.is_metadata()) {
                 return Err(Error::spec(
                     "ops",
                     &p.name,
@@ -283,9 +284,10 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
     }
     let access = layout::resolve_access(params, layout, workers as u32, dirs.len())?;
     let reorder_reads = super::ranks::check(params, access.launcher, workers, &phases)?;
-    if drop_caches && !phases.iter().any(|p| p.cache == CachePolicy::Cold) {
-        return Err(Error::spec("drop_caches", "true", "only applies to cold phases"));
-    }
+    crate::target::cache::check_drop_caches(
+        drop_caches,
+        phases.iter().any(|p| p.cache == CachePolicy::Cold),
+    )?;
     for p in &phases {
         if p.op == OpKind::Write && p.cache == CachePolicy::Warm {
             return Err(Error::spec(

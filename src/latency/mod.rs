@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod period;
 pub mod series;
+mod series_serde;
 pub mod trace;
 
 use crate::latency::trace::{TraceOp, TraceRecorder, WorkerTrace};

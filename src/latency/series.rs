@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::units::RateUnit;
+
 /// The most intervals a worker keeps; when a phase outlasts them, adjacent pairs are merged and
 /// the interval doubles, so a series always has between `SLOTS / 2` and `SLOTS` intervals once
 /// the phase is longer than `SLOTS * BASE_NS`.
@@ -23,6 +25,8 @@ pub const MIN_STEPS: usize = 3;
 /// Bytes completed per interval, as a worker's loop records them: the bytes of an op count in
 /// the interval in which it ended.
 pub struct RateRecorder {
+    /// What it counts: bytes, or (a metadata phase's) ops.
+    of: RateUnit,
     interval_ns: u64,
     buckets: Box<[u64; SLOTS]>,
     /// The interval the last op ended in, and its end: an op ending before that end counts
@@ -33,11 +37,16 @@ pub struct RateRecorder {
 
 impl Default for RateRecorder {
     fn default() -> RateRecorder {
-        RateRecorder { interval_ns: BASE_NS, buckets: Box::new([0; SLOTS]), cur: 0, edge: BASE_NS }
+        RateRecorder::counting(RateUnit::Bytes)
     }
 }
 
 impl RateRecorder {
+    /// A recorder of what `of` counts (bytes, or ops).
+    pub fn counting(of: RateUnit) -> RateRecorder {
+        RateRecorder { of, interval_ns: BASE_NS, buckets: Box::new([0; SLOTS]), cur: 0, edge: BASE_NS }
+    }
+
     /// `bytes` completed `at_ns` after the worker's start (no earlier than the op before).
     /// Interval k covers (k*I, (k+1)*I].
     #[inline]
@@ -75,14 +84,17 @@ impl RateRecorder {
             self.coarsen();
         }
         let n = (end_ns.div_ceil(self.interval_ns) as usize).max(1);
-        RateSeries { interval_ns: self.interval_ns, end_ns, bytes: self.buckets[..n].to_vec() }
+        RateSeries { of: self.of, interval_ns: self.interval_ns, end_ns, bytes: self.buckets[..n].to_vec() }
     }
 }
 
-/// Bytes completed in each interval of `interval_ns` from the start; the last interval ends
-/// at `end_ns` (it may be shorter than the others).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Bytes (or, of a metadata phase, ops: `of`) completed in each interval of `interval_ns` from
+/// the start; the last interval ends at `end_ns` (it may be shorter than the others). In JSON
+/// the counts are named by what they count (`bytes` or `ops`); the compact encodings (MPI
+/// replies, the spool) carry `of` as a field (`super::series_serde`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RateSeries {
+    pub of: RateUnit,
     pub interval_ns: u64,
     pub end_ns: u64,
     pub bytes: Vec<u64>,
@@ -104,6 +116,11 @@ pub struct Steady {
 }
 
 impl RateSeries {
+    /// A series of bytes.
+    pub fn of_bytes(interval_ns: u64, end_ns: u64, bytes: Vec<u64>) -> RateSeries {
+        RateSeries { of: RateUnit::Bytes, interval_ns, end_ns, bytes }
+    }
+
     /// Interval k's start and end, in ns from the start.
     pub fn span(&self, k: usize) -> (u64, u64) {
         let from = k as u64 * self.interval_ns;
@@ -219,6 +236,8 @@ impl RateSeries {
 /// merges pairs of bins, which puts every byte where binning at the wider interval would.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeriesSum {
+    /// What the series count (that of the first added).
+    of: RateUnit,
     interval_ns: u64,
     end_ns: u64,
     bytes: Vec<u64>,
@@ -236,6 +255,9 @@ impl SeriesSum {
             self.missing = true;
             return;
         };
+        if self.bytes.is_empty() {
+            self.of = s.of;
+        }
         self.fit(s.interval_ns, offset_ns + s.end_ns);
         for (k, &b) in s.bytes.iter().enumerate() {
             // The interval's end, shifted, decides where its bytes land.
@@ -251,6 +273,9 @@ impl SeriesSum {
         self.missing |= other.missing;
         if other.bytes.is_empty() {
             return;
+        }
+        if self.bytes.is_empty() {
+            self.of = other.of;
         }
         self.fit(other.interval_ns, other.end_ns);
         let ratio = (self.interval_ns / other.interval_ns) as usize;
@@ -308,6 +333,7 @@ impl SeriesSum {
     /// The summed series; None when a worker had none, or none was added.
     pub fn finish(self) -> Option<RateSeries> {
         (!self.missing && !self.bytes.is_empty()).then_some(RateSeries {
+            of: self.of,
             interval_ns: self.interval_ns,
             end_ns: self.end_ns,
             bytes: self.bytes,
@@ -351,7 +377,7 @@ mod tests {
         let mut bytes = vec![9u64 << 20];
         bytes.extend(std::iter::repeat_n(1u64 << 20, 18));
         bytes.push(0);
-        let s = RateSeries { interval_ns: BASE_NS, end_ns: 20 * BASE_NS, bytes };
+        let s = RateSeries::of_bytes(BASE_NS, 20 * BASE_NS, bytes);
         let st = s.steady().unwrap();
         // ceil(10% of 20) = 2 intervals dropped at each end: intervals 2..18.
         assert_eq!((st.from_ns, st.to_ns, st.bytes), (2 * BASE_NS, 18 * BASE_NS, 16 << 20));
@@ -363,13 +389,13 @@ mod tests {
         // Lumps: 3 units every third interval. The two ends of the window may cut a lump; the
         // slope through every boundary stays within 2% of the long-run 1 unit per interval.
         let lumps: Vec<u64> = (0..40u64).map(|k| if k % 3 == 2 { 3 << 20 } else { 0 }).collect();
-        let s = RateSeries { interval_ns: BASE_NS, end_ns: 40 * BASE_NS, bytes: lumps };
+        let s = RateSeries::of_bytes(BASE_NS, 40 * BASE_NS, lumps);
         let st = s.steady().unwrap();
         assert_eq!((st.from_ns, st.to_ns), (4 * BASE_NS, 36 * BASE_NS));
         let ends = st.bytes as f64 / 0.32;
         assert!((st.bytes_per_s / flat - 1.0).abs() < 0.02, "{}", st.bytes_per_s / flat);
         assert!((ends / flat - 1.0).abs() > 0.02, "the ends alone: {}", ends / flat);
-        let short = RateSeries { interval_ns: BASE_NS, end_ns: 9 * BASE_NS, bytes: vec![1; 9] };
+        let short = RateSeries::of_bytes(BASE_NS, 9 * BASE_NS, vec![1; 9]);
         assert_eq!(short.steady(), None);
     }
 
@@ -379,22 +405,19 @@ mod tests {
     fn a_window_with_too_few_completions_has_no_steady_rate() {
         let mut one = vec![0u64; 30];
         one[29] = 1 << 20;
-        assert_eq!(RateSeries { interval_ns: BASE_NS, end_ns: 30 * BASE_NS, bytes: one }.steady(), None);
+        assert_eq!(RateSeries::of_bytes(BASE_NS, 30 * BASE_NS, one).steady(), None);
         let mut two = vec![0u64; 30];
         (two[10], two[20]) = (1 << 20, 1 << 20);
-        assert_eq!(
-            RateSeries { interval_ns: BASE_NS, end_ns: 30 * BASE_NS, bytes: two.clone() }.steady(),
-            None
-        );
+        assert_eq!(RateSeries::of_bytes(BASE_NS, 30 * BASE_NS, two.clone()).steady(), None);
         two[15] = 1 << 20;
-        let st = RateSeries { interval_ns: BASE_NS, end_ns: 30 * BASE_NS, bytes: two }.steady().unwrap();
+        let st = RateSeries::of_bytes(BASE_NS, 30 * BASE_NS, two).steady().unwrap();
         assert!(st.bytes_per_s > 0.0);
     }
 
     #[test]
     fn sum_rebins_and_shifts_workers() {
-        let a = RateSeries { interval_ns: BASE_NS, end_ns: 4 * BASE_NS, bytes: vec![1, 2, 3, 4] };
-        let b = RateSeries { interval_ns: 2 * BASE_NS, end_ns: 3 * BASE_NS, bytes: vec![10, 20] };
+        let a = RateSeries::of_bytes(BASE_NS, 4 * BASE_NS, vec![1, 2, 3, 4]);
+        let b = RateSeries::of_bytes(2 * BASE_NS, 3 * BASE_NS, vec![10, 20]);
         let s = RateSeries::sum(&[(0, &a), (BASE_NS, &b)]).unwrap();
         assert_eq!(s.interval_ns, 2 * BASE_NS);
         assert_eq!(s.end_ns, 4 * BASE_NS);
@@ -419,7 +442,7 @@ mod tests {
                 bytes[((at.saturating_sub(1) / interval_ns) as usize).min(n - 1)] += b;
             }
         }
-        Some(RateSeries { interval_ns, end_ns, bytes })
+        Some(RateSeries::of_bytes(interval_ns, end_ns, bytes))
     }
 
     #[test]
@@ -429,7 +452,7 @@ mod tests {
             |(offset, doublings, bytes)| {
                 let interval_ns = BASE_NS << doublings;
                 let end_ns = (bytes.len() as u64 * interval_ns).saturating_sub(interval_ns / 3);
-                (offset, RateSeries { interval_ns, end_ns, bytes })
+                (offset, RateSeries::of_bytes(interval_ns, end_ns, bytes))
             },
         );
         proptest!(|(parts in proptest::collection::vec(part, 1..12), split in 0usize..12)| {
@@ -452,7 +475,7 @@ mod tests {
 
     #[test]
     fn a_worker_without_a_series_leaves_the_sum_without_one() {
-        let s = RateSeries { interval_ns: BASE_NS, end_ns: BASE_NS, bytes: vec![5] };
+        let s = RateSeries::of_bytes(BASE_NS, BASE_NS, vec![5]);
         let mut a = SeriesSum::default();
         a.add(0, Some(&s));
         let mut b = SeriesSum::default();
@@ -462,7 +485,14 @@ mod tests {
         assert_eq!(SeriesSum::default().finish(), None, "no worker");
         // Read from elsewhere: a sum no adding makes is told, not divided by.
         for (interval_ns, end_ns, n) in [(0, 10, 1), (3 * BASE_NS, BASE_NS, 1), (BASE_NS, BASE_NS, 2)] {
-            let bad = SeriesSum { interval_ns, end_ns, bytes: vec![1; n], parts: 1, missing: false };
+            let bad = SeriesSum {
+                of: RateUnit::Bytes,
+                interval_ns,
+                end_ns,
+                bytes: vec![1; n],
+                parts: 1,
+                missing: false,
+            };
             assert!(bad.check().unwrap_err().contains("is none iolab sums"));
         }
     }

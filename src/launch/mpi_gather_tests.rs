@@ -45,11 +45,7 @@ fn sample(worker: u32, rank: u32, distinct: u64) -> WorkerSample {
         max_inflight: 1,
         role: None,
         place: Some(Placement { rank, host: format!("node{:04}", rank / 32).into(), resident: None }),
-        series: Some(Box::new(RateSeries {
-            interval_ns: 10_000_000,
-            end_ns: 8_000_000,
-            bytes: vec![1 << 19, 1 << 19, 0],
-        })),
+        series: Some(Box::new(RateSeries::of_bytes(10_000_000, 8_000_000, vec![1 << 19, 1 << 19, 0]))),
         stonewall_ops: None,
         found: None,
         alloc_ns: None,
@@ -317,7 +313,7 @@ fn a_series_with_a_stall_stays_with_its_worker_up_the_tree() {
         let mut s = sample(r, r, 10);
         let mut bytes = vec![0u64; 200];
         (bytes[0], bytes[199]) = (1 << 19, 1 << 19);
-        s.series = Some(Box::new(RateSeries { interval_ns: 10_000_000, end_ns: 2_000_000_000, bytes }));
+        s.series = Some(Box::new(RateSeries::of_bytes(10_000_000, 2_000_000_000, bytes)));
         s.end_ns = s.start_ns + 2_000_000_000;
         s
     };

@@ -196,8 +196,9 @@ mod tests {
         let reply = |rank| Reply { rank, result: Ok(vec![]), servers: vec![] };
         let empty = Bundler::new(reply(6), 0, 0).finish();
         let mut bad = postcard::to_allocvec(&Buckets::default()).unwrap();
-        // A SeriesSum's fields in order: interval_ns, end_ns, bytes, parts, missing.
-        bad.extend(postcard::to_allocvec(&(BASE_NS, BASE_NS, vec![1u64, 2, 3], 1u64, false)).unwrap());
+        // A SeriesSum's fields in order: of, interval_ns, end_ns, bytes, parts, missing.
+        let of = crate::units::RateUnit::Bytes;
+        bad.extend(postcard::to_allocvec(&(of, BASE_NS, BASE_NS, vec![1u64, 2, 3], 1u64, false)).unwrap());
         bad.extend(Reply { rank: 5, result: Ok(vec![]), servers: vec![] }.encode_or_failure().0);
         let mut b = Bundler::new(reply(4), 0, 0);
         b.child(5, &bad);

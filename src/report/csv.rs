@@ -95,6 +95,8 @@ const HEADER: &[&str] = &[
     "namespace_names",
     "namespace_cached_at_most",
     "namespace_found",
+    "agg_ops_per_s",
+    "steady_ops_per_s",
     "slurm_job_id",
     "slurm_step_id",
     "slurm_cluster",
@@ -110,8 +112,14 @@ fn slurm_cols(exp: &ExperimentResult) -> [String; 6] {
     [j.job_id.clone(), o(&j.step_id), o(&j.cluster), o(&j.partition), o(&j.node_list), o(&j.tasks_per_node)]
 }
 
+/// The steady rate of a repetition whose series counts `of` (bytes, or a metadata phase's ops).
+fn steady_of(r: &crate::results::Repetition, of: crate::units::RateUnit) -> String {
+    let rate = r.rate.as_ref().filter(|x| x.series.of == of);
+    rate.and_then(|x| x.steady).map(|s| s.bytes_per_s.to_string()).unwrap_or_default()
+}
+
 /// The op-rate and namespace columns of a repetition and one of its workers (the last ones).
-fn ops_cols(r: &crate::results::Repetition, w: Option<&crate::results::WorkerResult>) -> [String; 7] {
+fn ops_cols(r: &crate::results::Repetition, w: Option<&crate::results::WorkerResult>) -> [String; 9] {
     let host = w.and_then(|w| {
         r.hosts.iter().find(|h| w.host.is_some() && Some(h.host.as_str()) == w.host.as_deref())
     });
@@ -124,6 +132,8 @@ fn ops_cols(r: &crate::results::Repetition, w: Option<&crate::results::WorkerRes
         ns.map(|n| n.names.to_string()).unwrap_or_default(),
         ns.and_then(|n| n.cached_at_most).map(|f| f.to_string()).unwrap_or_default(),
         ns.and_then(|n| n.found).map(|f| f.to_string()).unwrap_or_default(),
+        r.agg_ops_per_s.map(|x| x.to_string()).unwrap_or_default(),
+        steady_of(r, crate::units::RateUnit::Ops),
     ]
 }
 
@@ -255,8 +265,7 @@ impl Exporter for Csv {
                             opt(host.and_then(|h| h.agg_bytes_per_s).map(|x| x.to_string())),
                         ])
                     };
-                    let steady = r.rate.as_ref().and_then(|x| x.steady).map(|s| s.bytes_per_s.to_string());
-                    let steady = steady.unwrap_or_default();
+                    let steady = steady_of(r, crate::units::RateUnit::Bytes);
                     // IOPS and the phase's time bound; then the worker's ops at the stonewall.
                     let bound = ph.time_bound.map(|b| b.label()).unwrap_or_default();
                     let last = |wk: Option<&crate::results::WorkerResult>| {

@@ -109,6 +109,9 @@ pub fn namespace_text(s: &Spec) -> Option<String> {
     }
     if md.shift % s.workers.max(1) != 0 {
         t += &format!("; stat, open, read-files of worker w+{}'s", md.shift);
+    } else if md.shift > 0 {
+        // One worker: a shift brings it back to its own items.
+        t += &format!("; md_shift {} with one worker: its own items", md.shift);
     }
     if md.find != "*" {
         t += &format!("; find counts names matching {}", md.find);

@@ -64,6 +64,9 @@ const HEADERS: [&str; 8] = ["IO500 phase", "unit", "runs", "mean", "95% interval
 pub fn text(exp: &ExperimentResult) -> String {
     let Some(io) = &exp.io500 else { return String::new() };
     let mut out = format!("\nIO500: {}\n", io.note);
+    if !io.not_io500.is_empty() {
+        return out;
+    }
     out += &crate::text::text_table(&HEADERS, &rows(io), &[3, 5, 6, 7]);
     out += "a phase's figure: all bytes (GiB = 2^30 B) or items (thousands; find: the entries it stated) over the phase's time (ior: IOR's, first open to last close, commits included (agg); mdtest and find: the slowest worker's (min_SAR)), per repetition; BW, MD and the score of repetition k are made of every phase's repetition k\n";
     if !io.missing.is_empty() {
@@ -76,10 +79,11 @@ pub fn text(exp: &ExperimentResult) -> String {
 pub fn html(exp: &ExperimentResult) -> String {
     use super::html::esc;
     let Some(io) = &exp.io500 else { return String::new() };
-    let mut s = format!(
-        "<section id=\"io500\">\n<h2>IO500</h2>\n<p class=\"note\">{}</p>\n<table>\n<thead><tr>",
-        esc(&io.note)
-    );
+    let mut s = format!("<section id=\"io500\">\n<h2>IO500</h2>\n<p class=\"note\">{}</p>\n", esc(&io.note));
+    if !io.not_io500.is_empty() {
+        return s + "</section>\n";
+    }
+    s += "<table>\n<thead><tr>";
     for h in HEADERS {
         s += &format!("<th>{}</th>", esc(h));
     }

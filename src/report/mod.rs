@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::results::{ExperimentResult, PointResult};
 
 mod bounds;
+pub mod brief;
 pub mod compare;
 mod csv;
 pub(crate) mod details;
@@ -118,9 +119,19 @@ pub fn exporter(format: Format) -> &'static dyn Exporter {
     find(FORMATS, format.name()).expect("every Format is in FORMATS")
 }
 
-/// A Markdown table: a header row, its rule, then the rows (cells as they are).
+/// A Markdown table: a header row, its rule, then the rows, every header and cell text
+/// escaped ([`crate::text::markdown_escape`]): a `|`, a newline or markup in a name from a user
+/// or a store stays in its cell, as text.
 pub fn markdown_table<S: AsRef<str>>(headers: &[S], rows: &[Vec<String>]) -> String {
-    let heads: Vec<&str> = headers.iter().map(AsRef::as_ref).collect();
+    let md = |c: &str| crate::text::markdown_escape(c);
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(|c| md(c)).collect()).collect();
+    markdown_table_of(headers, &rows)
+}
+
+/// A Markdown table of cells that are Markdown already (iolab's own emphasis around text its
+/// caller escaped with [`crate::text::markdown_escape`]); the headers are escaped.
+pub fn markdown_table_of<S: AsRef<str>>(headers: &[S], rows: &[Vec<String>]) -> String {
+    let heads: Vec<String> = headers.iter().map(|h| crate::text::markdown_escape(h.as_ref())).collect();
     let mut s = format!("| {} |\n|{}\n", heads.join(" | "), "---|".repeat(heads.len()));
     for r in rows {
         s += &format!("| {} |\n", r.join(" | "));

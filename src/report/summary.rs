@@ -7,7 +7,7 @@ use crate::results::{
 };
 use crate::spec::OpKind;
 use crate::stats;
-use crate::units::{fmt_ns, fmt_ops, fmt_rate};
+use crate::units::{RateUnit, fmt_ns, fmt_ops, fmt_rate};
 
 /// The summary columns of a table, and what decides them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +27,10 @@ const OTHER_RATES: [Rate; 3] = [Rate::Agg, Rate::MaxSar, Rate::MinSar];
 
 /// How a phase's rates are written: MB/s, or ops/s for a metadata phase.
 pub fn rate_fmt(ph: &PhaseResult) -> fn(f64) -> String {
-    if ph.op.is_metadata() { fmt_ops } else { fmt_rate }
+    match ph.unit() {
+        RateUnit::Ops => fmt_ops,
+        RateUnit::Bytes => fmt_rate,
+    }
 }
 
 fn two_sigma_drops(ph: &PhaseResult, figure: Rate) -> bool {
@@ -117,17 +120,32 @@ impl Columns {
     /// the table carries).
     pub fn legend(&self, exp: &ExperimentResult) -> Vec<String> {
         let phases: Vec<&PhaseResult> = exp.points.iter().flat_map(|p| &p.phases).collect();
-        let others: Vec<&str> = self.others().map(Rate::about).collect();
         let mut out = vec![
             format!("* headline: {} of {}", self.headline.about(), self.figure.column()),
             "runs: complete / measured; ±sd: standard deviation of the runs; min, median, max: over the runs"
                 .to_string(),
-            format!("rates in MB/s (10^6 B/s) of {}", self.figure.about()),
-            format!(
-                "{} (means of the runs); SAR: system aggregate rate (French, Pratt and Das 1991)",
-                others.join("; ")
-            ),
         ];
+        // Each unit the table's rates are in, with what its figures are (the unit is the
+        // figure's: bytes for data phases, ops for metadata phases).
+        let md = phases.iter().any(|ph| ph.op.is_metadata());
+        let data = phases.iter().any(|ph| !ph.op.is_metadata()) || !md;
+        const SAR: &str = "SAR: system aggregate rate (French, Pratt and Das 1991)";
+        for unit in [RateUnit::Bytes, RateUnit::Ops]
+            .into_iter()
+            .filter(|u| if *u == RateUnit::Ops { md } else { data })
+        {
+            let others: Vec<&str> = self.others().map(|r| r.about_in(unit)).collect();
+            let (what, per) = match unit {
+                RateUnit::Bytes => ("", ""),
+                RateUnit::Ops if data => (
+                    "metadata phases (create, stat, ...): ",
+                    " (one op: one item, or one entry a find stats)",
+                ),
+                RateUnit::Ops => ("", " (one op: one item, or one entry a find stats)"),
+            };
+            out.push(format!("{what}rates in {}{per} of {}", unit.long(), self.figure.about_in(unit)));
+            out.push(format!("{what}{} (means of the runs); {SAR}", others.join("; ")));
+        }
         let mut unkept: Vec<&str> =
             phases.iter().filter_map(|ph| ph.cache.names_not_kept.as_deref()).collect();
         unkept.dedup();
@@ -137,9 +155,6 @@ impl Columns {
                 crate::results::WARM_NAMES_NOT_KEPT,
                 unkept.join("; ")
             ));
-        }
-        if phases.iter().any(|ph| ph.op.is_metadata()) {
-            out.push("metadata phases (create, stat, ...): rates in ops/s, of the same max_SAR and min_SAR over ops (one op: one item, or one entry a find stats); min_SAR is the rate mdtest reports".to_string());
         }
         let ns: Vec<usize> =
             phases.iter().map(|ph| self.figure.values(ph).len()).filter(|&n| n > 0).collect();
@@ -162,7 +177,7 @@ impl Columns {
         untouched.dedup();
         if !untouched.is_empty() {
             out.push(format!(
-                "{}: the files' pages were evicted from every reading host's kernel, but the file system's client keeps file data the eviction does not reach: {}; such a read may be served from it",
+                "{}: the files' pages were evicted from every reading host's kernel (for a metadata phase: its directory entries, inodes and pages dropped), but the file system's client keeps what the eviction does not reach: {}; such a phase may be served from it",
                 crate::results::COLD_KERNEL_ONLY,
                 untouched.join("; ")
             ));

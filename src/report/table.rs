@@ -135,7 +135,16 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         _ if !md_only => sync,
         crate::spec::SyncPolicy::None => "no commit".to_string(),
         crate::spec::SyncPolicy::Each => "commit each by fsync".to_string(),
-        _ => "commit end by syncfs".to_string(),
+        _ => {
+            // What the syncfs can do on these file systems (on FUSE: reach no daemon).
+            let mut reach: Vec<String> =
+                h.targets.iter().filter_map(|t| crate::env::netfs::syncfs_reach(&t.fs)).collect();
+            reach.dedup();
+            match reach.is_empty() {
+                true => "commit end by syncfs".to_string(),
+                false => format!("commit end by syncfs ({})", reach.join("; ")),
+            }
+        }
     };
     let data = if md_only {
         String::new()
@@ -267,10 +276,13 @@ fn cache_cell(ph: &crate::results::PhaseResult) -> String {
     }
     let bounds: Vec<f64> =
         ph.repetitions.iter().filter_map(|r| r.namespace.as_ref().and_then(|n| n.cached_at_most)).collect();
+    // The label, as a data phase's: a cold one that a file system client's cache may serve,
+    // a warm one whose names the client does not keep, say so.
+    let label = ph.cache.label();
     match bounds.iter().copied().reduce(f64::max) {
-        Some(b) if b < 1.0 => format!("{} ≤{:.1}%", ph.cache.policy.name(), b * 100.0),
-        Some(_) => format!("{} ?", ph.cache.policy.name()),
-        None => ph.cache.policy.name().to_string(),
+        Some(b) if b < 1.0 => format!("{label} ≤{:.1}%", b * 100.0),
+        Some(_) => format!("{label} ?"),
+        None => label.to_string(),
     }
 }
 

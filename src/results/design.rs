@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{PhaseResult, Repetition, Status};
 use crate::stats::Summary;
+use crate::units::RateUnit;
 
 /// The statistic a point's result is summarised by (`headline` in a preset).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -98,20 +99,49 @@ impl Rate {
         ["agg", "max_SAR", "min_SAR", "indiv"][self as usize]
     }
 
-    /// What it is, in words.
+    /// What it is, in words, of data phases' bytes.
     pub fn about(self) -> &'static str {
-        [
-            "agg = all bytes / (first open to last close), commits included (IOR's bandwidth)",
-            "max_SAR = sum of the workers' rates (Russell's total rate)",
-            "min_SAR = all bytes / the slowest worker's time",
-            "indiv = the mean of the workers' rates",
-        ][self as usize]
+        self.about_in(RateUnit::Bytes)
+    }
+
+    /// What it is, in words, of what `unit` counts (bytes, or the ops of metadata phases).
+    pub fn about_in(self, unit: RateUnit) -> &'static str {
+        let i = self as usize;
+        match unit {
+            RateUnit::Bytes => [
+                "agg = all bytes / (first open to last close), commits included (IOR's bandwidth)",
+                "max_SAR = sum of the workers' rates (Russell's total rate)",
+                "min_SAR = all bytes / the slowest worker's time",
+                "indiv = the mean of the workers' rates",
+            ][i],
+            RateUnit::Ops => [
+                "agg = all ops / (first open to last close), commits included",
+                "max_SAR = sum of the workers' op rates",
+                "min_SAR = all ops / the slowest worker's time, the rate mdtest reports",
+                "indiv = the mean of the workers' op rates",
+            ][i],
+        }
     }
 
     /// Its JSON field in a repetition.
     pub fn field(self) -> &'static str {
-        ["agg_bytes_per_s", "max_sar_bytes_per_s", "min_sar_bytes_per_s", "avg_individual_bytes_per_s"]
-            [self as usize]
+        self.field_in(RateUnit::Bytes)
+    }
+
+    /// Its JSON field in a repetition, of what `unit` counts.
+    pub fn field_in(self, unit: RateUnit) -> &'static str {
+        let i = self as usize;
+        match unit {
+            RateUnit::Bytes => [
+                "agg_bytes_per_s",
+                "max_sar_bytes_per_s",
+                "min_sar_bytes_per_s",
+                "avg_individual_bytes_per_s",
+            ][i],
+            RateUnit::Ops => {
+                ["agg_ops_per_s", "max_sar_ops_per_s", "min_sar_ops_per_s", "avg_individual_ops_per_s"][i]
+            }
+        }
     }
 
     /// Its value in a run (bytes per second); None where not measured (agg in results stored
@@ -125,15 +155,17 @@ impl Rate {
         }
     }
 
-    /// Its value in a run of a metadata phase (`md`), of ops: agg and min_SAR all ops over the
-    /// slowest worker's time (the rate mdtest reports), max_SAR the sum of the workers' op
-    /// rates, indiv none; of any other phase as [`Rate::of`].
+    /// Its value in a run of a metadata phase (`md`), of ops: agg all ops over the span
+    /// (`agg_ops_per_s`), min_SAR all ops over the slowest worker's time (the rate mdtest
+    /// reports), max_SAR the sum of the workers' op rates, indiv none; of any other phase as
+    /// [`Rate::of`].
     pub fn of_in(self, md: bool, r: &Repetition) -> Option<f64> {
         if !md {
             return self.of(r);
         }
         match self {
-            Rate::Agg | Rate::MinSar => Some(r.min_sar_ops_per_s),
+            Rate::Agg => r.agg_ops_per_s,
+            Rate::MinSar => Some(r.min_sar_ops_per_s),
             Rate::MaxSar => Some(r.max_sar_ops_per_s),
             Rate::AvgIndividual => None,
         }
@@ -152,7 +184,7 @@ impl Rate {
     /// Its summary over a phase's complete runs; None without any.
     pub fn summary(self, ph: &PhaseResult) -> Option<Summary> {
         let xs = self.values(ph);
-        (!xs.is_empty()).then(|| Summary::of(self.field(), &xs))
+        (!xs.is_empty()).then(|| Summary::of(self.field_in(ph.unit()), &xs))
     }
 
     /// The rate of designs stored before iolab had a choice: max_SAR.

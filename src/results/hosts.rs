@@ -75,6 +75,7 @@ pub fn host_shares(workers: &[WorkerResult]) -> Vec<HostShare> {
         *span = span.take().and_then(|mut s| {
             s.add(&Moments {
                 bytes: w.bytes,
+                ops: w.ops,
                 start_ns: w.start_offset_ns.get()?,
                 end_ns: w.start_offset_ns.get()? + w.time_ns,
                 open_ns: w.open_ns,

@@ -11,11 +11,16 @@
 //! stored before iolab measured agg), a metadata phase's the slowest worker's (min_SAR, as
 //! mdtest's barrier to barrier); every figure comes per repetition: the score of repetition k
 //! is made of every phase's repetition k, and the statistics are over those scores.
+//!
+//! A score is worked out only for the IO500 workload set itself: every workload point checked
+//! against IO500's (its phases, layout, transfer size, directories, file size, the stats'
+//! shift and find's pattern). An experiment whose `workload` axis merely names IO500's
+//! workloads gets no score, and its section says which of its points differ, and how.
 
 use serde::{Deserialize, Serialize};
 
 use super::{ExperimentResult, PhaseResult, Repetition, Status};
-use crate::spec::OpKind;
+use crate::spec::{Layout, MdDirs, OpKind, Spec};
 use crate::stats::Summary;
 
 /// The four workloads, as the `workload` axis names them.
@@ -62,10 +67,112 @@ pub struct Io500 {
     pub score_summary: Option<Summary>,
     /// The IO500 phases this experiment lacks (then there is no score).
     pub missing: Vec<String>,
+    /// How its points differ from the IO500 workload set's, each in words (then there is no
+    /// score, nor any phase's figure: the experiment is not the IO500 set); empty when every
+    /// workload point was checked and matches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_io500: Vec<String>,
+}
+
+/// One IO500 workload's point: (workload, the ops of its phases in order, the data phases'
+/// layout and transfer size, the metadata phases' directories and file size).
+type Shape = (&'static str, &'static [OpKind], Option<(Layout, u64)>, Option<(MdDirs, u64)>);
+
+/// What the IO500 workload set's points are.
+const SHAPES: [Shape; 4] = [
+    ("ior-easy", &[OpKind::Write, OpKind::Read], Some((Layout::FilePerWorker, 2 << 20)), None),
+    ("ior-hard", &[OpKind::Write, OpKind::Read], Some((Layout::SharedStrided, 47008)), None),
+    (
+        "mdtest-easy",
+        &[OpKind::Create, OpKind::Find, OpKind::Stat, OpKind::Unlink],
+        None,
+        Some((MdDirs::Unique, 0)),
+    ),
+    (
+        "mdtest-hard",
+        &[OpKind::Create, OpKind::Find, OpKind::Stat, OpKind::ReadFiles, OpKind::Unlink],
+        None,
+        Some((MdDirs::Shared, 3901)),
+    ),
+];
+
+/// What the IO500 set's metadata points share: stats and reads of the next worker's items
+/// (mdtest `-N 1`), and find's pattern.
+const MD_SHIFT: u32 = 1;
+const FIND: &str = "*01*";
+
+/// How `spec`, the point of `workload`, differs from IO500's point of that workload.
+fn differences(workload: &str, spec: &Spec) -> Vec<String> {
+    let Some((_, ops, data, md)) = SHAPES.iter().find(|(w, ..)| *w == workload) else { return vec![] };
+    let mut out = vec![];
+    let have: Vec<OpKind> = spec.phases.iter().map(|p| p.op).collect();
+    if have != *ops {
+        let names = |o: &[OpKind]| o.iter().map(|k| k.name()).collect::<Vec<_>>().join(",");
+        out.push(format!("{workload}'s phases are {}, IO500's {}", names(&have), names(ops)));
+    }
+    if let Some((layout, bs)) = data {
+        if spec.layout != *layout {
+            out.push(format!("{workload}'s layout is {}, IO500's {}", spec.layout.name(), layout.name()));
+        }
+        if spec.bs_bytes != *bs {
+            out.push(format!("{workload}'s transfers are {} bytes, IO500's {bs}", spec.bs_bytes));
+        }
+    }
+    if let Some((dirs, bytes)) = md {
+        match &spec.md {
+            None => out.push(format!("{workload} has no metadata phases")),
+            Some(ns) => {
+                if ns.dirs != *dirs {
+                    out.push(format!(
+                        "{workload}'s directories are {}, IO500's {}",
+                        ns.dirs.name(),
+                        dirs.name()
+                    ));
+                }
+                if ns.file_bytes != *bytes {
+                    out.push(format!("{workload}'s files hold {} bytes, IO500's {bytes}", ns.file_bytes));
+                }
+                if ns.shift != MD_SHIFT {
+                    out.push(format!(
+                        "{workload}'s stats visit worker w+{}'s items, IO500's w+{MD_SHIFT}'s",
+                        ns.shift
+                    ));
+                }
+                if ns.find != FIND {
+                    out.push(format!("{workload}'s find matches {}, IO500's {FIND}", ns.find));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// How an experiment with a `workload` axis differs from the IO500 workload set: each point
+/// of an IO500 workload checked (once each), and a point's spec that was not stored named.
+fn not_io500(exp: &ExperimentResult) -> Vec<String> {
+    let mut out = vec![];
+    for w in WORKLOADS {
+        let points: Vec<_> =
+            exp.points.iter().filter(|p| p.params.get("workload").map(String::as_str) == Some(w)).collect();
+        match points.as_slice() {
+            [] => {}
+            [p] => match &p.spec {
+                Some(spec) => out.extend(differences(w, spec)),
+                None => {
+                    out.push(format!("{w}'s spec was not stored with its results, so it cannot be checked"))
+                }
+            },
+            more => out.push(format!("{} points are {w}, IO500 has one", more.len())),
+        }
+    }
+    out
 }
 
 /// What every IO500 section says first.
-pub const NOTE: &str = "the IO500 workload set run by iolab: not a valid IO500 submission (not the io500 application, not its rules' sizes or stonewall unless run at --scale paper, no rule checks); each figure has iolab's repetitions and intervals";
+pub const NOTE: &str = "the IO500 workload set run by iolab: not a valid IO500 submission (not the io500 application, not its rules' sizes or stonewall unless run at --scale paper, no rule checks); each figure has iolab's repetitions and intervals; its points checked against IO500's (phases, layouts, transfer sizes, directories, file sizes, the stats' shift and find's pattern)";
+
+/// What the section says of an experiment with a `workload` axis that is not the IO500 set.
+pub const NOTE_NOT: &str = "no IO500 score: the experiment's workload axis names IO500's workloads, but its points are not the IO500 workload set";
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -102,6 +209,21 @@ pub fn of(exp: &ExperimentResult) -> Option<Io500> {
         .flat_map(|ph| ph.repetitions.iter().map(|r| r.rep + 1))
         .max()
         .unwrap_or(0);
+    let not_io500 = not_io500(exp);
+    if !not_io500.is_empty() {
+        return Some(Io500 {
+            note: format!("{NOTE_NOT}: {}", not_io500.join("; ")),
+            phases: vec![],
+            bw: vec![],
+            md: vec![],
+            score: vec![],
+            bw_summary: None,
+            md_summary: None,
+            score_summary: None,
+            missing: vec![],
+            not_io500,
+        });
+    }
     let mut missing = vec![];
     let mut phases = vec![];
     for (name, workload, op, bw) in PHASES {
@@ -177,6 +299,7 @@ pub fn of(exp: &ExperimentResult) -> Option<Io500> {
         md: mds,
         score: scores,
         missing,
+        not_io500,
     })
 }
 

@@ -39,8 +39,9 @@ pub use design::{Axis, Design, Headline, PresetRef, Rate};
 pub use flags::{FLAG_KINDS, flag_advice, flag_kind, flag_meaning};
 pub use hosts::HostShare;
 
-/// Version of the JSON layout. Fields may be added; none is renamed or removed.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the JSON layout. Fields may be added; a change of what a field holds raises it
+/// (docs/json.md says what each version changed).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A resident fraction above this makes a cold phase "not cold".
 pub const COLD_MAX_RESIDENT: f64 = 0.05;
@@ -233,6 +234,10 @@ pub struct Repetition {
     pub max_sar_ops_per_s: f64,
     #[serde(default)]
     pub min_sar_ops_per_s: f64,
+    /// IOR's aggregate of ops: all ops over `span_ns` (the figure `agg` of a metadata phase;
+    /// None without a span). Worked out from `ops` and `span_ns`, not stored.
+    #[serde(default)]
+    pub agg_ops_per_s: Option<f64>,
     /// Fraction of the phase's file pages in the page cache just before it started.
     pub resident_fraction: f64,
     /// Time spent preallocating before a write phase (not part of t_i).
@@ -322,6 +327,11 @@ impl PhaseResult {
             latency_ns: LatencyNs::default(),
             time_summary: None,
         }
+    }
+
+    /// The unit its rates are in: ops for a metadata phase, else bytes.
+    pub fn unit(&self) -> crate::units::RateUnit {
+        crate::units::RateUnit::of(self.op.is_metadata())
     }
 
     /// Recomputes the summary, flags and merged latency from the repetitions.

@@ -67,6 +67,7 @@ impl Repetition {
             overlap: Some(timing.overlap),
             max_sar_ops_per_s: 0.0,
             min_sar_ops_per_s: 0.0,
+            agg_ops_per_s: None,
             resident_fraction: cache.resident_fraction,
             prealloc_ns: 0,
             flags,
@@ -110,6 +111,7 @@ impl Repetition {
         (self.max_sar_ops_per_s, self.min_sar_ops_per_s) = (finite(ops.max_sar), finite(ops.min_sar));
         self.hosts = hosts::host_shares(workers);
         self.ops_per_s = self.iops();
+        self.agg_ops_per_s = self.span_ns.filter(|&s| s > 0).map(|s| self.ops as f64 * 1e9 / s as f64);
         self
     }
 
@@ -142,6 +144,7 @@ impl Repetition {
             overlap: None,
             max_sar_ops_per_s: 0.0,
             min_sar_ops_per_s: 0.0,
+            agg_ops_per_s: None,
             resident_fraction: cache.resident_fraction,
             prealloc_ns: 0,
             flags: cache.flags.clone(),

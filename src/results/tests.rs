@@ -57,11 +57,7 @@ fn mpi_sample(w: u32, hosts: &[Arc<str>]) -> WorkerSample {
         calls: calls.to_map(),
         hist: SampleHist::Merged { figures: LatencyNs { p50: 9000, ..Default::default() }, buckets: None },
         place: Some(Placement { rank: w, host: hosts[w as usize % hosts.len()].clone(), resident: None }),
-        series: Some(Box::new(RateSeries {
-            interval_ns: BASE_NS,
-            end_ns: 3 * BASE_NS,
-            bytes: vec![1 << 18, 1 << 19, 1 << 18],
-        })),
+        series: Some(Box::new(RateSeries::of_bytes(BASE_NS, 3 * BASE_NS, vec![1 << 18, 1 << 19, 1 << 18]))),
         ..WorkerSample::with_series(w, 1000 + u64::from(w), vec![1 << 20])
     }
 }

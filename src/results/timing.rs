@@ -34,6 +34,7 @@ impl PhaseTiming {
         for s in samples {
             span.add(&Moments {
                 bytes: s.bytes,
+                ops: s.ops,
                 start_ns: s.start_ns,
                 end_ns: s.end_ns,
                 open_ns: s.open_ns,
@@ -56,7 +57,7 @@ impl PhaseTiming {
 
     /// The flag of a phase whose workers did not run together, if they did not.
     pub fn flag(&self, samples: &[WorkerSample]) -> Option<String> {
-        let movers = samples.iter().filter(|s| s.bytes > 0).count();
+        let movers = samples.iter().filter(|s| s.bytes > 0 || s.ops > 0).count();
         (self.overlap < MIN_OVERLAP).then(|| {
             format!(
                 "workers did not overlap: all {movers} ran together for {:.0}% of the phase",
@@ -226,5 +227,13 @@ mod tests {
         let ws: Vec<WorkerSample> = (0..3).map(|i| sample(i, 5, 1_000, vec![4096])).collect();
         let t = PhaseTiming::of(&ws);
         assert_eq!((t.overlap, t.flag(&ws)), (1.0, None));
+        // Metadata workers move no bytes (stat, unlink, empty files), yet they work: one after
+        // another, they are flagged as well.
+        let md: Vec<WorkerSample> = (0..2)
+            .map(|i| WorkerSample { bytes: 0, ops: 500, ..sample(i, i as u64 * 10_000_000, 1_000, vec![1]) })
+            .collect();
+        let t = PhaseTiming::of(&md);
+        assert_eq!(t.overlap, 0.0);
+        assert_eq!(t.flag(&md).unwrap(), "workers did not overlap: all 2 ran together for 0% of the phase");
     }
 }

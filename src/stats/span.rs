@@ -11,13 +11,15 @@
 //! - span = max(end + close_ns) - min(start - open_ns); agg = total bytes / span (IOR's
 //!   bandwidth: "totalBytes / (max close end - min open start)", reduced over all tasks).
 //! - overlap = max(0, min(end) - max(start)) / (max(end) - min(start)) over the workers that
-//!   moved bytes: 1 when they all ran from the same start to the same end, 0 when one ended
+//!   did work (moved bytes, or made, visited or removed items): 1 when they all ran from the same start to the same end, 0 when one ended
 //!   before another began. One worker (or none) overlaps fully.
 
 /// One worker's moments in a phase, on the phase's common clock (ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Moments {
     pub bytes: u64,
+    /// Ops done (a metadata phase's items move no bytes, yet its workers work).
+    pub ops: u64,
     pub start_ns: u64,
     pub end_ns: u64,
     pub open_ns: u64,
@@ -31,7 +33,7 @@ pub struct Span {
     bytes: u64,
     /// The first open and the last close, once a worker is added.
     opened_closed: Option<(u64, u64)>,
-    /// Of the workers that moved bytes: how many, their first and latest starts, their
+    /// Of the workers that did work (moved bytes or did ops): how many, their first and latest starts, their
     /// earliest and last ends.
     movers: u64,
     first_start: u64,
@@ -48,7 +50,7 @@ impl Span {
             Some((first, last)) => (first.min(open), last.max(close)),
             None => (open, close),
         });
-        if w.bytes > 0 {
+        if w.bytes > 0 || w.ops > 0 {
             if self.movers == 0 {
                 (self.first_start, self.latest_start) = (w.start_ns, w.start_ns);
                 (self.earliest_end, self.last_end) = (w.end_ns, w.end_ns);
@@ -73,8 +75,8 @@ impl Span {
         Some(self.bytes as f64 * 1e9 / span as f64)
     }
 
-    /// The share of the phase (from the first start to the last end of the workers that
-    /// moved bytes) during which all of them were running, in [0, 1].
+    /// The share of the phase (from the first start to the last end of the workers that did
+    /// work) during which all of them were running, in [0, 1].
     pub fn overlap(&self) -> f64 {
         if self.movers < 2 || self.last_end <= self.first_start {
             return 1.0;
@@ -109,7 +111,7 @@ mod tests {
     }
 
     fn w(bytes: u64, start_ns: u64, end_ns: u64) -> Moments {
-        Moments { bytes, start_ns, end_ns, open_ns: 0, close_ns: 0 }
+        Moments { bytes, ops: 0, start_ns, end_ns, open_ns: 0, close_ns: 0 }
     }
 
     #[test]
@@ -120,6 +122,7 @@ mod tests {
         let ws = [
             Moments {
                 bytes: 100_000_000,
+                ops: 0,
                 start_ns: 1_000_000_000,
                 end_ns: 2_000_000_000,
                 open_ns: 10_000_000,
@@ -127,6 +130,7 @@ mod tests {
             },
             Moments {
                 bytes: 100_000_000,
+                ops: 0,
                 start_ns: 1_000_000_000,
                 end_ns: 3_000_000_000,
                 open_ns: 30_000_000,
@@ -161,7 +165,7 @@ mod tests {
             ws in proptest::collection::vec((1u64..1 << 40, 0u64..1 << 40, 1u64..1 << 40, 0u64..1 << 30, 0u64..1 << 30), 1..16)
         ) {
             let ms: Vec<Moments> = ws.iter()
-                .map(|&(b, s, t, o, c)| Moments { bytes: b, start_ns: s + (1 << 30), end_ns: s + (1 << 30) + t, open_ns: o, close_ns: c })
+                .map(|&(b, s, t, o, c)| Moments { bytes: b, ops: 0, start_ns: s + (1 << 30), end_ns: s + (1 << 30) + t, open_ns: o, close_ns: c })
                 .collect();
             let total: u64 = ms.iter().map(|m| m.bytes).sum();
             let tmax = ms.iter().map(|m| m.end_ns - m.start_ns).max().unwrap();

@@ -78,7 +78,10 @@ pub struct ExperimentRow {
     pub runs_failed: u64,
     /// Runs it planned and did not run (it ended early).
     pub runs_not_run: u64,
+    /// The first point's spec.
     pub spec: Spec,
+    /// Its sweep: the axes say what the points change.
+    pub design: crate::results::Design,
     /// The Slurm job it ran in (its host facts' `slurm.job_id`), if any.
     pub slurm_job: Option<String>,
 }

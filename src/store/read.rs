@@ -29,7 +29,7 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT e.id, e.created_unix_s, e.name, h.hostname, e.spec_json,
+                "SELECT e.id, e.created_unix_s, e.name, h.hostname, e.spec_json, e.design_json,
                         (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status = 'complete'),
                         (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id AND r.status != 'complete'),
                         ifnull(json_extract(e.not_run_json, '$.runs'), 0),
@@ -46,16 +46,17 @@ impl Store {
                     r.get::<_, String>(2)?,
                     r.get::<_, String>(3)?,
                     r.get::<_, String>(4)?,
-                    r.get::<_, i64>(5)?,
+                    r.get::<_, String>(5)?,
                     r.get::<_, i64>(6)?,
                     r.get::<_, i64>(7)?,
-                    r.get::<_, Option<String>>(8).ok().flatten(),
+                    r.get::<_, i64>(8)?,
+                    r.get::<_, Option<String>>(9).ok().flatten(),
                 ))
             })
             .map_err(|e| self.err(e))?;
         let mut out = vec![];
         for row in rows {
-            let (id, created_unix_s, name, hostname, spec_json, ok, bad, not_run, slurm_job) =
+            let (id, created_unix_s, name, hostname, spec_json, design_json, ok, bad, not_run, slurm_job) =
                 row.map_err(|e| self.err(e))?;
             let spec = match crate::json::from_str(&spec_json) {
                 Ok(spec) => spec,
@@ -64,6 +65,8 @@ impl Store {
                     continue;
                 }
             };
+            // A design that does not read says nothing of the sweep: the listing shows the spec.
+            let design = crate::json::from_str(&design_json).unwrap_or_default();
             out.push(ExperimentRow {
                 id,
                 created_unix_s,
@@ -74,6 +77,7 @@ impl Store {
                 runs_not_run: not_run.max(0) as u64,
                 spec,
                 slurm_job,
+                design,
             });
         }
         Ok(out)
@@ -177,6 +181,7 @@ impl Store {
                 overlap: r.get::<_, Option<Real>>(21).map_err(g)?.map(|x| x.0),
                 max_sar_ops_per_s: 0.0,
                 min_sar_ops_per_s: 0.0,
+                agg_ops_per_s: None,
                 resident_fraction: r.get::<_, Real>(12).map_err(g)?.0,
                 prealloc_ns: r.get::<_, i64>(13).map_err(g)? as u64,
                 flags: crate::json::from_str(&flags_json).map_err(|e| self.err(e))?,

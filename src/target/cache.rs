@@ -97,6 +97,26 @@ pub fn resident_fraction(paths: &[PathBuf], ids: &[FileId]) -> Result<f64> {
     Ok(if total == 0 { 0.0 } else { res as f64 / total as f64 })
 }
 
+/// `drop_caches` checked before anything runs: it applies to cold phases only, and writing 3
+/// to /proc/sys/vm/drop_caches needs root, so a run that could not do it is refused up front
+/// (exit 2) rather than failing at its first cold phase.
+pub fn check_drop_caches(drop_caches: bool, any_cold: bool) -> Result<()> {
+    if !drop_caches {
+        return Ok(());
+    }
+    if !any_cold {
+        return Err(Error::spec("drop_caches", "true", "only applies to cold phases"));
+    }
+    if !sys::can_write("/proc/sys/vm/drop_caches") {
+        return Err(Error::spec(
+            "drop_caches",
+            "true",
+            "it writes 3 to /proc/sys/vm/drop_caches, which this process may not write (root only); run as root, or without --drop-caches (cold phases are evicted and checked all the same)",
+        ));
+    }
+    Ok(())
+}
+
 /// How a policy defeats or uses the cache, in words (stored with results).
 pub fn method(policy: CachePolicy, direct: bool, drop_caches: bool) -> String {
     let base = match policy {

@@ -35,6 +35,17 @@ impl Found {
             .sum()
     }
 
+    /// What it holds, in words: the bytes of its files, and the items of its namespace, counted
+    /// by the namespace's rule without removing anything (`1.00 GiB`, `0 B and 102400 items`).
+    pub fn holds(&self) -> String {
+        let mut bytes = self.bytes();
+        let Some(rec) = &self.marker.namespace else { return fmt_size(bytes) };
+        let ns = super::namespace::remove(&self.path, rec, true);
+        bytes += ns.bytes;
+        let what = if rec.kind == crate::spec::ItemKind::Dirs { "directory items" } else { "items" };
+        format!("{} and {} {what} of metadata phases", fmt_size(bytes), ns.items)
+    }
+
     /// Who left it, in words.
     pub fn origin(&self) -> String {
         let o = &self.marker.owner;
@@ -118,7 +129,7 @@ pub fn leftovers_warning(targets: &[PathBuf], except: Option<&str>) -> Option<St
     );
     let mut dirs: Vec<String> = vec![];
     for f in &found {
-        s += &format!("  {} ({}, {})\n", crate::text::escape_path(&f.path), fmt_size(f.bytes()), f.origin());
+        s += &format!("  {} ({}, {})\n", crate::text::escape_path(&f.path), f.holds(), f.origin());
         let parent = crate::text::escape_path(f.path.parent().unwrap_or(Path::new(".")));
         if !dirs.contains(&parent) {
             dirs.push(parent);

@@ -255,12 +255,9 @@ pub fn users_in(sys: &Path, mountinfo: &str, swaps: &str, dev: (u32, u32)) -> Ve
     let mut out = vec![];
     for (name, id) in &fam {
         let dev_path = format!("/dev/{name}");
-        for line in mountinfo.lines() {
-            let Some((pre, post)) = line.split_once(" - ") else { continue };
-            let f: Vec<&str> = pre.split(' ').collect();
-            let source = post.split(' ').nth(1).unwrap_or("");
-            if f.len() >= 5 && (f[2] == id || source == dev_path) {
-                let m = format!("{dev_path} is mounted at {}", f[4]);
+        for line in crate::env::mountinfo::parse(mountinfo) {
+            if line.dev == *id || line.source == dev_path {
+                let m = format!("{dev_path} is mounted at {}", crate::text::escape_path(&line.mount_point));
                 if !out.contains(&m) {
                     out.push(m);
                 }

@@ -3,15 +3,19 @@
 //! fills a disk to the last block; one whose files live in memory (tmpfs, ramfs) must also fit
 //! in the memory the machine can give, whatever its size says. Targets on one file system (a
 //! directory named twice, or two directories of one disk) are counted together, once, with
-//! the sum of their needs.
+//! the sum of their needs. Where a metadata phase renames items, each target's file system is
+//! tried first for the rename it makes (renameat2 with RENAME_NOREPLACE), in a work directory
+//! of its own that goes with it.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
+use super::workdir::WorkDirs;
+use crate::env::dirs::Dir;
 use crate::env::sys;
 use crate::error::{Error, Result};
 use crate::plan::RunPlan;
-use crate::spec::Spec;
+use crate::spec::{OpKind, Spec};
 use crate::units::fmt_size;
 
 /// Fixed part of the space margin.
@@ -226,8 +230,40 @@ fn largest_size(spec: &Spec, n: &FsNeed) -> Option<String> {
     (size > 0).then(|| crate::units::fmt_size_spec(size))
 }
 
+/// Where a phase renames items (real I/O on this host's targets), tries the rename it makes,
+/// renameat2 with RENAME_NOREPLACE (so no name is ever replaced), on a file in a work
+/// directory made for it under each target, which goes again; a file system without it
+/// (MooseFS, GlusterFS, a FUSE daemon without rename2: EINVAL) is refused (exit 2) naming it,
+/// before anything is measured, where the phase would fail mid-run with a bare EINVAL.
+fn check_rename(spec: &Spec, real_io: bool) -> Result<()> {
+    if !real_io || spec.servers.is_some() || !spec.phases.iter().any(|p| p.op == OpKind::Rename) {
+        return Ok(());
+    }
+    let probe = Spec { keep: false, ..spec.clone() };
+    let mut wd = WorkDirs::create(&probe, &super::workdir::new_run_id())?;
+    for d in wd.paths() {
+        wd.create_file(&d.join("probe"))?;
+        let dir = Dir::open(&d).map_err(|e| Error::io("open", &d, None, e))?;
+        if let Err(e) = dir.rename(c"probe", c"probe.r") {
+            let target = spec.dirs.iter().find(|t| d.parent() == Some(t.as_path())).unwrap_or(&d);
+            let fs = crate::env::host::target_facts(target).fs_described();
+            let ops: Vec<&str> = spec.phases.iter().map(|p| p.name.as_str()).collect();
+            return Err(Error::spec(
+                "ops",
+                ops.join(","),
+                format!(
+                    "rename calls renameat2 with RENAME_NOREPLACE (it never replaces a name), which the file system holding {} ({fs}) refuses: {e} (tried before the run); leave rename out of the phases on this file system",
+                    crate::text::escape_path(target)
+                ),
+            ));
+        }
+        dir.rename(c"probe.r", c"probe").map_err(|e| Error::io("renameat2", d.join("probe.r"), None, e))?;
+    }
+    wd.cleanup()
+}
+
 /// Refuses (exit 2, with the numbers) when a file system lacks the space or inodes the plan
-/// needs there.
+/// needs there, or (`check_rename`) the rename a phase makes.
 pub fn check(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<()> {
     let kept = if spec.keep && spec.reps > 1 {
         format!(", all {} repetitions kept", spec.reps)
@@ -281,7 +317,7 @@ pub fn check(spec: &Spec, plan: &RunPlan, real_io: bool) -> Result<()> {
             ));
         }
     }
-    Ok(())
+    check_rename(spec, real_io)
 }
 
 #[cfg(test)]

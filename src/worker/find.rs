@@ -15,6 +15,7 @@ use crate::env::dirs::{Dir, entry_at};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::latency::Recorder;
+use crate::latency::series::RateRecorder;
 use crate::plan::Op;
 use crate::plan::namespace::{NameBuf, glob, share_of};
 use crate::spec::ItemKind;
@@ -40,6 +41,8 @@ struct Walk<'a, R> {
     pattern: &'a [u8],
     share: Option<(u32, u32)>,
     rec: R,
+    /// Entries stated per interval (its rate over time).
+    series: RateRecorder,
     start_ns: u64,
     prev: u64,
     ops: u64,
@@ -74,6 +77,7 @@ pub(super) fn walk<R: Recorder>(
         pattern: md.ns.ns.find.as_bytes(),
         share: md.work.share,
         rec,
+        series: RateRecorder::counting(crate::units::RateUnit::Ops),
         start_ns: 0,
         prev: 0,
         ops: 0,
@@ -110,6 +114,7 @@ pub(super) fn walk<R: Recorder>(
         }
     })?;
     let end_ns = now_ns();
+    let series = R::CLOCKED.then(|| Box::new(w.series.finish(end_ns - w.start_ns)));
     let (hist, trace) = w.rec.finish().map_err(trace_err)?;
     Ok(WorkerSample {
         worker: ctx.plan.worker,
@@ -129,7 +134,7 @@ pub(super) fn walk<R: Recorder>(
         max_inflight: u64::from(w.ops > 0),
         role: None,
         place: None,
-        series: None,
+        series,
         stonewall_ops: None,
         found: Some(w.found),
     })
@@ -198,6 +203,7 @@ impl<R: Recorder> Walk<'_, R> {
                     let op = Op { file: level as u32, offset: self.ops - 1, len: 0 };
                     self.rec.record(op, self.prev - self.start_ns, t - self.prev);
                     self.prev = t;
+                    self.series.add(t - self.start_ns, 1);
                 }
                 self.ctx.progress.store(self.ops, Relaxed);
             }

@@ -21,6 +21,7 @@ use crate::engine::{Call, CallCounts};
 use crate::env::dirs::{self, Dir};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
+use crate::latency::series::RateRecorder;
 use crate::latency::{Hist, Off, Recorder, Traced};
 use crate::plan::Op;
 use crate::plan::namespace::{NameBuf, Tree, item_salt, root_of};
@@ -82,6 +83,8 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
     };
     let data_only = ctx.spec.sync_call == crate::spec::SyncCall::Fdatasync;
     let (mut sync_ns, mut sync_calls) = (0u64, 0u64);
+    // Items done per interval: the phase's rate over time, with its stall and overlap checks.
+    let mut series = RateRecorder::counting(crate::units::RateUnit::Ops);
 
     ctx.gate.wait();
     if ctx.abort.load(Relaxed) {
@@ -186,6 +189,7 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
             let t = now_ns();
             rec.record(Op { file: d as u32, offset: k, len: bytes_per }, prev - start_ns, t - prev);
             prev = t;
+            series.add(t - start_ns, 1);
         }
         k += 1;
         ctx.progress.store(k, Relaxed);
@@ -198,6 +202,7 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
     }
     let end_ns = now_ns();
     drop(at);
+    let series = R::CLOCKED.then(|| Box::new(series.finish(end_ns - start_ns)));
     let (hist, trace) = rec.finish().map_err(trace_err)?;
     Ok(WorkerSample {
         worker: ctx.plan.worker,
@@ -217,7 +222,7 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
         max_inflight: u64::from(done > 0),
         role: None,
         place: None,
-        series: None,
+        series,
         stonewall_ops: lim.stonewall_ops,
         found: None,
     })

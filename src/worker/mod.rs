@@ -289,7 +289,7 @@ impl WorkerSample {
             max_inflight: 1,
             role: None,
             place: None,
-            series: Some(Box::new(RateSeries { interval_ns: BASE_NS, end_ns: time_ns, bytes })),
+            series: Some(Box::new(RateSeries::of_bytes(BASE_NS, time_ns, bytes))),
             stonewall_ops: None,
             found: None,
         }

@@ -212,7 +212,7 @@ fn json_carries_schema_version_units_and_raw_repetitions() {
         "--reps",
         "3",
     ]);
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     assert_eq!(doc["spec"]["size_bytes"], 2 << 20);
     assert_eq!(doc["spec"]["bs_bytes"], 256 << 10);
     assert_eq!(doc["points"].as_array().unwrap().len(), 1);

@@ -149,6 +149,18 @@ fn glusterfs_client_cache_is_never_reported_as_plainly_cold() {
         phases(&small)[1]["cache"]["client_cache_not_controlled"],
         "glusterfs client translators quick-read (glusterfs)"
     );
+    // A cold metadata phase that reads small files' data goes through the same labelling: so
+    // is labelled as a data cold read is (it once got no label); a cold stat reads no data.
+    let md = json(&iolab_on(
+        "h2",
+        &db,
+        "run --dir /mnt/glusterfs --op create,stat:cold,read-files:cold,unlink --md-files 10 --md-size 1KiB --reps 1 --json --quiet",
+    ));
+    assert!(phases(&md)[1]["cache"].get("client_cache_not_controlled").is_none(), "{md}");
+    assert_eq!(
+        phases(&md)[2]["cache"]["client_cache_not_controlled"],
+        "glusterfs client translators quick-read (glusterfs)"
+    );
 
     // io-cache on, kept a minute before it asks the bricks again.
     let set = |opt: &str, v: &str| on("h1", &format!("gluster --mode=script volume set pfs {opt} {v}"));
@@ -306,6 +318,17 @@ fn metadata_phases_reach_the_servers_and_warm_ones_are_labelled_where_names_are_
         iolab_on("h2", &db, "run --dir /mnt/moosefs --op create,stat:warm --md-files 10 --reps 1 --no-store");
     assert!(out.contains(iolab::results::WARM_NAMES_NOT_KEPT), "{out}");
     assert!(out.contains("its lookups reach the servers as a cold phase's do"), "{out}");
+    // Neither has RENAME_NOREPLACE: a rename phase is refused before the run, naming the file
+    // system, where it once failed mid-run with a bare EINVAL.
+    for fs in ["moosefs", "glusterfs"] {
+        let args =
+            format!("run --dir /mnt/{fs} --op create,rename,unlink --md-files 10 --reps 1 2>&1; echo rc=$?");
+        let out = iolab_on("h2", &db, &args);
+        assert!(out.trim_end().ends_with("rc=2"), "{fs}: {out}");
+        assert!(out.contains("rename calls renameat2 with RENAME_NOREPLACE"), "{fs}: {out}");
+        let want = format!("the file system holding /mnt/{fs} ({fs} (fuse) ");
+        assert!(out.contains(&want) && out.contains("refuses: Invalid argument"), "{fs}: {out}");
+    }
     for fs in ["moosefs", "glusterfs"] {
         assert_eq!(on("h3", &format!("ls -A /mnt/{fs}")).trim(), "", "{fs}: left behind");
     }

@@ -86,8 +86,6 @@ fn strategy_tables_split_by_swept_parameters_not_by_variables() {
         "64KiB",
         "--strategy",
         "S2",
-        "--iters",
-        "16",
         "--comptime",
         "0s",
         "--sync",
@@ -128,7 +126,7 @@ fn strategy_tables_split_by_swept_parameters_not_by_variables() {
 fn the_host_table_and_its_page_take_their_source_and_time() {
     let s = Scratch::new();
     let dir = s.path().to_str().unwrap().to_string();
-    stdout_of(&s, &["reproduce", "L1", "--scale", "quick", "--dir", &dir, "--quiet", "--set", "size=1MiB"]);
+    stdout_of(&s, &["reproduce", "L1", "--scale", "quick", "--dir", &dir, "--quiet"]);
     let (store, exp) = load_last(&s);
     let rows = compare::rows(std::slice::from_ref(&exp));
     assert_eq!(names(compare::FORMATS), ["text", "csv", "markdown"]);
@@ -137,8 +135,26 @@ fn the_host_table_and_its_page_take_their_source_and_time() {
         assert_eq!(compare::render(&rows, name).unwrap().into_bytes(), cli, "{name}");
     }
     assert!(
-        compare::render(&rows, "markdown").unwrap().starts_with("| host | OS | CPUs*MHz | file system |")
+        compare::render(&rows, "markdown").unwrap().starts_with("| host | OS | CPUs\\*MHz | file system |")
     );
+    // A host name from an imported store, with an escape sequence, a newline and markup,
+    // stays one cell of text in every format: escaped for its syntax, never raw.
+    let mut evil = rows.clone();
+    evil[0].hostname = "h|x\x1b[31m\n*b* <i>&".into();
+    let md = compare::render(&evil, "markdown").unwrap();
+    assert!(md.contains("\n| h\\|x\\x1b\\[31m\\n\\*b\\* \\<i\\>\\& | "), "{md}");
+    assert_eq!(md.lines().count(), compare::render(&rows, "markdown").unwrap().lines().count(), "{md}");
+    let text = compare::render(&evil, "text").unwrap();
+    assert!(text.contains("h|x\\x1b[31m\\n*b* <i>&") && !text.contains('\x1b'), "{text}");
+    let csv = compare::render(&evil, "csv").unwrap();
+    let rec = ::csv::Reader::from_reader(csv.as_bytes()).records().next().unwrap().unwrap();
+    assert_eq!(&rec[0], evil[0].hostname, "{csv}");
+    let html = report::render(
+        &html::compare::Html { source: "s".into(), made_unix_s: 0.0, tuned: vec![] },
+        &evil[..],
+    )
+    .unwrap();
+    assert!(html.contains("h|x\\x1b[31m") && html.contains("*b* &lt;i&gt;&amp;") && !html.contains('\x1b'));
     assert!(compare::render(&rows, "html").is_err(), "the page is made by its caller, not looked up");
     let page = |source: &str, made_unix_s: f64| {
         report::render(&html::compare::Html { source: source.into(), made_unix_s, tuned: vec![] }, &rows[..])
@@ -160,7 +176,7 @@ fn the_host_table_and_its_page_take_their_source_and_time() {
 fn the_experiment_page_shows_the_preset_notes_it_is_given() {
     let s = Scratch::new();
     let dir = s.path().to_str().unwrap().to_string();
-    stdout_of(&s, &["reproduce", "L1", "--scale", "quick", "--dir", &dir, "--quiet", "--set", "size=1MiB"]);
+    stdout_of(&s, &["reproduce", "L1", "--scale", "quick", "--dir", &dir, "--quiet"]);
     let (store, exp) = load_last(&s);
     let l1 = preset::find("L1").unwrap();
     let about = preset::about(&exp).unwrap();

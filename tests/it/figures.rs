@@ -41,9 +41,11 @@ fn stored_parts(mut doc: Value) -> Value {
             ph["cache"].as_object_mut().unwrap().remove("resident_fraction");
             for list in ["repetitions", "warmups"] {
                 for r in ph[list].as_array_mut().unwrap() {
-                    // The op rates are worked out from each worker's ops and time, never stored.
+                    // The op rates are worked out from each worker's ops and time (agg: from the ops and
+                    // the span), never stored.
                     let r = r.as_object_mut().unwrap();
-                    for k in ["hosts", "ops_per_s", "max_sar_ops_per_s", "min_sar_ops_per_s"] {
+                    for k in ["hosts", "ops_per_s", "max_sar_ops_per_s", "min_sar_ops_per_s", "agg_ops_per_s"]
+                    {
                         r.remove(k);
                     }
                     for w in r["workers"].as_array_mut().unwrap() {

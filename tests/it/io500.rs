@@ -31,6 +31,11 @@ fn the_io500_set_runs_and_its_score_is_io500s_formula() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let io = &doc["io500"];
     assert!(io["note"].as_str().unwrap().contains("not a valid IO500 submission"), "{io}");
+    // Its points were checked against IO500's, and matched; the experiment is named for all
+    // four workloads, not its first point's.
+    assert!(io["note"].as_str().unwrap().contains("its points checked against IO500's"), "{io}");
+    assert!(io.get("not_io500").is_none(), "{io}");
+    assert_eq!(doc["spec"]["name"], "IO500 ior-easy, ior-hard, mdtest-easy, mdtest-hard");
     assert_eq!(io["missing"].as_array().unwrap().len(), 0, "{io}");
     let names: Vec<&str> =
         io["phases"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
@@ -114,4 +119,48 @@ fn the_io500_set_runs_and_its_score_is_io500s_formula() {
     );
     assert!(text.contains("score: sqrt(BW x MD)"), "{text}");
     assert!(s.leftovers().iter().all(|f| !f.starts_with(".iolab-")), "{:?}", s.leftovers());
+}
+
+/// An experiment whose `workload` axis names IO500's workloads but whose points are not IO500's
+/// (here ior-hard in a segmented shared file, mdtest-hard in a tree per worker) gets no IO500
+/// score, and says which points differ, and how.
+#[test]
+fn a_workload_axis_named_like_io500s_is_not_scored_unless_its_points_are_io500s() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let o = s.iolab(&["reproduce", "IO500", "--scale", "quick", "--print", "--dir", dir]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout)
+        .replace("\"shared-strided\"", "\"shared\"")
+        .replace(
+            "md_dirs = [\"unique\", \"unique\", \"unique\", \"shared\"]",
+            "md_dirs = [\"unique\", \"unique\", \"unique\", \"unique\"]",
+        )
+        .replace("reps = 2", "reps = 1");
+    let file = s.path().join("not-io500.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = s.iolab(&["run", file.to_str().unwrap(), "--json", "--quiet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let io = &doc["io500"];
+    let not: Vec<&str> = io["not_io500"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(
+        not,
+        [
+            "ior-hard's layout is shared, IO500's shared-strided",
+            "mdtest-hard's directories are unique, IO500's shared"
+        ]
+    );
+    assert!(io["note"].as_str().unwrap().starts_with("no IO500 score:"), "{io}");
+    assert!(
+        io["score"].as_array().unwrap().is_empty() && io["phases"].as_array().unwrap().is_empty(),
+        "{io}"
+    );
+    let shown = s.iolab(&["results", "show", "last"]);
+    let table = String::from_utf8_lossy(&shown.stdout).into_owned();
+    assert!(
+        table.contains("IO500: no IO500 score: the experiment's workload axis names IO500's workloads"),
+        "{table}"
+    );
+    assert!(!table.contains("score: sqrt(BW x MD)"), "{table}");
 }

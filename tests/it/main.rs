@@ -21,10 +21,12 @@ mod hosts;
 mod imports;
 mod inputs;
 mod io500;
+mod labels;
 mod latency;
 mod layouts;
 mod limits;
 mod md_bounds;
+mod md_figures;
 mod metadata;
 #[cfg(feature = "mpi")]
 mod mpi;

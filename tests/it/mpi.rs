@@ -416,14 +416,19 @@ fn an_mpich_build_runs_under_mpiexec_mpich() {
 
 /// A reordering under which every rank would read what it wrote itself is refused under a
 /// real mpirun, naming why: a shift that is a multiple of the ranks, `node` with every rank on
-/// this one host. (Such runs measured unreordered reads under a reordered name.)
+/// this one host, or with no read phase to reorder. (Such runs measured unreordered reads
+/// under a reordered name.)
 #[test]
 fn a_reordering_that_reorders_nothing_is_refused_under_mpirun() {
     let s = Scratch::new();
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 4] = [
         (&["--reorder-reads", "4"], "reorder_reads = `4`: 4 is a multiple of the 2 ranks"),
         (&["--reorder-reads", "node"], "reorder_reads = `node`: all 2 ranks are on one host"),
         (&["--reorder-reads", "0"], "reorder_reads = `0`: a shift of 0 reorders nothing"),
+        (
+            &["--reorder-reads", "1", "--op", "write"],
+            "reorder_reads = `1`: it reorders the ranks of read phases; the phases (write) have none",
+        ),
     ];
     refused_under_mpirun(&s, 2, &cases);
 }

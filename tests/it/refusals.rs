@@ -272,3 +272,158 @@ fn a_build_without_mpi_refuses_to_run_under_a_launcher() {
     assert_eq!(stderr(&o).matches("--features mpi").count(), 1, "{}", stderr(&o));
     assert!(!s.db().exists());
 }
+
+/// Options that would do nothing are refused, naming the value and what makes it do nothing,
+/// before anything is made: a data phase's option on metadata phases alone, a metadata
+/// option without them, an `md_shift` that brings every worker back to its own items or moves
+/// no phase, a phase modifier given twice (the second once won silently: `read:cold:warm` ran
+/// warm), a run-wide time bound that no phase takes (each has its own), a value the sweep
+/// overrides at every point (`reproduce IO500 --set md_files=7` ran 500), and through that,
+/// a `--set` value refused elsewhere (`md_files=0`).
+#[test]
+fn options_that_would_do_nothing_are_refused_naming_both_values() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let md = ["run", "--dir", dir, "--op", "create,stat", "--md-files", "10", "--reps", "1"];
+    let on_md = "the phases (create,stat) are all metadata phases, which move no data blocks";
+    for (extra, value) in [
+        (&["--direct"][..], "direct = `true`"),
+        (&["--open-sync", "dsync"], "open_sync = `dsync`"),
+        (&["--prealloc"], "prealloc = `true`"),
+        (&["--engine", "uring", "--iodepth", "8"], "engine = `uring`"),
+        (&["--verify"], "verify = `true`"),
+        (&["--layout", "shared"], "layout = `shared`"),
+        (&["--bs", "4KiB"], "bs = `4KiB`"),
+        (&["--cache", "warm"], "cache = `warm`"),
+    ] {
+        let args: Vec<&str> = md.iter().chain(extra).copied().collect();
+        refused(&s, &args, &[], &format!("{value}: {on_md}"));
+    }
+    // At its default it changes nothing (a printed spec states every value): accepted.
+    let args: Vec<&str> = md.iter().chain(&["--layout", "file-per-worker", "--no-store"]).copied().collect();
+    let o = s.iolab(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let data = ["run", "--dir", dir, "--op", "write", "--size", "64KiB", "--bs", "16KiB", "--reps", "1"];
+    let args: Vec<&str> = data.iter().chain(&["--md-files", "10"]).copied().collect();
+    refused(&s, &args, &[], "md_files = `10`: the phases (write) are all data phases");
+    for (extra, want) in [
+        (
+            &["--md-shift", "2", "--workers", "2"][..],
+            "md_shift = `2`: with 2 workers, worker w + 2 is worker w: each would visit its own items",
+        ),
+        (
+            &["--md-shift", "1", "--workers", "2"],
+            "md_shift = `1`: it shifts the items stat, open and read-files visit; the phases (create,unlink) have none",
+        ),
+    ] {
+        let mut args: Vec<&str> = md.iter().chain(extra).copied().collect();
+        if want.contains("create,unlink") {
+            args[4] = "create,unlink";
+        }
+        refused(&s, &args, &[], want);
+    }
+    for (ops, want) in [
+        ("write,read:cold:warm", "ops = `read:cold:warm`: a cache state is given twice (cold, then warm)"),
+        ("write:seq:random", "ops = `write:seq:random`: an order is given twice (seq, then random)"),
+        ("write,read:workers=1:workers=2", "workers is given twice (workers=1, then workers=2)"),
+        ("write,read:runtime=1s:runtime=2s", "runtime is given twice (runtime=1s, then runtime=2s)"),
+    ] {
+        refused(&s, &["run", "--dir", dir, "--size", "64KiB", "--bs", "16KiB", "--op", ops], &[], want);
+    }
+    // A run-wide time bound that every phase overrides, or that no phase takes.
+    for (bound, ops, want) in [
+        (
+            "--runtime",
+            "write:runtime=2s",
+            "runtime = `1s`: no phase takes it: each of the phases (write:runtime=2s)",
+        ),
+        ("--stonewall", "write:runtime=1s,read:runtime=0", "stonewall = `1s`: no phase takes it"),
+    ] {
+        let args = ["run", "--dir", dir, "--size", "64KiB", "--bs", "16KiB", "--op", ops, bound, "1s"];
+        refused(&s, &args, &[], want);
+    }
+    refused(
+        &s,
+        &["run", "--dir", dir, "--size", "64KiB", "--bs", "16KiB", "--sweep", "bs=4KiB,8KiB"],
+        &[],
+        "bs = `16KiB`: the sweep sets bs at every point (bs = 4KiB,8KiB), so this value would never be used",
+    );
+    for set in ["md_files=7", "md_files=0"] {
+        refused(
+            &s,
+            &["reproduce", "IO500", "--scale", "quick", "--dir", dir, "--set", set],
+            &[],
+            &format!("md_files = `{}`: the sweep sets md_files at every point", &set[9..]),
+        );
+    }
+    assert_eq!(s.leftovers(), Vec::<String>::new(), "nothing made");
+}
+
+/// Messages that say what is wrong: a size relative to memory where none is taken (it said the
+/// memory size was unknown), what a cold metadata phase writes to drop_caches (it said 2;
+/// iolab writes 3), `--drop-caches` without the right to write it refused up front (it failed
+/// at the first cold phase, exit 1, a failed run stored), the temporary directory of a traced
+/// run named as TMPDIR, kept metadata items counted in the warning about leftovers (it said
+/// `0 B`), and `--reuse` with a metadata phase refused for being one.
+#[test]
+fn messages_say_what_is_wrong() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let md = ["run", "--dir", dir, "--op", "create,stat", "--md-files", "10", "--reps", "1"];
+    let args: Vec<&str> = md.iter().chain(&["--md-size", "1xRAM"]).copied().collect();
+    refused(
+        &s,
+        &args,
+        &[],
+        "md_size = `1xRAM`: `1xRAM` is a multiple of the machine's memory; this takes an absolute size",
+    );
+    let traced =
+        ["run", "--dir", dir, "--op", "write", "--size", "64KiB", "--bs", "16KiB", "--trace", "--no-store"];
+    refused(
+        &s,
+        &traced,
+        &[("TMPDIR", "/nonexistent")],
+        "TMPDIR = `/nonexistent`: a traced run without a store spools its traces in the temporary directory",
+    );
+    let reuse = ["run", "--dir", dir, "--reuse", "0123456789abcdef0123456789abcdef", "--op", "stat"];
+    refused(&s, &reuse, &[], "reuse reads the data files of a kept run; metadata phases make their own");
+    if crate::rig::is_root() {
+        crate::rig::open_to_all(s.path());
+        for (args, want) in [
+            (
+                vec![
+                    "run",
+                    "--dir",
+                    dir,
+                    "--op",
+                    "write,read:cold",
+                    "--size",
+                    "64KiB",
+                    "--bs",
+                    "16KiB",
+                    "--drop-caches",
+                ],
+                "drop_caches = `true`: it writes 3 to /proc/sys/vm/drop_caches, which this process may not write",
+            ),
+            (
+                vec!["run", "--dir", dir, "--op", "create,stat:cold", "--md-files", "10"],
+                "writing 3 to /proc/sys/vm/drop_caches), which needs root",
+            ),
+        ] {
+            let mut c = command();
+            c.args(&args).env("IOLAB_DB", s.db()).current_dir(s.path());
+            let o = crate::rig::as_nobody(&mut c).output().unwrap();
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+            assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+            assert!(!s.db().exists(), "{args:?} made a store");
+        }
+    }
+    // Kept metadata items are counted in the warning about leftovers.
+    let keep: Vec<&str> = md.iter().chain(&["--keep", "--no-store"]).copied().collect();
+    assert!(s.iolab(&keep).status.success());
+    let o = s.iolab(&["run", "--dir", dir, "--size", "64KiB", "--bs", "16KiB", "--reps", "1", "--no-store"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let warning = stderr(&o);
+    assert!(warning.contains("(0 B and 10 items of metadata phases, kept by run "), "{warning}");
+    assert!(s.iolab(&["clean", dir]).status.success());
+}

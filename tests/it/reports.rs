@@ -348,8 +348,7 @@ fn the_report_stays_small() {
 fn compare_report() {
     let s = Scratch::new();
     let dir = s.path().to_str().unwrap().to_string();
-    let out =
-        s.iolab(&["reproduce", "L1", "--scale", "quick", "--dir", &dir, "--quiet", "--set", "size=1MiB"]);
+    let out = s.iolab(&["reproduce", "L1", "--scale", "quick", "--dir", &dir, "--quiet"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let page = s.path().join("hosts.html");
     let out = s.iolab(&["report", "--compare", "-o", page.to_str().unwrap()]);

@@ -18,6 +18,6 @@ impl Exporter<[Row]> for Text {
         let figure_cols: Vec<usize> = (HOST_HEADERS.len()..headers.len()).collect();
         let table: Vec<Vec<String>> = rows.iter().map(cells).collect();
         let text = text_table(&headers, &table, &figure_cols) + "\n" + &footer(rows);
-        out.write_all(text.as_bytes()).map_err(write_err)
+        out.write_all(crate::text::terminal_safe(&text).as_bytes()).map_err(write_err)
     }
 }

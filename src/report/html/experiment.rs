@@ -12,7 +12,7 @@ use crate::report::plot::{self, Figure, Kind, Options, PresetPlot};
 use crate::report::{self, Exporter, Format, PresetAbout, write_err};
 use crate::results::{ExperimentResult, Status};
 use crate::store::Store;
-use crate::units::{fmt_rate, fmt_size};
+use crate::units::fmt_size;
 
 /// Traces larger than this (as gzip-compressed CSV) are not embedded; the page names the
 /// command instead.
@@ -174,7 +174,7 @@ fn summary_section(exp: &ExperimentResult) -> String {
     let stats = cols.headers();
     let mut heads: Vec<&str> = vec!["point", "phase", "cache", "runs"];
     heads.extend(stats.iter().map(String::as_str));
-    heads.push("flags");
+    heads.extend(["unit", "flags"]);
     let mut rows = vec![];
     for p in &exp.points {
         for ph in &p.phases {
@@ -186,6 +186,8 @@ fn summary_section(exp: &ExperimentResult) -> String {
                 format!("{}/{}", done.len(), ph.repetitions.len()),
             ];
             row.extend(cols.cells(ph).iter().map(|c| esc(c)));
+            // The unit of this row's rates (its latencies say their own).
+            row.push(ph.unit().short().to_string());
             row.push(flags_html(&ph.flags));
             rows.push(row);
         }
@@ -246,12 +248,13 @@ fn runs_section(exp: &ExperimentResult) -> String {
                     esc(&ph.name),
                     format!("{}{}", r.rep, if warm { " (warm-up)" } else { "" }),
                     esc(&status),
-                    r.agg_bytes_per_s
-                        .filter(|_| !ph.op.is_metadata())
-                        .map(fmt_rate)
+                    crate::results::Rate::Agg
+                        .of_in(ph.op.is_metadata(), r)
+                        .map(report::summary::rate_fmt(ph))
                         .unwrap_or_else(|| "-".into()),
                     report::summary::rate_fmt(ph)(r.sar(ph.op.is_metadata()).0),
                     report::summary::rate_fmt(ph)(r.sar(ph.op.is_metadata()).1),
+                    ph.unit().short().to_string(),
                     format!("{:.1}%", r.resident_fraction * 100.0),
                     format!("{:.2} → {:.2}", e.load_avg_1m_start, e.load_avg_1m_end),
                     esc(&fmt_size(e.devices.iter().map(|d| d.read_bytes).sum())),
@@ -273,6 +276,7 @@ fn runs_section(exp: &ExperimentResult) -> String {
             "agg",
             "max_SAR",
             "min_SAR",
+            "unit",
             "resident",
             "load 1 min",
             "device read",
@@ -280,7 +284,7 @@ fn runs_section(exp: &ExperimentResult) -> String {
             "flags",
         ],
         &rows,
-        &[4, 5, 6, 7, 8],
+        &[4, 5, 6, 8, 9],
     );
     if n > MAX_RUN_ROWS {
         s += &format!(

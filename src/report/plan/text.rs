@@ -18,27 +18,32 @@ impl Exporter<Planned<'_>> for Text {
     }
 
     fn export(&self, p: &Planned<'_>, out: &mut dyn Write) -> Result<()> {
-        out.write_all(text(p).as_bytes()).map_err(write_err)
+        out.write_all(crate::text::terminal_safe(&text(p)).as_bytes()).map_err(write_err)
     }
 }
 
 /// The whole text.
 fn text(p: &Planned<'_>) -> String {
     let (spec, plan, free) = (p.spec, p.plan, p.free);
+    // Metadata phases alone use no engine and no data files: the plan names neither.
+    let data = crate::report::brief::moves_data(spec);
     let mut s = format!(
-        "plan for `{}`: {} phase{} x {} repetition{}, engine {}\n",
+        "plan for `{}`: {} {}phase{} x {} repetition{}{}\n",
         spec.name,
         plan.phases.len(),
+        if data { "" } else { "metadata " },
         if plan.phases.len() == 1 { "" } else { "s" },
         spec.reps,
         if spec.reps == 1 { "" } else { "s" },
-        spec.engine
+        if data { format!(", engine {}", spec.engine) } else { String::new() }
     );
     if let Some(how) = crate::report::details::spec_launch(spec) {
         s += &format!("workers: {how}\n");
     }
-    s += "files (created in a new .iolab-RUNID/ directory under each target, removed after each repetition";
-    s += if spec.keep { "; kept: --keep)\n" } else { ")\n" };
+    if data || !plan.files.is_empty() {
+        s += "files (created in a new .iolab-RUNID/ directory under each target, removed after each repetition";
+        s += if spec.keep { "; kept: --keep)\n" } else { ")\n" };
+    }
     for f in plan.files.iter().take(16) {
         s += &format!(
             "  {:<14} {:>10}  in {}\n",
@@ -171,7 +176,19 @@ fn text(p: &Planned<'_>) -> String {
         _ if spec.phases.iter().all(|p| p.op.is_metadata()) && spec.sync == crate::spec::SyncPolicy::Each => {
             "each item by fsync (files; their directory for the others)".to_string()
         }
-        _ if spec.phases.iter().all(|p| p.op.is_metadata()) => "end of each phase by syncfs".to_string(),
+        _ if spec.phases.iter().all(|p| p.op.is_metadata()) => {
+            let mut reach: Vec<String> = spec
+                .dirs
+                .iter()
+                .filter_map(|d| crate::env::netfs::syncfs_reach(&crate::env::host::fs_identity(d)))
+                .collect();
+            reach.dedup();
+            let mut t = "end of each phase by syncfs".to_string();
+            if !reach.is_empty() {
+                t += &format!(" ({})", reach.join("; "));
+            }
+            t
+        }
         p => format!("{} by {}", p.label(), spec.sync_call.name()),
     };
     s += &format!("commit: {sync}\n");
@@ -183,7 +200,7 @@ fn md_workers(ph: &crate::plan::PhasePlan) -> String {
     let mut s = String::new();
     for w in ph.workers.iter().take(8) {
         let Some(m) = w.md else { continue };
-        let whose = if m.owner == w.worker { "its".to_string() } else { format!("worker {}'s", m.owner) };
+        let whose = if m.owner == w.worker { "its own".to_string() } else { format!("worker {}'s", m.owner) };
         s += &match (m.op, m.share) {
             (crate::spec::OpKind::Find, Some((i, n))) => {
                 format!(

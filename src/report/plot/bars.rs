@@ -64,7 +64,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
             format!(
                 "{} of each bar's runs ({n}) of {}",
                 super::rate::capitalise(select::stat_name(stat)),
-                figs.iter().map(|f| f.about()).collect::<Vec<_>>().join(", "),
+                figs.iter().map(|f| f.about_in(md)).collect::<Vec<_>>().join(", "),
             ),
             o.bars.caption(rmin, rmax),
             super::provenance(exp),

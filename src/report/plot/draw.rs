@@ -65,6 +65,7 @@ fn font(size: u32) -> TextStyle<'static> {
 /// The figure as one SVG document.
 pub fn svg(fig: &Figure) -> Result<String> {
     register_font();
+    let fig = &fig.printable();
     let size = fig.pixel_size();
     let mut layers = vec![(String::from("<g class=\"frame\">\n"), Layer::Frame)];
     for i in fig.used_styles() {
@@ -142,13 +143,21 @@ fn lean(svg: &str) -> String {
 /// Writes the figure as PNG.
 pub fn png(fig: &Figure, path: &Path) -> Result<()> {
     register_font();
+    let fig = &fig.printable();
     let root = BitMapBackend::new(path, fig.pixel_size()).into_drawing_area();
     draw(&root, fig, Layer::All)?;
     root.present().map_err(fail)
 }
 
+/// Text for XML (SVG, HTML): its markup characters as entities, and control characters but
+/// the newline shown as `\x1b`, `\t` ([`crate::text::terminal_safe`]), as XML 1.0 allows
+/// none of them (not even as a character reference) and HTML shows them as nothing.
 pub fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    crate::text::terminal_safe(s)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure, layer: Layer) -> Result<()> {

@@ -117,6 +117,31 @@ pub struct Figure {
 }
 
 impl Figure {
+    /// The figure with every text in it on one line, control characters shown as `\x1b`,
+    /// `\n` ([`crate::text::one_line`]): a name from a user or a store (an experiment's, an
+    /// imported host's) never puts a control character into an SVG, where XML allows none, nor
+    /// a newline or an escape sequence into a label.
+    pub fn printable(&self) -> Figure {
+        let t = |s: &String| crate::text::one_line(s);
+        let axis = |a: &Axis| Axis {
+            title: t(&a.title),
+            ticks: a.ticks.iter().map(|(v, l)| (*v, t(l))).collect(),
+            ..a.clone()
+        };
+        Figure {
+            title: t(&self.title),
+            subtitle: self.subtitle.iter().map(t).collect(),
+            panels: self
+                .panels
+                .iter()
+                .map(|p| Panel { title: t(&p.title), x: axis(&p.x), y: axis(&p.y), series: p.series.clone() })
+                .collect(),
+            legend: self.legend.iter().map(|st| Style { label: t(&st.label), ..st.clone() }).collect(),
+            notes: self.notes.iter().map(t).collect(),
+            size: self.size,
+        }
+    }
+
     /// Panels per row.
     pub fn columns(&self) -> usize {
         match self.panels.len() {
@@ -300,6 +325,32 @@ mod tests {
         assert!(shared.legend_px(1000) > 0);
         assert_eq!(figure(&[&[0, 1]], 2).panel_legends(), None, "one panel");
         assert_eq!(figure(&[&[0], &[]], 1).panel_legends(), None, "an empty panel");
+    }
+
+    /// A name from a user or a store (an experiment's, an imported host's) with control
+    /// characters and markup leaves no control character (XML allows none) and no markup in
+    /// the SVG: each is shown as text, on one line.
+    #[test]
+    fn hostile_text_stays_text_in_the_svg() {
+        let evil = "t\x1b[31m<b>&\x07\nx";
+        let axis = Axis::categories(evil, &[evil.to_string()]);
+        let fig = Figure {
+            title: evil.into(),
+            subtitle: vec![evil.into()],
+            panels: vec![Panel {
+                title: evil.into(),
+                x: axis.clone(),
+                y: axis,
+                series: vec![Series { style: 0, draw: Draw::Markers, points: vec![Point::new(0.0, 1.0)] }],
+            }],
+            legend: vec![Style::nth(0, evil)],
+            notes: vec![evil.into()],
+            size: None,
+        };
+        let svg = super::super::draw::svg(&fig).unwrap();
+        assert!(!svg.chars().any(|c| c.is_control() && c != '\n'), "{svg}");
+        assert!(!svg.contains("<b>"), "{svg}");
+        assert!(svg.contains("t\\x1b[31m&lt;b&gt;&amp;\\x07\\nx"), "{svg}");
     }
 
     #[test]

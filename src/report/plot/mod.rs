@@ -186,22 +186,12 @@ pub fn title(exp: &ExperimentResult) -> String {
     format!("{name} · {}", sizes_run(exp))
 }
 
-/// The sizes the points ran: `size 4 MiB, bs 16 KiB..1 MiB` (a few values listed, more as
-/// their range).
+/// The sizes the points ran (`size 4 MiB, bs 16 KiB..1 MiB`, `1000 files per worker`: what
+/// their phases used, [`crate::report::brief::sizes_run`]).
 pub fn sizes_run(exp: &ExperimentResult) -> String {
     let specs: Vec<&crate::spec::Spec> = exp.points.iter().filter_map(|p| p.spec.as_ref()).collect();
     let specs = if specs.is_empty() { vec![&exp.spec] } else { specs };
-    let values = |f: &dyn Fn(&crate::spec::Spec) -> u64| {
-        let mut v: Vec<u64> = specs.iter().map(|s| f(s)).collect();
-        v.sort_unstable();
-        v.dedup();
-        let size = crate::units::fmt_size;
-        match v.as_slice() {
-            [a, .., b] if v.len() > 3 => format!("{}..{}", size(*a), size(*b)),
-            _ => v.iter().map(|b| size(*b)).collect::<Vec<_>>().join(", "),
-        }
-    };
-    format!("size {}, bs {}", values(&|s| s.size_bytes), values(&|s| s.bs_bytes))
+    crate::report::brief::sizes_run(&specs)
 }
 
 /// Where the numbers come from: experiment, host, scale.

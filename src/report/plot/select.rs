@@ -191,12 +191,18 @@ impl Figure {
         }
     }
     pub fn about(self) -> &'static str {
-        match self {
-            Figure::Agg => "agg = all bytes / (first open to last close)",
-            Figure::MaxSar => "max_SAR = sum of worker rates",
-            Figure::MinSar => "min_SAR = bytes / slowest worker's time",
-            Figure::Individual => "average individual worker rate",
-            Figure::Time => "the phase's time (lower is better)",
+        self.about_in(false)
+    }
+    /// What it is, of what a metadata phase's rates count (`md`: ops) or of bytes.
+    pub fn about_in(self, md: bool) -> &'static str {
+        match (self, md) {
+            (Figure::Agg, false) => "agg = all bytes / (first open to last close)",
+            (Figure::Agg, true) => "agg = all ops / (first open to last close)",
+            (Figure::MaxSar, _) => "max_SAR = sum of worker rates",
+            (Figure::MinSar, false) => "min_SAR = bytes / slowest worker's time",
+            (Figure::MinSar, true) => "min_SAR = ops / slowest worker's time",
+            (Figure::Individual, _) => "average individual worker rate",
+            (Figure::Time, _) => "the phase's time (lower is better)",
         }
     }
     pub fn of(self, r: &Repetition) -> f64 {
@@ -224,6 +230,8 @@ impl Figure {
     pub fn shown(self, r: &Repetition, md: bool) -> f64 {
         match self {
             Figure::Time => self.of(r) / 1e9,
+            // NaN where not measured, as for bytes.
+            Figure::Agg if md => r.agg_ops_per_s.unwrap_or(f64::NAN),
             Figure::MaxSar if md => r.max_sar_ops_per_s,
             Figure::MinSar if md => r.min_sar_ops_per_s,
             Figure::Individual if md => {

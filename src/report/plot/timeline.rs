@@ -1,14 +1,14 @@
-//! A phase's rate over time: the bytes its workers completed in each interval of one
-//! repetition (MB/s against seconds from the phase's start), one panel per phase, with the
-//! steady window marked by a line at the steady rate across it and the whole-phase rate
-//! (max_SAR) as a line across the whole phase.
+//! A phase's rate over time: the bytes (a metadata phase's ops) its workers completed in each
+//! interval of one repetition (MB/s, or ops/s, against seconds from the phase's start), one
+//! panel per phase, with the steady window marked by a line at the steady rate across it and
+//! the whole-phase rate (max_SAR) as a line across the whole phase.
 
 use super::Options;
 use super::axis::{Axis, Unit};
 use super::figure::{Draw, Figure, Panel, Point, Series, Style};
 use crate::error::{Error, Result};
 use crate::results::{ExperimentResult, Status};
-use crate::units::{fmt_rate, mb_per_s};
+use crate::units::RateUnit;
 
 pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     let pi = o.point_index(exp, 0)?;
@@ -18,7 +18,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         Style::nth(1, "steady window, at its rate"),
         Style::nth(2, "whole phase (max_SAR)"),
     ];
-    let (mut panels, mut notes) = (vec![], vec![]);
+    let (mut panels, mut notes, mut counted) = (vec![], vec![], vec![]);
     for ph in &point.phases {
         if o.phase.as_ref().is_some_and(|p| !super::select::phase_matches(&ph.name, p)) {
             continue;
@@ -28,35 +28,43 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
         });
         let Some((rep, rate)) = rep.and_then(|r| r.rate.as_ref().map(|x| (r, x))) else { continue };
         let s = &rate.series;
+        // The series says what it counts: bytes, or ops.
+        let (md, unit) = (s.of == RateUnit::Ops, s.of);
+        let shown = |v: f64| unit.shown(v);
+        if !counted.contains(&unit.counted()) {
+            counted.push(unit.counted());
+        }
         let secs = |ns: u64| ns as f64 / 1e9;
         // Each interval drawn as a step: flat from its start to its end.
         let mut steps = vec![];
         for k in 0..s.bytes.len() {
             let (a, b) = s.span(k);
-            let y = mb_per_s(s.rate(k));
+            let y = shown(s.rate(k));
             steps.push(Point::new(secs(a), y));
             steps.push(Point::new(secs(b), y));
         }
-        let whole = mb_per_s(rep.max_sar_bytes_per_s);
+        let whole = shown(rep.sar(md).0);
         let mut ys: Vec<f64> = steps.iter().map(|p| p.y).collect();
         ys.push(whole);
         let mut series = vec![Series { style: 0, draw: Draw::Line { marker_every: None }, points: steps }];
         let mut note = format!(
-            "{}: rep {}, {} intervals of {} ms; whole phase {} MB/s",
+            "{}: rep {}, {} intervals of {} ms; whole phase {} {}",
             ph.name,
             rep.rep,
             s.bytes.len(),
             s.interval_ns / 1_000_000,
-            fmt_rate(rep.max_sar_bytes_per_s)
+            unit.fmt(rep.sar(md).0),
+            unit.short()
         );
         if let Some(st) = rate.steady {
-            let y = mb_per_s(st.bytes_per_s);
+            let y = shown(st.bytes_per_s);
             ys.push(y);
             let window = vec![Point::new(secs(st.from_ns), y), Point::new(secs(st.to_ns), y)];
             series.push(Series { style: 1, draw: Draw::LineMarkers, points: window });
             note += &format!(
-                "; steady {} MB/s from {:.2} s to {:.2} s",
-                fmt_rate(st.bytes_per_s),
+                "; steady {} {} from {:.2} s to {:.2} s",
+                unit.fmt(st.bytes_per_s),
+                unit.short(),
                 secs(st.from_ns),
                 secs(st.to_ns)
             );
@@ -78,7 +86,7 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
                 Some(false),
                 true,
             ),
-            y: Axis::numeric("rate (MB/s)", &ys, Unit::Number, Some(false), true),
+            y: Axis::numeric(format!("rate ({})", unit.short()), &ys, Unit::Number, Some(false), true),
             series,
         });
     }
@@ -96,7 +104,11 @@ pub fn figure(exp: &ExperimentResult, o: &Options) -> Result<Figure> {
     Ok(Figure {
         title: super::title(exp),
         subtitle: vec![
-            format!("{}rate over time: bytes completed per interval", super::point_prefix(exp, pi)),
+            format!(
+                "{}rate over time: {} completed per interval",
+                super::point_prefix(exp, pi),
+                counted.join(" or ")
+            ),
             super::provenance(exp),
         ],
         panels,

@@ -5,8 +5,9 @@ use std::io::Write;
 
 use super::{FIG1_ABOUT, Fig1, OVERLAP_NOTE, figure1, headers, overlap_rows};
 use crate::error::Result;
-use crate::report::{Exporter, markdown_table, write_err};
+use crate::report::{Exporter, markdown_table, markdown_table_of, write_err};
 use crate::results::ExperimentResult;
+use crate::text::markdown_escape as md;
 
 pub struct Markdown;
 
@@ -32,7 +33,7 @@ fn figure1_markdown(tables: &[Fig1]) -> String {
         "Benson et al. 2003, Fig. 1 layout: {FIG1_ABOUT}; **bold**: the best of its row and mechanism.\n"
     );
     for t in tables {
-        out += &format!("\n### {}\n\n", t.title);
+        out += &format!("\n### {}\n\n", md(&t.title));
         let h = headers(t);
         let hs: Vec<&str> = h.iter().map(String::as_str).collect();
         let rows = t.grid(|x| match x {
@@ -40,11 +41,11 @@ fn figure1_markdown(tables: &[Fig1]) -> String {
             Some(x) if x.best => {
                 let l = x.label();
                 let (time, rest) = l.split_once(' ').unwrap_or((&l, ""));
-                format!("**{time}** {rest}")
+                format!("**{}** {}", md(time), md(rest))
             }
-            Some(x) => x.label(),
+            Some(x) => md(&x.label()),
         });
-        out += &markdown_table(&hs, &rows);
+        out += &markdown_table_of(&hs, &rows);
     }
     out
 }

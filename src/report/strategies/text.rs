@@ -20,7 +20,7 @@ impl Exporter for Text {
 
     fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
         let text = figure1_text(&figure1(exp)) + &overlap_text(exp);
-        out.write_all(text.trim_start_matches('\n').as_bytes()).map_err(write_err)
+        out.write_all(crate::text::terminal_safe(text.trim_start_matches('\n')).as_bytes()).map_err(write_err)
     }
 }
 

@@ -19,7 +19,7 @@ impl Exporter<Tuning> for Text {
 
     fn export(&self, t: &Tuning, out: &mut dyn Write) -> Result<()> {
         let text = if t.rounds.is_empty() && t.ended.is_none() { space(t) } else { render(t) };
-        out.write_all(text.as_bytes()).map_err(write_err)
+        out.write_all(crate::text::terminal_safe(&text).as_bytes()).map_err(write_err)
     }
 }
 

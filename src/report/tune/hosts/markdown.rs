@@ -17,9 +17,8 @@ impl Exporter<[Row]> for Markdown {
     fn export(&self, rows: &[Row], out: &mut dyn Write) -> Result<()> {
         let mut s = String::new();
         for (job, rs) in by_job(rows) {
-            s += &format!("**tuned job** {job}\n\n");
-            let table: Vec<Vec<String>> =
-                rs.iter().map(|r| cells(r).iter().map(|c| c.replace('|', "\\|")).collect()).collect();
+            s += &format!("**tuned job** {}\n\n", crate::text::markdown_escape(job));
+            let table: Vec<Vec<String>> = rs.iter().map(|r| cells(r)).collect();
             s += &markdown_table(&HEADERS, &table);
             s += "\n";
         }

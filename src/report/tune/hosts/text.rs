@@ -23,6 +23,6 @@ impl Exporter<[Row]> for Text {
         }
         s += FOOTER;
         s += "\n";
-        out.write_all(s.as_bytes()).map_err(write_err)
+        out.write_all(crate::text::terminal_safe(&s).as_bytes()).map_err(write_err)
     }
 }
