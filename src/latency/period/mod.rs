@@ -233,7 +233,7 @@ pub fn detect(latency_ns: &[u64]) -> Vec<Period> {
     found.sort_by_key(|f| f.period.every_ops);
     let mut out: Vec<Period> = vec![];
     for p in select(&u, found) {
-        let f = time::fundamental(&x, &u, excess.side(p.excess_ns > 0.0), median, p);
+        let f = time::fundamental(&x, &excess, median, p);
         let f = Period { strength: strength(f.every_ops as usize).max(p.strength), ..f };
         if !out.iter().any(|q| q.every_ops == f.every_ops && q.at_op == f.at_op) {
             out.push(f);
@@ -242,7 +242,7 @@ pub fn detect(latency_ns: &[u64]) -> Vec<Period> {
     time::drop_harmonics(&mut out);
     // Step 5: each period's share of the time and of the slow ops; the ones that carry the
     // most time first.
-    time::time_shares(&u, &excess, &mut out);
+    time::time_shares(&excess, &mut out);
     for p in &mut out {
         p.explains = explains(&x, median, p);
     }

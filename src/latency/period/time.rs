@@ -19,9 +19,15 @@ const HOLDS: f64 = 0.75;
 /// Each op's excess over the median, as spikes (`up`) and as dips (below the median); the
 /// first op's is left out (it pays for starting: French et al.'s "large initial startup
 /// cost", a cold read's first metadata reads), so it weighs in no period's time.
+///
+/// `spike` is the excess that makes an op a spike (or a dip) when a lattice is asked whether
+/// it holds its pattern: the median itself (a spike takes at least twice the median op), and
+/// at least 8 times the series' median absolute deviation, so the noise of the base is none,
+/// and random stalls elsewhere (a loaded machine's) take no spike's place.
 pub(super) struct Excess {
     pub up: Vec<f64>,
     pub down: Vec<f64>,
+    pub spike: f64,
 }
 
 impl Excess {
@@ -29,7 +35,21 @@ impl Excess {
         let side = |f: &dyn Fn(f64) -> f64| -> Vec<f64> {
             x.iter().enumerate().map(|(i, &v)| if i == 0 { 0.0 } else { f(v).max(0.0) }).collect()
         };
-        Excess { up: side(&|v| v - median), down: side(&|v| median - v) }
+        let mut dev: Vec<f64> = x.iter().map(|v| (v - median).abs()).collect();
+        let mad = super::median_of(&mut dev);
+        Excess { up: side(&|v| v - median), down: side(&|v| median - v), spike: (8.0 * mad).max(median) }
+    }
+
+    /// The share of the cycles of lag `k` whose op at phase `at` is a spike (a dip).
+    pub fn hits(&self, k: usize, at: usize, spike: bool) -> f64 {
+        let e = self.side(spike);
+        hits(e.len(), k, at, &|i| e[i] >= self.spike)
+    }
+
+    /// Whether the lattice of lag `k` at phase `at` holds the spikes (or dips) in at least 3
+    /// cycles of 4.
+    pub fn holds(&self, k: usize, at: usize, spike: bool) -> bool {
+        self.hits(k, at, spike) >= HOLDS
     }
 
     pub fn side(&self, spike: bool) -> &[f64] {
@@ -78,14 +98,6 @@ pub(super) fn heavy_lags(excess: &[f64], max_lag: usize) -> Vec<usize> {
     out
 }
 
-/// Whether op `i` is a spike (or a dip) at the level of a lattice of `cycles` cycles: among
-/// the 2 x cycles + 16 most extreme ops of the series (twice what a pattern in every cycle
-/// needs, and room for a few stalls at the start, where read-ahead windows grow).
-fn extreme(u: &[f64], cycles: usize, spike: bool) -> impl Fn(usize) -> bool + '_ {
-    let q = ((2 * cycles + 16) as f64 / u.len() as f64).min(0.5);
-    move |i| if spike { u[i] > 1.0 - q } else { u[i] < q }
-}
-
 /// The share of the cycles of lag `k` whose op at phase `at` passes `hit`.
 fn hits(n: usize, k: usize, at: usize, hit: &dyn Fn(usize) -> bool) -> f64 {
     let cycles = n / k;
@@ -100,41 +112,60 @@ fn hits(n: usize, k: usize, at: usize, hit: &dyn Fn(usize) -> bool) -> f64 {
 ///    every m k ops (a read-ahead window of 2048 reads seen first at 1024, its odd multiples
 ///    at baseline).
 /// 2. The family: that lattice and its divisors at the same phase that hold the spikes in 3
-///    of 4 cycles; of these, the one whose spikes carry the most time in 3 of 4 cycles
-///    (cycles x the lower quartile of the excess on its phase: a few huge stalls do not make
-///    a lattice, nor do small spikes on every op of a short one).
-/// 3. A lattice at 2 or 3 times a shorter one of the family is its harmonic when the shorter
-///    carries more time that way than any of its own divisors: a window stall
+///    of 4 cycles, and, when it holds them itself, its multiples by 2, 3 and 4 that do (each
+///    at its phase with the most time); of these, the one whose spikes carry the most time in
+///    3 of 4 cycles (cycles x the lower quartile of the excess on its phase: a few huge
+///    stalls do not make a lattice, nor do small spikes on every op of a short one).
+/// 3. A lattice at 2 or 3 times a shorter one of the family is its harmonic when each of the
+///    longer lattice's phases on the shorter one holds the spikes in 3 cycles of 4 and the
+///    shorter carries more time that way than any of its own divisors: a window stall
 ///    every 2048 reads with the device's long wait on every other one is every 2048, whatever
 ///    the sizes, not every 4096 (and not every 512, where page-cache spikes of tens of us
 ///    recur beneath the window's hundreds).
 ///
-/// A spike, for a lattice of C cycles, is one of the 2C + 16 slowest ops of the series (the
-/// fastest for dips).
-pub(super) fn fundamental(x: &[f64], u: &[f64], e: &[f64], median: f64, p: Period) -> Period {
+/// A spike is an op beyond [`Excess::spike`]: at least twice the median op.
+pub(super) fn fundamental(x: &[f64], excess: &Excess, median: f64, p: Period) -> Period {
     let n = x.len();
     let spike = p.excess_ns > 0.0;
+    let e = excess.side(spike);
     let (mut k, mut at) = (p.every_ops as usize, p.at_op as usize);
     let mut seen = vec![(k, at)];
-    while let Some(v) = up(n, u, k, at, spike).filter(|v| !seen.contains(v)) {
+    while let Some(v) = up(n, excess, k, at, spike).filter(|v| !seen.contains(v)) {
         seen.push(v);
         (k, at) = v;
     }
     // The family: (lag, phase, robust time, holds).
     let mut family: Vec<(usize, usize, f64, bool)> =
-        vec![(k, at, robust_time(e, k, at), holds(u, k, at, spike))];
-    for d in (2..k).filter(|d| k % d == 0 && holds(u, *d, at % *d, spike)) {
+        vec![(k, at, robust_time(e, k, at), excess.holds(k, at, spike))];
+    for d in (2..k).filter(|d| k % d == 0 && excess.holds(*d, at % *d, spike)) {
         family.push((d, at % d, robust_time(e, d, at % d), true));
+    }
+    // A lattice that holds may lie beneath a larger pattern on one phase of 2, 3 or 4 times it
+    // (page-cache spikes every 512 reads under window stalls every 2048).
+    if family[0].3 {
+        for m in [2, 3, 4].into_iter().filter(|m| n / (m * k) >= 4) {
+            let big = m * k;
+            let col = |a: usize| (a..n).step_by(big).map(|i| e[i]).sum::<f64>();
+            let a = (0..m).map(|i| at + i * k).max_by(|&a, &b| col(a).total_cmp(&col(b))).unwrap_or(at);
+            if excess.holds(big, a, spike) {
+                family.push((big, a, robust_time(e, big, a), true));
+            }
+        }
     }
     let mut best = family.iter().copied().fold(family[0], |b, f| if f.2 > b.2 { f } else { b });
     // A harmonic folds onto the shorter lattice it lies on.
     let under = |(d, a, ..): (usize, usize, f64, bool), (k, at, ..): (usize, usize, f64, bool)| {
         d < k && k % d == 0 && at % d == a
     };
+    // Every phase of the longer lattice that the shorter one holds must hold the spikes itself
+    // in 3 cycles of 4 (not only the phases together).
+    let all_phases_hold = |(d, a, ..): (usize, usize, f64, bool), k: usize| {
+        (0..k / d).all(|i| excess.holds(k, a + i * d, spike))
+    };
     while let Some(f) = family.iter().copied().find(|&f| {
         under(f, best)
             && (best.0 / f.0 == 2 || best.0 / f.0 == 3)
-            && f.3
+            && all_phases_hold(f, best.0)
             && family.iter().all(|&g| !under(g, f) || f.2 >= g.2)
     }) {
         best = f;
@@ -160,9 +191,9 @@ fn robust_time(e: &[f64], k: usize, at: usize) -> f64 {
     cycles as f64 * lower
 }
 
-fn up(n: usize, u: &[f64], k: usize, at: usize, spike: bool) -> Option<(usize, usize)> {
+fn up(n: usize, excess: &Excess, k: usize, at: usize, spike: bool) -> Option<(usize, usize)> {
     // A lattice that holds its spikes in 3 cycles of 4 is no part of a longer one.
-    if holds(u, k, at, spike) {
+    if excess.holds(k, at, spike) {
         return None;
     }
     for m in 2..=4 {
@@ -171,8 +202,7 @@ fn up(n: usize, u: &[f64], k: usize, at: usize, spike: bool) -> Option<(usize, u
         if cycles < 4 {
             break;
         }
-        let hit = extreme(u, cycles, spike);
-        let hs: Vec<f64> = (0..m).map(|i| hits(n, big, at + i * k, &hit)).collect();
+        let hs: Vec<f64> = (0..m).map(|i| excess.hits(big, at + i * k, spike)).collect();
         let (top_i, top) =
             hs.iter().copied().enumerate().fold((0, 0.0), |b, (i, h)| if h > b.1 { (i, h) } else { b });
         let rest = hs.iter().enumerate().filter(|(i, _)| *i != top_i).map(|(_, h)| *h).fold(0.0, f64::max);
@@ -181,13 +211,6 @@ fn up(n: usize, u: &[f64], k: usize, at: usize, spike: bool) -> Option<(usize, u
         }
     }
     None
-}
-
-/// Whether the lattice of lag `k` at phase `at` holds the spikes (or dips) in at least 3
-/// cycles of 4.
-pub(super) fn holds(u: &[f64], k: usize, at: usize, spike: bool) -> bool {
-    let n = u.len();
-    hits(n, k, at, &extreme(u, n / k, spike)) >= HOLDS
 }
 
 /// Whether `p` lies on the phase of the shorter `d` of the same side (a multiple of it).
@@ -212,7 +235,7 @@ pub(super) fn drop_harmonics(periods: &mut Vec<Period>) {
 /// holds its spikes in the most cycles (the longer one when as many): a stall on the phase of
 /// an every-2048 pattern and of a weaker every-3072 one is the 2048's, and one on every-2048
 /// window stalls above page-cache spikes every 512 reads is the 2048's too.
-pub(super) fn time_shares(u: &[f64], excess: &Excess, periods: &mut [Period]) {
+pub(super) fn time_shares(excess: &Excess, periods: &mut [Period]) {
     let n = excess.up.len();
     for spike in [true, false] {
         let e = excess.side(spike);
@@ -221,7 +244,7 @@ pub(super) fn time_shares(u: &[f64], excess: &Excess, periods: &mut [Period]) {
             .filter(|&i| (periods[i].excess_ns > 0.0) == spike)
             .map(|i| {
                 let (k, at) = (periods[i].every_ops as usize, periods[i].at_op as usize);
-                (i, hits(n, k, at, &extreme(u, n / k, spike)))
+                (i, excess.hits(k, at, spike))
             })
             .collect();
         mine.sort_by(|a, b| b.1.total_cmp(&a.1).then(periods[b.0].every_ops.cmp(&periods[a.0].every_ops)));
