@@ -289,3 +289,48 @@ fn tirumala_medians_are_the_tables() {
         }
     }
 }
+
+/// What a study's figure says of a ratio, and so the range its finding tests.
+#[derive(Clone, Copy, Debug)]
+enum Effect {
+    /// A drop to `r`: the ratio within a factor of 2 (r / 2) up to at least half the drop
+    /// (1 - (1 - r) / 2), which excludes no effect.
+    Drop,
+    /// A factor `r`: r / 2 ..= 2 r.
+    Factor,
+}
+
+/// Where a study reports the size of an effect, its finding tests a range derived from the
+/// study's own figure (not only its direction): each rule's bounds are the ones the figures
+/// give, and contain the study's ratio.
+#[test]
+fn findings_test_the_size_of_the_studys_effect() {
+    // (preset, finding, the study's figures a and b as the paper line gives them, the effect).
+    let table: &[(&str, usize, &str, &str, Effect)] = &[
+        ("R4", 0, "3.5", "6.0", Effect::Drop),
+        ("R6", 0, "3.0", "6.3", Effect::Drop),
+        // Fig. 27's sharp drop is that of agents sharing one disk, Fig. 7's (R4's).
+        ("R10", 0, "3.5", "6.0", Effect::Drop),
+        ("C-fig3", 2, "1.5", "30", Effect::Factor),
+    ];
+    for &(id, i, a, b, effect) in table {
+        let p = preset::find(id).unwrap();
+        let f = &p.meta.finding[i];
+        for fig in [a, b] {
+            assert!(f.paper.contains(fig), "{id}: `{}` gives no {fig}", f.paper);
+        }
+        let r = a.parse::<f64>().unwrap() / b.parse::<f64>().unwrap();
+        let (lo, hi) = match effect {
+            Effect::Drop => (r / 2.0, 1.0 - (1.0 - r) / 2.0),
+            Effect::Factor => (r / 2.0, 2.0 * r),
+        };
+        let (min, max) = (f.min_ratio, f.max_ratio);
+        let near = |x: Option<f64>, want: f64| x.is_some_and(|x| (x - want).abs() <= 0.005);
+        assert!(
+            near(min, lo) && near(max, hi),
+            "{id}: `{}` tests {min:?}..{max:?}; the study's {r:.3} ({effect:?}) gives {lo:.3}..{hi:.3}",
+            f.claim
+        );
+        assert!(min.unwrap() <= r && r <= max.unwrap(), "{id}: {r} outside its own rule");
+    }
+}
