@@ -565,3 +565,39 @@ fn r10s_clients_write_equal_loads_at_every_point() {
         }
     }
 }
+
+/// S2DT and S3DT send strided data as an MPI derived datatype; on contiguous data they are S2
+/// and S3, and Benson et al. have them only for strided data (Table 2). Every preset point that
+/// runs one of them has strided memory (`mem_len` below `mem_stride`), at every scale. (A build
+/// without MPI resolves no MPI preset: the points are read from the sweep.)
+#[test]
+fn derived_datatype_strategies_run_only_on_strided_data() {
+    let mut seen = 0;
+    for p in preset::all().unwrap() {
+        for scale in SCALES {
+            let exp = p.experiment(scale, &[], TEST_RAM_BYTES).unwrap();
+            for point in exp.sweep.points().unwrap() {
+                let value = |key: &str| {
+                    point
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, v)| v.clone())
+                        .or_else(|| exp.params.0.get(key).and_then(|v| v.first().cloned()))
+                };
+                let Some(strategy) = value("strategy").filter(|s| s == "S2DT" || s == "S3DT") else {
+                    continue;
+                };
+                seen += 1;
+                let bytes =
+                    |key: &str| value(key).map(|v| iolab::units::parse_size(&v, TEST_RAM_BYTES).unwrap());
+                let (len, stride) = (bytes("mem_len"), bytes("mem_stride"));
+                assert!(
+                    len.zip(stride).is_some_and(|(l, s)| l < s),
+                    "{} at {scale:?}: {strategy} on contiguous data (mem_len {len:?}, mem_stride {stride:?}; {point:?})",
+                    p.meta.id
+                );
+            }
+        }
+    }
+    assert!(seen > 0, "B-mpi-strided and B-mpi-strided-mmap run S2DT and S3DT");
+}
