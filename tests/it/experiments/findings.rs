@@ -255,7 +255,8 @@ fn tirumala_medians_are_the_tables() {
     assert_eq!(rows.len(), 25, "the table's 25 hosts");
     let (first, second, plain, each, end, large) = (0, 1, 2, 3, 4, 5);
     // (the paper string's start, numerator, denominator, the hosts counted as the rule's).
-    let figures: [(&str, usize, usize, &dyn Fn(f64) -> bool); 3] = [
+    type Figure<'a> = (&'a str, usize, usize, &'a dyn Fn(f64) -> bool);
+    let figures: [Figure; 3] = [
         ("write plain (64 MB) / commit at end (2 GB): median ", plain, large, &|r| r >= 2.0),
         ("commit each write / commit at end (128 KB blocks, 64 MB): median ", each, end, &|r| r <= 0.5),
         ("second / first read: median ", second, first, &|r| r >= 2.0),
