@@ -312,6 +312,10 @@ fn findings_test_the_size_of_the_studys_effect() {
     let table: &[(&str, usize, &str, &str, Effect)] = &[
         ("R4", 0, "3.5", "6.0", Effect::Drop),
         ("R6", 0, "3.0", "6.3", Effect::Drop),
+        // Fig. 6's curves over the write interleave are virtually identical; Fig. 10's one
+        // file written 2-way reads at 11% of one written sequentially.
+        ("R4", 1, "1", "1", Effect::Alike),
+        ("R6", 1, "0.7", "6.3", Effect::Drop),
         // Fig. 27's sharp drop is that of agents sharing one disk, Fig. 7's (R4's).
         ("R10", 0, "3.5", "6.0", Effect::Drop),
         ("C-fig3", 2, "1.5", "30", Effect::Factor),
