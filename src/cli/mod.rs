@@ -306,8 +306,9 @@ pub struct PlotArgs {
     /// The phase to show (its name as tables show it, e.g. read:cold); default: the last
     #[arg(long)]
     pub phase: Option<String>,
-    /// Error bars: 2sd (the point +/- 2 standard deviations of its runs), ci95 (the 95%
-    /// confidence interval of the mean) or none
+    /// Error bars: 2sd (Russell's: the runs' arithmetic mean +/- 2 standard deviations, cut
+    /// at zero), log2sd (the point x/÷ e^(2 sd of the runs' logs)), ci95 (the 95% confidence
+    /// interval of the mean, on the log scale) or none
     #[arg(long, default_value = "2sd")]
     pub bars: String,
     /// Sweep point (index, as `iolab results show` lists them) for workers, cdf, histogram, trace,

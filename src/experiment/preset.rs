@@ -421,5 +421,6 @@ pub fn about(exp: &ExperimentResult) -> Option<PresetAbout> {
 /// it reproduces no preset this build knows).
 pub fn findings(exp: &ExperimentResult) -> Vec<Finding> {
     let Some(p) = exp.design.preset.as_ref().and_then(|r| find(&r.id).ok()) else { return vec![] };
-    p.meta.finding.iter().map(|f| f.evaluate(&exp.points, exp.design.headline)).collect()
+    let facts = crate::results::findings::Facts::of(&exp.host);
+    p.meta.finding.iter().map(|f| f.evaluate_with(&exp.points, exp.design.headline, &facts)).collect()
 }

@@ -244,6 +244,17 @@ fn costs(exp: &ExperimentResult) -> String {
     format!("\n{}{COST_LEGEND}\n", text_table(&COST_HEADERS, &rows, &[1, 2, 3, 4]))
 }
 
+/// A period as seen over a phase's series: in how many, first in how many, and its sums.
+#[derive(Default)]
+struct Seen {
+    n: usize,
+    first: usize,
+    strength: f64,
+    excess: f64,
+    share: f64,
+    at: u64,
+}
+
 /// Per traced phase: the periods found, over all complete repetitions and workers.
 fn periods(exp: &ExperimentResult) -> String {
     let mut lines = vec![];
@@ -256,32 +267,42 @@ fn periods(exp: &ExperimentResult) -> String {
             if series.is_empty() {
                 continue;
             }
-            // every_ops -> (series found in, sum of strength, sum of excess, a phase).
-            let mut found: BTreeMap<u64, (usize, f64, f64, u64)> = BTreeMap::new();
+            // Per period: the series it was found in, first in (the one carrying the most
+            // time), and its sums of strength, excess and time share.
+            let mut found: BTreeMap<u64, Seen> = BTreeMap::new();
             for s in &series {
-                for q in s {
-                    let e = found.entry(q.every_ops).or_insert((0, 0.0, 0.0, q.at_op));
-                    e.0 += 1;
-                    e.1 += q.strength;
-                    e.2 += q.excess_ns;
+                for (j, q) in s.iter().enumerate() {
+                    let e = found.entry(q.every_ops).or_insert(Seen { at: q.at_op, ..Seen::default() });
+                    e.n += 1;
+                    e.first += usize::from(j == 0);
+                    e.strength += q.strength;
+                    e.excess += q.excess_ns;
+                    e.share += q.time_share;
                 }
             }
-            let mut by_count: Vec<(u64, (usize, f64, f64, u64))> = found.into_iter().collect();
-            by_count.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(b.1.1.total_cmp(&a.1.1)));
+            let mut by_count: Vec<(u64, Seen)> = found.into_iter().collect();
+            by_count.sort_by(|a, b| {
+                b.1.first.cmp(&a.1.first).then(b.1.n.cmp(&a.1.n)).then(b.1.share.total_cmp(&a.1.share))
+            });
             let text = if by_count.is_empty() {
                 format!("none found in {} series", series.len())
             } else {
                 by_count
                     .iter()
                     .take(3)
-                    .map(|(every, (n, r, ex, at))| {
-                        let ex = ex / *n as f64;
+                    .map(|(every, q)| {
+                        let n = q.n as f64;
+                        let ex = q.excess / n;
                         format!(
-                            "every {every} ops in {n}/{} series (r {:.2}, {}{} at op {at})",
+                            "every {every} ops in {}/{} series, first in {} (r {:.2}, {}{} at op {}, {:.0}% of the time)",
+                            q.n,
                             series.len(),
-                            r / *n as f64,
+                            q.first,
+                            q.strength / n,
                             if ex < 0.0 { "-" } else { "+" },
-                            fmt_ns(ex.abs() as u64)
+                            fmt_ns(ex.abs() as u64),
+                            q.at,
+                            100.0 * q.share / n
                         )
                     })
                     .collect::<Vec<_>>()

@@ -31,7 +31,15 @@ fn row(exp: &ExperimentResult, f: &Finding) -> [String; 5] {
     let side = |s: &crate::results::findings::SideResult| {
         let flags =
             if s.flags.is_empty() { String::new() } else { format!(" (flagged: {})", s.flags.join(", ")) };
-        format!("{} {}{} {}: {}{flags}", s.point, s.phase, cache_note(exp, &s.phase), s.figure, side_value(s))
+        let note = if s.note.is_empty() { String::new() } else { format!(" ({})", s.note) };
+        format!(
+            "{} {}{} {}: {}{flags}{note}",
+            s.point,
+            s.phase,
+            cache_note(exp, &s.phase),
+            s.figure,
+            side_value(s)
+        )
     };
     let mut here = format!(
         "{ratio}{} by the {}; a = {}",

@@ -127,10 +127,18 @@ fn rate_plot_of_a_sweep() {
     for tick in ["1", "2", "3"] {
         assert!(t.iter().any(|x| x == tick), "tick {tick}: {t:?}");
     }
+    // The bars are Russell's, and the subtitle says so.
+    assert!(
+        t.iter().any(|x| x == "error bars: the runs' arithmetic mean ± 2 sd (Russell 1998), cut at zero"),
+        "{t:?}"
+    );
     // The model's points are the mean of the stored read:cold agg of each point (a plain run's
-    // headline), its bar the runs' spread on the log scale: x/÷ e^(2 sd of the logarithms), above zero.
+    // headline), its bar the runs' arithmetic mean +/- 2 sd, cut at zero; with --bars log2sd,
+    // the spread on the log scale: x/÷ e^(2 sd of the logarithms).
     let (_, exp) = load_last(&s);
     let fig = plot::rate::figure(&exp, &Options::default()).unwrap();
+    let log = Options { bars: plot::select::Bars::LogTwoSd, ..Options::default() };
+    let log_fig = plot::rate::figure(&exp, &log).unwrap();
     let points = doc["points"].as_array().unwrap();
     for (si, bs) in ["16KiB", "64KiB"].iter().enumerate() {
         let line = &fig.panels[0].series[si];
@@ -142,14 +150,21 @@ fn rate_plot_of_a_sweep() {
             let reps = p["phases"][1]["repetitions"].as_array().unwrap();
             let xs: Vec<f64> = reps.iter().map(|r| r["agg_bytes_per_s"].as_f64().unwrap() / 1e6).collect();
             let mean = xs.iter().sum::<f64>() / 3.0;
-            let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
-            let lm = logs.iter().sum::<f64>() / 3.0;
-            let sd = (logs.iter().map(|l| (l - lm).powi(2)).sum::<f64>() / 2.0).sqrt();
-            let f = (2.0 * sd).exp();
+            let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
             let pt = line.points[k];
             assert_eq!(pt.x, k as f64 + 1.0);
             assert!((pt.y - mean).abs() < 1e-9 * mean, "{} vs {mean}", pt.y);
             let (lo, hi) = pt.bar.unwrap();
+            let want = ((mean - 2.0 * sd).max(0.0), mean + 2.0 * sd);
+            assert!(
+                (lo - want.0).abs() < 1e-6 * hi && (hi - want.1).abs() < 1e-6 * hi,
+                "{lo}..{hi} vs {want:?}"
+            );
+            let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+            let lm = logs.iter().sum::<f64>() / 3.0;
+            let lsd = (logs.iter().map(|l| (l - lm).powi(2)).sum::<f64>() / 2.0).sqrt();
+            let f = (2.0 * lsd).exp();
+            let (lo, hi) = log_fig.panels[0].series[si].points[k].bar.unwrap();
             assert!(lo > 0.0 && (hi - mean * f).abs() < 1e-6 * hi && (lo - mean / f).abs() < 1e-6 * hi);
         }
     }
@@ -234,7 +249,7 @@ fn bars_without_a_sweep() {
         let why = t.iter().any(|x| x.contains("no error bars: fewer than 3 runs per point"));
         if reps == "3" {
             assert_eq!(bars, [6, 6, 6]);
-            assert!(!why && t.iter().any(|x| x.contains("never below zero")), "{t:?}");
+            assert!(!why && t.iter().any(|x| x.contains("arithmetic mean ± 2 sd")), "{t:?}");
         } else {
             assert!(bars.is_empty(), "{bars:?}");
             assert!(why, "{t:?}");

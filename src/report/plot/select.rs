@@ -300,13 +300,17 @@ pub fn stat_name(h: Headline) -> &'static str {
     }
 }
 
-/// The error bar drawn around each point. Rates and times are never negative, so both bars
-/// are taken on the log scale, where they cannot cross zero however wide the spread.
+/// The error bar drawn around each point. Rates and times are never negative: the arithmetic
+/// 2 sd bar is cut at zero, the others are taken on the log scale, where they cannot cross it
+/// however wide the spread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bars {
-    /// The spread of the repetitions (Russell 1998's 2 sd), on the log scale: the plotted value
-    /// times and divided by exp(2 sd of the runs' logarithms).
+    /// Russell 1998's error bars: the arithmetic mean of the repetitions +/- 2 (sample)
+    /// standard deviations, cut at zero.
     TwoSd,
+    /// The spread of the repetitions on the log scale: the plotted value times and divided by
+    /// exp(2 sd of the runs' logarithms).
+    LogTwoSd,
     /// The 95% confidence interval of the mean, on the log scale ([`stats::positive_ci95`]).
     Ci95,
     None,
@@ -314,6 +318,15 @@ pub enum Bars {
 
 /// Points with fewer runs than this get no error bar (two runs say little about a spread).
 pub const MIN_RUNS_FOR_BARS: usize = 3;
+
+/// The runs' arithmetic mean +/- 2 sd, the lower end cut at zero.
+fn two_sd(xs: &[f64]) -> Option<(f64, f64)> {
+    if xs.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let (m, sd) = (stats::mean(xs), stats::sd(xs)?);
+    Some(((m - 2.0 * sd).max(0.0), m + 2.0 * sd))
+}
 
 /// The spread of the runs around `y` on the log scale: y divided and times exp(2 sd of ln x).
 fn positive_two_sd(xs: &[f64], y: f64) -> Option<(f64, f64)> {
@@ -329,14 +342,18 @@ impl Bars {
     pub fn parse(s: &str) -> Result<Bars> {
         match s {
             "2sd" => Ok(Bars::TwoSd),
+            "log2sd" => Ok(Bars::LogTwoSd),
             "ci95" => Ok(Bars::Ci95),
             "none" => Ok(Bars::None),
-            _ => Err(Error::spec("bars", s, "expected 2sd, ci95 or none")),
+            _ => Err(Error::spec("bars", s, "expected 2sd, log2sd, ci95 or none")),
         }
     }
     pub fn about(self) -> &'static str {
         match self {
-            Bars::TwoSd => "error bars: the runs' spread, ×/÷ e^(2 sd of their logs), never below zero",
+            Bars::TwoSd => "error bars: the runs' arithmetic mean ± 2 sd (Russell 1998), cut at zero",
+            Bars::LogTwoSd => {
+                "error bars: the runs' spread on the log scale, ×/÷ e^(2 sd of their logs), never below zero"
+            }
             Bars::Ci95 => {
                 "error bars: 95% confidence interval of the mean on the log scale, never below zero"
             }
@@ -369,7 +386,8 @@ pub fn point_stat(xs: &[f64], stat: Headline, bars: Bars) -> Option<(f64, Option
     let y = stat.value(&s);
     let bar = match bars {
         _ if xs.len() < MIN_RUNS_FOR_BARS => None,
-        Bars::TwoSd => positive_two_sd(xs, y),
+        Bars::TwoSd => two_sd(xs),
+        Bars::LogTwoSd => positive_two_sd(xs, y),
         Bars::Ci95 => stats::positive_ci95(xs).map(|[lo, hi]| (lo, hi)),
         Bars::None => None,
     };
@@ -393,7 +411,7 @@ mod tests {
     #[test]
     fn statistics_and_bars() {
         let xs = [10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 50.0];
-        let (y, bar) = point_stat(&xs, Headline::TwoSigmaMean, Bars::TwoSd).unwrap();
+        let (y, bar) = point_stat(&xs, Headline::TwoSigmaMean, Bars::LogTwoSd).unwrap();
         assert_eq!(y, 10.0);
         // sd of the logs: ln 5 x sqrt(0.1); the band is x/÷ e^(2 x that).
         let (lo, hi) = bar.unwrap();
@@ -404,6 +422,20 @@ mod tests {
         // On the log scale (stats::positive_ci95): [14 / 1.90855, 14 * 1.90855].
         let (lo, hi) = ci.unwrap();
         assert!((lo - 7.33542).abs() < 1e-3 && (hi - 26.71968).abs() < 1e-3, "{lo} {hi}");
+        // Russell's bars: the arithmetic mean 14 +/- 2 sd (sd 12.649), whatever the point shows;
+        // 14 - 25.3 is cut at zero.
+        let (y, bar) = point_stat(&xs, Headline::TwoSigmaMean, Bars::TwoSd).unwrap();
+        assert_eq!(y, 10.0);
+        let (lo, hi) = bar.unwrap();
+        let sd = (1440.0f64 / 9.0).sqrt();
+        assert!(lo == 0.0 && (hi - (14.0 + 2.0 * sd)).abs() < 1e-9, "{lo} {hi}");
+        // Five runs: the arithmetic band is symmetric about their mean; the log band is not.
+        let r = [1850.0, 2500.0, 2150.0, 2600.0, 1750.0];
+        let (m, sd) = (stats::mean(&r), stats::sd(&r).unwrap());
+        let (lo, hi) = point_stat(&r, Headline::Mean, Bars::TwoSd).unwrap().1.unwrap();
+        assert_eq!((lo, hi), (m - 2.0 * sd, m + 2.0 * sd));
+        let (llo, lhi) = point_stat(&r, Headline::Mean, Bars::LogTwoSd).unwrap().1.unwrap();
+        assert!((llo - 1526.39).abs() < 0.01 && (lhi - 3084.99).abs() < 0.01, "{llo} {lhi}");
         assert_eq!(point_stat(&[5.0], Headline::Mean, Bars::TwoSd), Some((5.0, None)));
         assert_eq!(point_stat(&[], Headline::Mean, Bars::TwoSd), None);
     }
@@ -414,11 +446,15 @@ mod tests {
     fn bars_never_go_below_zero_and_need_three_runs() {
         assert_eq!(point_stat(&[100.0, 3000.0], Headline::Mean, Bars::TwoSd), Some((1550.0, None)));
         assert_eq!(point_stat(&[100.0, 3000.0], Headline::Mean, Bars::Ci95), Some((1550.0, None)));
-        for bars in [Bars::TwoSd, Bars::Ci95] {
+        for bars in [Bars::LogTwoSd, Bars::Ci95] {
             let (y, bar) = point_stat(&[100.0, 3000.0, 2500.0], Headline::Mean, bars).unwrap();
             let (lo, hi) = bar.unwrap();
             assert!(lo > 0.0 && lo < y && hi > y, "{bars:?}: {lo} {y} {hi}");
         }
+        // The arithmetic 2 sd reaches below zero here (1866.7 - 2 x 1550.3): cut there.
+        let (y, bar) = point_stat(&[100.0, 3000.0, 2500.0], Headline::Mean, Bars::TwoSd).unwrap();
+        let (lo, hi) = bar.unwrap();
+        assert!(lo == 0.0 && hi > y, "{lo} {y} {hi}");
         assert_eq!(
             Bars::TwoSd.caption(2, 2),
             "no error bars: fewer than 3 runs per point, too few for a spread"

@@ -135,6 +135,26 @@ pub struct SideResult {
     /// each once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
+    /// What a period figure rests on: the period each run found with its share of the time,
+    /// and the read-ahead the host facts record (empty for other figures).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// What a finding needs of the host besides the runs: the read-ahead of the target (KiB, as
+/// the host facts record it) and its device.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    pub read_ahead_kb: Option<u64>,
+    pub device: Option<String>,
+}
+
+impl Facts {
+    /// The first target's with a read-ahead recorded.
+    pub fn of(host: &crate::env::host::HostFacts) -> Facts {
+        let t = host.targets.iter().find(|t| t.read_ahead_kb.is_some());
+        Facts { read_ahead_kb: t.and_then(|t| t.read_ahead_kb), device: t.and_then(|t| t.device.clone()) }
+    }
 }
 
 /// A finding checked against one experiment (`findings` in the JSON).
@@ -231,16 +251,21 @@ impl FindingSpec {
     /// Checks the finding against an experiment's results, with `headline` the statistic
     /// unless the finding names its own.
     pub fn evaluate(&self, points: &[PointResult], headline: Headline) -> Finding {
+        self.evaluate_with(points, headline, &Facts::default())
+    }
+
+    /// [`Self::evaluate`], with what the host facts say (the read-ahead of `period_readahead`).
+    pub fn evaluate_with(&self, points: &[PointResult], headline: Headline, facts: &Facts) -> Finding {
         let stat = self.statistic(headline);
-        let pa = self.pick(&self.a, points, stat);
-        let sa = pick::samples(&pa, points);
-        let a = pick::side(&pa, &sa, points, stat);
+        let pa = self.pick(&self.a, points, stat, facts);
+        let sa = pick::samples(&pa, points, facts);
+        let a = pick::side(&pa, &sa, points, stat, facts);
         let (b, ratio, interval, paired) = match &self.b {
             None => (None, Some(a.mean).filter(|m| m.is_finite()), a.ci95, false),
             Some(side_b) => {
-                let pb = self.pick(side_b, points, stat);
-                let sb = pick::samples(&pb, points);
-                let b = pick::side(&pb, &sb, points, stat);
+                let pb = self.pick(side_b, points, stat, facts);
+                let sb = pick::samples(&pb, points, facts);
+                let b = pick::side(&pb, &sb, points, stat, facts);
                 let paired = pa.points == pb.points && !sa.is_empty();
                 let (ratio, interval) = if paired {
                     let xs: Vec<f64> = sa

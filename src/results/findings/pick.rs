@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::rule::summarize;
-use super::{FindingSpec, Sel, SideResult};
+use super::{Facts, FindingSpec, Sel, SideResult};
 use crate::results::{Headline, PointResult, Repetition, Status, flag_kind};
 use crate::stats;
 
@@ -33,13 +33,24 @@ pub const FIGURES: &[(&str, &str)] = &[
     ("close_time", "closing a worker's files (s; the workers' mean)"),
     ("latency_p50", "median time of one op (s; the workers' mean)"),
     ("latency_max", "slowest single op (s; over the workers)"),
-    ("period_ops", "the fundamental period of the slow ops (ops; the first worker's strongest)"),
+    (
+        "period_ops",
+        "the fundamental period of the slow ops (ops; the first worker's first, the one carrying the most time)",
+    ),
     ("period_explains", "share of the slow ops on the fundamental period (0..1; the workers' mean)"),
+    (
+        "period_time_share",
+        "share of the excess time (over the median) on the fundamental period (0..1; the workers' mean)",
+    ),
+    (
+        "period_readahead",
+        "the fundamental period's bytes over the target's read-ahead (period x block size / read_ahead_kb, as the host facts record it; the first worker's)",
+    ),
 ];
 
 /// Whether a figure is a time (printed in seconds; lower is better) rather than a rate (MB/s).
 pub(super) fn is_time(figure: &str) -> bool {
-    figure.contains("time") || figure.starts_with("latency")
+    !is_plain(figure) && (figure.contains("time") || figure.starts_with("latency"))
 }
 
 /// Whether a figure is neither a rate nor a time (printed as it is).
@@ -47,8 +58,8 @@ pub(super) fn is_plain(figure: &str) -> bool {
     figure.starts_with("period")
 }
 
-/// The value of a figure in one repetition.
-fn figure_of(r: &Repetition, figure: &str) -> Option<f64> {
+/// The value of a figure in one repetition of a point of block size `bs_bytes`.
+fn figure_of(r: &Repetition, figure: &str, bs_bytes: Option<u64>, facts: &Facts) -> Option<f64> {
     let mean_of = |f: &dyn Fn(&crate::results::WorkerResult) -> f64| {
         let xs: Vec<f64> = r.workers.iter().map(|w| f(&w)).collect();
         Some(stats::mean(&xs)).filter(|m| m.is_finite())
@@ -65,14 +76,24 @@ fn figure_of(r: &Repetition, figure: &str) -> Option<f64> {
         "latency_p50" => mean_of(&|w| w.latency_ns.p50 as f64 / 1e9)?,
         "latency_max" => r.workers.iter().map(|w| w.latency_ns.max).max()? as f64 / 1e9,
         "period_ops" => r.workers.iter().next()?.periods.as_ref()?.first()?.every_ops as f64,
-        "period_explains" => {
-            // A worker with no period found explains none of its slow ops.
+        "period_explains" | "period_time_share" => {
+            // A worker with no period found explains none of its slow ops, nor of its time.
+            let of = |p: &crate::latency::period::Period| {
+                if figure == "period_explains" { p.explains } else { p.time_share }
+            };
             let xs: Vec<f64> = r
                 .workers
                 .iter()
-                .filter_map(|w| w.periods.as_ref().map(|p| p.first().map_or(0.0, |p| p.explains)))
+                .filter_map(|w| w.periods.as_ref().map(|p| p.first().map_or(0.0, of)))
                 .collect();
             Some(stats::mean(&xs)).filter(|m| m.is_finite())?
+        }
+        "period_readahead" => {
+            // No period found: none of the window's size (0), as a run that found none.
+            let ra = facts.read_ahead_kb.filter(|&k| k > 0)? as f64 * 1024.0;
+            let w = r.workers.iter().next()?;
+            let period = w.periods.as_ref()?.first().map_or(0, |p| p.every_ops);
+            period as f64 * bs_bytes? as f64 / ra
         }
         _ => return None,
     })
@@ -102,6 +123,7 @@ impl FindingSpec {
         side: &BTreeMap<String, Sel>,
         points: &[PointResult],
         stat: Headline,
+        facts: &Facts,
     ) -> Picked {
         let figure = first(side, "figure").or(self.figure.clone()).unwrap_or_else(|| "max_sar".into());
         let phase = first(side, "phase").or(self.phase.clone());
@@ -140,7 +162,7 @@ impl FindingSpec {
                     phase: phase_of(&[i]),
                     figure: figure.clone(),
                 };
-                let xs: Vec<f64> = samples(&p, points).into_iter().map(|s| s.1).collect();
+                let xs: Vec<f64> = samples(&p, points, facts).into_iter().map(|s| s.1).collect();
                 (xs.len() >= 2).then(|| summarize(&xs, stat).0).filter(|v| v.is_finite())
             };
             let lower = is_time(&figure);
@@ -174,10 +196,11 @@ impl FindingSpec {
 }
 
 /// The side's samples by (point, repetition), from complete repetitions only.
-pub(super) fn samples(p: &Picked, points: &[PointResult]) -> Vec<((usize, u32), f64)> {
+pub(super) fn samples(p: &Picked, points: &[PointResult], facts: &Facts) -> Vec<((usize, u32), f64)> {
     let mut out = vec![];
     for (i, r) in runs(p, points) {
-        if let Some(v) = figure_of(r, &p.figure) {
+        let bs = points[i].spec.as_ref().map(|s| s.bs_bytes);
+        if let Some(v) = figure_of(r, &p.figure, bs, facts) {
             out.push(((i, r.rep), v));
         }
     }
@@ -202,6 +225,7 @@ pub(super) fn side(
     s: &[((usize, u32), f64)],
     points: &[PointResult],
     stat: Headline,
+    facts: &Facts,
 ) -> SideResult {
     let xs: Vec<f64> = s.iter().map(|x| x.1).collect();
     let (mean, ci95) = summarize(&xs, stat);
@@ -223,7 +247,50 @@ pub(super) fn side(
         mean,
         ci95,
         flags,
+        note: if is_plain(&p.figure) { period_note(p, points, facts) } else { String::new() },
     }
+}
+
+/// What a period figure rests on: the period each run found (its first worker's first, the
+/// one carrying the most time) with its share of the time, and the read-ahead the host facts
+/// record, in ops of the block size (`2048 ops in 3 of 3 runs (82% of the time); read-ahead
+/// of /dev/vda 8192 KiB = 2048 ops of 4 KiB`).
+fn period_note(p: &Picked, points: &[PointResult], facts: &Facts) -> String {
+    let runs = runs(p, points);
+    // every_ops (0: none found) -> (runs, sum of time share).
+    let mut found: BTreeMap<u64, (usize, f64)> = BTreeMap::new();
+    for (_, r) in &runs {
+        let first = r.workers.iter().next().and_then(|w| w.periods.as_ref().and_then(|p| p.first().copied()));
+        let e = found.entry(first.map_or(0, |p| p.every_ops)).or_default();
+        e.0 += 1;
+        e.1 += first.map_or(0.0, |p| p.time_share);
+    }
+    let mut by: Vec<(u64, (usize, f64))> = found.into_iter().collect();
+    by.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(&b.0)));
+    let mut parts: Vec<String> = by
+        .iter()
+        .take(3)
+        .map(|(k, (n, share))| match k {
+            0 => format!("no period in {n} of {} runs", runs.len()),
+            k => format!(
+                "{k} ops in {n} of {} runs ({:.0}% of the time)",
+                runs.len(),
+                100.0 * share / *n as f64
+            ),
+        })
+        .collect();
+    if let Some(ra) = facts.read_ahead_kb {
+        let bs = p.points.first().and_then(|&i| points[i].spec.as_ref()).map(|s| s.bs_bytes);
+        let of = facts.device.as_deref().map(|d| format!(" of {d}")).unwrap_or_default();
+        let ops = bs
+            .filter(|&b| b > 0)
+            .map(|b| format!(" = {} ops of {}", ra * 1024 / b, crate::units::fmt_size(b)))
+            .unwrap_or_default();
+        parts.push(format!("read-ahead{of} {ra} KiB{ops}"));
+    } else if p.figure == "period_readahead" {
+        parts.push("no read-ahead recorded for the target".into());
+    }
+    parts.join("; ")
 }
 
 /// A phase name with the point's sweep values put in for `{key}` (`read:workers={n}:cold`).

@@ -241,3 +241,53 @@ fn runs_whose_workers_did_not_overlap_decide_nothing() {
     assert_eq!(f.verdict, Verdict::Inconclusive);
     assert!(f.why.contains("flagged `workers did not overlap`"), "{}", f.why);
 }
+
+#[test]
+fn period_figures_give_the_time_share_and_the_window_in_read_aheads() {
+    use crate::latency::period::Period;
+    // C4: three runs of 4 KiB reads on a device with an 8 MiB read-ahead; two find the window
+    // (2048 reads) first, one the harmonic 4096.
+    let mut points = vec![point(&[], &[("read:cold", &[1.0, 1.0, 1.0])])];
+    let mut params = crate::experiment::Params::default();
+    params.set_one("bs", "4KiB").unwrap();
+    let env = crate::experiment::ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
+    points[0].spec = Some(crate::experiment::resolve(&params, &env).unwrap());
+    for (rep, (every, share)) in
+        points[0].phases[0].repetitions.iter_mut().zip([(2048, 0.8), (2048, 0.6), (4096, 0.5)])
+    {
+        let s = crate::worker::WorkerSample::with_series(0, 0, vec![4096]);
+        let mut w = crate::results::WorkerResult::from_sample(s);
+        let p = Period {
+            every_ops: every,
+            strength: 0.5,
+            at_op: 0,
+            excess_ns: 1e5,
+            explains: 0.9,
+            time_share: share,
+        };
+        w.periods = Some(Box::new(vec![p]));
+        rep.workers = vec![w].into();
+    }
+    let c4 = |figure: &str| {
+        spec(&format!(
+            "claim = 'c'\nquote = 'q'\nsource = 's'\npaper = 'p'\na = {{ figure = '{figure}' }}\nmin_ratio = 0.9\nmax_ratio = 1.1"
+        ))
+    };
+    let facts = Facts { read_ahead_kb: Some(8192), device: Some("/dev/vda".into()) };
+    let f = c4("period_readahead").evaluate_with(&points, Headline::Mean, &facts);
+    // 2048 x 4 KiB / 8 MiB = 1, twice; 4096 x 4 KiB / 8 MiB = 2.
+    assert!((f.a.mean - 4.0 / 3.0).abs() < 1e-9, "{:?}", f.a);
+    assert_eq!(
+        f.a.note,
+        "2048 ops in 2 of 3 runs (70% of the time); 4096 ops in 1 of 3 runs (50% of the time); read-ahead of /dev/vda 8192 KiB = 2048 ops of 4 KiB"
+    );
+    assert_eq!(f.verdict, Verdict::Inconclusive, "{}", f.why);
+    // Without a read-ahead in the host facts there is nothing to compare.
+    let f = c4("period_readahead").evaluate(&points, Headline::Mean);
+    assert_eq!(f.a.n, 0);
+    assert!(f.a.note.ends_with("no read-ahead recorded for the target"), "{}", f.a.note);
+    // The time share is each run's first period's, not a time in seconds.
+    let f = c4("period_time_share").evaluate_with(&points, Headline::Mean, &facts);
+    assert!((f.a.mean - (0.8 + 0.6 + 0.5) / 3.0).abs() < 1e-9, "{:?}", f.a);
+    assert!(!side_value(&f.a).contains(" s"), "{}", side_value(&f.a));
+}

@@ -531,3 +531,73 @@ fn french_presets_preallocate_as_the_study_did() {
         }
     }
 }
+
+/// R10 (Fig. 26): every client writes as much as every other at every point of every scale,
+/// as the study's clients each wrote their own parallel file: in each point's plan the write
+/// phase's clients write the same bytes each, and every file the read phase reads was written.
+#[test]
+fn r10s_clients_write_equal_loads_at_every_point() {
+    let s = Scratch::new();
+    let p = preset::find("R10").unwrap();
+    for scale in SCALES {
+        // Without its server ranks (MPI's), on a stripe over directories: which client writes
+        // which file, and how much, is the same.
+        let mut exp = p.experiment(scale, &[], TEST_RAM_BYTES).unwrap();
+        exp.sweep.axes.retain(|a| a.key != "servers");
+        exp.sweep.zip.retain(|g| !g.contains(&"servers".to_string()));
+        let built = exp.build(&env(s.path())).unwrap();
+        for point in &built.points {
+            let plan = iolab::plan::plan(&point.spec);
+            let (write, read) = (&plan.phases[0], &plan.phases[1]);
+            let bytes: Vec<u64> = write.workers.iter().map(|w| w.ops.n_blocks * w.ops.bs).collect();
+            let at = format!("{scale:?} {:?}", point.params);
+            assert!(bytes.iter().all(|&b| b == bytes[0] && b > 0), "{at}: the clients write {bytes:?} bytes");
+            let written: Vec<u32> = write.workers.iter().flat_map(|w| w.files.clone()).collect();
+            for r in &read.workers {
+                assert!(
+                    r.files.iter().all(|f| written.contains(f)),
+                    "{at}: {} reads files not written",
+                    r.worker
+                );
+            }
+            // The files read back: one per reading client.
+            assert_eq!(read.workers.len() as u64, point.params["c"].parse::<u64>().unwrap(), "{at}");
+        }
+    }
+}
+
+/// S2DT and S3DT send strided data as an MPI derived datatype; on contiguous data they are S2
+/// and S3, and Benson et al. have them only for strided data (Table 2). Every preset point that
+/// runs one of them has strided memory (`mem_len` below `mem_stride`), at every scale. (A build
+/// without MPI resolves no MPI preset: the points are read from the sweep.)
+#[test]
+fn derived_datatype_strategies_run_only_on_strided_data() {
+    let mut seen = 0;
+    for p in preset::all().unwrap() {
+        for scale in SCALES {
+            let exp = p.experiment(scale, &[], TEST_RAM_BYTES).unwrap();
+            for point in exp.sweep.points().unwrap() {
+                let value = |key: &str| {
+                    point
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, v)| v.clone())
+                        .or_else(|| exp.params.0.get(key).and_then(|v| v.first().cloned()))
+                };
+                let Some(strategy) = value("strategy").filter(|s| s == "S2DT" || s == "S3DT") else {
+                    continue;
+                };
+                seen += 1;
+                let bytes =
+                    |key: &str| value(key).map(|v| iolab::units::parse_size(&v, TEST_RAM_BYTES).unwrap());
+                let (len, stride) = (bytes("mem_len"), bytes("mem_stride"));
+                assert!(
+                    len.zip(stride).is_some_and(|(l, s)| l < s),
+                    "{} at {scale:?}: {strategy} on contiguous data (mem_len {len:?}, mem_stride {stride:?}; {point:?})",
+                    p.meta.id
+                );
+            }
+        }
+    }
+    assert!(seen > 0, "B-mpi-strided and B-mpi-strided-mmap run S2DT and S3DT");
+}
