@@ -62,6 +62,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "files",
             "files_per_worker",
             "round_robin",
+            "segments",
             "stripe_unit",
             "stripe_count",
             "pieces",

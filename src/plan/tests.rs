@@ -85,6 +85,48 @@ fn shared_segments_are_contiguous_and_disjoint() {
 }
 
 #[test]
+fn segments_cover_the_shared_file_in_iors_order() {
+    for order in ["seq", "reverse", "random"] {
+        let s = spec(&[
+            ("layout", "shared"),
+            ("workers", "3"),
+            ("segments", "4"),
+            ("size", "32KiB"),
+            ("bs", "4KiB"),
+            ("order", order),
+        ]);
+        let p = plan(&s);
+        assert_eq!(p.files[0].size_bytes, 96 << 10);
+        assert_exact_cover(&p);
+    }
+    let s =
+        spec(&[("layout", "shared"), ("workers", "2"), ("segments", "2"), ("size", "16KiB"), ("bs", "4KiB")]);
+    let offs: Vec<Vec<u64>> =
+        plan(&s).phases[0].workers.iter().map(|w| w.ops.iter().map(|o| o.offset >> 12).collect()).collect();
+    assert_eq!(offs, [vec![0, 1, 4, 5], vec![2, 3, 6, 7]]);
+}
+
+#[test]
+fn segments_are_refused_where_they_mean_nothing() {
+    let e = |pairs: &[(&str, &str)]| match resolve(&crate::experiment::testing::params(pairs, ','), &env()) {
+        Err(crate::error::Error::Spec { field, reason, .. }) => format!("{field}: {reason}"),
+        other => panic!("{other:?}"),
+    };
+    assert!(e(&[("segments", "2")]).starts_with("segments: segments lay out one shared file"));
+    let m = e(&[("layout", "shared"), ("segments", "3"), ("size", "16KiB"), ("bs", "4KiB")]);
+    assert!(m.starts_with("size: with 3 segments"), "{m}");
+    let m = e(&[
+        ("layout", "shared"),
+        ("workers", "2"),
+        ("segments", "2"),
+        ("size", "16KiB"),
+        ("bs", "4KiB"),
+        ("ops", "write,read:workers=1"),
+    ]);
+    assert!(m.starts_with("ops: with segments"), "{m}");
+}
+
+#[test]
 fn shared_strided_gives_worker_w_every_wth_block() {
     let s = spec(&[("layout", "shared-strided"), ("workers", "3"), ("size", "8KiB"), ("bs", "2KiB")]);
     let p = plan(&s);

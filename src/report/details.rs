@@ -128,6 +128,13 @@ pub fn spec_layout(s: &Spec) -> String {
     if s.round_robin > 1 {
         notes.push(format!("round-robin {}", s.round_robin));
     }
+    if s.segments > 1 {
+        notes.push(format!(
+            "{} segments of {} per worker",
+            s.segments,
+            fmt_size(s.size_bytes / s.segments as u64)
+        ));
+    }
     if let (Some(unit), Some(count)) = (s.stripe_unit_bytes, s.stripe_count) {
         let what = if s.servers.is_some() { "server" } else { "target" };
         notes.push(format!(

@@ -80,6 +80,13 @@ pub const PARAMS: &[ParamDef] = &[
         "Then the next R; 1 = one file after another. A phase may set its own",
     ),
     param(
+        "segments",
+        &[number("segments", "S")],
+        "`1`",
+        "Layout shared in IOR's segments (`-s`): each worker's `size` is S blocks of size/S bytes, worker w's block at w x size/S of every segment of workers x size/S bytes",
+        "IOR's offset of transfer k of segment s of worker w: s W B + w B + k bs, with B = size/S. See [layouts.md](layouts.md#ior-segments)",
+    ),
+    param(
         "stripe_unit",
         &[number("stripe-unit", "SIZE")],
         "`1MiB`",

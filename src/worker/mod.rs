@@ -327,6 +327,10 @@ impl WorkerCtx<'_> {
                     let bs = self.plan.ops.bs;
                     Some(crate::engine::FileView { disp: first * bs, block: bs, stride: stride * bs })
                 }
+                crate::plan::BlockMap::Segmented { base, per_seg, seg_stride } if spec.engine == "mpiio" => {
+                    let block = per_seg * self.plan.ops.bs;
+                    Some(crate::engine::FileView { disp: base, block, stride: seg_stride })
+                }
                 _ => None,
             },
             remote: spec.servers.as_ref().map(|s| crate::engine::Remote {
