@@ -44,6 +44,19 @@ impl BlockMap {
     }
 }
 
+impl BlockMap {
+    /// A worker's part of one shared file as a tiling, when it is one: (the first byte, the
+    /// bytes of each tile, the distance between tiles), for blocks of `bs` bytes (what an MPI-IO
+    /// file view shows the worker). None for a contiguous segment or a worker's own files.
+    pub fn tiling(&self, bs: u64) -> Option<(u64, u64, u64)> {
+        match *self {
+            BlockMap::Strided { first, stride } => Some((first * bs, bs, stride * bs)),
+            BlockMap::Segmented { base, per_seg, seg_stride } => Some((base, per_seg * bs, seg_stride)),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -321,18 +321,11 @@ impl WorkerCtx<'_> {
             sync_call: spec.sync_call,
             shared_by_all: !spec.layout.per_worker_files(),
             mpiio: spec.mpiio.as_ref(),
-            // MPI-IO sees a worker's blocks of a shared-strided file through a file view.
-            view: match self.plan.ops.map {
-                crate::plan::BlockMap::Strided { first, stride } if spec.engine == "mpiio" => {
-                    let bs = self.plan.ops.bs;
-                    Some(crate::engine::FileView { disp: first * bs, block: bs, stride: stride * bs })
-                }
-                crate::plan::BlockMap::Segmented { base, per_seg, seg_stride } if spec.engine == "mpiio" => {
-                    let block = per_seg * self.plan.ops.bs;
-                    Some(crate::engine::FileView { disp: base, block, stride: seg_stride })
-                }
-                _ => None,
-            },
+            // MPI-IO sees a worker's blocks of a strided or segmented file through a file view.
+            view: (spec.engine == "mpiio")
+                .then(|| self.plan.ops.map.tiling(self.plan.ops.bs))
+                .flatten()
+                .map(|(disp, block, stride)| crate::engine::FileView { disp, block, stride }),
             remote: spec.servers.as_ref().map(|s| crate::engine::Remote {
                 gids: &self.gids,
                 servers: self.gids.iter().map(|&g| crate::plan::target_of(spec, g)).collect(),

@@ -15,6 +15,7 @@ mod exporters;
 mod faults;
 mod figures;
 mod forensics;
+mod frontends;
 mod fuzz;
 mod guidance;
 mod hosts;
@@ -32,6 +33,8 @@ mod mpi;
 mod mpi_bounds;
 #[cfg(feature = "mpi")]
 mod mpi_dfs;
+#[cfg(feature = "mpi")]
+mod mpi_frontends;
 #[cfg(feature = "mpi")]
 mod mpi_hints;
 #[cfg(feature = "mpi")]
