@@ -27,6 +27,7 @@ needs=(
     "mpiexec.mpich|mpich|the MPI tests run a build against MPICH under its launcher"
     "mpicc.mpich|libmpich-dev|the build against MPICH compiles with its headers"
     "prlimit|util-linux|an MPI test sets a file size limit on one rank"
+    "strace|strace|the metadata test of mdtest's calls reads the calls iolab makes"
     "mfsmaster|moosefs-master|the distributed file system tests run a MooseFS master on the simulated hosts"
     "mfschunkserver|moosefs-chunkserver|the distributed file system tests run a MooseFS chunkserver on each simulated host"
     "mfsmount|moosefs-client|the distributed file system tests mount MooseFS on each simulated host"

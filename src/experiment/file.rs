@@ -282,6 +282,9 @@ impl crate::spec::Spec {
             set("md_size", vec![fmt_size_spec(md.file_bytes)]);
             set("md_shift", vec![md.shift.to_string()]);
             set("md_find", vec![md.find.clone()]);
+            if md.calls != crate::spec::MdCalls::Beneath {
+                set("md_calls", vec![md.calls.name().into()]);
+            }
         }
         p
     }

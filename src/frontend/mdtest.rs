@@ -289,6 +289,11 @@ fn build(md: &Md, words: &[String]) -> Result<Translation> {
         ));
     }
     t.set("name", format!("mdtest {}", words.join(" ")), "the command line")?;
+    t.set(
+        "md_calls",
+        "mdtest",
+        "mdtest's calls: each item by its whole path, `sync` after a phase (--set md_calls=beneath: iolab's)",
+    )?;
     t.set("md_files", items, &from("md_files", "-n"))?;
     t.set(
         "md_dirs",

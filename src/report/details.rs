@@ -115,6 +115,9 @@ pub fn namespace_text(s: &Spec) -> Option<String> {
     if md.find != "*" {
         t += &format!("; find counts names matching {}", md.find);
     }
+    if md.calls == crate::spec::MdCalls::Mdtest {
+        t += "; mdtest's calls (each item by its whole path, `sync` after a phase; find counts as pfind)";
+    }
     Some(t)
 }
 

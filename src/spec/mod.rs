@@ -20,7 +20,7 @@ mod op;
 pub use op::OpKind;
 pub mod job;
 pub mod metadata;
-pub use metadata::{ItemKind, MdDirs, Namespace};
+pub use metadata::{ItemKind, MdCalls, MdDirs, Namespace};
 pub mod servers;
 pub use servers::{BlastTransport, ServerStore, Servers};
 mod param_def;

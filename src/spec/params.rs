@@ -440,6 +440,13 @@ pub const PARAMS: &[ParamDef] = &[
         "Metadata phases: the names find counts as found (`*` any run of characters, `?` one)",
         "find walks every tree, reading each directory and stating every entry",
     ),
+    param(
+        "md_calls",
+        &[value("md-calls", "CALLS")],
+        "`beneath`; `mdtest` in IO500 and `iolab mdtest`",
+        "Metadata phases: beneath (iolab's: each call on a name beneath its directory, opened once per directory; a commit is a syncfs) | mdtest (mdtest's and pfind's: each call on the item's whole path from the test directory, a commit the `sync` command, find stating only the names that match)",
+        "See [metadata.md](metadata.md#mdtests-calls)",
+    ),
 ];
 
 /// Whether `key` names a spec parameter (else a sweep axis of that key is a variable).

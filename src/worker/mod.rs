@@ -32,6 +32,8 @@ pub mod commits;
 pub mod data;
 mod find;
 pub mod md_loop;
+mod md_paths;
+mod pfind;
 pub mod prepare;
 pub mod registry;
 pub mod sync_loop;

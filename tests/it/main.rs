@@ -26,6 +26,7 @@ mod latency;
 mod layouts;
 mod limits;
 mod md_bounds;
+mod md_calls;
 mod metadata;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -171,7 +171,13 @@ fn text(p: &Planned<'_>) -> String {
         _ if spec.phases.iter().all(|p| p.op.is_metadata()) && spec.sync == crate::spec::SyncPolicy::Each => {
             "each item by fsync (files; their directory for the others)".to_string()
         }
-        _ if spec.phases.iter().all(|p| p.op.is_metadata()) => "end of each phase by syncfs".to_string(),
+        _ if spec.phases.iter().all(|p| p.op.is_metadata()) => {
+            let mdtest = spec.md.as_ref().is_some_and(|m| m.calls == crate::spec::MdCalls::Mdtest);
+            format!(
+                "end of each phase by {}",
+                if mdtest { "the sync command (sh -c sync)" } else { "syncfs" }
+            )
+        }
         p => format!("{} by {}", p.label(), spec.sync_call.name()),
     };
     s += &format!("commit: {sync}\n");
