@@ -1,6 +1,6 @@
 //! `--format ior`: an experiment's data phases as IOR prints a run (its Options, one Results
-//! row per phase and repetition, `Max Write:` and `Max Read:`, and the `Summary of all
-//! tests:` table with its columns), so that scripts that read IOR's output read iolab's. Every
+//! row per phase and repetition, and the `Summary of all tests:` table with its columns), so
+//! that scripts that read IOR's output read iolab's. Every
 //! figure is iolab's own measurement by IOR's definition: bw = all bytes / (first open to last
 //! close, commits included), the figure iolab calls agg; IOPS = all transfers / the slowest
 //! worker's time; latency the best worker's mean time per transfer; open and close the
@@ -213,9 +213,6 @@ pub fn render(exp: &ExperimentResult) -> String {
         for ph in &phases {
             let rows: Vec<Row> =
                 ph.repetitions.iter().filter(|r| r.status == Status::Complete).map(row).collect();
-            let best = rows.iter().map(|r| r.bw).fold(0.0, f64::max);
-            let name = if ph.op == OpKind::Write { "Write:" } else { "Read: " };
-            out += &format!("Max {name} {:.2} MiB/sec ({:.2} MB/sec)\n", best / MIB, best / 1e6);
             summary.push(summary_row(test, ph, spec, &rows, (tasks, per_node), block));
         }
     }
@@ -241,7 +238,6 @@ pub fn render(exp: &ExperimentResult) -> String {
     for s in summary {
         out += &s;
     }
-    out += "\n";
     kv(&mut out, "Finished", super::html::utc(exp.created_unix_s + total_time_s(exp)));
     out
 }

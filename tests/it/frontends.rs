@@ -86,8 +86,13 @@ fn an_ior_command_line_writes_iors_pattern_and_prints_iors_summary() {
         assert_eq!(&cells[13..16], ["3", "3", "2"], "{row}: #Tasks tPN reps");
         assert_eq!(cells[21], "3", "{row}: segcnt");
         assert_eq!(&cells[22..24], ["65536", "16384"], "{row}: blksiz xsize");
-        let label = if *name == "write" { "Max Write:" } else { "Max Read: " };
-        assert!(text.contains(&format!("{label} {:.2} MiB/sec", mib(max))), "{text}");
+        let mean = aggs.iter().sum::<f64>() / aggs.len() as f64;
+        assert_eq!(cells[3], format!("{:.2}", mib(mean)), "{row}: Mean(MiB)");
+        let results = text[text.find("Results:").unwrap()..text.find("Summary of all tests:").unwrap()]
+            .lines()
+            .filter(|l| l.starts_with(&format!("{name:<10}")))
+            .count();
+        assert_eq!(results, 2, "a Results row per repetition: {text}");
     }
     assert!(text.contains("Summary of all tests:"), "{text}");
     assert!(text.contains("segments            : 3"), "{text}");
