@@ -86,15 +86,11 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
         None => 1,
         Some(v) => {
             let s = count("segments", v, u32::MAX as u64)?;
-            if s > 1 && layout != Layout::Shared {
+            if s > 1 && !matches!(layout, Layout::Shared | Layout::FilePerWorker) {
                 let why = format!(
-                    "segments lay out one shared file as IOR does (layout shared); layout {} has {}",
+                    "segments lay out one shared file as IOR does (layout shared), or a file per worker (layout file-per-worker, IOR's -F); layout {} has {}",
                     layout.name(),
-                    if layout.per_worker_files() {
-                        "a file per worker, where IOR's segments follow each other (one contiguous file: leave segments out)"
-                    } else {
-                        "a layout of its own"
-                    }
+                    if layout.per_worker_files() { "striped files" } else { "a layout of its own" }
                 );
                 return Err(Error::spec("segments", v, why));
             }
@@ -207,8 +203,8 @@ fn check_pieces(spec: &Spec) -> Result<()> {
 }
 
 /// IOR's segments: each worker's `size` splits into whole blocks of whole ops, and every phase
-/// has the run's workers on the run's shared layout (a worker's blocks are its place in every
-/// segment).
+/// has the run's workers on the run's layout (in a shared file a worker's blocks are its place
+/// in every segment; in its own file they follow each other, as IOR's -F lays them).
 fn check_segments(spec: &Spec) -> Result<()> {
     let s = spec.segments as u64;
     if s == 1 {
@@ -226,13 +222,18 @@ fn check_segments(spec: &Spec) -> Result<()> {
             ),
         ));
     }
-    if let Some(ph) = spec.phases.iter().find(|p| {
-        p.workers.is_some_and(|w| w != spec.workers) || p.layout.is_some_and(|l| l != Layout::Shared)
-    }) {
+    if let Some(ph) = spec
+        .phases
+        .iter()
+        .find(|p| p.workers.is_some_and(|w| w != spec.workers) || p.layout.is_some_and(|l| l != spec.layout))
+    {
         return Err(Error::spec(
             "ops",
             &ph.name,
-            "with segments, every phase has the run's workers on layout shared (each worker's blocks are its place in every segment)",
+            format!(
+                "with segments, every phase has the run's workers on the run's layout ({}: each worker's blocks are its place in every segment)",
+                spec.layout.name()
+            ),
         ));
     }
     Ok(())

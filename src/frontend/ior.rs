@@ -57,7 +57,19 @@ fn build(ior: &Ior, words: &[String], ranks: Ranks) -> Result<Translation> {
     let mut t = Translation::new("IOR");
     let from = |k: &str, dflt: &str| ior.from.get(k).map_or(dflt.to_string(), |w| w.join(" "));
     let bad = |what: &str, why: &str| Err(Error::spec(FIELD, what, why));
-    // IOR's own checks, in its words.
+    // IOR's own checks, in its words and its order.
+    let seeds = ior.from.get("seed").map_or(&[][..], |w| &w[..]);
+    let offset_seed = seeds.iter().any(|w| w.starts_with("--random-offset-seed"));
+    let signature = seeds.iter().any(|w| !w.starts_with("--random-offset-seed"));
+    if !(ior.write || ior.check_write) && ior.check_read && !signature {
+        return bad("-R", "using readCheck only requires to write a timeStampSignature -- use -G");
+    }
+    if ior.block % 8 != 0 {
+        return bad(&from("size", "-b"), "block size must be a multiple of access size (8 bytes)");
+    }
+    if ior.transfer % 8 != 0 {
+        return bad(&from("bs", "-t"), "transfer size must be a multiple of access size (8 bytes)");
+    }
     if ior.transfer == 0 {
         return bad(&from("bs", "-t"), "test will not complete with zero transfer size");
     }
@@ -77,6 +89,18 @@ fn build(ior: &Ior, words: &[String], ranks: Ranks) -> Result<Translation> {
         return bad(
             "-z -z",
             "IOR's random offsets with repeats (-z twice) are not built; -z visits every transfer once in a random order",
+        );
+    }
+    if ior.random == 1 && ior.block == ior.transfer {
+        return bad(
+            "-z",
+            "IOR will randomize access within a block and repeats the same pattern for all segments, therefore choose blocksize > transferSize",
+        );
+    }
+    if ior.random > 0 && ior.check_read && !offset_seed {
+        return bad(
+            "-z",
+            "random offset with read check option requires to set the random seed (--random-offset-seed)",
         );
     }
     if ior.random == 1 && !ior.fpp {
@@ -127,9 +151,9 @@ fn build(ior: &Ior, words: &[String], ranks: Ranks) -> Result<Translation> {
         t.set("layout", "file-per-worker", &from("layout", "-F"))?;
     } else {
         t.set("layout", "shared", "no -F: one shared file")?;
-        if ior.segments > 1 {
-            t.set("segments", ior.segments, &from("segments", "-s"))?;
-        }
+    }
+    if ior.segments > 1 {
+        t.set("segments", ior.segments, &from("segments", "-s"))?;
     }
     // Phases: IOR writes and reads when told neither.
     let (write, read) = if !(ior.write || ior.read || ior.check_write || ior.check_read) {

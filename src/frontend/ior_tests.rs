@@ -132,7 +132,7 @@ fn apis_phases_and_commits_map_to_iolabs() {
     assert_eq!(p("-w -o /tmp/x/testFile", "dirs").as_deref(), Some("/tmp/x"));
     assert_eq!(p("-w", "cache").as_deref(), Some("asis"));
     assert_eq!(p("-w -s 4", "segments").as_deref(), Some("4"));
-    assert_eq!(p("-w -s 4 -F", "segments"), None);
+    assert_eq!(p("-w -s 4 -F", "segments").as_deref(), Some("4"), "IOR's segments in each task's file");
     // The file the translation prints resolves to the same spec.
     let t = translate(&words("-w -r -b 64k -t 16k -s 3 -e -i 2"), ONE).unwrap();
     let env = ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
@@ -159,6 +159,13 @@ fn what_iolab_cannot_do_as_ior_does_is_refused_by_name() {
         ("-w -W -C -r", "`-W`"),
         ("-b 1.5m", "1.5m"),
         ("-w --dryRun", "`--dryRun`"),
+        // IOR's own checks of -z: random within a block needs blocks of several transfers, and
+        // checking random reads a given seed.
+        ("-w -F -z -b 64k -t 64k", "choose blocksize > transferSize"),
+        ("-w -r -R -F -z -b 64k -t 16k", "requires to set the random seed"),
+        ("-w -b 1004 -t 4", "`-b 1004`: block size must be a multiple of access size"),
+        ("-w -b 1000 -t 100", "`-t 100`: transfer size must be a multiple of access size"),
+        ("-r -R", "`-R`: using readCheck only requires to write a timeStampSignature"),
     ] {
         let e = refusal(cmd);
         assert!(e.starts_with("ior option") && e.contains(names), "{cmd}: {e}");

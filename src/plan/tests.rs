@@ -107,12 +107,48 @@ fn segments_cover_the_shared_file_in_iors_order() {
 }
 
 #[test]
+fn segments_in_a_file_per_worker_follow_each_other() {
+    // IOR's -F -s S: each task's S blocks end to end in its own file (segment s at s B), the
+    // same file as without segments; the sizes are checked as blocks of whole ops.
+    let base = [("layout", "file-per-worker"), ("workers", "2"), ("size", "16KiB"), ("bs", "4KiB")];
+    let mut with = base.to_vec();
+    with.push(("segments", "2"));
+    let offs = |s: &crate::spec::Spec| -> Vec<(Vec<u32>, Vec<u64>)> {
+        plan(s).phases[0]
+            .workers
+            .iter()
+            .map(|w| (w.files.clone(), w.ops.iter().map(|o| o.offset).collect()))
+            .collect()
+    };
+    let s = spec(&with);
+    assert_eq!(s.segments, 2);
+    assert_eq!(offs(&s), offs(&spec(&base)));
+    assert_eq!(offs(&s)[1], (vec![1], vec![0, 4096, 8192, 12288]));
+    let e = |pairs: &[(&str, &str)]| match resolve(&crate::experiment::testing::params(pairs, ','), &env()) {
+        Err(crate::error::Error::Spec { field, reason, .. }) => format!("{field}: {reason}"),
+        other => panic!("{other:?}"),
+    };
+    let m = e(&[("segments", "3"), ("size", "16KiB"), ("bs", "4KiB")]);
+    assert!(m.starts_with("size: with 3 segments"), "{m}");
+    let m = e(&[("segments", "2"), ("size", "16KiB"), ("bs", "4KiB"), ("ops", "write,read:layout=shared")]);
+    assert!(
+        m.starts_with(
+            "ops: with segments, every phase has the run's workers on the run's layout (file-per-worker"
+        ),
+        "{m}"
+    );
+}
+
+#[test]
 fn segments_are_refused_where_they_mean_nothing() {
     let e = |pairs: &[(&str, &str)]| match resolve(&crate::experiment::testing::params(pairs, ','), &env()) {
         Err(crate::error::Error::Spec { field, reason, .. }) => format!("{field}: {reason}"),
         other => panic!("{other:?}"),
     };
-    assert!(e(&[("segments", "2")]).starts_with("segments: segments lay out one shared file"));
+    let m = e(&[("layout", "shared-strided"), ("segments", "2")]);
+    assert!(m.starts_with("segments: segments lay out one shared file"), "{m}");
+    let m = e(&[("layout", "striped-per-worker"), ("segments", "2")]);
+    assert!(m.contains("layout striped-per-worker has striped files"), "{m}");
     let m = e(&[("layout", "shared"), ("segments", "3"), ("size", "16KiB"), ("bs", "4KiB")]);
     assert!(m.starts_with("size: with 3 segments"), "{m}");
     let m = e(&[

@@ -146,6 +146,9 @@ pub fn render(exp: &ExperimentResult) -> String {
         let (tasks, per_node, nodes) = layout_of(p, spec);
         let block = spec.size_bytes / spec.segments as u64;
         let agg = spec.size_bytes * spec.workers as u64;
+        kv(&mut out, "TestID", test);
+        let before: f64 = exp.points[..test].iter().map(point_time_s).sum();
+        kv(&mut out, "StartTime", super::html::utc(exp.created_unix_s + before));
         out += "\nOptions: \n";
         kv(&mut out, "api", api(spec));
         kv(&mut out, "apiVersion", "");
@@ -176,6 +179,9 @@ pub fn render(exp: &ExperimentResult) -> String {
         kv(&mut out, "nodes", nodes);
         kv(&mut out, "tasks", tasks);
         kv(&mut out, "clients per node", per_node);
+        kv(&mut out, "memoryBuffer", "CPU");
+        kv(&mut out, "dataAccess", "CPU");
+        kv(&mut out, "GPUDirect", 0);
         kv(&mut out, "repetitions", spec.reps);
         kv(&mut out, "xfersize", human(spec.bs_bytes));
         kv(&mut out, "blocksize", human(block));
@@ -262,7 +268,12 @@ fn shift(r: Reorder, per_node: u32) -> u32 {
 }
 
 fn total_time_s(exp: &ExperimentResult) -> f64 {
-    let reps = exp.points.iter().flat_map(|p| &p.phases).flat_map(|ph| &ph.repetitions);
+    exp.points.iter().map(point_time_s).sum()
+}
+
+/// A point's measured time: its repetitions' spans, one after another.
+fn point_time_s(p: &PointResult) -> f64 {
+    let reps = p.phases.iter().flat_map(|ph| &ph.repetitions);
     reps.map(|r| r.span_ns.unwrap_or(r.time_ns) as f64 / 1e9).sum()
 }
 

@@ -96,6 +96,39 @@ fn an_ior_command_line_writes_iors_pattern_and_prints_iors_summary() {
     }
     assert!(text.contains("Summary of all tests:"), "{text}");
     assert!(text.contains("segments            : 3"), "{text}");
+    // A file per task in 4 segments: IOR's -s and -b in its summary, as IOR prints them.
+    let o = s.iolab(&[
+        "ior",
+        "-w",
+        "-b",
+        "64k",
+        "-t",
+        "16k",
+        "-s",
+        "4",
+        "-F",
+        "-o",
+        f,
+        "--format",
+        "ior",
+        "--quiet",
+        "--no-store",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    for line in [
+        "segments            : 4",
+        "blocksize           : 65536 bytes",
+        "access              : file-per-process",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("write ") && l.contains("POSIX"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!((cells[16], cells[21], cells[22]), ("1", "4", "65536"), "{row}: fPP segcnt blksiz");
 }
 
 #[test]
@@ -112,7 +145,12 @@ fn ior_and_mdtest_print_their_translation_and_refuse_by_name() {
         (&["ior", "-w", "-Z"][..], "ior option = `-Z`"),
         (&["ior", "-w", "-b", "3k", "-t", "2k"][..], "block size must be a multiple of transfer size"),
         (&["ior", "-w", "--frobnicate"][..], "`--frobnicate`"),
-        (&["ior", "-w", "-t", "100", "-b", "1000", "-R"][..], "bs (from IOR -t 100)"),
+        (&["ior", "-w", "-t", "104", "-b", "1040", "-R"][..], "bs (from IOR -t 104)"),
+        (
+            &["ior", "-w", "-t", "100", "-b", "1000"][..],
+            "`-t 100`: transfer size must be a multiple of access size",
+        ),
+        (&["ior", "-w", "-F", "-z", "-b", "64k", "-t", "64k"][..], "choose blocksize > transferSize"),
         (&["mdtest", "-n", "10", "-S"][..], "mdtest option = `-S`"),
         (&["mdtest", "-n", "10", "-F", "--format", "fio"][..], "--format = `fio`"),
     ] {
