@@ -1,8 +1,10 @@
 //! The command lines of IOR and mdtest as their own option parser reads them: short options
 //! grouped (`-wrk`), a value after the letter (`-b4m`), after `=` (`-b=4m`) or as the next
-//! word (`-b 4m`), long options (`--posix.odirect`, `--random-offset-seed=7`), a flag given
-//! twice counted; numbers with their suffixes (`4k`, `2m`, `1g`: 1024-based). Every word is
-//! either an option of the tool's table or refused by name.
+//! word (`-b 4m`), every later letter of the word an option given that value too (`-t1k` is
+//! also `-k`, as IOR's option.c reads it), long options (`--posix.odirect`,
+//! `--random-offset-seed=7`), a flag given twice counted; numbers with their suffixes (`4k`,
+//! `2m`, `1g`: 1024-based). Every word is either an option of the tool's table or refused by
+//! name.
 
 use crate::error::{Error, Result};
 
@@ -48,6 +50,8 @@ pub struct Given {
     pub opt: Opt,
     pub value: Option<String>,
     pub words: String,
+    /// A letter inside another option's value (`k` of `-t1k`), read as an option too.
+    pub in_value: bool,
 }
 
 impl Given {
@@ -88,7 +92,7 @@ pub fn parse(tool: &str, table: &[Opt], words: &[String]) -> Result<Vec<Given>> 
                 (Some(v), false) => format!("{w} {v}"),
                 _ => w.clone(),
             };
-            out.push(Given { opt: *o, value, words });
+            out.push(Given { opt: *o, value, words, in_value: false });
             continue;
         }
         let Some(letters) = w.strip_prefix('-').filter(|l| !l.is_empty()) else {
@@ -98,43 +102,54 @@ pub fn parse(tool: &str, table: &[Opt], words: &[String]) -> Result<Vec<Given>> 
                 format!("not an option (options start with -; {})", hint(tool)),
             ));
         };
+        // As their parser reads a word: `=` ends the letters and gives them all its value;
+        // every letter is an option, and once one has taken a value (the rest of the word
+        // after a first letter, or the next word), every later letter is an option given the
+        // same value: `-t1k` is -t 1k and -k 1k (keepFile on), the digits no option.
+        let (letters, mut arg, eq) = match letters.split_once('=') {
+            Some((l, v)) => (l, Some(v.to_string()).filter(|v| !v.is_empty()), true),
+            None => (letters, None, false),
+        };
         let chars: Vec<char> = letters.chars().collect();
-        let mut k = 0;
-        while k < chars.len() {
-            let c = chars[k];
+        let mut value_from: Option<usize> = None;
+        for (k, &c) in chars.iter().enumerate() {
+            let in_value = value_from.is_some_and(|v| k >= v);
             let Some(o) = table.iter().find(|o| o.short == Some(c)) else {
+                if in_value {
+                    continue;
+                }
                 return Err(Error::spec(
                     &field,
                     format!("-{c}"),
                     format!("not an option {tool} has that iolab knows ({})", hint(tool)),
                 ));
             };
-            if !o.value {
-                // `-F=1` sets a flag to a number, as IOR's parser does.
-                if chars.get(k + 1) == Some(&'=') {
-                    let v: String = chars[k + 2..].iter().collect();
-                    out.push(Given { opt: *o, value: Some(v), words: w.clone() });
-                    break;
+            if o.value && arg.is_none() {
+                if eq {
+                    return Err(Error::spec(&field, w, "needs a value"));
                 }
-                out.push(Given { opt: *o, value: None, words: format!("-{c}") });
-                k += 1;
-                continue;
+                if k == 0 && chars.len() > 1 {
+                    arg = Some(chars[1..].iter().collect());
+                    value_from = Some(1);
+                } else {
+                    let v = words
+                        .get(i)
+                        .cloned()
+                        .ok_or_else(|| Error::spec(&field, format!("-{c}"), "needs a value"))?;
+                    i += 1;
+                    arg = Some(v);
+                }
             }
-            let rest: String = chars[k + 1..].iter().collect();
-            let (value, words_used) = if let Some(v) = rest.strip_prefix('=') {
-                (v.to_string(), w.clone())
-            } else if k == 0 && !rest.is_empty() {
-                (rest, w.clone())
+            let words = if in_value {
+                format!("-{c} (the {c} of {w}: {tool} reads every letter of a word as an option)")
+            } else if o.value && value_from.is_none() && !eq {
+                format!("-{c} {}", arg.as_deref().unwrap_or_default())
+            } else if arg.is_some() {
+                w.clone()
             } else {
-                let v = words
-                    .get(i)
-                    .cloned()
-                    .ok_or_else(|| Error::spec(&field, format!("-{c}"), "needs a value"))?;
-                i += 1;
-                (v.clone(), format!("-{c} {v}"))
+                format!("-{c}")
             };
-            out.push(Given { opt: *o, value: Some(value), words: words_used });
-            break;
+            out.push(Given { opt: *o, value: arg.clone(), words, in_value });
         }
     }
     Ok(out)
@@ -216,6 +231,37 @@ mod tests {
         assert_eq!(names, ["-w", "-r", "-C", "-b", "--posix.odirect", "--random-offset-seed", "-C"]);
         assert_eq!(g[3].1.as_deref(), Some("1m"));
         assert_eq!(g[5].1.as_deref(), Some("3"));
+    }
+
+    #[test]
+    fn letters_after_a_value_are_options_given_that_value_as_iors_parser_reads_them() {
+        // IOR's option.c: -t1k is -t 1k and -k (its variable set to atoi("1k") = 1); digits,
+        // and letters that are no option, are skipped; an option after a value takes it too.
+        let t: &[Opt] = &[val('t', "transfer"), val('b', "block"), flag('k', "keep"), flag('w', "write")];
+        let g = parse("IOR", t, &words("-t1k")).unwrap();
+        let got: Vec<(String, Option<&str>, bool)> =
+            g.iter().map(|g| (g.name(), g.value.as_deref(), g.in_value)).collect();
+        assert_eq!(got, [("-t".into(), Some("1k"), false), ("-k".into(), Some("1k"), true)]);
+        assert!(g[1].words.contains("the k of -t1k"), "{}", g[1].words);
+        let g = parse("IOR", t, &words("-b4p")).unwrap();
+        assert_eq!(g.len(), 1, "p is no option: skipped inside the value");
+        // -b1t: the t of the value is -t, given the same value.
+        let g = parse("IOR", t, &words("-b1t")).unwrap();
+        assert_eq!((g[1].name(), g[1].value.as_deref()), ("-t".into(), Some("1t")));
+        // A value taken from the next word goes to every later letter too.
+        let g = parse("IOR", t, &words("-wbk 4m -w")).unwrap();
+        let got: Vec<(String, Option<&str>)> = g.iter().map(|g| (g.name(), g.value.as_deref())).collect();
+        let want: Vec<(String, Option<&str>)> = vec![
+            ("-w".into(), None),
+            ("-b".into(), Some("4m")),
+            ("-k".into(), Some("4m")),
+            ("-w".into(), None),
+        ];
+        assert_eq!(got, want);
+        // `=` gives its value to every letter before it; an empty one is no value.
+        let g = parse("IOR", t, &words("-wk=0")).unwrap();
+        assert!(g.iter().all(|g| g.value.as_deref() == Some("0")));
+        assert!(parse("IOR", t, &words("-b=")).unwrap_err().to_string().contains("needs a value"));
     }
 
     #[test]

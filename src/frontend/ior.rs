@@ -50,7 +50,11 @@ pub fn translate(words: &[String], ranks: Ranks) -> Result<Translation> {
     for g in &given {
         apply(&mut ior, &g.name(), g.value.as_deref(), &g.words)?;
     }
-    build(&ior, words, ranks)
+    let mut t = build(&ior, words, ranks)?;
+    for g in given.iter().filter(|g| g.in_value) {
+        t.note(format!("{}, and so does iolab", g.words));
+    }
+    Ok(t)
 }
 
 fn build(ior: &Ior, words: &[String], ranks: Ranks) -> Result<Translation> {

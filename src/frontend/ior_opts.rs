@@ -41,6 +41,9 @@ pub const OPTIONS: &[Opt] = &[
     val('G', "setTimeStampSignature: the data's seed"),
     flag('v', "verbose (iolab's output is the same)"),
     flag('Z', "reorderTasksRandom (refused)"),
+    val('A', "refNum (refused)"),
+    val('j', "outlierThreshold (refused)"),
+    flag('K', "keepFileWithError (refused)"),
     val('X', "reorderTasksRandomSeed (refused)"),
     flag('u', "uniqueDir (refused)"),
     val('l', "dataPacketType (refused)"),
@@ -135,6 +138,13 @@ fn refused(name: &str) -> Option<&'static str> {
         "-T" => "a time limit over repetitions is not built; -D bounds each phase",
         "-f" => "IOR's test scripts are not read; give one command line per experiment (or a TOML sweep)",
         "-y" => "dual mounts are not built",
+        "-A" => {
+            "a reference number is not built: iolab's summary's RefNum is 0; iolab's store keeps each run's own id"
+        }
+        "-j" => {
+            "IOR's outlier warning is not built; iolab's statistics show every repetition and flag the spread"
+        }
+        "-K" => "iolab stops a check at its first error and says where; files are kept with -k",
         "-x" => "iolab fails a short transfer, never retries it",
         "--dryRun" => "nothing to dry-run: --print shows the translated experiment without running it",
         _ => return None,

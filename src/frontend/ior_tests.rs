@@ -141,6 +141,18 @@ fn apis_phases_and_commits_map_to_iolabs() {
 }
 
 #[test]
+fn a_value_written_onto_its_letter_reads_as_iors_parser_reads_it() {
+    // IOR keeps the files of `ior -w -t1k -b4k` (the k of 1k is -k): so does iolab, and says so.
+    let t = translate(&words("-w -t1k -b4k"), ONE).unwrap();
+    let p = &t.experiment.params;
+    assert_eq!((p.one("bs"), p.one("size"), p.one("keep")), (Some("1024"), Some("4096"), Some("true")));
+    assert!(t.notes.iter().any(|n| n.contains("the k of -t1k")), "{:?}", t.notes);
+    // -b4m: the m is -m (a file per repetition, as iolab always does): nothing else changes.
+    let t = translate(&words("-w -t 1m -b4m"), ONE).unwrap();
+    assert_eq!((t.experiment.params.one("size"), t.experiment.params.one("keep")), (Some("4194304"), None));
+}
+
+#[test]
 fn what_iolab_cannot_do_as_ior_does_is_refused_by_name() {
     for (cmd, names) in [
         ("-w -Z", "`-Z`"),
@@ -159,6 +171,8 @@ fn what_iolab_cannot_do_as_ior_does_is_refused_by_name() {
         ("-w -W -C -r", "`-W`"),
         ("-b 1.5m", "1.5m"),
         ("-w --dryRun", "`--dryRun`"),
+        // A letter inside a value is an option too, as IOR reads it: the K of 4K is -K.
+        ("-w -b4K", "-K (the K of -b4K"),
         // IOR's own checks of -z: random within a block needs blocks of several transfers, and
         // checking random reads a given seed.
         ("-w -F -z -b 64k -t 64k", "choose blocksize > transferSize"),

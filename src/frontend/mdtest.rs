@@ -42,6 +42,7 @@ pub const OPTIONS: &[Opt] = &[
     val('p', "seconds of delay before each iteration"),
     flag('v', "verbose (iolab's output is the same)"),
     val('V', "verbosity (iolab's output is the same)"),
+    flag('g', "global directory layout (refused)"),
     flag('S', "shared file (refused)"),
     flag('c', "collective creates (refused)"),
     flag('k', "mknod (refused)"),
@@ -64,6 +65,7 @@ fn refused(name: &str) -> Option<&'static str> {
             "shared-file access is not built for the metadata phases; iolab run --layout shared moves data through one file"
         }
         "-c" => "collective creates (task 0 creating for all) are not built",
+        "-g" => "directory striping layouts are not built (iolab's trees take the file system's default)",
         "-k" => "mknod items are not built (files or directories)",
         "-R" => "iolab's stat visits each task's items in order; a random order is not built",
         "-x" => {
@@ -231,10 +233,15 @@ fn apply(md: &mut Md, g: &Given) -> Result<()> {
 /// Translates mdtest's command line (without iolab's own options).
 pub fn translate(words: &[String]) -> Result<Translation> {
     let mut md = Md { reps: 1, ..Md::default() };
-    for g in args::parse("mdtest", OPTIONS, words)? {
-        apply(&mut md, &g)?;
+    let given = args::parse("mdtest", OPTIONS, words)?;
+    for g in &given {
+        apply(&mut md, g)?;
     }
-    build(&md, words)
+    let mut t = build(&md, words)?;
+    for g in given.iter().filter(|g| g.in_value) {
+        t.note(format!("{}, and so does iolab", g.words));
+    }
+    Ok(t)
 }
 
 fn build(md: &Md, words: &[String]) -> Result<Translation> {
@@ -484,6 +491,7 @@ mod tests {
             ("-n 10 -I 3", "-n 10 -I 3"),
             ("-n 10 --dataPacketType=t", "--dataPacketType"),
             ("-n 10 -q", "`-q`"),
+            ("-n1k -F", "-k (the k of -n1k"),
         ] {
             let e = translate(&words(cmd)).unwrap_err().to_string();
             assert!(e.starts_with("mdtest option") && e.contains(names), "{cmd}: {e}");
