@@ -117,6 +117,8 @@ fn apply(md: &mut Md, g: &Given) -> Result<()> {
         return Err(Error::spec(FIELD, &g.words, why));
     }
     let num = || args::number(&format!("{FIELD} {name}"), g.value.as_deref().unwrap_or_default());
+    // A flag given a value (`-F=0`, the k of `-n1k`) is on when it is not 0, as mdtest's parser.
+    let on = || g.value.as_ref().map_or(Ok(true), |_| num().map(|n| n > 0));
     let key: &'static str = match name.as_str() {
         "-a" => {
             let api = g.value.as_deref().unwrap_or_default();
@@ -142,7 +144,7 @@ fn apply(md: &mut Md, g: &Given) -> Result<()> {
             "md_fanout"
         }
         "-u" => {
-            md.unique = true;
+            md.unique = on()?;
             "md_dirs"
         }
         "-d" => {
@@ -150,31 +152,31 @@ fn apply(md: &mut Md, g: &Given) -> Result<()> {
             "dirs"
         }
         "-F" => {
-            md.files_only = true;
+            md.files_only = on()?;
             "ops"
         }
         "-D" => {
-            md.dirs_only = true;
+            md.dirs_only = on()?;
             "ops"
         }
         "-C" => {
-            md.create = true;
+            md.create = on()?;
             "ops"
         }
         "-T" => {
-            md.stat = true;
+            md.stat = on()?;
             "ops"
         }
         "-E" => {
-            md.read = true;
+            md.read = on()?;
             "ops"
         }
         "-r" => {
-            md.remove = true;
+            md.remove = on()?;
             "ops"
         }
         "-U" => {
-            md.rename = true;
+            md.rename = on()?;
             "ops"
         }
         "-w" => {
@@ -194,7 +196,7 @@ fn apply(md: &mut Md, g: &Given) -> Result<()> {
             "reps"
         }
         "-L" => {
-            md.leaf = true;
+            md.leaf = on()?;
             ""
         }
         "-W" => {
@@ -202,11 +204,11 @@ fn apply(md: &mut Md, g: &Given) -> Result<()> {
             "stonewall"
         }
         "-Y" => {
-            md.sync_after = true;
+            md.sync_after = on()?;
             "sync"
         }
         "-y" => {
-            md.sync_each = true;
+            md.sync_each = on()?;
             "sync"
         }
         "-G" => {
@@ -214,7 +216,7 @@ fn apply(md: &mut Md, g: &Given) -> Result<()> {
             "seed"
         }
         "-t" => {
-            md.time_unique = true;
+            md.time_unique = on()?;
             ""
         }
         "-p" => {
@@ -433,68 +435,5 @@ pub fn help() -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::experiment::{ResolveEnv, resolve};
-
-    fn words(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
-    }
-
-    fn params(cmd: &str) -> crate::experiment::Params {
-        translate(&words(cmd)).unwrap().experiment.params
-    }
-
-    #[test]
-    fn phases_trees_and_bytes_map_to_the_metadata_phases() {
-        let p = params("-n 1000 -u -F -w 3901 -e 3901 -N 1 -Y -i 3");
-        assert_eq!(p.0["ops"], ["create", "stat", "read-files", "unlink"]);
-        assert_eq!(p.one("md_files"), Some("1000"));
-        assert_eq!(p.one("md_dirs"), Some("unique"));
-        assert_eq!(p.one("md_size"), Some("3901"));
-        assert_eq!(p.one("md_shift"), Some("1"));
-        assert_eq!(p.one("sync"), Some("end"));
-        assert_eq!(p.one("reps"), Some("3"));
-        assert_eq!(params("-n 10 -F -C").0["ops"], ["create"]);
-        assert_eq!(params("-n 10 -F -T -r").0["ops"], ["stat", "unlink"]);
-        assert_eq!(params("-n 10 -D -U").0["ops"], ["mkdir", "stat", "rename", "rmdir"]);
-        assert_eq!(params("-n 10 -F -C -W 5").0["ops"], ["create:stonewall=5s"]);
-        assert_eq!(params("-n 10 -F").one("sync"), Some("none"));
-        assert_eq!(params("-n 10 -F").one("md_dirs"), Some("shared"));
-        // mdtest's tree: 1 + 3 + 9 directories, 1000 items rounded down to 76 each.
-        let p = params("-n 1000 -z 2 -b 3 -F");
-        assert_eq!(p.one("md_files"), Some("988"));
-        assert_eq!(params("-I 10 -z 2 -b 3 -F").one("md_files"), Some("130"));
-        // Neither -F nor -D: directories, then files, as two points.
-        let t = translate(&words("-n 10")).unwrap();
-        assert_eq!(t.experiment.sweep.axes[0].values, ["mkdir,stat,rmdir", "create,stat,read-files,unlink"]);
-        let env = ResolveEnv { ram_bytes: 1 << 30, cwd: std::env::temp_dir() };
-        let built = t.experiment.build(&env).unwrap();
-        assert_eq!(built.points.len(), 2);
-        let sp = resolve(&params("-n 100 -u -F -w 3901 -e 3901 -z 1 -b 2"), &env).unwrap();
-        let md = sp.md.unwrap();
-        assert_eq!((md.items, md.depth, md.fanout, md.file_bytes), (99, 1, 2, 3901));
-    }
-
-    #[test]
-    fn what_iolab_cannot_do_as_mdtest_does_is_refused_by_name() {
-        for (cmd, names) in [
-            ("-n 10 -S", "`-S`"),
-            ("-n 10 -R", "`-R`"),
-            ("-n 10 -x f", "`-x f`"),
-            ("-n 10 -F -w 10 -e 20", "-e 20`"),
-            ("-n 10 -F -L -z 1", "`-L`"),
-            ("-n 10 -F -y", "`-y`"),
-            ("-n 10 -F -y -Y -C", "`-y -Y`"),
-            ("-n 10 -a DFS", "`-a DFS`"),
-            ("-F", "`-n`"),
-            ("-n 10 -I 3", "-n 10 -I 3"),
-            ("-n 10 --dataPacketType=t", "--dataPacketType"),
-            ("-n 10 -q", "`-q`"),
-            ("-n1k -F", "-k (the k of -n1k"),
-        ] {
-            let e = translate(&words(cmd)).unwrap_err().to_string();
-            assert!(e.starts_with("mdtest option") && e.contains(names), "{cmd}: {e}");
-        }
-    }
-}
+#[path = "mdtest_tests.rs"]
+mod tests;
