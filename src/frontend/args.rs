@@ -27,6 +27,11 @@ pub const fn flag(short: char, help: &'static str) -> Opt {
     Opt { short: Some(short), long: None, value: false, help }
 }
 
+/// An option with both a letter and a long name (`-c`, `--collective`), with a value or not.
+pub const fn both(short: char, name: &'static str, value: bool, help: &'static str) -> Opt {
+    Opt { short: Some(short), long: Some(name), value, help }
+}
+
 /// A long option (`--name`), with a value or not.
 pub const fn long(name: &'static str, value: bool, help: &'static str) -> Opt {
     Opt { short: None, long: Some(name), value, help }
@@ -209,6 +214,7 @@ mod tests {
         flag('C', "reorder"),
         long("posix.odirect", false, "O_DIRECT"),
         long("random-offset-seed", true, "seed"),
+        both('c', "collective", false, "collective"),
     ];
 
     fn words(s: &str) -> Vec<String> {
@@ -231,6 +237,8 @@ mod tests {
         assert_eq!(names, ["-w", "-r", "-C", "-b", "--posix.odirect", "--random-offset-seed", "-C"]);
         assert_eq!(g[3].1.as_deref(), Some("1m"));
         assert_eq!(g[5].1.as_deref(), Some("3"));
+        // An option with a letter and a long name, either way: named by its letter.
+        assert_eq!(shown("--collective -c"), [("-c".to_string(), None), ("-c".to_string(), None)]);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 
-use super::args::{self, Opt, flag, long, val};
+use super::args::{self, Opt, both, flag, long, val};
 
 /// The options of IOR that iolab reads (the others are refused as unknown).
 pub const OPTIONS: &[Opt] = &[
@@ -15,7 +15,7 @@ pub const OPTIONS: &[Opt] = &[
     val('t', "transferSize: bytes per I/O call (256k)"),
     val('s', "segmentCount (1)"),
     flag('F', "filePerProc: a file per task"),
-    flag('c', "collective MPI-IO (with -a MPIIO)"),
+    both('c', "collective", false, "collective MPI-IO (with -a MPIIO)"),
     flag('C', "reorderTasks: each task reads what another wrote (IOR's shift, by node)"),
     val('Q', "taskPerNodeOffset of -C (1)"),
     flag('e', "fsync at the end of each write phase"),
@@ -46,7 +46,7 @@ pub const OPTIONS: &[Opt] = &[
     flag('K', "keepFileWithError (refused)"),
     val('X', "reorderTasksRandomSeed (refused)"),
     flag('u', "uniqueDir (refused)"),
-    val('l', "dataPacketType (refused)"),
+    both('l', "dataPacketType", true, "dataPacketType (refused)"),
     val('M', "memoryPerNode (refused)"),
     val('T', "maxTimeDuration (refused)"),
     val('f', "scriptFile (refused)"),

@@ -114,6 +114,7 @@ fn apis_phases_and_commits_map_to_iolabs() {
     assert_eq!(p("-a POSIX", "engine").as_deref(), Some("psync"));
     assert_eq!(p("-a mmap", "engine").as_deref(), Some("mmap"));
     assert_eq!(p("-a MPIIO -c", "mpiio").as_deref(), Some("collective"));
+    assert_eq!(p("-a MPIIO --collective", "mpiio").as_deref(), Some("collective"));
     let ops = |cmd: &str| translate(&words(cmd), ONE).unwrap().experiment.params.0["ops"].clone();
     assert_eq!(ops(""), ["write", "read"]);
     assert_eq!(ops("-w"), ["write"]);
@@ -171,6 +172,7 @@ fn what_iolab_cannot_do_as_ior_does_is_refused_by_name() {
         ("-w -W -C -r", "`-W`"),
         ("-b 1.5m", "1.5m"),
         ("-w --dryRun", "`--dryRun`"),
+        ("-w --dataPacketType=o", "`--dataPacketType=o`"),
         // A letter inside a value is an option too, as IOR reads it: the K of 4K is -K.
         ("-w -b4K", "-K (the K of -b4K"),
         // IOR's own checks of -z: random within a block needs blocks of several transfers, and

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::experiment::sweep::Axis;
 
 use super::Translation;
-use super::args::{self, Given, Opt, flag, long, val};
+use super::args::{self, Given, Opt, both, flag, long, val};
 
 /// The options of mdtest that iolab reads (the others are refused as unknown).
 pub const OPTIONS: &[Opt] = &[
@@ -36,7 +36,7 @@ pub const OPTIONS: &[Opt] = &[
     flag('Y', "sync after each phase, inside its time"),
     flag('y', "fsync each file after writing it (with -C alone)"),
     val('G', "the data's seed"),
-    flag('X', "verify the data read (iolab always does)"),
+    both('X', "verify-read", false, "verify the data read (iolab always does)"),
     flag('t', "time the unique directories' overhead (without -u: nothing to time)"),
     flag('P', "print rate and time (--format mdtest prints the rate table)"),
     val('p', "seconds of delay before each iteration"),
