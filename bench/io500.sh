@@ -14,30 +14,33 @@
 #     --scale S       the preset's scale: quick (default) or default
 #     --iolab PATH    iolab built with --features mpi (default $IOLAB, else
 #                     $CARGO_TARGET_DIR/release/iolab, else target/release/iolab)
+#     --calls C       iolab's metadata calls: mdtest (default: the preset's, mdtest's calls and
+#                     pfind's counting), beneath (iolab's own), or both (a row for each)
 #     DIR             where the files go (default .)
 #
-# The sizes: iolab's warm-up run of `reproduce IO500 --scale S` gives them (its points'
-# parameters), and io500's ini takes the same per rank: [ior-easy] transferSize and blockSize,
-# [ior-hard] segmentCount (47008-byte transfers), [mdtest-easy] and [mdtest-hard] n. io500's
-# stonewall is left at 300 s, so the sizes end every write phase first (its result then says
-# INVALID: a short run, as IO500's rules count it). io500's phases that iolab's preset does not
-# have are switched off (mdworkbench, find-easy, find-hard, ior-rnd4K-easy-read): its score is
-# over the same twelve phases as iolab's (io500 leaves a phase that did not run out of it).
+# The sizes: the preset's at --scale S (`reproduce IO500 --print`), written into one io500 ini
+# file that both tools read (iolab: `reproduce IO500 --ini FILE`): [ior-easy] transferSize and
+# blockSize, [ior-hard] segmentCount (47008-byte transfers), [mdtest-easy] and [mdtest-hard] n,
+# drop-caches = TRUE. io500's stonewall is left at 300 s for both (with wear-out), so the sizes
+# end every write phase first (io500's result then says INVALID: a short run, as IO500's rules
+# count it). io500's phases that iolab's preset does not have are switched off (mdworkbench,
+# find-easy, find-hard, ior-rnd4K-easy-read): its score is over the same twelve phases as
+# iolab's (io500 leaves a phase that did not run out of it).
 #
 # What each tool times. io500: each phase's figure as it prints it ([RESULT] lines: IOR's
 # bandwidth of the phase for ior-*, mdtest's rate for mdtest-*, pfind's rate for find), every
 # cache dropped before every phase (drop-caches = TRUE: `echo 3 > /proc/sys/vm/drop_caches`).
 # iolab: the ior phases' bytes over IOR's time (agg: the first open to the last close, commits
-# included), the others' items over the slowest worker's time (min_SAR); its experiment file
-# printed with `reproduce IO500 --print`, then given `drop_caches = true` (a cold data read
-# writes 3 to drop_caches after evicting and before checking the files' pages with mincore)
-# and `:cold` on find, stat, read-files and unlink (syncfs, then 3 to drop_caches); writes
-# committed at the end (fsync, as IOR -e and mdtest -Y). Both need root for the drops.
+# included), the others' items over the slowest worker's time (min_SAR); the ini's
+# drop-caches = TRUE gives it `drop_caches = true` (a cold data read writes 3 to drop_caches
+# after evicting and before checking the files' pages with mincore) and `:cold` on find, stat,
+# read-files and unlink (syncfs, then 3 to drop_caches); writes committed at the end (fsync, as
+# IOR -e; the metadata phases by the sync command, as mdtest -Y). Both need root for the drops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-io500="" dir=. np=2 n=5 scale=quick
+io500="" dir=. np=2 n=5 scale=quick calls=mdtest
 iolab=${IOLAB:-${CARGO_TARGET_DIR:-$root/target}/release/iolab}
 while [ $# -gt 0 ]; do
     case $1 in
@@ -46,7 +49,8 @@ while [ $# -gt 0 ]; do
     --n) n=$2; shift 2 ;;
     --scale) scale=$2; shift 2 ;;
     --iolab) iolab=$(realpath "$2"); shift 2 ;;
-    -h | --help) sed -n '2,35p' "$0"; exit 0 ;;
+    --calls) calls=$2; shift 2 ;;
+    -h | --help) sed -n '2,38p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (bench/io500.sh --help)" >&2; exit 2 ;;
     *) dir=$1; shift ;;
     esac
@@ -56,6 +60,8 @@ done
 [ "$n" -ge 3 ] || { echo "--n must be at least 3" >&2; exit 2; }
 [ "$np" -ge 1 ] || { echo "--np must be at least 1" >&2; exit 2; }
 case $scale in quick | default) ;; *) echo "--scale $scale: quick or default" >&2; exit 2 ;; esac
+case $calls in mdtest) modes=(mdtest) ;; beneath) modes=(beneath) ;; both) modes=(mdtest beneath) ;;
+*) echo "--calls $calls: mdtest, beneath or both" >&2; exit 2 ;; esac
 dir=$(realpath "$dir")
 
 . bench/lib.sh
@@ -79,48 +85,18 @@ quiet() { # quiet CMD...: stderr kept aside; on failure shown, and the script st
 
 results=$tmp/results.txt # lines: TOOL PHASE FIGURE ALTERNATION
 
-# iolab's preset as an experiment file, its metadata phases after the creates cold (find,
-# stat, read-files and unlink: the kernel's dentries and inodes dropped first, as io500's
-# drop-caches does before every phase).
-"$iolab" reproduce IO500 --scale "$scale" --print >"$tmp/io500.toml"
-python3 - "$tmp/io500.toml" <<'EOF'
-import re, sys
-p = sys.argv[1]
-lines = open(p).read().split("\n")
-cold = lambda l: re.sub(r"\b(find|stat|read-files|unlink)\b(?!:)", r"\1:cold", l)
-lines = [cold(l) if l.startswith("ops = ") else l for l in lines]
-assert sum(l.count(":cold") for l in lines if l.startswith("ops = ")) == 2 + 3 + 4, "the preset's ops changed"
-# Cold data reads drop every cache too, as io500's drop does (not only the files' own pages).
-open(p, "w").write("drop_caches = true\n" + "\n".join(lines))
-EOF
-
-run_iolab() { # run_iolab ALT
-    mkdir -p "$work/iolab"
-    quiet mpi "$iolab" run "$tmp/io500.toml" --reps 1 --dir "$work/iolab" --json --quiet --no-store >"$tmp/iolab.json"
-    rm -rf "$work/iolab"
-    python3 - "$tmp/iolab.json" "$1" >>"$results" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-io = d["io500"]
-assert not io["missing"], io["missing"]
-for p in io["phases"]:
-    assert p["values"][0] is not None, p
-    print("iolab", p["name"], p["values"][0], sys.argv[2])
-for k, name in (("bw", "BW"), ("md", "MD"), ("score", "score")):
-    print("iolab", name, io[k][0], sys.argv[2])
-EOF
-}
-
-# io500's ini from iolab's run: the same sizes per rank.
-write_ini() {
-    python3 - "$tmp/iolab.json" "$work/io500" >"$tmp/io500.ini" <<'EOF'
-import json, re, sys
-d = json.load(open(sys.argv[1]))
+# io500's ini at the preset's sizes per rank: both tools read it.
+"$iolab" reproduce IO500 --scale "$scale" --print >"$tmp/preset.toml"
+python3 - "$tmp/preset.toml" "$work/io500" >"$tmp/io500.ini" <<'EOF'
+import re, sys, tomllib
+d = tomllib.load(open(sys.argv[1], "rb"))
+sw = d["sweep"]
 units = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 def size(s):
-    m = re.fullmatch(r"(\d+)([A-Za-z]*)", s)
+    m = re.fullmatch(r"(\d+)([A-Za-z]*)", str(s))
     return int(m.group(1)) * units[m.group(2)]
-p = {pt["params"]["workload"]: pt["params"] for pt in d["points"]}
+p = {w: {k: sw[k][i] for k in sw if isinstance(sw[k], list) and len(sw[k]) == len(sw["workload"])}
+     for i, w in enumerate(sw["workload"])}
 easy_t, easy_b = size(p["ior-easy"]["bs"]), size(p["ior-easy"]["size"])
 assert easy_b % easy_t == 0, (easy_b, easy_t)
 hard = size(p["ior-hard"]["size"])
@@ -153,6 +129,25 @@ run = FALSE
 [ior-rnd4K-easy-read]
 run = FALSE""")
 EOF
+
+run_iolab() { # run_iolab ALT MODE
+    local tool=iolab
+    [ "$2" = mdtest ] || tool=iolab-$2
+    mkdir -p "$work/iolab"
+    quiet mpi "$iolab" reproduce IO500 --ini "$tmp/io500.ini" --scale "$scale" --set reps=1 --set "dirs=$work/iolab" \
+        --set "md_calls=$2" --json --quiet --no-store >"$tmp/iolab.json"
+    rm -rf "$work/iolab"
+    python3 - "$tmp/iolab.json" "$1" "$tool" >>"$results" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+io = d["io500"]
+assert not io["missing"], io["missing"]
+for p in io["phases"]:
+    assert p["values"][0] is not None, p
+    print(sys.argv[3], p["name"], p["values"][0], sys.argv[2])
+for k, name in (("bw", "BW"), ("md", "MD"), ("score", "score")):
+    print(sys.argv[3], name, io[k][0], sys.argv[2])
+EOF
 }
 
 run_io500() { # run_io500 ALT
@@ -184,15 +179,20 @@ echo "bench/io500.sh: iolab's IO500 preset (--scale $scale) vs the io500 applica
 echo "machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), $(free -g | awk '/^Mem:/ { print $2 }') GiB RAM, Linux $(uname -r); $dir on $(findmnt -n -o FSTYPE,SOURCE -T "$dir" | tr -s ' ')"
 echo "MPI: $mpi_version, $np ranks; iolab: $iolab"
 : >"$results"
-echo "warm-up ..." >&2
-run_iolab warm
-write_ini
-echo "io500's ini (the sizes of iolab's run, per rank):"
+echo "io500's ini, read by both (the preset's sizes at --scale $scale, per rank):"
 sed -n '/^\[ior-easy\]/,/^\[mdworkbench\]/p' "$tmp/io500.ini" | grep -v '^\[mdworkbench\]' | paste -sd' '
+echo "warm-up ..." >&2
+for m in "${modes[@]}"; do run_iolab warm "$m"; done
 run_io500 warm
 for i in $(seq 1 "$n"); do
     echo "alternation $i of $n (load average $(cut -d' ' -f1 /proc/loadavg)) ..." >&2
-    if [ $((i % 2)) = 1 ]; then run_iolab "$i"; run_io500 "$i"; else run_io500 "$i"; run_iolab "$i"; fi
+    if [ $((i % 2)) = 1 ]; then
+        for m in "${modes[@]}"; do run_iolab "$i" "$m"; done
+        run_io500 "$i"
+    else
+        run_io500 "$i"
+        for m in "${modes[@]}"; do run_iolab "$i" "$m"; done
+    fi
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -205,16 +205,20 @@ for r in rows:
     if r[1] not in order:
         order.append(r[1])
 print()
-print(f"{'phase':<20} {'unit':<6} {'tool':<6} {'min':>9} {'median':>9} {'max':>9}   ratio iolab/io500 per alternation: min median max")
+print(f"{'phase':<20} {'unit':<6} {'tool':<13} {'min':>9} {'median':>9} {'max':>9}   ratio iolab/io500 per alternation: min median max")
+tools = [t for t in ("iolab", "iolab-beneath", "io500") if any(r[0] == t for r in rows)]
 for ph in [p for p in order if p not in ("BW", "MD", "score")] + ["BW", "MD", "score"]:
-    by = {t: {r[3]: float(r[2]) for r in rows if r[0] == t and r[1] == ph} for t in ("iolab", "io500")}
-    alts = sorted(set(by["iolab"]) & set(by["io500"]))
-    ratio = [by["iolab"][a] / by["io500"][a] for a in alts if by["io500"][a] > 0]
+    by = {t: {r[3]: float(r[2]) for r in rows if r[0] == t and r[1] == ph} for t in tools}
     unit = "GiB/s" if ph.startswith("ior") or ph == "BW" else ("" if ph == "score" else "kIOPS")
-    for t in ("iolab", "io500"):
+    for t in tools:
         xs = list(by[t].values())
         if not xs:
             continue
-        tail = f"   {min(ratio):.3f} {statistics.median(ratio):.3f} {max(ratio):.3f}" if t == "iolab" and ratio else ""
-        print(f"{ph:<20} {unit:<6} {t:<6} {min(xs):9.3f} {statistics.median(xs):9.3f} {max(xs):9.3f}{tail}")
+        tail = ""
+        if t != "io500":
+            alts = sorted(set(by[t]) & set(by["io500"]))
+            ratio = [by[t][a] / by["io500"][a] for a in alts if by["io500"][a] > 0]
+            if ratio:
+                tail = f"   {min(ratio):.3f} {statistics.median(ratio):.3f} {max(ratio):.3f}"
+        print(f"{ph:<20} {unit:<6} {t:<13} {min(xs):9.3f} {statistics.median(xs):9.3f} {max(xs):9.3f}{tail}")
 EOF

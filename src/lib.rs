@@ -1,6 +1,6 @@
 //! iolab: storage I/O experiments with repeated runs, honest statistics and a verified cache
 //! state. The layers, top to bottom (imports point only downward; docs/architecture.md):
-//! `cmd` -> `experiment` -> `report` -> `store` -> `results` -> `launch` -> `strategy` ->
+//! `cmd` -> `frontend` -> `experiment` -> `report` -> `store` -> `results` -> `launch` -> `strategy` ->
 //! `worker` -> `engine` -> `target` -> `env` -> `latency` -> `plan` -> `spec` -> `error`,
 //! `units`, `stats`, `text`, `json`.
 
@@ -10,6 +10,7 @@ pub(crate) mod engine;
 pub mod env;
 pub mod error;
 pub mod experiment;
+pub mod frontend;
 pub mod json;
 pub mod latency;
 pub mod launch;

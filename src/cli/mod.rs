@@ -57,6 +57,20 @@ pub enum Command {
     StrategyWorker,
     /// Remove iolab work directories left behind (by a crash, kill -9 or --keep); nothing else
     Clean(CleanArgs),
+    /// Run an IOR command line as an iolab experiment (`iolab ior -b 16m -t 1m -F`; --help: its options)
+    #[command(disable_help_flag = true)]
+    Ior(ToolArgs),
+    /// Run an mdtest command line as an iolab experiment (`iolab mdtest -n 1000 -u -F`; --help: its options)
+    #[command(disable_help_flag = true)]
+    Mdtest(ToolArgs),
+}
+
+/// Another tool's command line, read by iolab's front end for it (with iolab's own output
+/// options among its words).
+#[derive(Args, Debug)]
+pub struct ToolArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<String>,
 }
 
 /// Examples under `iolab run --help`: (command, what it does), one line each in 100 columns.
@@ -240,6 +254,10 @@ pub struct ReproduceArgs {
     /// Print the preset's experiment file at this scale (to copy, edit and `iolab run`)
     #[arg(long)]
     pub print: bool,
+    /// IO500: io500's config file (its [global] datadir, [debug] stonewall-time, workload sizes)
+    /// over the preset; keys iolab cannot honour are refused
+    #[arg(long, value_name = "FILE", conflicts_with = "list")]
+    pub ini: Option<PathBuf>,
     /// Target directory (repeatable); fewer than the preset's targets are reused in turn
     #[arg(long = "dir", value_name = "DIR")]
     pub dirs: Vec<String>,

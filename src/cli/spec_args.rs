@@ -62,12 +62,16 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "files",
             "files_per_worker",
             "round_robin",
+            "segments",
             "stripe_unit",
             "stripe_count",
             "pieces",
         ],
     ),
-    ("Metadata phases", &["md_files", "md_dirs", "md_depth", "md_fanout", "md_size", "md_shift", "md_find"]),
+    (
+        "Metadata phases",
+        &["md_files", "md_dirs", "md_depth", "md_fanout", "md_size", "md_shift", "md_find", "md_calls"],
+    ),
     ("Repetitions and sweeps", &["reps", "warmup", "settle", "prime_memory", "interleave"]),
     (
         "MPI and servers",

@@ -9,12 +9,15 @@ pub mod calibrate;
 pub mod clean;
 pub mod engines;
 pub mod info;
+pub mod ior;
+pub mod mdtest;
 pub mod plan;
 pub mod plot;
 pub mod report;
 pub mod reproduce;
 pub mod results;
 pub mod run;
+pub mod translated;
 pub mod tune;
 
 use crate::cli::{Cli, Command, RunArgs};
@@ -63,6 +66,8 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Tune(args) => tune::cmd_tune(args, &mut stdout),
         Command::Worker | Command::StrategyWorker => unreachable!("handled above"),
         Command::Clean(args) => clean::cmd_clean(args, &mut stdout),
+        Command::Ior(args) => ior::cmd_ior(&args.args, &mut stdout),
+        Command::Mdtest(args) => mdtest::cmd_mdtest(&args.args, &mut stdout),
     };
     spool_fault(done)
 }

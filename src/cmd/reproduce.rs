@@ -26,6 +26,9 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
     }
     let id = args.id.clone().unwrap_or_default();
     let p = preset::find(&id)?;
+    if let Some(ini) = &args.ini {
+        return with_ini(&args, &p, scale, ini, stdout);
+    }
     if args.print {
         let text = match p.print(scale, &args.dirs, env.ram_bytes) {
             Ok(t) => t,
@@ -93,6 +96,35 @@ pub fn cmd_reproduce(args: ReproduceArgs, stdout: &mut dyn Write) -> Result<()> 
         results::compare(&store, "text", false, stdout)?;
     }
     Ok(())
+}
+
+/// A preset with io500's config file over it (`reproduce IO500 --ini FILE`): printed, or run.
+fn with_ini(
+    args: &ReproduceArgs,
+    p: &preset::Preset,
+    scale: Scale,
+    ini: &std::path::Path,
+    stdout: &mut dyn Write,
+) -> Result<()> {
+    if p.meta.id != "IO500" {
+        let why = format!("an io500 config file is for preset IO500, not {}", p.meta.id);
+        return Err(Error::spec("ini", ini.display(), why));
+    }
+    let env = ResolveEnv::with_ram(args.ram.as_deref())?;
+    let text = crate::env::input::read_spec_file(ini)?;
+    let exp = p.experiment(scale, &args.dirs, env.ram_bytes)?;
+    let t = crate::frontend::io500_ini::apply(&text, exp)?;
+    let own = crate::frontend::Own {
+        json: args.out.json,
+        csv: args.out.csv,
+        db: args.out.db.clone(),
+        no_store: args.out.no_store,
+        quiet: args.out.quiet,
+        print: args.print,
+        set: args.set.clone(),
+        ..Default::default()
+    };
+    super::translated::run_translation(t, &own, stdout)
 }
 
 /// The `--list` table at `scale`: every preset with its status (available, unavailable, or

@@ -27,6 +27,16 @@ pub fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
 /// Runs a built experiment after checking every point's space (and, with `reuse`, the kept
 /// files it reads): prints it in the asked format, stores it unless told not to, and returns it.
 pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Result<ExperimentResult> {
+    run_points_as(built, out, format_of(out.json, out.csv), stdout)
+}
+
+/// [`run_points`], printed in `format`.
+pub fn run_points_as(
+    built: Built,
+    out: &OutputArgs,
+    format: crate::report::Format,
+    stdout: &mut dyn Write,
+) -> Result<ExperimentResult> {
     for p in &built.points {
         let plan = plan::plan(&p.spec);
         crate::target::preflight::check(&p.spec, &plan, real_io(&p.spec.engine))
@@ -47,7 +57,7 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     if let Some(w) = crate::target::clean::leftovers_warning(&dirs, built.base.reuse.as_deref()) {
         eprintln!("{w}");
     }
-    let OutputArgs { json, csv, db, no_store, quiet, progress_every } = out.clone();
+    let OutputArgs { db, no_store, quiet, progress_every, .. } = out.clone();
     let every = CliMonitor::parse_every(progress_every.as_deref())?;
     built.notes.iter().filter(|_| !quiet).for_each(|n| eprintln!("note: {n}"));
     let world_notes = crate::launch::world().map(|w| w.notes.as_slice()).unwrap_or_default();
@@ -75,7 +85,7 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
     let mut outcome = run_experiment(&built.base, &built.points, built.design, host, sink, &monitor)?;
     outcome.result.findings = crate::experiment::preset::findings(&outcome.result);
     outcome.result.io500 = crate::results::io500::of(&outcome.result);
-    buffered(stdout, |out| report::exporter(format_of(json, csv)).export(&outcome.result, out))?;
+    buffered(stdout, |out| report::exporter(format).export(&outcome.result, out))?;
     if let (Some(s), false) = (&store, quiet) {
         eprintln!(
             "stored as experiment {} in {}",
@@ -83,7 +93,7 @@ pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Res
             crate::text::escape_path(s.path())
         );
     }
-    if !quiet && !json && !csv {
+    if !quiet && format == crate::report::Format::Table {
         eprintln!("{}", next_steps(&outcome.result, store.is_some()));
     }
     match outcome.error {

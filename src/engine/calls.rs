@@ -41,11 +41,15 @@ pub enum Call {
     Unlinkat,
     Mkdirat,
     Getdents64,
+    /// mdtest's calls (`md_calls = mdtest`): a path opened from the test directory, and the
+    /// `sync` command after a phase.
+    Openat2,
+    Sync,
 }
 
 impl Call {
     /// Every call, in the order of the counters.
-    pub const ALL: [Call; 32] = [
+    pub const ALL: [Call; 34] = [
         Call::Pread,
         Call::Pwrite,
         Call::Preadv,
@@ -78,6 +82,8 @@ impl Call {
         Call::Unlinkat,
         Call::Mkdirat,
         Call::Getdents64,
+        Call::Openat2,
+        Call::Sync,
     ];
 
     /// The call of that name, if iolab has one.
@@ -120,13 +126,40 @@ impl Call {
             Call::Unlinkat => "unlinkat",
             Call::Mkdirat => "mkdirat",
             Call::Getdents64 => "getdents64",
+            Call::Openat2 => "openat2",
+            Call::Sync => "sync",
         }
     }
 }
 
 /// How many times each [`Call`] was made.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallCounts([u64; Call::ALL.len()]);
+
+impl Default for CallCounts {
+    fn default() -> CallCounts {
+        CallCounts([0; Call::ALL.len()])
+    }
+}
+
+// As a sequence of the counts in [`Call::ALL`]'s order (serde derives arrays of at most 32).
+impl serde::Serialize for CallCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CallCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<CallCounts, D::Error> {
+        let v = Vec::<u64>::deserialize(d)?;
+        let mut c = CallCounts::default();
+        if v.len() != c.0.len() {
+            return Err(serde::de::Error::invalid_length(v.len(), &"a count per call iolab knows"));
+        }
+        c.0.copy_from_slice(&v);
+        Ok(c)
+    }
+}
 
 impl CallCounts {
     #[inline(always)]

@@ -58,6 +58,52 @@ impl Dir {
         self.0.as_raw_fd()
     }
 
+    /// openat2 of `rel` (a relative path of any components) beneath this directory, with
+    /// `flags` and `mode`, refusing any symbolic link and any step out (`..`); the kernel
+    /// walks the whole path, as an `open(path)` from the directory would.
+    fn openat2(&self, rel: &CStr, flags: libc::c_int, mode: u64) -> io::Result<RawFd> {
+        // SAFETY: open_how is plain data; zeroed is a valid value to fill in.
+        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+        how.flags = (flags | libc::O_CLOEXEC) as u64;
+        how.mode = mode;
+        how.resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_BENEATH;
+        // SAFETY: a valid directory descriptor, a NUL-terminated path and an open_how of the
+        // size passed; the descriptor returned is the caller's.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                self.0.as_raw_fd(),
+                rel.as_ptr(),
+                &how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        };
+        check(fd as libc::c_int)
+    }
+
+    /// Creates the file at path `rel` beneath this directory, which must not exist, for
+    /// writing; no link followed on the way.
+    #[inline]
+    pub fn create_at_path(&self, rel: &CStr) -> io::Result<RawFd> {
+        self.openat2(rel, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, 0o644)
+    }
+
+    /// Opens the file at path `rel` beneath this directory for reading (never blocking on a
+    /// FIFO); no link followed on the way.
+    #[inline]
+    pub fn open_read_at_path(&self, rel: &CStr) -> io::Result<RawFd> {
+        self.openat2(rel, libc::O_RDONLY | libc::O_NONBLOCK, 0)
+    }
+
+    /// The directory at path `rel` beneath this one as an O_PATH descriptor (for the `*at`
+    /// call on a name in it), walked from here; no link followed.
+    #[inline]
+    pub fn dir_at_path(&self, rel: &CStr) -> io::Result<Dir> {
+        let fd = self.openat2(rel, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        Ok(Dir(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
     /// Creates the file `name` here, which must not exist (O_CREAT|O_EXCL), for writing.
     #[inline]
     pub fn create(&self, name: &CStr) -> io::Result<RawFd> {

@@ -227,6 +227,9 @@ impl crate::spec::Spec {
         if self.round_robin != 1 {
             set("round_robin", vec![self.round_robin.to_string()]);
         }
+        if self.segments != 1 {
+            set("segments", vec![self.segments.to_string()]);
+        }
         if let Some(u) = self.stripe_unit_bytes {
             set("stripe_unit", vec![fmt_size_spec(u)]);
         }
@@ -279,6 +282,9 @@ impl crate::spec::Spec {
             set("md_size", vec![fmt_size_spec(md.file_bytes)]);
             set("md_shift", vec![md.shift.to_string()]);
             set("md_find", vec![md.find.clone()]);
+            if md.calls != crate::spec::MdCalls::Beneath {
+                set("md_calls", vec![md.calls.name().into()]);
+            }
         }
         p
     }

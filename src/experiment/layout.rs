@@ -11,6 +11,7 @@ use crate::units::{fmt_size, fmt_size_spec};
 pub(super) struct Access {
     pub files: u32,
     pub round_robin: u32,
+    pub segments: u32,
     pub stripe_unit_bytes: Option<u64>,
     pub stripe_count: Option<u32>,
     pub pieces: PiecesMode,
@@ -81,6 +82,21 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
         None => rr_default,
     };
 
+    let segments = match get("segments") {
+        None => 1,
+        Some(v) => {
+            let s = count("segments", v, u32::MAX as u64)?;
+            if s > 1 && !matches!(layout, Layout::Shared | Layout::FilePerWorker) {
+                let why = format!(
+                    "segments lay out one shared file as IOR does (layout shared), or a file per worker (layout file-per-worker, IOR's -F); layout {} has {}",
+                    layout.name(),
+                    if layout.per_worker_files() { "striped files" } else { "a layout of its own" }
+                );
+                return Err(Error::spec("segments", v, why));
+            }
+            s
+        }
+    };
     let (stripe_unit_bytes, stripe_count) = if layout.striped() {
         let unit = match get("stripe_unit") {
             Some(v) => {
@@ -145,7 +161,17 @@ pub(super) fn resolve_access(params: &Params, layout: Layout, workers: u32, ndir
         "off" => LatencyMode::Off,
         other => return Err(Error::spec("latency", other, "expected off, histogram or trace")),
     };
-    Ok(Access { files, round_robin, stripe_unit_bytes, stripe_count, pieces, launcher, start, latency })
+    Ok(Access {
+        files,
+        round_robin,
+        segments,
+        stripe_unit_bytes,
+        stripe_count,
+        pieces,
+        launcher,
+        start,
+        latency,
+    })
 }
 
 /// The most pieces of one block issued together (the io_uring batch of one block).
@@ -174,6 +200,43 @@ fn check_pieces(spec: &Spec) -> Result<()> {
         return Ok(());
     };
     Err(Error::spec("pieces", "parallel", why))
+}
+
+/// IOR's segments: each worker's `size` splits into whole blocks of whole ops, and every phase
+/// has the run's workers on the run's layout (in a shared file a worker's blocks are its place
+/// in every segment; in its own file they follow each other, as IOR's -F lays them).
+fn check_segments(spec: &Spec) -> Result<()> {
+    let s = spec.segments as u64;
+    if s == 1 {
+        return Ok(());
+    }
+    let unit = s.saturating_mul(spec.bs_bytes);
+    if spec.size_bytes % unit != 0 {
+        return Err(Error::spec(
+            "size",
+            fmt_size_spec(spec.size_bytes),
+            format!(
+                "with {s} segments each worker's size must be {s} whole blocks of whole ops (a multiple of segments x bs = {}): {} would do",
+                fmt_size(unit),
+                crate::units::nearest_multiples(spec.size_bytes, unit)
+            ),
+        ));
+    }
+    if let Some(ph) = spec
+        .phases
+        .iter()
+        .find(|p| p.workers.is_some_and(|w| w != spec.workers) || p.layout.is_some_and(|l| l != spec.layout))
+    {
+        return Err(Error::spec(
+            "ops",
+            &ph.name,
+            format!(
+                "with segments, every phase has the run's workers on the run's layout ({}: each worker's blocks are its place in every segment)",
+                spec.layout.name()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The most bytes a file, a repetition's data or a run's kept data may hold: file offsets
@@ -269,6 +332,7 @@ pub(super) fn check(spec: &Spec, _env: &ResolveEnv) -> Result<()> {
         }
     }
     check_pieces(spec)?;
+    check_segments(spec)?;
     let files = spec.file_count() as u64;
     // Fits: check_totals bounded size x workers.
     let shared_blocks = spec.size_bytes.saturating_mul(spec.workers as u64) / bs;

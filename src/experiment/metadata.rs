@@ -1,12 +1,12 @@
 //! The metadata parameters of a spec (`md_files`, `md_dirs`, `md_depth`, `md_fanout`,
-//! `md_size`, `md_shift`, `md_find`) and the metadata phases' order: the items a phase needs
+//! `md_size`, `md_shift`, `md_find`, `md_calls`) and the metadata phases' order: the items a phase needs
 //! must exist (made by an earlier phase, or made untimed before the first), a create must find
 //! them absent, and what cannot run with metadata phases (I/O servers, strategies, the null
 //! engine, kept data) is refused by name before any I/O; so is a parameter no point of an
 //! experiment uses (a data phase's on metadata phases alone, a metadata one without them).
 
 use crate::error::{Error, Result};
-use crate::spec::{CachePolicy, ItemKind, Launcher, MdDirs, Namespace, OpKind, Phase, Spec};
+use crate::spec::{CachePolicy, ItemKind, Launcher, MdCalls, MdDirs, Namespace, OpKind, Phase, Spec};
 
 use super::Params;
 use super::params::parse_u64;
@@ -146,6 +146,12 @@ pub(super) fn resolve(params: &Params, spec: &Spec) -> Result<Option<Namespace>>
         shift: shift(get("md_shift"), spec)?,
         find,
         kind,
+        calls: match get("md_calls") {
+            None => MdCalls::Beneath,
+            Some(v) => {
+                MdCalls::parse(v).ok_or_else(|| Error::spec("md_calls", v, "expected beneath or mdtest"))?
+            }
+        },
     };
     if ns.tree_dirs() > MAX_TREE_DIRS {
         return Err(Error::spec(

@@ -326,6 +326,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         interleave,
         files: access.files,
         round_robin: access.round_robin,
+        segments: access.segments,
         stripe_unit_bytes: access.stripe_unit_bytes,
         stripe_count: access.stripe_count,
         pieces: access.pieces,

@@ -9,6 +9,11 @@ pub enum BlockMap {
     /// One shared file; the worker owns file blocks `first`, `first + stride`, ... (IOR's
     /// strided pattern: worker w of W owns every W-th block).
     Strided { first: u64, stride: u64 },
+    /// One shared file in IOR's segments: the worker's blocks come `per_seg` at a time, end to
+    /// end from `base` in the first segment, and each segment `seg_stride` bytes after the one
+    /// before (IOR's `-s`: worker w of W writes its `-b` bytes at w x b of every segment of W x b
+    /// bytes).
+    Segmented { base: u64, per_seg: u64, seg_stride: u64 },
     /// The worker's own `files` files of `blocks` blocks each, visited `rr` at a time: files
     /// 0..rr block by block (block 0 of each, then block 1 of each, ...), then the next `rr`
     /// files, and so on; the last group may be smaller. `rr = 1` is one file after another.
@@ -22,6 +27,9 @@ impl BlockMap {
         match *self {
             BlockMap::Contiguous { base } => (0, base + j * bs),
             BlockMap::Strided { first, stride } => (0, (first + j * stride) * bs),
+            BlockMap::Segmented { base, per_seg, seg_stride } => {
+                (0, base + (j / per_seg) * seg_stride + (j % per_seg) * bs)
+            }
             // One file (file-per-worker's usual case): no division on the hot path.
             BlockMap::RoundRobin { files: 1, .. } => (0, j * bs),
             BlockMap::RoundRobin { files, rr, blocks } => {
@@ -32,6 +40,19 @@ impl BlockMap {
                 let r = j - group * rr * blocks;
                 ((first + r % in_group) as u32, (r / in_group) * bs)
             }
+        }
+    }
+}
+
+impl BlockMap {
+    /// A worker's part of one shared file as a tiling, when it is one: (the first byte, the
+    /// bytes of each tile, the distance between tiles), for blocks of `bs` bytes (what an MPI-IO
+    /// file view shows the worker). None for a contiguous segment or a worker's own files.
+    pub fn tiling(&self, bs: u64) -> Option<(u64, u64, u64)> {
+        match *self {
+            BlockMap::Strided { first, stride } => Some((first * bs, bs, stride * bs)),
+            BlockMap::Segmented { base, per_seg, seg_stride } => Some((base, per_seg * bs, seg_stride)),
+            _ => None,
         }
     }
 }
@@ -60,6 +81,13 @@ mod tests {
     fn strided_takes_every_stride_th_block() {
         let m = BlockMap::Strided { first: 1, stride: 3 };
         assert_eq!(visits(m, 3), [(0, 1), (0, 4), (0, 7)]);
+    }
+
+    #[test]
+    fn segmented_lays_each_segment_after_the_last() {
+        // Worker 1 of 3, blocks of 2 ops of 1 byte: its part of segment s is at 6 s + 2.
+        let m = BlockMap::Segmented { base: 2, per_seg: 2, seg_stride: 6 };
+        assert_eq!(visits(m, 6), [(0, 2), (0, 3), (0, 8), (0, 9), (0, 14), (0, 15)]);
     }
 
     proptest! {

@@ -305,6 +305,13 @@ fn phase_plan(spec: &Spec, index: usize, ph: &Phase) -> PhasePlan {
                 let (w64, n) = (w as u64, w_count as u64);
                 let count = (shared_blocks - w64).div_ceil(n);
                 (physical(0), count, BlockMap::Strided { first: w64, stride: n })
+            } else if spec.segments > 1 {
+                // IOR's segments: worker w's place in every segment of W x B bytes.
+                let block = spec.size_bytes / spec.segments as u64;
+                let (w64, n) = (w as u64, w_count as u64);
+                let map =
+                    BlockMap::Segmented { base: w64 * block, per_seg: block / bs, seg_stride: n * block };
+                (physical(0), spec.size_bytes / bs, map)
             } else {
                 // Contiguous segments: worker w owns blocks [B w / W, B (w+1) / W) (in 128 bits:
                 // B may be close to 2^63).

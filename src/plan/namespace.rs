@@ -327,6 +327,7 @@ mod tests {
             shift: 0,
             find: "*".into(),
             kind: ItemKind::Files,
+            calls: Default::default(),
         }
     }
 

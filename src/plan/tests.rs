@@ -85,6 +85,84 @@ fn shared_segments_are_contiguous_and_disjoint() {
 }
 
 #[test]
+fn segments_cover_the_shared_file_in_iors_order() {
+    for order in ["seq", "reverse", "random"] {
+        let s = spec(&[
+            ("layout", "shared"),
+            ("workers", "3"),
+            ("segments", "4"),
+            ("size", "32KiB"),
+            ("bs", "4KiB"),
+            ("order", order),
+        ]);
+        let p = plan(&s);
+        assert_eq!(p.files[0].size_bytes, 96 << 10);
+        assert_exact_cover(&p);
+    }
+    let s =
+        spec(&[("layout", "shared"), ("workers", "2"), ("segments", "2"), ("size", "16KiB"), ("bs", "4KiB")]);
+    let offs: Vec<Vec<u64>> =
+        plan(&s).phases[0].workers.iter().map(|w| w.ops.iter().map(|o| o.offset >> 12).collect()).collect();
+    assert_eq!(offs, [vec![0, 1, 4, 5], vec![2, 3, 6, 7]]);
+}
+
+#[test]
+fn segments_in_a_file_per_worker_follow_each_other() {
+    // IOR's -F -s S: each task's S blocks end to end in its own file (segment s at s B), the
+    // same file as without segments; the sizes are checked as blocks of whole ops.
+    let base = [("layout", "file-per-worker"), ("workers", "2"), ("size", "16KiB"), ("bs", "4KiB")];
+    let mut with = base.to_vec();
+    with.push(("segments", "2"));
+    let offs = |s: &crate::spec::Spec| -> Vec<(Vec<u32>, Vec<u64>)> {
+        plan(s).phases[0]
+            .workers
+            .iter()
+            .map(|w| (w.files.clone(), w.ops.iter().map(|o| o.offset).collect()))
+            .collect()
+    };
+    let s = spec(&with);
+    assert_eq!(s.segments, 2);
+    assert_eq!(offs(&s), offs(&spec(&base)));
+    assert_eq!(offs(&s)[1], (vec![1], vec![0, 4096, 8192, 12288]));
+    let e = |pairs: &[(&str, &str)]| match resolve(&crate::experiment::testing::params(pairs, ','), &env()) {
+        Err(crate::error::Error::Spec { field, reason, .. }) => format!("{field}: {reason}"),
+        other => panic!("{other:?}"),
+    };
+    let m = e(&[("segments", "3"), ("size", "16KiB"), ("bs", "4KiB")]);
+    assert!(m.starts_with("size: with 3 segments"), "{m}");
+    let m = e(&[("segments", "2"), ("size", "16KiB"), ("bs", "4KiB"), ("ops", "write,read:layout=shared")]);
+    assert!(
+        m.starts_with(
+            "ops: with segments, every phase has the run's workers on the run's layout (file-per-worker"
+        ),
+        "{m}"
+    );
+}
+
+#[test]
+fn segments_are_refused_where_they_mean_nothing() {
+    let e = |pairs: &[(&str, &str)]| match resolve(&crate::experiment::testing::params(pairs, ','), &env()) {
+        Err(crate::error::Error::Spec { field, reason, .. }) => format!("{field}: {reason}"),
+        other => panic!("{other:?}"),
+    };
+    let m = e(&[("layout", "shared-strided"), ("segments", "2")]);
+    assert!(m.starts_with("segments: segments lay out one shared file"), "{m}");
+    let m = e(&[("layout", "striped-per-worker"), ("segments", "2")]);
+    assert!(m.contains("layout striped-per-worker has striped files"), "{m}");
+    let m = e(&[("layout", "shared"), ("segments", "3"), ("size", "16KiB"), ("bs", "4KiB")]);
+    assert!(m.starts_with("size: with 3 segments"), "{m}");
+    let m = e(&[
+        ("layout", "shared"),
+        ("workers", "2"),
+        ("segments", "2"),
+        ("size", "16KiB"),
+        ("bs", "4KiB"),
+        ("ops", "write,read:workers=1"),
+    ]);
+    assert!(m.starts_with("ops: with segments"), "{m}");
+}
+
+#[test]
 fn shared_strided_gives_worker_w_every_wth_block() {
     let s = spec(&[("layout", "shared-strided"), ("workers", "3"), ("size", "8KiB"), ("bs", "2KiB")]);
     let p = plan(&s);

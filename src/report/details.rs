@@ -116,6 +116,9 @@ pub fn namespace_text(s: &Spec) -> Option<String> {
     if md.find != "*" {
         t += &format!("; find counts names matching {}", md.find);
     }
+    if md.calls == crate::spec::MdCalls::Mdtest {
+        t += "; mdtest's calls (each item by its whole path, `sync` after a phase; find counts as pfind)";
+    }
     Some(t)
 }
 
@@ -128,6 +131,13 @@ pub fn spec_layout(s: &Spec) -> String {
     }
     if s.round_robin > 1 {
         notes.push(format!("round-robin {}", s.round_robin));
+    }
+    if s.segments > 1 {
+        notes.push(format!(
+            "{} segments of {} per worker",
+            s.segments,
+            fmt_size(s.size_bytes / s.segments as u64)
+        ));
     }
     if let (Some(unit), Some(count)) = (s.stripe_unit_bytes, s.stripe_count) {
         let what = if s.servers.is_some() { "server" } else { "target" };

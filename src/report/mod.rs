@@ -4,7 +4,8 @@
 //!
 //! Every output format is an [`Exporter`] of its input, one file per format, and each input
 //! has one registry of its formats (a `FORMATS` list, one line per format):
-//! - one experiment ([`ExperimentResult`]): [`FORMATS`] (`table.rs`, `json.rs`, `csv.rs`),
+//! - one experiment ([`ExperimentResult`]): [`FORMATS`] (`table.rs`, `json.rs`, `csv.rs`,
+//!   and shaped like a peer's output `ior.rs`, `mdtest.rs`),
 //!   picked by [`Format`]; its HTML page is `html::experiment::Html`, made with the store and
 //!   the preset it shows;
 //! - the strategy tables of an experiment (also an [`ExperimentResult`]):
@@ -35,7 +36,9 @@ pub mod hosts;
 pub mod html;
 pub mod io500;
 pub mod iops;
+mod ior;
 mod json;
+mod mdtest;
 pub mod output;
 pub mod plan;
 pub mod plot;
@@ -94,7 +97,8 @@ pub fn render<In: ?Sized>(exporter: &dyn Exporter<In>, input: &In) -> Result<Str
 }
 
 /// The formats of one experiment: `run`, `results show` and `results export`.
-pub static FORMATS: &[&(dyn Exporter + Sync)] = &[&table::Table, &json::Json, &csv::Csv];
+pub static FORMATS: &[&(dyn Exporter + Sync)] =
+    &[&table::Table, &json::Json, &csv::Csv, &ior::Ior, &mdtest::Mdtest];
 
 /// The format of one experiment the command line asks for (`--json`, `--csv`, else the table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +106,10 @@ pub enum Format {
     Table,
     Json,
     Csv,
+    /// Shaped like IOR's output (`iolab ior --format ior`).
+    Ior,
+    /// Shaped like mdtest's summary (`iolab mdtest --format mdtest`).
+    Mdtest,
 }
 
 impl Format {
@@ -110,6 +118,8 @@ impl Format {
             Format::Table => "table",
             Format::Json => "json",
             Format::Csv => "csv",
+            Format::Ior => "ior",
+            Format::Mdtest => "mdtest",
         }
     }
 }

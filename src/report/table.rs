@@ -135,6 +135,9 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         _ if !md_only => sync,
         crate::spec::SyncPolicy::None => "no commit".to_string(),
         crate::spec::SyncPolicy::Each => "commit each by fsync".to_string(),
+        _ if s.md.as_ref().is_some_and(|m| m.calls == crate::spec::MdCalls::Mdtest) => {
+            "commit end by the sync command".to_string()
+        }
         _ => {
             // What the syncfs can do on these file systems (on FUSE: reach no daemon).
             let mut reach: Vec<String> =

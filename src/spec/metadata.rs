@@ -55,6 +55,36 @@ impl ItemKind {
     }
 }
 
+/// Which calls the metadata phases make.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MdCalls {
+    /// iolab's: each call on one name beneath its directory, opened once per directory of
+    /// items; a phase's commit a syncfs; find stats every entry.
+    #[default]
+    Beneath,
+    /// mdtest's and pfind's: each call on the item's whole path from the test directory
+    /// (walked at every call), a phase's commit the `sync` command (mdtest's `-Y`); find reads
+    /// every directory and stats only the names that match, counting every entry (pfind).
+    Mdtest,
+}
+
+impl MdCalls {
+    pub fn parse(s: &str) -> Option<MdCalls> {
+        match s {
+            "beneath" => Some(MdCalls::Beneath),
+            "mdtest" => Some(MdCalls::Mdtest),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            MdCalls::Beneath => "beneath",
+            MdCalls::Mdtest => "mdtest",
+        }
+    }
+}
+
 /// The namespace the metadata phases of a run work in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Namespace {
@@ -74,6 +104,9 @@ pub struct Namespace {
     pub find: String,
     /// Files or directories (from the phases).
     pub kind: ItemKind,
+    /// iolab's calls or mdtest's.
+    #[serde(default)]
+    pub calls: MdCalls,
 }
 
 impl Namespace {

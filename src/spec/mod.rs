@@ -20,7 +20,7 @@ mod op;
 pub use op::OpKind;
 pub mod job;
 pub mod metadata;
-pub use metadata::{ItemKind, MdDirs, Namespace};
+pub use metadata::{ItemKind, MdCalls, MdDirs, Namespace};
 pub mod servers;
 pub use servers::{BlastTransport, ServerStore, Servers};
 mod param_def;
@@ -313,6 +313,10 @@ pub struct Spec {
     /// Default round-robin width of phases.
     #[serde(default = "one")]
     pub round_robin: u32,
+    /// The shared layout in IOR's segments (`-s`): each worker's `size` is this many blocks of
+    /// `size / segments` bytes, one in each segment of the file (1: one contiguous segment).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub segments: u32,
     /// Stripe unit of the striped layouts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stripe_unit_bytes: Option<u64>,
@@ -377,6 +381,10 @@ pub struct Spec {
 
 fn one() -> u32 {
     1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// When a worker's clock starts.

@@ -80,6 +80,13 @@ pub const PARAMS: &[ParamDef] = &[
         "Then the next R; 1 = one file after another. A phase may set its own",
     ),
     param(
+        "segments",
+        &[number("segments", "S")],
+        "`1`",
+        "Layout shared in IOR's segments (`-s`): each worker's `size` is S blocks of size/S bytes, worker w's block at w x size/S of every segment of workers x size/S bytes",
+        "IOR's offset of transfer k of segment s of worker w: s W B + w B + k bs, with B = size/S. See [layouts.md](layouts.md#ior-segments)",
+    ),
+    param(
         "stripe_unit",
         &[number("stripe-unit", "SIZE")],
         "`1MiB`",
@@ -432,6 +439,13 @@ pub const PARAMS: &[ParamDef] = &[
         "`*`",
         "Metadata phases: the names find counts as found (`*` any run of characters, `?` one)",
         "find walks every tree, reading each directory and stating every entry",
+    ),
+    param(
+        "md_calls",
+        &[value("md-calls", "CALLS")],
+        "`beneath`; `mdtest` in IO500 and `iolab mdtest`",
+        "Metadata phases: beneath (iolab's: each call on a name beneath its directory, opened once per directory; a commit is a syncfs) | mdtest (mdtest's and pfind's: each call on the item's whole path from the test directory, a commit the `sync` command, find stating only the names that match)",
+        "See [metadata.md](metadata.md#mdtests-calls)",
     ),
 ];
 

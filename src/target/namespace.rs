@@ -106,6 +106,7 @@ impl NsRecord {
             shift: 0,
             find: String::new(),
             kind: self.kind,
+            calls: Default::default(),
         };
         Tree::of(&ns)
     }

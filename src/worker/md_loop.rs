@@ -31,6 +31,14 @@ use super::{MdCtx, WorkerCtx, WorkerSample, trace_err};
 
 /// Runs one worker of a metadata phase, monomorphised per latency mode.
 pub fn run_md_worker(ctx: &WorkerCtx<'_>) -> Result<WorkerSample> {
+    let md = ctx.md.expect("a metadata phase");
+    if md.ns.ns.calls == crate::spec::MdCalls::Mdtest {
+        return match ctx.spec.latency {
+            LatencyMode::Off => super::md_paths::run(ctx, &md, Ok(Off)),
+            LatencyMode::Histogram => super::md_paths::run(ctx, &md, Ok(Hist::new())),
+            LatencyMode::Trace => super::md_paths::run(ctx, &md, Traced::start(&[]).map_err(trace_err)),
+        };
+    }
     match ctx.spec.latency {
         LatencyMode::Off => md_loop::<Off>(ctx, Ok(Off)),
         LatencyMode::Histogram => md_loop::<Hist>(ctx, Ok(Hist::new())),
@@ -45,7 +53,7 @@ pub fn root_path(md: &MdCtx<'_>, owner: u32) -> PathBuf {
 }
 
 /// Whether a phase changes the namespace (and so commits it by the sync policy).
-fn changes(op: OpKind) -> bool {
+pub(super) fn changes(op: OpKind) -> bool {
     matches!(op, OpKind::Create | OpKind::Rename | OpKind::Unlink | OpKind::Mkdir | OpKind::Rmdir)
 }
 
@@ -248,7 +256,7 @@ fn fail(
 
 /// A stat of an item must find what iolab made: a regular file of the bytes it wrote, or a
 /// directory.
-fn check_stat(st: &libc::stat, tree: Tree, file_bytes: u64) -> std::result::Result<(), String> {
+pub(super) fn check_stat(st: &libc::stat, tree: Tree, file_bytes: u64) -> std::result::Result<(), String> {
     let kind = st.st_mode & libc::S_IFMT;
     match tree.kind {
         ItemKind::Files if kind != libc::S_IFREG => {
@@ -263,7 +271,7 @@ fn check_stat(st: &libc::stat, tree: Tree, file_bytes: u64) -> std::result::Resu
 }
 
 /// A file read whole must hold exactly the bytes create wrote: its length and its stamps.
-fn check_read(data: &[u8], want: u64, salt: u64) -> std::result::Result<(), String> {
+pub(super) fn check_read(data: &[u8], want: u64, salt: u64) -> std::result::Result<(), String> {
     if data.len() as u64 != want {
         return Err(format!("read {} bytes, the file should hold {want}", data.len()));
     }

@@ -32,6 +32,8 @@ pub mod commits;
 pub mod data;
 mod find;
 pub mod md_loop;
+mod md_paths;
+mod pfind;
 pub mod prepare;
 pub mod registry;
 pub mod sync_loop;
@@ -321,14 +323,11 @@ impl WorkerCtx<'_> {
             sync_call: spec.sync_call,
             shared_by_all: !spec.layout.per_worker_files(),
             mpiio: spec.mpiio.as_ref(),
-            // MPI-IO sees a worker's blocks of a shared-strided file through a file view.
-            view: match self.plan.ops.map {
-                crate::plan::BlockMap::Strided { first, stride } if spec.engine == "mpiio" => {
-                    let bs = self.plan.ops.bs;
-                    Some(crate::engine::FileView { disp: first * bs, block: bs, stride: stride * bs })
-                }
-                _ => None,
-            },
+            // MPI-IO sees a worker's blocks of a strided or segmented file through a file view.
+            view: (spec.engine == "mpiio")
+                .then(|| self.plan.ops.map.tiling(self.plan.ops.bs))
+                .flatten()
+                .map(|(disp, block, stride)| crate::engine::FileView { disp, block, stride }),
             remote: spec.servers.as_ref().map(|s| crate::engine::Remote {
                 gids: &self.gids,
                 servers: self.gids.iter().map(|&g| crate::plan::target_of(spec, g)).collect(),

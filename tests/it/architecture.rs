@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["store"],
     &["report"],
     &["experiment"],
+    &["frontend"],
     &["cmd", "cli"],
 ];
 

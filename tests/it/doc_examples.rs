@@ -28,8 +28,20 @@ const CANNOT: &[(&str, &str)] = &[
 ];
 
 /// The subcommands a command line may start with (anything else is sample output).
-const SUBCOMMANDS: &[&str] =
-    &["run", "plan", "results", "info", "engines", "reproduce", "plot", "report", "clean", "tune"];
+const SUBCOMMANDS: &[&str] = &[
+    "run",
+    "plan",
+    "results",
+    "info",
+    "engines",
+    "reproduce",
+    "plot",
+    "report",
+    "clean",
+    "tune",
+    "ior",
+    "mdtest",
+];
 
 /// Every fenced line of the docs that starts with `iolab ` or `cargo run --release -- `, with
 /// its file; continuation lines (`\` at the end) joined.
@@ -118,6 +130,12 @@ fn every_documented_command_runs() {
         std::fs::create_dir_all(s.path().join(d)).unwrap();
     }
     std::fs::create_dir_all(s.path().join("examples")).unwrap();
+    // io500's config file the IO500 commands read.
+    std::fs::write(
+        s.path().join("io500.ini"),
+        format!("[global]\ndatadir = {dir}\n[mdtest-easy]\nn = 100\n"),
+    )
+    .unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for e in std::fs::read_dir(root.join("examples")).unwrap() {
         let e = e.unwrap();
@@ -246,6 +264,13 @@ fn every_documented_command_runs() {
                 }
                 if !w.iter().any(|x| x == "--dir") {
                     set_flag(&mut w, "--dir", &dir);
+                }
+                runs.push(w);
+            }
+            // Other tools' command lines run as written (the docs keep them small), quietly.
+            "ior" | "mdtest" => {
+                if !w.iter().any(|x| x == "--print") {
+                    w.push("--quiet".into());
                 }
                 runs.push(w);
             }

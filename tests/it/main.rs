@@ -15,6 +15,7 @@ mod exporters;
 mod faults;
 mod figures;
 mod forensics;
+mod frontends;
 mod fuzz;
 mod guidance;
 mod hosts;
@@ -26,6 +27,7 @@ mod latency;
 mod layouts;
 mod limits;
 mod md_bounds;
+mod md_calls;
 mod md_figures;
 mod metadata;
 #[cfg(feature = "mpi")]
@@ -34,6 +36,8 @@ mod mpi;
 mod mpi_bounds;
 #[cfg(feature = "mpi")]
 mod mpi_dfs;
+#[cfg(feature = "mpi")]
+mod mpi_frontends;
 #[cfg(feature = "mpi")]
 mod mpi_hints;
 #[cfg(feature = "mpi")]

@@ -675,16 +675,18 @@ fn three_simulated_hosts_show_in_every_output() {
     }
 }
 
-/// The one-host `mpirun` lines of README.md, docs/mpi.md, docs/engines.md and docs/strategies.md run (small: `--size 1MiB --reps 1`
-/// in place of theirs), with the test binary; lines with a hostfile need a cluster (the
-/// simulated hosts test runs the same commands across hosts).
+/// The one-host `mpirun` lines of README.md, docs/mpi.md, docs/engines.md, docs/strategies.md and
+/// docs/ior.md run (small: `--size 1MiB --reps 1` in place of theirs; IOR's and mdtest's lines
+/// with 1 repetition, mdtest's with 20 items per task, in the scratch directory), with the test
+/// binary; lines with a hostfile need a cluster (the simulated hosts test runs the same
+/// commands across hosts).
 #[test]
 fn documented_mpirun_lines_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let s = Scratch::new();
     let dir = s.path().to_str().unwrap().to_string();
     let mut ran = 0;
-    for f in ["README.md", "docs/mpi.md", "docs/engines.md", "docs/strategies.md"] {
+    for f in ["README.md", "docs/mpi.md", "docs/engines.md", "docs/strategies.md", "docs/ior.md"] {
         let text = std::fs::read_to_string(root.join(f)).unwrap();
         for line in
             text.lines().map(str::trim).filter(|l| l.starts_with("mpirun -np ") && !l.contains("--hostfile"))
@@ -692,8 +694,30 @@ fn documented_mpirun_lines_run() {
             let line = line.split(" #").next().unwrap();
             let words: Vec<&str> = line.split_whitespace().collect();
             let np: usize = words[2].parse().unwrap();
-            assert_eq!(words[3], "target/release/iolab", "{f}: {line}");
+            assert!(["target/release/iolab", "iolab"].contains(&words[3]), "{f}: {line}");
             let mut args: Vec<String> = words[4..].iter().map(|w| w.to_string()).collect();
+            if ["ior", "mdtest"].contains(&args[0].as_str()) {
+                // Their own options: one repetition, few items, the files in the scratch dir.
+                let small: &[(&str, &str)] =
+                    if args[0] == "ior" { &[("-i", "1")] } else { &[("-i", "1"), ("-n", "20")] };
+                for (flag, value) in small {
+                    if let Some(i) = args.iter().position(|a| a == flag) {
+                        args[i + 1] = value.to_string();
+                    }
+                }
+                let at = if args[0] == "ior" {
+                    ["-o".to_string(), format!("{dir}/testFile")]
+                } else {
+                    ["-d".to_string(), dir.clone()]
+                };
+                args.extend(at);
+                args.push("--quiet".into());
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let o = mpirun(&s, np, &args);
+                assert!(o.status.success(), "{f}: {line}: {}", stderr(&o));
+                ran += 1;
+                continue;
+            }
             for (flag, value) in [("--size", "1MiB"), ("--reps", "1")] {
                 match args.iter().position(|a| a == flag) {
                     Some(i) => args[i + 1] = value.into(),

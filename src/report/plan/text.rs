@@ -177,14 +177,18 @@ fn text(p: &Planned<'_>) -> String {
             "each item by fsync (files; their directory for the others)".to_string()
         }
         _ if spec.phases.iter().all(|p| p.op.is_metadata()) => {
+            let mdtest = spec.md.as_ref().is_some_and(|m| m.calls == crate::spec::MdCalls::Mdtest);
             let mut reach: Vec<String> = spec
                 .dirs
                 .iter()
                 .filter_map(|d| crate::env::netfs::syncfs_reach(&crate::env::host::fs_identity(d)))
                 .collect();
             reach.dedup();
-            let mut t = "end of each phase by syncfs".to_string();
-            if !reach.is_empty() {
+            let mut t = format!(
+                "end of each phase by {}",
+                if mdtest { "the sync command (sh -c sync)" } else { "syncfs" }
+            );
+            if !reach.is_empty() && !mdtest {
                 t += &format!(" ({})", reach.join("; "));
             }
             t
