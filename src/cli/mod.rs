@@ -124,6 +124,10 @@ pub struct RunArgs {
     pub ram: Option<String>,
     #[command(flatten)]
     pub out: OutputArgs,
+    /// After the run, print its comparison against the stored experiment ID (an id, a unique
+    /// prefix or `last`), as `iolab results compare ID NEW` does (`iolab run` only)
+    #[arg(long, value_name = "ID", help_heading = "Output", conflicts_with_all = ["json", "csv", "no_store"])]
+    pub compare_to: Option<String>,
 }
 
 #[derive(Args, Debug)]

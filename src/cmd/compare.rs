@@ -1,6 +1,7 @@
 //! `iolab results compare A B` (or `--baseline NAME [B]`): two experiments before and after,
 //! in the chosen format; with `--fail-if-slower PCT`, exit 1 when a shared phase is slower by
-//! more than PCT per cent with confidence.
+//! more than PCT per cent with confidence; and `iolab run --compare-to ID`'s comparison after
+//! its run.
 
 use std::io::Write;
 
@@ -91,4 +92,19 @@ pub fn before_after(store: &Store, two: Two, stdout: &mut dyn Write) -> Result<(
         return Ok(());
     }
     Err(Error::Run(format!("slower than A by more than {pct}% with 95% confidence: {}", slower.join("; "))))
+}
+
+/// `iolab run --compare-to ID`: the stored experiment, read before the run.
+pub fn before(store: &Store, id: &str) -> Result<crate::results::ExperimentResult> {
+    store.load(&resolve(store, "--compare-to", id)?)
+}
+
+/// The comparison of the run just made (B) against `a`, after its table.
+pub fn after_run(
+    a: &crate::results::ExperimentResult,
+    b: &crate::results::ExperimentResult,
+    stdout: &mut dyn Write,
+) -> Result<()> {
+    let c = verdict::compare(a, b);
+    put(stdout, &format!("\ncompared with {}\n{}", a.experiment_id, verdict::render(&c, "text")?))
 }

@@ -1,10 +1,10 @@
 //! Before and after (`iolab results compare A B`): an experiment against itself is no change;
 //! a phase at half the rate (a synthetic fixture made from a real run's repetitions, every rate
 //! halved and every time doubled, imported through the store's JSON import) is slower with an
-//! interval about 0.5; a real slower setting (the null engine at 512 B blocks against 8 KiB: 16 times
-//! the calls for the same bytes) is
-//! slower; `--fail-if-slower PCT` exits 0 or 1 by the interval; bad input exits 2 naming the
-//! field and value.
+//! interval about 0.5; a real slower setting (the null engine at 512 B blocks against 8 KiB: 16
+//! times the calls for the same bytes) is slower; `--fail-if-slower PCT` exits 0 or 1 by the
+//! interval; bad input exits 2 naming the field and value; `iolab run --compare-to ID` prints
+//! the comparison after its table.
 
 use crate::util::*;
 
@@ -219,4 +219,40 @@ fn bad_input_exits_2_naming_the_field_and_value() {
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
         assert!(o.stdout.is_empty(), "{args:?}");
     }
+}
+
+#[test]
+fn a_run_compares_itself_with_a_stored_experiment_after_its_table() {
+    let s = Scratch::new();
+    let args = ["--engine", "null", "--op", "write", "--size", "4MiB", "--bs", "64KiB", "--reps", "3"];
+    let a = s.run_json(&args);
+    let id_a = a["experiment_id"].as_str().unwrap();
+    let dir = s.path().to_str().unwrap();
+    let mut run = vec!["run", "--quiet", "--dir", dir, "--compare-to", id_a];
+    run.extend(args);
+    let o = s.iolab(&run);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let new = s.iolab(&["results", "list"]);
+    let newest =
+        String::from_utf8(new.stdout).unwrap().lines().nth(1).unwrap().split(' ').next().unwrap().to_string();
+    assert_ne!(newest, id_a);
+    assert!(text.contains(&format!("compared with {id_a}")), "{text}");
+    assert!(
+        text.contains(&format!("A (before): {id_a}")) && text.contains(&format!("B (after):  {newest}")),
+        "{text}"
+    );
+    assert!(text.contains("settings: the same"), "{text}");
+    // An unknown experiment is refused before anything runs: nothing stored.
+    let mut bad = vec!["run", "--quiet", "--dir", dir, "--compare-to", "nosuch"];
+    bad.extend(args);
+    let o = s.iolab(&bad);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--compare-to = `nosuch`"), "{}", stderr(&o));
+    let list = String::from_utf8(s.iolab(&["results", "list"]).stdout).unwrap();
+    assert_eq!(list.lines().count(), 3, "{list}");
+    // A plan of the same run says what the run would do.
+    let o = s.iolab(&["plan", "--dir", dir, "--compare-to", id_a]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--compare-to"), "{}", stderr(&o));
 }
