@@ -256,3 +256,27 @@ fn a_run_compares_itself_with_a_stored_experiment_after_its_table() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("--compare-to"), "{}", stderr(&o));
 }
+
+#[test]
+fn sweep_points_pair_by_their_axis_values_and_differing_axes_are_listed() {
+    let s = Scratch::new();
+    let common = ["--engine", "null", "--size", "4MiB", "--reps", "2"];
+    let mut a = common.to_vec();
+    a.extend(["--op", "write", "--sweep", "bs=4KiB,64KiB"]);
+    let a = s.run_json(&a);
+    let mut b = common.to_vec();
+    b.extend(["--op", "write", "--sweep", "bs=4KiB,1MiB"]);
+    s.run_json(&b);
+    let doc = compare_json(&s, &[a["experiment_id"].as_str().unwrap(), "last"], 0);
+    let shared: Vec<&str> =
+        doc["shared"].as_array().unwrap().iter().map(|p| p["point"].as_str().unwrap()).collect();
+    assert_eq!(shared, ["bs=4KiB"]);
+    assert_eq!(doc["only_a"], serde_json::json!(["bs=64KiB write"]));
+    assert_eq!(doc["only_b"], serde_json::json!(["bs=1MiB write"]));
+    let sweep = doc["settings_differ"].as_array().unwrap().iter().find(|s| s["key"] == "sweep.bs");
+    assert_eq!(
+        sweep,
+        Some(&serde_json::json!({"key": "sweep.bs", "a": "4KiB,64KiB", "b": "4KiB,1MiB"})),
+        "{doc}"
+    );
+}

@@ -1,5 +1,6 @@
-//! The settings two experiments differ in: every field of their specs, the facts of their
-//! hosts and targets that bear on a rate, and the statistic their figures are summarised by.
+//! The settings two experiments differ in: every field of their specs, their sweep axes, the
+//! facts of their hosts and targets that bear on a rate, and the statistic their figures are
+//! summarised by.
 
 use serde_json::Value;
 
@@ -37,7 +38,7 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
 }
 
 /// One experiment's settings, flattened, in a fixed order: the spec, then the host, then its
-/// targets, then the design's statistic.
+/// targets, then the design's sweep axes and statistic.
 fn settings(e: &ExperimentResult) -> Vec<(String, String)> {
     let mut out = vec![];
     if let Ok(v) = crate::json::to_value(&e.spec) {
@@ -58,6 +59,9 @@ fn settings(e: &ExperimentResult) -> Vec<(String, String)> {
                 }
             }
         }
+    }
+    for a in &e.design.axes {
+        out.push((format!("sweep.{}", a.key), a.text.clone()));
     }
     out.push(("headline".into(), e.design.headline.name().into()));
     out.push(("figure".into(), e.design.figure.name().into()));
