@@ -138,6 +138,10 @@ pub struct RunArgs {
     pub ram: Option<String>,
     #[command(flatten)]
     pub out: OutputArgs,
+    /// After the run, print its comparison against the stored experiment ID (an id, a unique
+    /// prefix or `last`), as `iolab results compare ID NEW` does (`iolab run` only)
+    #[arg(long, value_name = "ID", help_heading = "Output", conflicts_with_all = ["json", "csv", "no_store"])]
+    pub compare_to: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -186,13 +190,25 @@ pub enum ResultsCommand {
         #[arg(long, requires = "output")]
         force: bool,
     },
-    /// Compare per-host figures (the SLAC table, from L1/L4 experiments in the store)
+    /// Compare two experiments, before (A) and after (B): per shared phase B/A with its 95%
+    /// interval and a verdict; or, without ids, per-host figures (the SLAC table, from L1/L4
+    /// experiments in the store)
     Compare {
-        /// What each row is: host (one row per host and file system)
+        /// A and B: ids, unique prefixes or `last` (with --baseline, only B; default `last`)
+        #[arg(value_name = "ID", num_args = 0..=2)]
+        ids: Vec<String>,
+        /// A is the newest experiment of this name (`iolab run --name NAME`)
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
+        /// Exit 1 when a shared phase is slower by more than PCT per cent with 95% confidence
+        #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
+        fail_if_slower: Option<String>,
+        /// What each row is, without ids: host (one row per host and file system)
         #[arg(long, default_value = "host", value_parser = ["host"])]
         by: String,
-        /// text | csv | markdown | html (one self-contained page with the table and its graph)
-        #[arg(long, default_value = "text", value_parser = ["text", "csv", "markdown", "html"])]
+        /// text | csv | markdown | json (two experiments) | html (the per-host page: the table
+        /// and its graph)
+        #[arg(long, default_value = "text", value_parser = ["text", "csv", "markdown", "json", "html"])]
         format: String,
         #[arg(long, help = "Only the winners of `iolab tune` per job and host (CSV holds one table)")]
         tuned: bool,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 pub mod calibrate;
 pub mod clean;
+pub mod compare;
 pub mod engines;
 pub mod info;
 pub mod ior;

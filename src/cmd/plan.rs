@@ -17,6 +17,9 @@ use super::put;
 /// `iolab plan`: with a sweep, one line per point, then the plan of point 0.
 pub fn cmd_plan(args: PlanArgs, stdout: &mut dyn Write) -> Result<()> {
     let PlanArgs { run: args, calibrate } = args;
+    if let Some(id) = &args.compare_to {
+        eprintln!("note: --compare-to {id}: the run prints its comparison after it; a plan runs nothing");
+    }
     let built = super::build(&args)?;
     built.notes.iter().for_each(|n| eprintln!("note: {n}"));
     if built.points.len() > 1 && !args.out.json {

@@ -50,7 +50,27 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
                 None => buffered(stdout, |out| ex.export(&exp, out)),
             }
         }
-        ResultsCommand::Compare { by: _, format, tuned } => compare(&store, &format, tuned, stdout),
+        ResultsCommand::Compare { ids, baseline, fail_if_slower, by: _, format, tuned } => {
+            if ids.is_empty() && baseline.is_none() {
+                if let Some(pct) = fail_if_slower {
+                    return Err(Error::spec(
+                        "--fail-if-slower",
+                        pct,
+                        "needs two experiments: A B, or --baseline NAME",
+                    ));
+                }
+                if format == "json" {
+                    return Err(Error::spec(
+                        "--format",
+                        format,
+                        "the per-host table is text, csv, markdown or html; json is for two experiments (A B)",
+                    ));
+                }
+                return compare(&store, &format, tuned, stdout);
+            }
+            let two = super::compare::Two { ids, baseline, fail_if_slower, format, tuned };
+            super::compare::before_after(&store, two, stdout)
+        }
         ResultsCommand::Import { .. } => unreachable!("handled above"),
         ResultsCommand::Strategies { ids, format } => strategies(&store, &ids, &format, stdout),
         ResultsCommand::Trace { id, phase, rep, json, output, force } => {

@@ -21,7 +21,18 @@ pub fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
         return engines::cmd_engines(stdout);
     }
     let built = super::build(&args)?;
-    run_points(built, &args.out, stdout).map(|_| ())
+    // The experiment to compare with is found before anything runs (by rank 0 under MPI: the
+    // one that prints and stores).
+    let root = crate::launch::world().is_none_or(|w| w.rank == 0);
+    let before = match &args.compare_to {
+        Some(id) if root => Some(super::compare::before(&super::read_store(&args.out.db)?, id)?),
+        _ => None,
+    };
+    let after = run_points(built, &args.out, stdout)?;
+    match before {
+        Some(a) => super::compare::after_run(&a, &after, stdout),
+        None => Ok(()),
+    }
 }
 
 /// Runs a built experiment after checking every point's space (and, with `reuse`, the kept

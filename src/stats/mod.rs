@@ -19,11 +19,13 @@
 //!   (French, Pratt, Das 1991, eqs. 1 and 2). Average individual rate = mean of r_i.
 //! - agg (IOR's bandwidth) and the workers' overlap: [`span`].
 //! - intervals of the 2-sigma mean and the trimmed mean: [`robust`].
+//! - the ratio of two figures (after / before) with its interval, Welch on the logs: [`welch`].
 
 use serde::{Deserialize, Serialize};
 
 pub mod robust;
 pub mod span;
+pub mod welch;
 
 /// Arithmetic mean; NaN for no samples.
 pub fn mean(xs: &[f64]) -> f64 {

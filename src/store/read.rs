@@ -99,6 +99,10 @@ impl Store {
                 Error::NotFound(format!("the store {} holds no experiments", self.path.display()))
             });
         }
+        // A whole id is that experiment, even when it also starts another's.
+        if ids.iter().any(|i| i == id) {
+            return Ok(id.to_string());
+        }
         let hits: Vec<&String> = ids.iter().filter(|i| i.starts_with(id)).collect();
         match hits.as_slice() {
             [one] => Ok((*one).clone()),

@@ -5,6 +5,7 @@ mod util;
 mod architecture;
 mod bounds;
 mod cli;
+mod compare_verdict;
 mod core;
 mod dfs;
 mod doc_examples;

@@ -2,6 +2,7 @@
 //! rates the kernel throttles (cgroup v1 `blkio.throttle.*_bps_device`, or v2 `io.max`) must
 //! report that rate; and the rate over time (`rate` in the JSON, `iolab plot --kind
 //! timeline`) must hold every byte, cover the phase's time and mark its steady window.
+//! A run throttled to half compares with one at the throttle as slower, about 0.5.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -30,8 +31,13 @@ struct Throttle {
 }
 
 impl Throttle {
-    /// The cgroup, or why it cannot be made here.
+    /// The cgroup at [`BPS`], or why it cannot be made here.
     fn new(target: &Path) -> Result<Throttle, String> {
+        Throttle::at(target, BPS)
+    }
+
+    /// The cgroup with reads and writes throttled to `bps`, or why it cannot be made here.
+    fn at(target: &Path, bps: u64) -> Result<Throttle, String> {
         // SAFETY: geteuid has no preconditions and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
             return Err("not root: cannot create a throttled cgroup".into());
@@ -52,12 +58,12 @@ impl Throttle {
         let (dir, files) = if v1.join("blkio.throttle.read_bps_device").exists() {
             let d = v1.join(&name);
             let lines = vec![
-                ("blkio.throttle.read_bps_device", format!("{disk} {BPS}")),
-                ("blkio.throttle.write_bps_device", format!("{disk} {BPS}")),
+                ("blkio.throttle.read_bps_device", format!("{disk} {bps}")),
+                ("blkio.throttle.write_bps_device", format!("{disk} {bps}")),
             ];
             (d, lines)
         } else if std::fs::read_to_string(v2.join("cgroup.subtree_control")).is_ok_and(|s| s.contains("io")) {
-            (v2.join(&name), vec![("io.max", format!("{disk} rbps={BPS} wbps={BPS}"))])
+            (v2.join(&name), vec![("io.max", format!("{disk} rbps={bps} wbps={bps}"))])
         } else {
             return Err("no blkio (v1) or io (v2) cgroup controller".into());
         };
@@ -202,4 +208,44 @@ fn a_throttled_run_reports_the_throttle_for_reads_and_writes() {
     assert_eq!(by("steady window").polylines(), vec![2]);
     assert_eq!(by("whole phase").polylines(), vec![2]);
     assert!(s.iolab(&["clean", dir]).status.success());
+}
+
+/// A real before and after: the same O_DIRECT write at the throttle (A) and at half of it (B)
+/// compares as slower, B/A about 0.5. Runs whose devices did other I/O meanwhile (flagged
+/// `noisy`) make the verdict inconclusive: then the test says so with the figures and skips.
+#[test]
+#[ignore = "needs the disk to itself: scripts/test.sh runs it alone, after the suite"]
+fn a_write_throttled_to_half_compares_as_slower_about_one_half() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    for (bps, name) in [(BPS, "full"), (BPS / 2, "half")] {
+        let t = match Throttle::at(s.path(), bps) {
+            Ok(t) => t,
+            Err(why) => {
+                println!("skipped: {why}");
+                return;
+            }
+        };
+        let args = [
+            "run", "--quiet", "--dir", dir, "--name", name, "--size", "32MiB", "--bs", "1MiB", "--reps", "3",
+            "--op", "write", "--direct", "--sync", "none",
+        ];
+        let out = t.iolab(&s, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let o = s.iolab(&["results", "compare", "--baseline", "full", "last", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = &doc["shared"][0];
+    let (ratio, ci) = (w["ratio"].as_f64().unwrap(), &w["ci95"]);
+    println!("B/A {ratio:.3} ({}..{}), {}: {}", ci[0], ci[1], w["verdict"], w["why"]);
+    if w["verdict"] == "inconclusive" {
+        println!("skipped: the verdict is inconclusive ({}): the disk was not ours alone", w["why"]);
+        return;
+    }
+    assert_eq!(w["verdict"], "slower", "{w}");
+    assert!((ratio / 0.5 - 1.0).abs() <= TOLERANCE, "B/A {ratio:.3}, not 0.5 within 10%");
+    assert!(ci[1].as_f64().unwrap() < 1.0, "{ci}");
+    let o = s.iolab(&["results", "compare", "--baseline", "full", "last", "--fail-if-slower", "25"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }

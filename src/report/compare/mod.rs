@@ -1,7 +1,7 @@
 //! The SLAC per-host table (Tirumala et al. 2003, L4): one row per host and file system with
 //! its figures from the newest L1/L4 experiment. Its formats (text, CSV, Markdown) are the
 //! exporters of [`FORMATS`], one file each under `compare/`; the HTML page is
-//! `html::compare`.
+//! `html::compare`. Two experiments before and after: [`verdict`].
 
 use std::collections::BTreeMap;
 
@@ -15,6 +15,7 @@ use crate::units::mb_per_s;
 mod csv;
 mod markdown;
 mod text;
+pub mod verdict;
 
 /// The formats of `iolab results compare` (besides its HTML page).
 pub static FORMATS: &[&(dyn Exporter<[Row]> + Sync)] = &[&text::Text, &csv::Csv, &markdown::Markdown];
