@@ -99,7 +99,7 @@ fn phases_from_toml(v: &toml::Value) -> Result<Vec<String>> {
                         (4, format!("{k}={val}"))
                     }
                     "order" => {
-                        text_only(crate::spec::Order::parse(&val).is_some(), "seq, reverse or random")?;
+                        text_only(crate::spec::Order::parse(&val).is_some(), crate::spec::Order::CHOICES)?;
                         (5, val)
                     }
                     "cache" => {
@@ -198,7 +198,7 @@ impl crate::spec::Spec {
         set("size", vec![fmt_size_spec(self.size_bytes)]);
         set("bs", vec![fmt_size_spec(self.bs_bytes)]);
         set("layout", vec![self.layout.name().into()]);
-        set("order", vec![self.order.name().into()]);
+        set("order", vec![self.order.label()]);
         set("cache", vec![self.cache.name().into()]);
         set("seed", vec![self.seed.to_string()]);
         set("engine", vec![self.engine.clone()]);

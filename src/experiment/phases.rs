@@ -1,6 +1,7 @@
-//! Phases from the spec's `ops` list: `write,read:cold,read:warm` and their modifiers
-//! (`:seq|:reverse|:random`, `:cold|:warm|:asis`, `workers=N`, `rr=N`, ...), each phase named
-//! uniquely. A run has at most [`MAX_PHASES`] phases; naming them is linear in their number.
+//! Phases from the spec's `ops` list: `write,read:cold,read:warm,read:zipf:1.2` and their
+//! modifiers (`:seq|:reverse|:random|:uniform|:zipf:THETA|...`, `:cold|:warm|:asis`,
+//! `workers=N`, `rr=N`, ...), each phase named uniquely. A run has at most [`MAX_PHASES`]
+//! phases; naming them is linear in their number.
 
 use std::collections::HashMap;
 
@@ -31,7 +32,7 @@ pub(super) fn parse_phases(
     // appear in a valid phase, so a suffixed name never equals another phase's text.)
     let mut seen: HashMap<&str, usize> = HashMap::with_capacity(items.len());
     for item in items {
-        let mut parts = item.split(':');
+        let mut parts = item.split(':').peekable();
         let op = match parts.next().unwrap_or("") {
             "write" => OpKind::Write,
             "rewrite" => OpKind::Rewrite,
@@ -56,7 +57,16 @@ pub(super) fn parse_phases(
             (default_order, if op.is_metadata() { CachePolicy::Asis } else { default_cache });
         let (mut workers, mut round_robin, mut layout, mut files) = (None, None, None, None);
         let (mut runtime_ns, mut stonewall_ns) = (None, None);
-        for m in parts {
+        while let Some(m) = parts.next() {
+            // An order with a parameter spans two parts: `zipf:1.2`, `order=zipf:1.2`.
+            let mut m = m.to_string();
+            let kind = m.strip_prefix("order=").unwrap_or(&m);
+            if Order::takes_param(kind)
+                && let Some(p) = parts.next_if(|p| p.trim().parse::<f64>().is_ok())
+            {
+                m = format!("{m}:{p}");
+            }
+            let m = m.as_str();
             if let Some((k, v)) = m.split_once('=') {
                 let k = k.replace('-', "_");
                 match k.as_str() {
@@ -74,10 +84,7 @@ pub(super) fn parse_phases(
                             )
                         })?)
                     }
-                    "order" => {
-                        order = Order::parse(v)
-                            .ok_or_else(|| Error::spec("ops", item, format!("unknown order `{v}`")))?
-                    }
+                    "order" => order = Order::parse_checked(v).map_err(|e| Error::spec("ops", item, e))?,
                     "cache" => {
                         cache = CachePolicy::parse(v)
                             .ok_or_else(|| Error::spec("ops", item, format!("unknown cache policy `{v}`")))?
@@ -94,6 +101,8 @@ pub(super) fn parse_phases(
                 }
             } else if let Some(o) = Order::parse(m) {
                 order = o;
+            } else if Order::takes_param(m.split(':').next().unwrap_or(m)) {
+                return Err(Error::spec("ops", item, Order::parse_checked(m).err().unwrap_or_default()));
             } else if let Some(c) = CachePolicy::parse(m) {
                 cache = c;
             } else {
@@ -101,7 +110,7 @@ pub(super) fn parse_phases(
                     "ops",
                     item,
                     format!(
-                        "unknown modifier `{m}` (seq, reverse, random, cold, warm, asis, workers=N, round_robin=R, files=N, layout=L, runtime=D, stonewall=D)"
+                        "unknown modifier `{m}` (seq, reverse, random, uniform, zipf:THETA, pareto:H, normal:DEV, cold, warm, asis, workers=N, round_robin=R, files=N, layout=L, runtime=D, stonewall=D)"
                     ),
                 ));
             }
@@ -156,6 +165,9 @@ pub(super) fn parse_phases(
             files,
             runtime_ns,
             stonewall_ns,
+            rwmixread: None,
+            rate_bytes_per_s: None,
+            rate_iops: None,
         });
     }
     if phases.is_empty() {

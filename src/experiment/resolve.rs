@@ -146,8 +146,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         Error::spec("layout", layout_s, format!("unknown layout (one of: {})", Layout::NAMES.join(", ")))
     })?;
     let order_s = get("order").unwrap_or("seq");
-    let order = Order::parse(order_s)
-        .ok_or_else(|| Error::spec("order", order_s, "unknown order (seq, reverse, random)"))?;
+    let order = Order::parse_checked(order_s).map_err(|e| Error::spec("order", order_s, e))?;
     let cache_s = get("cache").unwrap_or("cold");
     let cache = CachePolicy::parse(cache_s)
         .ok_or_else(|| Error::spec("cache", cache_s, "unknown cache policy (cold, warm, asis)"))?;
@@ -346,6 +345,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         stonewall_ns: None,
         wear_out: false,
         md: None,
+        workload: Default::default(),
     };
     spec.servers = super::servers::resolve(params, &spec, &env.cwd)?;
     if spec.verify && spec.mem_len_bytes.is_some() {
@@ -358,6 +358,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
     layout::check(&spec, env)?;
     crate::experiment::strategy::resolve_into(params, &mut spec)?;
     super::bound::resolve_into(params, &mut spec)?;
+    super::workload::check_orders(&spec)?;
     spec.md = super::metadata::resolve(params, &spec)?;
     if let Some(len) = spec.mem_len_bytes {
         let piece = crate::plan::piece_len(&spec);

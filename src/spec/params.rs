@@ -182,8 +182,8 @@ pub const PARAMS: &[ParamDef] = &[
         "order",
         &[value("order", "ORDER")],
         "`seq`",
-        "seq | reverse | random (a seeded permutation covering every block once)",
-        "",
+        "seq | reverse | random (a seeded permutation covering every block once) | uniform (random with repeats, fio's norandommap) | zipf:THETA | pareto:H | normal:DEV (fio's random_distribution)",
+        "See [Access distributions](#access-distributions)",
     ),
     param("seed", &[number("seed", "SEED")], "`1`", "Seed of random orders and of the data", ""),
     param(
