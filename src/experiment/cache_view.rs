@@ -42,7 +42,7 @@ pub fn client_cache_not_controlled(
     ph: &crate::spec::Phase,
     smallest_file_bytes: u64,
 ) -> Option<String> {
-    if ph.cache != CachePolicy::Cold || ph.op != OpKind::Read {
+    if ph.cache != CachePolicy::Cold || !ph.op.reads() {
         return None;
     }
     let caches: Vec<String> = host

@@ -1,7 +1,6 @@
-//! Phases from the spec's `ops` list: `write,read:cold,read:warm,read:zipf:1.2` and their
+//! Phases from the spec's `ops` list: `write,read:cold,read:warm,rw:zipf:1.2` and their
 //! modifiers (`:seq|:reverse|:random|:uniform|:zipf:THETA|...`, `:cold|:warm|:asis`,
-//! `workers=N`, `rr=N`, ...), each phase named uniquely. A run has at most [`MAX_PHASES`]
-//! phases; naming them is linear in their number.
+//! `workers=N`, `rr=N`, `rwmixread=N`, `rate_iops=N`, ...), each phase named uniquely. A run has at most [`MAX_PHASES`] phases; naming them is linear in their number.
 
 use std::collections::HashMap;
 
@@ -37,6 +36,7 @@ pub(super) fn parse_phases(
             "write" => OpKind::Write,
             "rewrite" => OpKind::Rewrite,
             "read" => OpKind::Read,
+            "rw" | "readwrite" => OpKind::Rw,
             "blast" => OpKind::Blast,
             other => match OpKind::METADATA.into_iter().find(|k| k.name() == other) {
                 Some(k) => k,
@@ -45,7 +45,7 @@ pub(super) fn parse_phases(
                         "ops",
                         item,
                         format!(
-                            "unknown operation `{other}` (write, rewrite, read, blast; metadata: create, stat, open, read-files, rename, unlink, mkdir, rmdir, find)"
+                            "unknown operation `{other}` (write, rewrite, read, rw, blast; metadata: create, stat, open, read-files, rename, unlink, mkdir, rmdir, find)"
                         ),
                     ));
                 }
@@ -57,6 +57,7 @@ pub(super) fn parse_phases(
             (default_order, if op.is_metadata() { CachePolicy::Asis } else { default_cache });
         let (mut workers, mut round_robin, mut layout, mut files) = (None, None, None, None);
         let (mut runtime_ns, mut stonewall_ns) = (None, None);
+        let mut pace = super::workload::PhasePace::default();
         while let Some(m) = parts.next() {
             // An order with a parameter spans two parts: `zipf:1.2`, `order=zipf:1.2`.
             let mut m = m.to_string();
@@ -67,7 +68,9 @@ pub(super) fn parse_phases(
                 m = format!("{m}:{p}");
             }
             let m = m.as_str();
-            if let Some((k, v)) = m.split_once('=') {
+            if pace.modifier(item, m)? {
+                continue;
+            } else if let Some((k, v)) = m.split_once('=') {
                 let k = k.replace('-', "_");
                 match k.as_str() {
                     "workers" => workers = Some(layout::phase_count(item, &k, v, 4096)?),
@@ -94,7 +97,7 @@ pub(super) fn parse_phases(
                             "ops",
                             item,
                             format!(
-                                "unknown phase key `{k}` (workers, round_robin, files, layout, order, cache, runtime, stonewall)"
+                                "unknown phase key `{k}` (workers, round_robin, files, layout, order, cache, runtime, stonewall, rwmixread, rate, rate_iops)"
                             ),
                         ));
                     }
@@ -110,7 +113,7 @@ pub(super) fn parse_phases(
                     "ops",
                     item,
                     format!(
-                        "unknown modifier `{m}` (seq, reverse, random, uniform, zipf:THETA, pareto:H, normal:DEV, cold, warm, asis, workers=N, round_robin=R, files=N, layout=L, runtime=D, stonewall=D)"
+                        "unknown modifier `{m}` (seq, reverse, random, uniform, zipf:THETA, pareto:H, normal:DEV, cold, warm, asis, workers=N, round_robin=R, files=N, layout=L, runtime=D, stonewall=D, rwmixread=N, rate=SIZE/s, rate_iops=N)"
                     ),
                 ));
             }
@@ -122,6 +125,7 @@ pub(super) fn parse_phases(
                 (files.is_some(), "files"),
                 (layout.is_some(), "layout"),
                 (order != default_order, "order"),
+                (pace.rate_bytes_per_s.is_some() || pace.rate_iops.is_some(), "rate"),
             ];
             if let Some((_, k)) = data_only.iter().find(|(set, _)| *set) {
                 return Err(Error::spec(
@@ -165,9 +169,9 @@ pub(super) fn parse_phases(
             files,
             runtime_ns,
             stonewall_ns,
-            rwmixread: None,
-            rate_bytes_per_s: None,
-            rate_iops: None,
+            rwmixread: pace.rwmixread,
+            rate_bytes_per_s: pace.rate_bytes_per_s,
+            rate_iops: pace.rate_iops,
         });
     }
     if phases.is_empty() {

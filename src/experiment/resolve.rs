@@ -128,9 +128,10 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
         return Err(Error::spec("workers", workers, "must be between 1 and 4096"));
     }
     let size_bytes = size_of("size", DEFAULT_SIZE)?;
-    let bs_bytes = size_of("bs", "1MiB")?;
+    let default_bs = super::workload::default_bs(params);
+    let bs_bytes = size_of("bs", &default_bs)?;
     // The values as given, or the defaults taken, for messages.
-    let (size_text, bs_text) = (get("size").unwrap_or(DEFAULT_SIZE), get("bs").unwrap_or("1MiB"));
+    let (size_text, bs_text) = (get("size").unwrap_or(DEFAULT_SIZE), get("bs").unwrap_or(&default_bs));
     if bs_bytes > size_bytes {
         return Err(Error::spec("bs", bs_text, super::sizes::bs_above_size(size_bytes, bs_bytes)));
     }
@@ -358,7 +359,7 @@ pub fn resolve_noted(params: &Params, env: &ResolveEnv) -> Result<(Spec, Vec<Str
     layout::check(&spec, env)?;
     crate::experiment::strategy::resolve_into(params, &mut spec)?;
     super::bound::resolve_into(params, &mut spec)?;
-    super::workload::check_orders(&spec)?;
+    super::workload::resolve_into(params, &mut spec)?;
     spec.md = super::metadata::resolve(params, &spec)?;
     if let Some(len) = spec.mem_len_bytes {
         let piece = crate::plan::piece_len(&spec);

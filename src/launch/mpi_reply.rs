@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::latency::classes::ClassMerge;
 use crate::latency::series::SeriesSum;
 use crate::latency::trace::TraceSpill;
 use crate::latency::{FastHist, SampleHist};
@@ -63,6 +64,8 @@ pub(super) struct Gathering {
     /// Up the tree: every worker's rate series summed, from the phase's earliest start (ns on
     /// rank 0's clock), a worker's own series kept only when a stall shows in it.
     series: Option<(SeriesSum, u64)>,
+    /// Every worker's class histograms, merged as they arrived.
+    classes: ClassMerge,
     failures: Vec<(u32, Error)>,
 }
 
@@ -75,6 +78,7 @@ impl Gathering {
             latency: FastHist::new(),
             keep,
             series: None,
+            classes: ClassMerge::default(),
             failures: vec![],
         }
     }
@@ -98,6 +102,9 @@ impl Gathering {
                     }
                     s.hist = std::mem::replace(&mut s.hist, SampleHist::empty_merged())
                         .merge_into(&mut self.latency, self.keep);
+                    if let Some(m) = s.mix.as_mut() {
+                        m.classes.merge_into(&mut self.classes);
+                    }
                     self.samples.push(s);
                 }
             }
@@ -192,6 +199,9 @@ impl Gathering {
                                 super::mpi_clock::to_root(s.start_ns, offset),
                                 super::mpi_clock::to_root(s.end_ns, offset),
                             );
+                            if let Some(m) = s.mix.as_mut() {
+                                m.classes.merge_into(&mut self.classes);
+                            }
                             // The job's workers mostly made the same calls: held once.
                             if let Some(last) = self.samples.last() {
                                 s.calls.share_equal(&last.calls);
@@ -228,6 +238,7 @@ impl Gathering {
             servers: self.servers,
             latency: self.latency.buckets(),
             series: self.series.and_then(|(sum, _)| sum.finish()),
+            classes: self.classes.finish(),
         })
     }
 }

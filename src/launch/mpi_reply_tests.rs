@@ -51,6 +51,7 @@ fn sample(worker: u32, rank: u32, distinct: u64) -> WorkerSample {
         })),
         stonewall_ops: None,
         found: None,
+        mix: None,
         alloc_ns: None,
         hints: None,
     }

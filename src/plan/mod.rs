@@ -17,6 +17,7 @@ mod layout;
 pub mod mem;
 pub mod namespace;
 mod order;
+pub mod replay;
 mod stripe;
 pub mod verify;
 

@@ -231,7 +231,7 @@ fn check_experiment(src: &Path, exp: &ExperimentResult) -> Result<()> {
         return Err(Error::spec(
             "schema_version",
             exp.schema_version,
-            format!("in {}: this iolab reads schema version {SCHEMA_VERSION}", src.display()),
+            format!("in {}: this iolab reads schema versions 1 to {SCHEMA_VERSION}", src.display()),
         ));
     }
     check_id(src, "experiment_id", &exp.experiment_id)?;

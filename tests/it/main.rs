@@ -44,6 +44,8 @@ mod mpi_servers_hosts;
 mod mpi_strategies;
 #[cfg(feature = "mpi")]
 mod mpi_traces;
+#[cfg(feature = "mpi")]
+mod mpi_workloads;
 mod outputs;
 mod plots;
 mod processes;
@@ -61,3 +63,4 @@ mod trace_stream;
 mod traces;
 mod tune;
 mod verify;
+mod workloads;

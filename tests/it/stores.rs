@@ -180,7 +180,7 @@ fn imports_refuse_unknown_schemas_and_ids_iolab_never_makes() {
             let err = stderr(&out);
             assert!(err.contains(want) && err.contains(f), "{what}: {err}");
             if what == "schema" {
-                assert!(err.contains("reads schema version 1"), "{err}");
+                assert!(err.contains("reads schema versions 1 to 2"), "{err}");
             }
         }
         assert_eq!(counts(&s.db()), before, "{what}");
