@@ -135,6 +135,23 @@ fn a_mixed_phase_does_the_seeded_plans_ops_on_every_engine_and_launcher() {
         let summary = &phases(&doc)[0]["mix_summary"];
         assert!(summary["read"]["ops_per_s"]["mean"].as_f64().unwrap() > 0.0, "{what}");
     }
+    // The CSV carries the split too: the repetition's on every row, each worker's on its own.
+    let (reads, writes) = (reads as u64, 512 - reads as u64);
+    let o = s.iolab(&["results", "export", "last", "--csv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut rdr = csv::Reader::from_reader(&o.stdout[..]);
+    let h = rdr.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 2, "one row per worker");
+    let n = |r: &csv::StringRecord, c: &str| r[col(c)].parse::<u64>().unwrap();
+    for r in &rows {
+        assert_eq!((n(r, "read_ops"), n(r, "write_ops")), (reads, writes));
+        assert_eq!(n(r, "worker_read_ops") + n(r, "worker_write_ops"), n(r, "worker_ops"));
+        assert!(r[col("read_latency_p99_ns")].parse::<u64>().unwrap() > 0);
+        assert_eq!(&r[col("response_latency_p99_ns")], "", "not rate-limited");
+    }
+    assert_eq!(rows.iter().map(|r| n(r, "worker_read_ops")).sum::<u64>(), reads);
 }
 
 /// The bytes a mixed phase leaves are those a write would: reads of blocks not yet written
@@ -495,4 +512,16 @@ fn a_cold_read_that_wraps_says_what_it_read_again() {
     assert!(one.get("again_fraction").is_none(), "{one}");
     let row = out.lines().find(|l| l.starts_with("read:cold:stonewall=30s ")).unwrap();
     assert!(row.contains("cold ") && !row.contains("again"), "{row}");
+    // The CSV's again_fraction is the JSON's; empty for the single pass.
+    let o = s.iolab(&["results", "export", "last", "--csv"]);
+    let mut rdr = csv::Reader::from_reader(&o.stdout[..]);
+    let h = rdr.headers().unwrap().clone();
+    let (pc, ac) =
+        (h.iter().position(|c| c == "phase").unwrap(), h.iter().position(|c| c == "again_fraction").unwrap());
+    for r in rdr.records().map(|r| r.unwrap()) {
+        match &r[pc] {
+            "read:cold:runtime=1s" => assert_eq!(r[ac].parse::<f64>().unwrap(), again),
+            _ => assert_eq!(&r[ac], "", "{}", &r[pc]),
+        }
+    }
 }
