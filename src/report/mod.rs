@@ -35,6 +35,7 @@ pub mod html;
 pub mod io500;
 pub mod iops;
 mod json;
+mod mix;
 pub mod output;
 pub mod plan;
 pub mod plot;

@@ -229,6 +229,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     out += &text_table(&headers, &rows, &right);
     out += &super::iops::render_iops(exp);
     out += &super::bounds::render_bounds(exp);
+    out += &super::mix::render_mix(exp);
     out.push('\n');
     for line in cols.legend(exp) {
         out += &line;

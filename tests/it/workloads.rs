@@ -525,3 +525,55 @@ fn a_cold_read_that_wraps_says_what_it_read_again() {
         }
     }
 }
+
+/// The terminal table's section on the workload apart: a mixed phase's reads and writes with
+/// their shares and IOPS, a mix's sizes, and a drawn order's skew, as the JSON has them.
+#[test]
+fn the_table_shows_the_workload_apart() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let o = s.iolab(&[
+        "run",
+        "--dir",
+        dir,
+        "--op",
+        "write,rw:rwmixread=70,read:zipf:1.2",
+        "--bssplit",
+        "4KiB/50:16KiB/50",
+        "--size",
+        "1MiB",
+        "--reps",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let doc: Value = serde_json::from_slice(&s.iolab(&["results", "show", "last", "--json"]).stdout).unwrap();
+    let section: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("workload apart")).collect();
+    assert!(section.len() > 8, "{out}");
+    let cells = |phase: &str, class: &str| -> Vec<String> {
+        let l = section
+            .iter()
+            .find(|l| l.starts_with(&format!("{phase} ")) && l[phase.len()..].trim_start().starts_with(class))
+            .unwrap_or_else(|| panic!("no {phase} {class} row in {section:?}"));
+        l.split("  ").map(str::trim).filter(|c| !c.is_empty()).map(String::from).collect()
+    };
+    let m = &phases(&doc)[1]["mix_summary"];
+    let share = m["read_share_ops"].as_f64().unwrap();
+    let read = cells("rw:rwmixread=70", "read");
+    assert_eq!(read[2], format!("{:.1}%", share * 100.0), "{read:?}");
+    let iops = m["read"]["ops_per_s"]["mean"].as_f64().unwrap();
+    assert_eq!(read[4], iolab::units::fmt_ops(iops), "{read:?}");
+    let write = cells("rw:rwmixread=70", "write");
+    assert_eq!(write[2], format!("{:.1}%", (1.0 - share) * 100.0), "{write:?}");
+    for phase in ["write", "rw:rwmixread=70", "read:zipf:1.2"] {
+        let i = phases(&doc).iter().position(|p| p["name"] == phase).unwrap();
+        let sizes = phases(&doc)[i]["mix_summary"]["block_sizes"].as_array().unwrap().clone();
+        let small = cells(phase, "4 KiB");
+        assert_eq!(small[2], format!("{:.1}%", sizes[0][1].as_f64().unwrap() * 100.0), "{phase}: {small:?}");
+    }
+    let hot = phases(&doc)[2]["mix_summary"]["hot10_share_ops"].as_f64().unwrap();
+    assert_eq!(cells("read:zipf:1.2", "hot tenth")[2], format!("{:.1}%", hot * 100.0));
+    // A plain phase has no row.
+    let plain = s.iolab(&["run", "--dir", dir, "--op", "write", "--size", "1MiB", "--reps", "1"]);
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("workload apart"));
+}
