@@ -6,6 +6,7 @@
 //! refused by name.
 
 use std::collections::BTreeMap;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::util::*;
@@ -576,4 +577,98 @@ fn the_table_shows_the_workload_apart() {
     // A plain phase has no row.
     let plain = s.iolab(&["run", "--dir", dir, "--op", "write", "--size", "1MiB", "--reps", "1"]);
     assert!(!String::from_utf8_lossy(&plain.stdout).contains("workload apart"));
+}
+
+/// The ops fio's own trace (`write_iolog`) lists for a file, as (offset, length) of each read.
+fn fio_reads(s: &Scratch, name: &str, args: &[&str]) -> Option<Vec<(u64, u64)>> {
+    let file = s.path().join(format!("fio-{name}.dat"));
+    let log = s.path().join(format!("fio-{name}.log"));
+    let o = Command::new("fio")
+        .args([format!("--name={name}"), format!("--filename={}", file.display())])
+        .args(["--rw=randread", "--ioengine=psync", "--randseed=7"])
+        .arg(format!("--write_iolog={}", log.display()))
+        .args(args)
+        .output()
+        .ok()?;
+    assert!(o.status.success(), "fio {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = (std::fs::remove_file(&file), std::fs::remove_file(&log));
+    // Version 3 lines: TIME FILE ACTION OFFSET LENGTH.
+    Some(
+        text.lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|t| t.len() == 5 && t[2] == "read")
+            .map(|t| (t[3].parse().unwrap(), t[4].parse().unwrap()))
+            .collect(),
+    )
+}
+
+/// Against fio with its own trace: a permutation visits the same set of blocks, zipf:1.2 puts
+/// the same share of its ops on the hottest tenth of the blocks, and a bssplit gives the same
+/// proportions, each within six standard deviations of the difference of two samples of
+/// their sizes. Skipped (said) where fio is not installed.
+#[test]
+fn fio_with_its_own_trace_agrees_on_blocks_skew_and_sizes() {
+    if Command::new("fio").arg("--version").output().is_err() {
+        eprintln!("fio is not installed: the comparison with fio's trace is skipped");
+        return;
+    }
+    let s = Scratch::new();
+    // A permutation: every block once, as fio's random map.
+    s.run_json(&["--op", "read:random", "--size", "1MiB", "--bs", "4KiB", "--reps", "1", "--trace"]);
+    let mut ours: Vec<u64> = trace(&s, "read:random").iter().map(|o| o.offset).collect();
+    let mut theirs: Vec<u64> =
+        fio_reads(&s, "perm", &["--bs=4k", "--size=1m"]).unwrap().iter().map(|o| o.0).collect();
+    ours.sort_unstable();
+    theirs.sort_unstable();
+    assert_eq!(ours.len(), 256);
+    assert_eq!(ours, theirs, "the same set of blocks");
+    // zipf:1.2 over 1024 blocks, as many ops each.
+    let phase = "read:zipf:1.2:runtime=300ms";
+    s.run_json(&["--op", phase, "--size", "4MiB", "--bs", "4KiB", "--reps", "1", "--trace"]);
+    let ours: Vec<u64> = trace(&s, phase).iter().map(|o| o.offset).collect();
+    let n = ours.len();
+    let io = format!("--io_size={}", n * 4096);
+    let theirs: Vec<u64> = fio_reads(
+        &s,
+        "zipf",
+        &["--bs=4k", "--size=4m", "--norandommap", "--random_distribution=zipf:1.2", &io],
+    )
+    .unwrap()
+    .iter()
+    .map(|o| o.0)
+    .collect();
+    let hot = |offs: &[u64]| {
+        let mut hits: BTreeMap<u64, usize> = BTreeMap::new();
+        offs.iter().for_each(|o| *hits.entry(o / 4096).or_default() += 1);
+        let mut c: Vec<usize> = hits.into_values().collect();
+        c.sort_unstable_by(|a, b| b.cmp(a));
+        c.iter().take(103).sum::<usize>() as f64 / offs.len() as f64
+    };
+    let (a, b) = (hot(&ours), hot(&theirs));
+    let sd = (a * (1.0 - a) * (1.0 / n as f64 + 1.0 / theirs.len() as f64)).sqrt();
+    assert!((a - b).abs() < 6.0 * sd, "hottest tenth: iolab {a:.4} of {n}, fio {b:.4} of {}", theirs.len());
+    // bssplit: the same proportions.
+    let phase = "read:uniform:runtime=300ms";
+    let split = "4KiB/50:16KiB/30:64KiB/20";
+    s.run_json(&["--op", phase, "--bssplit", split, "--size", "8MiB", "--reps", "1", "--trace"]);
+    let ours: Vec<u64> = trace(&s, phase).iter().map(|o| o.len).collect();
+    let io = format!("--io_size={}", 40 << 20);
+    let theirs: Vec<u64> =
+        fio_reads(&s, "bssplit", &["--size=8m", "--norandommap", "--bssplit=4k/50:16k/30:64k/20", &io])
+            .unwrap()
+            .iter()
+            .map(|o| o.1)
+            .collect();
+    for bs in [4096u64, 16384, 65536] {
+        let share = |v: &[u64]| v.iter().filter(|&&l| l == bs).count() as f64 / v.len() as f64;
+        let (a, b) = (share(&ours), share(&theirs));
+        let sd = (a * (1.0 - a) * (1.0 / ours.len() as f64 + 1.0 / theirs.len() as f64)).sqrt();
+        assert!(
+            (a - b).abs() < 6.0 * sd,
+            "{bs}: iolab {a:.4} of {}, fio {b:.4} of {}",
+            ours.len(),
+            theirs.len()
+        );
+    }
 }
