@@ -191,6 +191,9 @@ fn main() {
                 offset: i << 12,
                 start_ns: i,
                 duration_ns: lat[(i & 4095) as usize],
+                len: 4096,
+                write: false,
+                response_ns: 0,
             });
         }
         black_box(t.recorded());

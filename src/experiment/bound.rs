@@ -146,7 +146,7 @@ fn shape(spec: &Spec, p: &Phase) -> (u32, crate::spec::Layout, crate::spec::Orde
 /// worker, the blocks that phase's worker wrote.
 fn shapes_agree(spec: &Spec) -> Result<()> {
     for (i, p) in spec.phases.iter().enumerate() {
-        if !matches!(p.op, OpKind::Read | OpKind::Rewrite) {
+        if !matches!(p.op, OpKind::Read | OpKind::Rewrite | OpKind::Rw) {
             continue;
         }
         let since_write = spec.phases[..i].iter().rposition(|q| q.op == OpKind::Write).unwrap_or(0);

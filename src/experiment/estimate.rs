@@ -219,7 +219,21 @@ pub fn estimate(points: &[Point], rates: &Rates) -> Estimate {
                 e.assumed_md += runs;
                 continue;
             }
-            let t = time(ph.bytes(), ph.op, &mut e);
+            let mut t = time(ph.bytes(), ph.op, &mut e);
+            // A rate-limited phase takes at least its schedule: its ops (or bytes) at the rate,
+            // each worker at once; think time adds its pauses.
+            let slowest =
+                ph.workers.iter().map(|w| (w.ops.timed_ops(), w.ops.bytes())).max().unwrap_or((0, 0));
+            let ph_spec = &spec.phases[ph.index];
+            if let Some(r) = spec.phase_rate(ph_spec) {
+                t = t.max(match r {
+                    crate::spec::RateLimit::Iops(n) => slowest.0 as f64 / n as f64,
+                    crate::spec::RateLimit::Bytes(b) => slowest.1 as f64 / b as f64,
+                });
+            }
+            if let Some(th) = spec.workload.thinktime {
+                t += (slowest.0 / th.blocks) as f64 * th.ns as f64 / 1e9;
+            }
             // A runtime takes its time; a stonewall at most its time (commits aside).
             one += match spec.phase_bound(&spec.phases[ph.index]) {
                 Some(b) if io && b.wraps() => b.ns() as f64 / 1e9,

@@ -99,7 +99,7 @@ fn phases_from_toml(v: &toml::Value) -> Result<Vec<String>> {
                         (4, format!("{k}={val}"))
                     }
                     "order" => {
-                        text_only(crate::spec::Order::parse(&val).is_some(), "seq, reverse or random")?;
+                        text_only(crate::spec::Order::parse(&val).is_some(), crate::spec::Order::CHOICES)?;
                         (5, val)
                     }
                     "cache" => {
@@ -111,11 +111,15 @@ fn phases_from_toml(v: &toml::Value) -> Result<Vec<String>> {
                         text_only(ok, "a duration such as 30s or 500ms")?;
                         (if k == "runtime" { 7 } else { 8 }, format!("{k}={val}"))
                     }
+                    "rwmixread" | "rate" | "rate_iops" => {
+                        let rank = 9 + ["rwmixread", "rate", "rate_iops"].iter().position(|p| p == k).unwrap_or(0);
+                        (rank, format!("{k}={val}"))
+                    }
                     _ => {
                         return Err(Error::spec(
                             field,
                             val,
-                            "unknown phase key (op, workers, round_robin, files, layout, order, cache, runtime, stonewall)",
+                            "unknown phase key (op, workers, round_robin, files, layout, order, cache, runtime, stonewall, rwmixread, rate, rate_iops)",
                         ));
                     }
                 };
@@ -198,7 +202,7 @@ impl crate::spec::Spec {
         set("size", vec![fmt_size_spec(self.size_bytes)]);
         set("bs", vec![fmt_size_spec(self.bs_bytes)]);
         set("layout", vec![self.layout.name().into()]);
-        set("order", vec![self.order.name().into()]);
+        set("order", vec![self.order.label()]);
         set("cache", vec![self.cache.name().into()]);
         set("seed", vec![self.seed.to_string()]);
         set("engine", vec![self.engine.clone()]);
@@ -273,6 +277,26 @@ impl crate::spec::Spec {
         }
         if self.wear_out {
             set("wear_out", vec!["true".into()]);
+        }
+        let w = &self.workload;
+        if let Some(r) = w.rwmixread {
+            set("rwmixread", vec![r.to_string()]);
+        }
+        if let Some(b) = &w.bssplit {
+            set("bssplit", vec![b.label()]);
+        }
+        match w.rate {
+            Some(crate::spec::RateLimit::Bytes(b)) => set("rate", vec![format!("{}/s", fmt_size_spec(b))]),
+            Some(crate::spec::RateLimit::Iops(n)) => set("rate_iops", vec![n.to_string()]),
+            None => {}
+        }
+        if w.rate_process != crate::spec::RateProcess::Linear {
+            set("rate_process", vec![w.rate_process.name().into()]);
+        }
+        if let Some(t) = w.thinktime {
+            set("thinktime", vec![crate::units::fmt_duration_spec(t.ns)]);
+            set("thinktime_spin", vec![crate::units::fmt_duration_spec(t.spin_ns)]);
+            set("thinktime_blocks", vec![t.blocks.to_string()]);
         }
         if let Some(md) = &self.md {
             set("md_files", vec![md.items.to_string()]);

@@ -48,7 +48,9 @@ pub fn need(spec: &Spec) -> Option<Need> {
         });
     }
     let workers = spec.phases.iter().map(|p| spec.phase_workers(p)).max().unwrap_or(spec.workers) as u64;
-    let engine = crate::engine::buffer_bytes(spec.bs_bytes, spec.mem(), spec.iodepth)?;
+    let engine = crate::engine::buffer_bytes(spec.max_op_bytes(), spec.mem(), spec.iodepth)?;
+    // A phase's ops apart (directions, block sizes, response times) keep histograms of their own.
+    let latency = latency.checked_add(classes_bytes(spec))?;
     let mut bytes = engine.checked_add(latency)?.checked_mul(workers)?.checked_add(spec.bs_bytes)?;
     // Each I/O-server rank keeps one block to receive into and send from.
     let servers = spec.servers.as_ref().map_or(0, |s| u64::from(s.count));
@@ -73,6 +75,19 @@ pub fn need(spec: &Spec) -> Option<Need> {
         how += &format!(", and one block for each of {servers} server rank(s)");
     }
     Some(Need { bytes, fields, values, how })
+}
+
+/// The most memory a worker's ops apart take in any phase of `spec` (0 with `latency = off`).
+fn classes_bytes(spec: &Spec) -> u64 {
+    if spec.latency == crate::spec::LatencyMode::Off {
+        return 0;
+    }
+    let sizes = spec.workload.bssplit.as_ref().map_or(0, |b| b.0.len());
+    let of = |p: &crate::spec::Phase| {
+        let (mixed, paced) = (p.op == crate::spec::OpKind::Rw, spec.phase_rate(p).is_some());
+        crate::latency::classes::ClassRec::memory_bytes(mixed, sizes, paced)
+    };
+    spec.phases.iter().map(of).max().unwrap_or(0)
 }
 
 /// Refuses `spec` when its buffers need more memory than `avail` (what the machine can give

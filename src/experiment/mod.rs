@@ -33,6 +33,7 @@ mod sizes;
 pub mod strategy;
 pub mod sweep;
 pub mod tune;
+mod workload;
 
 pub use crate::results::{Design, Headline, PresetRef, Rate};
 pub use params::{Flag, FlagKind, PARAMS, ParamDef, Params, markdown_table};

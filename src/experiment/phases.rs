@@ -1,6 +1,6 @@
-//! Phases from the spec's `ops` list: `write,read:cold,read:warm` and their modifiers
-//! (`:seq|:reverse|:random`, `:cold|:warm|:asis`, `workers=N`, `rr=N`, ...), each phase named
-//! uniquely. A run has at most [`MAX_PHASES`] phases; naming them is linear in their number.
+//! Phases from the spec's `ops` list: `write,read:cold,read:warm,rw:zipf:1.2` and their
+//! modifiers (`:seq|:reverse|:random|:uniform|:zipf:THETA|...`, `:cold|:warm|:asis`,
+//! `workers=N`, `rr=N`, `rwmixread=N`, `rate_iops=N`, ...), each phase named uniquely. A run has at most [`MAX_PHASES`] phases; naming them is linear in their number.
 
 use std::collections::HashMap;
 
@@ -31,11 +31,12 @@ pub(super) fn parse_phases(
     // appear in a valid phase, so a suffixed name never equals another phase's text.)
     let mut seen: HashMap<&str, usize> = HashMap::with_capacity(items.len());
     for item in items {
-        let mut parts = item.split(':');
+        let mut parts = item.split(':').peekable();
         let op = match parts.next().unwrap_or("") {
             "write" => OpKind::Write,
             "rewrite" => OpKind::Rewrite,
             "read" => OpKind::Read,
+            "rw" | "readwrite" => OpKind::Rw,
             "blast" => OpKind::Blast,
             other => match OpKind::METADATA.into_iter().find(|k| k.name() == other) {
                 Some(k) => k,
@@ -44,7 +45,7 @@ pub(super) fn parse_phases(
                         "ops",
                         item,
                         format!(
-                            "unknown operation `{other}` (write, rewrite, read, blast; metadata: create, stat, open, read-files, rename, unlink, mkdir, rmdir, find)"
+                            "unknown operation `{other}` (write, rewrite, read, rw, blast; metadata: create, stat, open, read-files, rename, unlink, mkdir, rmdir, find)"
                         ),
                     ));
                 }
@@ -58,8 +59,18 @@ pub(super) fn parse_phases(
         let (mut runtime_ns, mut stonewall_ns) = (None, None);
         // Each modifier once: a second one would silently win over the first (`read:cold:warm`
         // ran warm), so two are refused, naming both.
-        let mut given: Vec<(String, &str)> = vec![];
-        for m in parts {
+        let mut given: Vec<(String, String)> = vec![];
+        let mut pace = super::workload::PhasePace::default();
+        while let Some(m) = parts.next() {
+            // An order with a parameter spans two parts: `zipf:1.2`, `order=zipf:1.2`.
+            let mut m = m.to_string();
+            let kind = m.strip_prefix("order=").unwrap_or(&m);
+            if Order::takes_param(kind)
+                && let Some(p) = parts.next_if(|p| p.trim().parse::<f64>().is_ok())
+            {
+                m = format!("{m}:{p}");
+            }
+            let m = m.as_str();
             let slot = match m.split_once('=') {
                 Some((k, _)) => match k.replace('-', "_").as_str() {
                     "rr" | "round_robin" => "round_robin".to_string(),
@@ -67,7 +78,9 @@ pub(super) fn parse_phases(
                     "cache" => "a cache state".to_string(),
                     k => k.to_string(),
                 },
-                None if Order::parse(m).is_some() => "an order".to_string(),
+                None if Order::parse(m).is_some() || Order::takes_param(m.split(':').next().unwrap_or(m)) => {
+                    "an order".to_string()
+                }
                 None if CachePolicy::parse(m).is_some() => "a cache state".to_string(),
                 None => String::new(),
             };
@@ -78,8 +91,10 @@ pub(super) fn parse_phases(
                     format!("{slot} is given twice ({first}, then {m}): a phase takes one"),
                 ));
             }
-            given.push((slot, m));
-            if let Some((k, v)) = m.split_once('=') {
+            given.push((slot, m.to_string()));
+            if pace.modifier(item, m)? {
+                continue;
+            } else if let Some((k, v)) = m.split_once('=') {
                 let k = k.replace('-', "_");
                 match k.as_str() {
                     "workers" => workers = Some(layout::phase_count(item, &k, v, 4096)?),
@@ -96,10 +111,7 @@ pub(super) fn parse_phases(
                             )
                         })?)
                     }
-                    "order" => {
-                        order = Order::parse(v)
-                            .ok_or_else(|| Error::spec("ops", item, format!("unknown order `{v}`")))?
-                    }
+                    "order" => order = Order::parse_checked(v).map_err(|e| Error::spec("ops", item, e))?,
                     "cache" => {
                         cache = CachePolicy::parse(v)
                             .ok_or_else(|| Error::spec("ops", item, format!("unknown cache policy `{v}`")))?
@@ -109,13 +121,15 @@ pub(super) fn parse_phases(
                             "ops",
                             item,
                             format!(
-                                "unknown phase key `{k}` (workers, round_robin, files, layout, order, cache, runtime, stonewall)"
+                                "unknown phase key `{k}` (workers, round_robin, files, layout, order, cache, runtime, stonewall, rwmixread, rate, rate_iops)"
                             ),
                         ));
                     }
                 }
             } else if let Some(o) = Order::parse(m) {
                 order = o;
+            } else if Order::takes_param(m.split(':').next().unwrap_or(m)) {
+                return Err(Error::spec("ops", item, Order::parse_checked(m).err().unwrap_or_default()));
             } else if let Some(c) = CachePolicy::parse(m) {
                 cache = c;
             } else {
@@ -123,7 +137,7 @@ pub(super) fn parse_phases(
                     "ops",
                     item,
                     format!(
-                        "unknown modifier `{m}` (seq, reverse, random, cold, warm, asis, workers=N, round_robin=R, files=N, layout=L, runtime=D, stonewall=D)"
+                        "unknown modifier `{m}` (seq, reverse, random, uniform, zipf:THETA, pareto:H, normal:DEV, cold, warm, asis, workers=N, round_robin=R, files=N, layout=L, runtime=D, stonewall=D, rwmixread=N, rate=SIZE/s, rate_iops=N)"
                     ),
                 ));
             }
@@ -135,6 +149,7 @@ pub(super) fn parse_phases(
                 (files.is_some(), "files"),
                 (layout.is_some(), "layout"),
                 (order != default_order, "order"),
+                (pace.rate_bytes_per_s.is_some() || pace.rate_iops.is_some(), "rate"),
             ];
             if let Some((_, k)) = data_only.iter().find(|(set, _)| *set) {
                 return Err(Error::spec(
@@ -178,6 +193,9 @@ pub(super) fn parse_phases(
             files,
             runtime_ns,
             stonewall_ns,
+            rwmixread: pace.rwmixread,
+            rate_bytes_per_s: pace.rate_bytes_per_s,
+            rate_iops: pace.rate_iops,
         });
     }
     if phases.is_empty() {

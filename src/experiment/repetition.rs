@@ -229,13 +229,13 @@ fn run_phases(
                 let namespace = md.map(|(s, _)| super::md_run::after(spec, phase, s, &samples, &mut made));
                 let mut r = Repetition::from_samples(rep, run_id, samples, launched.series, &check);
                 super::ranks::note_hints(spec, &r.workers.load(), monitor);
-                r.namespace = namespace;
-                (r.servers, r.latency_histogram_ns) = (launched.servers, launched.latency);
+                (r.namespace, r.servers, r.latency_histogram_ns) =
+                    (namespace, launched.servers, launched.latency);
+                r.merged_classes(launched.classes);
                 r.prealloc_ns = prealloc_ns;
                 // A metadata phase's device I/O (inodes, journal) is no bytes of it: no noise judgement.
                 if !phase.op.is_metadata() {
-                    let (write, commits) =
-                        (phase.op.is_write(), r.workers.iter().map(|w| w.sync_calls).sum());
+                    let (write, commits) = (phase.op.writes(), r.workers.iter().map(|w| w.sync_calls).sum());
                     r.flags.extend(envctl::judge_noise(write, r.total_bytes, commits, &env.devices));
                 }
                 r.flags.extend(crate::launch::oversubscription());

@@ -267,6 +267,8 @@ pub struct SampleWire {
     stonewall_ops: Option<u64>,
     #[serde(default)]
     found: Option<u64>,
+    #[serde(default)]
+    mix: Option<Box<crate::worker::mix::MixSample>>,
 }
 
 impl SampleWire {
@@ -304,6 +306,7 @@ impl SampleWire {
             series: s.series,
             stonewall_ops: s.stonewall_ops,
             found: s.found,
+            mix: s.mix,
         })
     }
 
@@ -426,6 +429,7 @@ impl SampleWire {
             series: self.series,
             stonewall_ops: self.stonewall_ops,
             found: self.found,
+            mix: self.mix,
         })
     }
 }

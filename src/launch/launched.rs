@@ -16,12 +16,15 @@ pub struct Launched {
     /// Every worker's rate series summed, when the samples do not carry theirs (MPI ranks up
     /// the tree: summed by each rank and its subtree); None when each sample has its own.
     pub series: Option<crate::latency::series::RateSeries>,
+    /// Every worker's class histograms (directions, sizes, response times) merged, when the
+    /// samples carry only their counts (MPI ranks); None when each sample has its own.
+    pub classes: Option<crate::latency::classes::ClassSample>,
 }
 
 impl Launched {
     /// Samples that carry their own histograms.
     pub fn of(samples: Vec<WorkerSample>) -> Launched {
-        Launched { samples, servers: vec![], latency: Buckets::default(), series: None }
+        Launched { samples, servers: vec![], latency: Buckets::default(), series: None, classes: None }
     }
 }
 

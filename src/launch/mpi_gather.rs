@@ -12,6 +12,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use crate::error::{Error, Result};
+use crate::latency::classes::ClassMerge;
 use crate::latency::series::SeriesSum;
 use crate::latency::trace::TraceSpill;
 use crate::latency::{FastHist, SampleHist};
@@ -131,6 +132,8 @@ pub(super) struct Gathering {
     /// Up the tree: every worker's rate series summed, from the phase's earliest start (ns on
     /// rank 0's clock), a worker's own series kept only when a stall shows in it.
     series: Option<(SeriesSum, u64)>,
+    /// Every worker's class histograms, merged as they arrived.
+    classes: ClassMerge,
     failures: Vec<(u32, Error)>,
 }
 
@@ -143,6 +146,7 @@ impl Gathering {
             latency: FastHist::new(),
             keep,
             series: None,
+            classes: ClassMerge::default(),
             failures: vec![],
         }
     }
@@ -166,6 +170,9 @@ impl Gathering {
                     }
                     s.hist = std::mem::replace(&mut s.hist, SampleHist::empty_merged())
                         .merge_into(&mut self.latency, self.keep);
+                    if let Some(m) = s.mix.as_mut() {
+                        m.classes.merge_into(&mut self.classes);
+                    }
                     self.samples.push(s);
                 }
             }
@@ -260,6 +267,9 @@ impl Gathering {
                                 crate::launch::mpi_clock::to_root(s.start_ns, offset),
                                 crate::launch::mpi_clock::to_root(s.end_ns, offset),
                             );
+                            if let Some(m) = s.mix.as_mut() {
+                                m.classes.merge_into(&mut self.classes);
+                            }
                             // The job's workers mostly made the same calls: held once.
                             if let Some(last) = self.samples.last() {
                                 s.calls.share_equal(&last.calls);
@@ -296,6 +306,7 @@ impl Gathering {
             servers: self.servers,
             latency: self.latency.buckets(),
             series: self.series.and_then(|(sum, _)| sum.finish()),
+            classes: self.classes.finish(),
         })
     }
 }

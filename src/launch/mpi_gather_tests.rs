@@ -48,6 +48,7 @@ fn sample(worker: u32, rank: u32, distinct: u64) -> WorkerSample {
         series: Some(Box::new(RateSeries::of_bytes(10_000_000, 8_000_000, vec![1 << 19, 1 << 19, 0]))),
         stonewall_ops: None,
         found: None,
+        mix: None,
         alloc_ns: None,
         hints: None,
     }

@@ -55,6 +55,29 @@ impl BlockMap {
             _ => None,
         }
     }
+
+    /// Blocks from block `j` to the end of its file or segment, of the worker's `n` (a
+    /// block-size mix keeps its ops inside one file; one file after another only).
+    #[inline(always)]
+    pub fn room_after(&self, j: u64, n: u64) -> u64 {
+        match *self {
+            BlockMap::Contiguous { .. } => n - j,
+            BlockMap::RoundRobin { blocks, .. } => blocks - j % blocks,
+            BlockMap::Strided { .. } => 1,
+            BlockMap::Segmented { per_seg, .. } => per_seg - j % per_seg,
+        }
+    }
+
+    /// Blocks from the start of the file or segment of block `end - 1` up to `end`.
+    #[inline(always)]
+    pub fn room_before(&self, end: u64) -> u64 {
+        match *self {
+            BlockMap::Contiguous { .. } => end,
+            BlockMap::RoundRobin { blocks, .. } => (end - 1) % blocks + 1,
+            BlockMap::Strided { .. } => 1,
+            BlockMap::Segmented { per_seg, .. } => (end - 1) % per_seg + 1,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -12,27 +12,22 @@ use serde::Serialize;
 use crate::spec::{CachePolicy, Layout, OpKind, Order, Phase, PiecesMode, Spec};
 
 mod check;
+pub mod draw;
 pub mod fill;
 mod layout;
 pub mod mem;
 pub mod namespace;
 mod order;
+pub mod replay;
 mod stripe;
 pub mod verify;
 
 pub use check::check;
 pub use layout::BlockMap;
+mod ops;
+pub use ops::{Cursor, Draws, Op, OpSeq, Pieces, Step};
 pub use order::{OrderMap, Permutation, splitmix64};
 pub use stripe::Stripe;
-
-/// One operation: `len` bytes at `offset` of the worker's `file`-th open file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Op {
-    /// Index into the worker's own file list ([`WorkerPlan::files`]).
-    pub file: u32,
-    pub offset: u64,
-    pub len: u64,
-}
 
 /// A file the run creates: which target directory holds it, its name, and its final size.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -44,79 +39,6 @@ pub struct PlannedFile {
     pub logical: u32,
     /// For a stripe component, its index among the logical file's components.
     pub component: Option<u32>,
-}
-
-/// How blocks of a striped file split into pieces, one op each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pieces {
-    pub stripe: Stripe,
-    /// Pieces per block: bs / unit when bs spans several units, else 1.
-    pub per_block: u64,
-    /// Bytes per piece: min(bs, unit).
-    pub len: u64,
-    /// `pieces = parallel`: a block's pieces are issued together, as one timed op.
-    pub parallel: bool,
-}
-
-/// The ops of one worker in one phase, generated on demand.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OpSeq {
-    /// Ops the worker performs (blocks x pieces per block).
-    pub n_ops: u64,
-    /// Blocks of `bs` bytes the worker moves.
-    pub n_blocks: u64,
-    pub bs: u64,
-    pub order: OrderMap,
-    pub map: BlockMap,
-    /// Set for striped layouts: each block becomes `per_block` ops on component files.
-    pub pieces: Option<Pieces>,
-}
-
-impl OpSeq {
-    /// The `k`-th op (k < n_ops).
-    #[inline(always)]
-    pub fn op(&self, k: u64) -> Op {
-        match self.pieces {
-            None => {
-                let (file, offset) = self.map.locate(self.order.apply(k, self.n_blocks), self.bs);
-                Op { file, offset, len: self.bs }
-            }
-            Some(p) => {
-                let (block, piece) = (k / p.per_block, k % p.per_block);
-                let (lfile, loff) = self.map.locate(self.order.apply(block, self.n_blocks), self.bs);
-                let (t, offset) = p.stripe.locate(loff + piece * p.len);
-                Op { file: lfile * p.stripe.count + t, offset, len: p.len }
-            }
-        }
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = Op> + '_ {
-        (0..self.n_ops).map(move |k| self.op(k))
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.n_blocks * self.bs
-    }
-
-    /// Bytes per op: bs, or the piece length of a striped file.
-    pub fn op_len(&self) -> u64 {
-        self.pieces.map_or(self.bs, |p| p.len)
-    }
-
-    /// With `pieces = parallel` and blocks of several pieces: the pieces per block, issued
-    /// together; else 0 (every op on its own).
-    pub fn parallel_pieces(&self) -> u64 {
-        match self.pieces {
-            Some(p) if p.parallel && p.per_block > 1 => p.per_block,
-            _ => 0,
-        }
-    }
-
-    /// The ops the timed loop times: one per block when its pieces go together, else one per
-    /// op.
-    pub fn timed_ops(&self) -> u64 {
-        if self.parallel_pieces() > 0 { self.n_blocks } else { self.n_ops }
-    }
 }
 
 /// One worker's part of a phase.
@@ -292,6 +214,8 @@ fn phase_plan(spec: &Spec, index: usize, ph: &Phase) -> PhasePlan {
     });
     let physical = |logical: u32| (logical * comps..(logical + 1) * comps).collect::<Vec<u32>>();
     let shared_blocks = spec.size_bytes.saturating_mul(spec.workers as u64) / bs;
+    // A distribution's constants, made once for the workers' usual equal block counts.
+    let mut dist: Option<(u64, draw::Dist)> = None;
     let workers = (0..w_count)
         .map(|w| {
             let (files, n_blocks, map) = if layout.per_worker_files() {
@@ -319,13 +243,32 @@ fn phase_plan(spec: &Spec, index: usize, ph: &Phase) -> PhasePlan {
                 let (first, end) = (at(w as u64), at(w as u64 + 1));
                 (physical(0), end - first, BlockMap::Contiguous { base: first * bs })
             };
+            let seed = worker_seed(spec.seed, w);
             let order = match ph.order {
                 Order::Seq => OrderMap::Seq,
                 Order::Reverse => OrderMap::Reverse,
-                Order::Random => OrderMap::Random(Permutation::new(n_blocks, worker_seed(spec.seed, w))),
+                Order::Random => OrderMap::Random(Permutation::new(n_blocks, seed)),
+                drawn => {
+                    let d = match dist {
+                        Some((n, d)) if n == n_blocks => d,
+                        _ => draw::Dist::of(drawn, n_blocks).expect("an order with repeats draws"),
+                    };
+                    dist = Some((n_blocks, d));
+                    OrderMap::Drawn(draw::Drawn::new(d, n_blocks, seed))
+                }
             };
-            let n_ops = n_blocks * pieces.map_or(1, |p| p.per_block);
-            WorkerPlan { worker: w, files, ops: OpSeq { n_ops, n_blocks, bs, order, map, pieces }, md: None }
+            let draws = Draws {
+                read_pct: spec.phase_rwmixread(ph),
+                dir_seed: draw::stream(seed, draw::DIRECTION),
+                sizes: spec.workload.bssplit.as_ref().map(draw::Sizes::of),
+                size_seed: draw::stream(seed, draw::SIZE),
+            };
+            let mut ops = OpSeq { n_ops: 0, n_blocks, bs, order, map, pieces, draws };
+            ops.n_ops = match draws.sizes {
+                Some(_) => ops.sized_ops(),
+                None => n_blocks * pieces.map_or(1, |p| p.per_block),
+            };
+            WorkerPlan { worker: w, files, ops, md: None }
         })
         .collect();
     PhasePlan {
@@ -349,6 +292,7 @@ fn md_phase_plan(spec: &Spec, index: usize, ph: &Phase, work: Vec<namespace::MdW
         order: OrderMap::Seq,
         map: BlockMap::Contiguous { base: 0 },
         pieces: None,
+        draws: Draws::default(),
     };
     PhasePlan {
         index,
@@ -384,7 +328,9 @@ pub fn plan(spec: &Spec) -> RunPlan {
                 None => phase_plan(spec, i, ph),
             })
             .collect(),
-        layout_first: data.first().is_some_and(|p| matches!(p.op, OpKind::Read | OpKind::Rewrite)),
+        layout_first: data
+            .first()
+            .is_some_and(|p| matches!(p.op, OpKind::Read | OpKind::Rewrite | OpKind::Rw)),
         namespace: ns,
     }
 }

@@ -1,5 +1,5 @@
-//! Access orders: which block a worker visits at its k-th step (sequential, reverse, or a
-//! seeded permutation computed without a table).
+//! Access orders: which block a worker visits at its k-th step (sequential, reverse, a
+//! seeded permutation computed without a table, or drawn per op with repeats).
 
 /// Maps an op (block step) index to a block index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -7,6 +7,8 @@ pub enum OrderMap {
     Seq,
     Reverse,
     Random(Permutation),
+    /// Drawn per op from a distribution ([`super::draw`]): blocks may repeat.
+    Drawn(super::draw::Drawn),
 }
 
 impl OrderMap {
@@ -17,6 +19,7 @@ impl OrderMap {
             OrderMap::Seq => k,
             OrderMap::Reverse => n - 1 - k,
             OrderMap::Random(p) => p.apply(k),
+            OrderMap::Drawn(d) => d.apply(k),
         }
     }
 }

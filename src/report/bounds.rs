@@ -26,7 +26,7 @@ fn read_after(spec: &Spec, i: usize) -> Option<&str> {
         let maker = spec.phases[..i].iter().rev().find(|q| q.op.makes_items())?;
         return spec.phase_bound(maker).is_some().then_some(maker.name.as_str());
     }
-    if !matches!(ph.op, OpKind::Read | OpKind::Rewrite) {
+    if !matches!(ph.op, OpKind::Read | OpKind::Rewrite | OpKind::Rw) {
         return None;
     }
     let from = spec.phases[..i].iter().rposition(|q| q.op == OpKind::Write).unwrap_or(0);

@@ -97,6 +97,32 @@ const HEADER: &[&str] = &[
     "namespace_found",
     "agg_ops_per_s",
     "steady_ops_per_s",
+    "read_ops",
+    "write_ops",
+    "read_bytes_per_s",
+    "write_bytes_per_s",
+    "read_ops_per_s",
+    "write_ops_per_s",
+    "read_latency_p50_ns",
+    "read_latency_p99_ns",
+    "write_latency_p50_ns",
+    "write_latency_p99_ns",
+    "response_latency_p50_ns",
+    "response_latency_p99_ns",
+    "response_latency_max_ns",
+    "behind_max_late_ns",
+    "behind_ns",
+    "late_ops",
+    "block_sizes",
+    "again_fraction",
+    "hot10_share_ops",
+    "worker_read_ops",
+    "worker_read_bytes",
+    "worker_write_ops",
+    "worker_write_bytes",
+    "worker_again_bytes",
+    "worker_late_ops",
+    "worker_behind_max_late_ns",
     "slurm_job_id",
     "slurm_step_id",
     "slurm_cluster",
@@ -116,6 +142,57 @@ fn slurm_cols(exp: &ExperimentResult) -> [String; 6] {
 fn steady_of(r: &crate::results::Repetition, of: crate::units::RateUnit) -> String {
     let rate = r.rate.as_ref().filter(|x| x.series.of == of);
     rate.and_then(|x| x.steady).map(|s| s.bytes_per_s.to_string()).unwrap_or_default()
+}
+
+/// The workload columns of a repetition and one of its workers (the last ones; empty where a
+/// phase has no mix, docs/json.md "Workload apart").
+fn mix_cols(r: &crate::results::Repetition, w: Option<&crate::results::WorkerResult>) -> Vec<String> {
+    let s = |x: Option<String>| x.unwrap_or_default();
+    let m = r.mix.as_deref();
+    let (rd, wr) = (m.and_then(|m| m.read.as_ref()), m.and_then(|m| m.write.as_ref()));
+    let class = |c: Option<&crate::results::mix::ClassFigures>,
+                 f: fn(&crate::results::mix::ClassFigures) -> String| s(c.map(f));
+    let resp = m.and_then(|m| m.response_latency_ns);
+    let behind = m.and_then(|m| m.behind);
+    let sizes = m.map(|m| {
+        m.block_sizes
+            .iter()
+            .map(|b| format!("{}={}", b.bs_bytes, b.figures.ops))
+            .collect::<Vec<_>>()
+            .join(";")
+    });
+    let wm = w.and_then(|w| w.mix.as_deref());
+    let mut v = vec![
+        class(rd, |c| c.ops.to_string()),
+        class(wr, |c| c.ops.to_string()),
+        class(rd, |c| c.bytes_per_s.to_string()),
+        class(wr, |c| c.bytes_per_s.to_string()),
+        class(rd, |c| c.ops_per_s.to_string()),
+        class(wr, |c| c.ops_per_s.to_string()),
+        class(rd, |c| c.latency_ns.p50.to_string()),
+        class(rd, |c| c.latency_ns.p99.to_string()),
+        class(wr, |c| c.latency_ns.p50.to_string()),
+        class(wr, |c| c.latency_ns.p99.to_string()),
+        s(resp.map(|l| l.p50.to_string())),
+        s(resp.map(|l| l.p99.to_string())),
+        s(resp.map(|l| l.max.to_string())),
+        s(behind.map(|b| b.max_late_ns.to_string())),
+        s(behind.map(|b| b.behind_ns.to_string())),
+        s(behind.map(|b| b.late_ops.to_string())),
+        s(sizes),
+        s(r.again_fraction.map(|a| a.to_string())),
+        s(m.and_then(|m| m.hot10_share_ops).map(|h| h.to_string())),
+    ];
+    v.extend([
+        s(wm.map(|m| m.read_ops.to_string())),
+        s(wm.map(|m| m.read_bytes.to_string())),
+        s(wm.map(|m| m.write_ops.to_string())),
+        s(wm.map(|m| m.write_bytes.to_string())),
+        s(wm.map(|m| m.again_bytes.to_string())),
+        s(wm.and_then(|m| m.behind).map(|b| b.late_ops.to_string())),
+        s(wm.and_then(|m| m.behind).map(|b| b.max_ns.to_string())),
+    ]);
+    v
 }
 
 /// The op-rate and namespace columns of a repetition and one of its workers (the last ones).
@@ -282,6 +359,7 @@ impl Exporter for Csv {
                         after.extend(last(None));
                         after.extend(timing(None));
                         after.extend(ops_cols(r, None));
+                        after.extend(mix_cols(r, None));
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after).chain(&slurm))
                             .map_err(write_err)?;
                     }
@@ -313,6 +391,7 @@ impl Exporter for Csv {
                         after.extend(last(Some(&wk)));
                         after.extend(timing(Some(&wk)));
                         after.extend(ops_cols(r, Some(&wk)));
+                        after.extend(mix_cols(r, Some(&wk)));
                         w.write_record(run.iter().chain(&cols).chain(&tail).chain(&after).chain(&slurm))
                             .map_err(write_err)?;
                     }
@@ -322,6 +401,7 @@ impl Exporter for Csv {
                         after.extend(last(None));
                         after.extend(timing(None));
                         after.extend(ops_cols(r, None));
+                        after.extend(mix_cols(r, None));
                         w.write_record(run.iter().chain(&blanks).chain(&tail).chain(&after).chain(&slurm))
                             .map_err(write_err)?;
                     }

@@ -39,6 +39,7 @@ pub mod iops;
 mod ior;
 mod json;
 mod mdtest;
+mod mix;
 pub mod output;
 pub mod plan;
 pub mod plot;

@@ -171,6 +171,9 @@ impl Columns {
         if phases.iter().any(|ph| ph.op == OpKind::Write) {
             cache += "; a write phase begins on emptied files: 0.0%";
         }
+        if phases.iter().any(|ph| ph.repetitions.iter().any(|r| r.again_fraction.is_some())) {
+            cache += "; again: the most of its bytes, over the runs, that were of blocks the phase had already read or written (a pass after the first, a repeat), which the page cache may have served";
+        }
         out.push(cache);
         let mut untouched: Vec<&str> =
             phases.iter().filter_map(|ph| ph.cache.client_cache_not_controlled.as_deref()).collect();

@@ -250,6 +250,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
     out += &text_table(&headers, &rows, &right);
     out += &super::iops::render_iops(exp);
     out += &super::bounds::render_bounds(exp);
+    out += &super::mix::render_mix(exp);
     out.push('\n');
     for line in cols.legend(exp) {
         out += &line;
@@ -272,10 +273,21 @@ pub fn render_table(exp: &ExperimentResult) -> String {
 }
 
 /// The cache cell of a phase: its policy and the most of its files' pages (or, for a metadata
-/// phase made cold, of its names) that were cached as it began.
+/// phase made cold, of its names) that were cached as it began; and the most of its bytes,
+/// over the complete runs, that were of blocks it had already moved (`again_fraction`).
 fn cache_cell(ph: &crate::results::PhaseResult) -> String {
     if !ph.op.is_metadata() {
-        return format!("{} {:.1}%", ph.cache.label(), ph.cache.resident_fraction * 100.0);
+        let again = ph
+            .repetitions
+            .iter()
+            .filter(|r| r.status == Status::Complete)
+            .filter_map(|r| r.again_fraction)
+            .reduce(f64::max);
+        let cell = format!("{} {:.1}%", ph.cache.label(), ph.cache.resident_fraction * 100.0);
+        return match again {
+            Some(a) => format!("{cell}, {:.1}% again", a * 100.0),
+            None => cell,
+        };
     }
     let bounds: Vec<f64> =
         ph.repetitions.iter().filter_map(|r| r.namespace.as_ref().and_then(|n| n.cached_at_most)).collect();

@@ -4,7 +4,7 @@
 use super::{COLD_MAX_RESIDENT, WARM_MIN_RESIDENT};
 
 /// Every kind of flag a phase can carry (what its text starts with), for legends.
-pub const FLAG_KINDS: [&str; 11] = [
+pub const FLAG_KINDS: [&str; 13] = [
     "not cold",
     "cold unverified",
     "not warm",
@@ -16,6 +16,8 @@ pub const FLAG_KINDS: [&str; 11] = [
     "workers did not overlap",
     "stalled",
     "oversubscribed",
+    "re-read",
+    "behind schedule",
 ];
 
 /// The kind of a flag (one of [`FLAG_KINDS`]); None for a flag of no known kind.
@@ -55,6 +57,11 @@ pub fn flag_meaning(flag: &str) -> Option<String> {
         ),
         "no I/O (null engine)" => "the null engine moves no data: rates measure iolab's own loop".into(),
         "oversubscribed" => "a host ran more MPI ranks than it has CPUs: ranks waiting in MPI calls poll for messages and take CPU from those doing I/O, so the rates measure the CPU scheduler as much as the storage".into(),
+        "re-read" => format!(
+            "over {} of a cold phase's bytes were of blocks it had already read or written (a pass after the first under runtime, a repeat of an order that draws), which the page cache may serve: those bytes are not cold",
+            pct(COLD_MAX_RESIDENT)
+        ),
+        "behind schedule" => "a rate-limited worker issued ops late (a stall, or a device or CPU too slow for the rate): they went back to back once it could, and their response times count the wait".into(),
         _ => return None,
     })
 }
@@ -91,6 +98,10 @@ pub fn flag_advice(flag: &str) -> Option<&'static str> {
             "choose an engine that moves data (--engine psync; iolab engines lists them)"
         }
         "oversubscribed" => "run at most a rank per CPU on each host, or mpirun --mca mpi_yield_when_idle 1",
+        "re-read" => "one cold pass: --stonewall, or a --size above what the runtime reads; or --direct",
+        "behind schedule" => {
+            "read the response times: they count the wait; a lower rate may keep the schedule"
+        }
         _ => return None,
     })
 }
@@ -123,6 +134,8 @@ mod tests {
         flags.push("workers did not overlap: all 4 ran together for 12% of the phase".into());
         flags.push("stalled: no progress for 3.00 s from 1.00 s into the phase (worker 0)".into());
         flags.push("oversubscribed: 5 MPI ranks on the 2 CPUs of h1".into());
+        flags.push("re-read: 96.9% of its bytes were of blocks it had already moved".into());
+        flags.push("behind schedule: ops up to 203 ms late".into());
         let dropped = crate::results::NsState { names: 10, cached_at_most: Some(1.0), ..Default::default() };
         flags.extend(dropped.flags(CachePolicy::Cold));
         let meanings: Vec<String> =

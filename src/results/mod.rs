@@ -23,6 +23,7 @@ pub mod findings;
 mod flags;
 pub mod hosts;
 pub mod io500;
+pub mod mix;
 mod repetition;
 mod workers;
 pub use workers::{Workers, take_spool_fault};
@@ -123,6 +124,10 @@ pub struct WorkerResult {
     /// common clock (None in results stored before iolab recorded it).
     #[serde(default)]
     pub start_offset_ns: timing::StartOffset,
+    /// Its workload apart: reads and writes, block sizes, schedule, repeats (None: a plain
+    /// phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<Box<mix::WorkerMix>>,
 }
 
 impl WorkerResult {
@@ -175,6 +180,7 @@ impl WorkerResult {
             series: s.series,
             stonewall_ops: s.stonewall_ops,
             start_offset_ns: timing::StartOffset::NONE,
+            mix: s.mix.map(|m| Box::new(mix::WorkerMix::of(*m).0)),
         }
     }
 }
@@ -272,6 +278,13 @@ pub struct Repetition {
     /// absent when they do.
     #[serde(default, skip_serializing_if = "Buckets::is_empty")]
     pub latency_histogram_ns: Buckets,
+    /// The share of its bytes of blocks the phase had already moved (docs/spec.md,
+    /// "Time-bounded phases"; absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub again_fraction: Option<f64>,
+    /// Its workload apart: reads and writes, block sizes, response times (None: a plain phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<Box<mix::Mix>>,
 }
 
 /// One phase across repetitions.
@@ -303,6 +316,9 @@ pub struct PhaseResult {
     /// across complete repetitions: the study's figure, lower is better.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_summary: Option<Summary>,
+    /// Its workload apart across the complete repetitions (None: a plain phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix_summary: Option<mix::MixSummary>,
 }
 
 impl PhaseResult {
@@ -326,6 +342,7 @@ impl PhaseResult {
             flags: vec![],
             latency_ns: LatencyNs::default(),
             time_summary: None,
+            mix_summary: None,
         }
     }
 
@@ -384,6 +401,8 @@ impl PhaseResult {
             }
         }
         self.latency_ns = LatencyNs::from_hist(&merged);
+        self.mix_summary =
+            mix::MixSummary::of(&complete.iter().filter_map(|r| r.mix.as_deref()).collect::<Vec<_>>());
     }
 }
 

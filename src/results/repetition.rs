@@ -21,11 +21,17 @@ impl Repetition {
     pub fn from_samples(
         rep: u32,
         run_id: &str,
-        samples: Vec<WorkerSample>,
+        mut samples: Vec<WorkerSample>,
         summed: Option<RateSeries>,
         cache: &CacheCheck,
     ) -> Repetition {
         let timing = timing::PhaseTiming::of(&samples);
+        // The workers' class histograms merged for the repetition before their results are made.
+        let mut classes = crate::latency::classes::ClassMerge::default();
+        for m in samples.iter_mut().filter_map(|s| s.mix.as_mut()) {
+            m.classes.merge_into(&mut classes);
+        }
+        let cold = samples.iter().any(|s| s.mix.as_ref().is_some_and(|m| m.cold));
         let flags = cache
             .flags
             .iter()
@@ -50,7 +56,7 @@ impl Repetition {
             })
             .collect();
         let r = stats::rates(workers.iter().map(|w| (w.bytes, w.time_ns)));
-        Repetition {
+        let mut rep = Repetition {
             rep,
             run_id: run_id.to_string(),
             status: Status::Complete,
@@ -80,8 +86,52 @@ impl Repetition {
             rate,
             namespace: None,
             latency_histogram_ns: Buckets::default(),
+            again_fraction: None,
+            mix: None,
         }
         .with_hosts()
+        .with_again();
+        rep.set_mix(classes.finish());
+        if let Some(a) = rep.again_fraction.filter(|&a| cold && a > COLD_MAX_RESIDENT) {
+            rep.flags.push(format!(
+                "re-read: {:.1}% of its bytes were of blocks it had already moved in the phase (a pass after the first, or a repeat), which the page cache may serve",
+                a * 100.0
+            ));
+        }
+        rep
+    }
+
+    /// Its workload apart again with the class histograms rank 0 merged as the replies came
+    /// (MPI ranks; None: the samples had their own, nothing to do).
+    pub fn merged_classes(&mut self, classes: Option<crate::latency::classes::ClassSample>) {
+        if classes.is_some() {
+            self.set_mix(classes);
+        }
+    }
+
+    /// The repetition with the share of its bytes its workers moved again worked out.
+    pub fn with_again(mut self) -> Repetition {
+        let again: u64 = self.workers.iter().filter_map(|w| w.mix.as_ref().map(|m| m.again_bytes)).sum();
+        self.again_fraction =
+            (again > 0 && self.total_bytes > 0).then(|| again as f64 / self.total_bytes as f64);
+        self
+    }
+
+    /// Its workload apart from its workers' figures and their class histograms merged
+    /// (`classes`: of its samples, or as rank 0 merged them as the replies came), and the flag
+    /// of workers behind their schedule.
+    pub fn set_mix(&mut self, classes: Option<crate::latency::classes::ClassSample>) {
+        let workers = self.workers.load();
+        let of: Vec<(&mix::WorkerMix, u64)> =
+            workers.iter().filter_map(|w| w.mix.as_deref().map(|m| (m, w.time_ns))).collect();
+        let mixed = mix::Mix::of(&of, classes.as_ref());
+        drop(of);
+        drop(workers);
+        self.flags.retain(|f| !f.starts_with("behind schedule"));
+        if let Some(f) = mixed.as_ref().and_then(mix::Mix::behind_flag) {
+            self.flags.push(f);
+        }
+        self.mix = mixed.map(Box::new);
     }
 
     /// Every op's latency bucket of all its workers: the merged histogram when it has one,
@@ -157,6 +207,8 @@ impl Repetition {
             rate: None,
             namespace: None,
             latency_histogram_ns: Buckets::default(),
+            again_fraction: None,
+            mix: None,
         }
     }
 }

@@ -18,6 +18,10 @@ mod launcher;
 pub use launcher::{Launcher, MpiIo, Reorder};
 mod op;
 pub use op::OpKind;
+pub mod order;
+pub use order::Order;
+pub mod workload;
+pub use workload::{BsSplit, RateLimit, RateProcess, ThinkTime, Workload};
 pub mod job;
 pub mod metadata;
 pub use metadata::{ItemKind, MdCalls, MdDirs, Namespace};
@@ -82,33 +86,6 @@ impl Layout {
     /// Each logical file is striped over several component files.
     pub fn striped(self) -> bool {
         matches!(self, Layout::Striped | Layout::StripedPerWorker)
-    }
-}
-
-/// The order in which a worker visits its blocks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Order {
-    Seq,
-    Reverse,
-    Random,
-}
-
-impl Order {
-    pub fn parse(s: &str) -> Option<Order> {
-        Some(match s {
-            "seq" | "sequential" => Order::Seq,
-            "reverse" | "rev" => Order::Reverse,
-            "random" | "rand" => Order::Random,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Order::Seq => "seq",
-            Order::Reverse => "reverse",
-            Order::Random => "random",
-        }
     }
 }
 
@@ -257,6 +234,14 @@ pub struct Phase {
     pub runtime_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stonewall_ns: Option<u64>,
+    /// A mixed phase's own read share, percent (`rw:rwmixread=70`), else the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwmixread: Option<u8>,
+    /// This phase's own rate limit (`rate=SIZE`, `rate_iops=N`; 0: none), else the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_bytes_per_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<u64>,
 }
 
 impl Phase {
@@ -377,6 +362,9 @@ pub struct Spec {
     /// The namespace of the metadata phases (None: the run has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md: Option<Namespace>,
+    /// The workload of the data phases: read share, block-size mix, rate limit, think time.
+    #[serde(flatten)]
+    pub workload: Workload,
 }
 
 fn one() -> u32 {

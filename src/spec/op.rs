@@ -1,6 +1,6 @@
-//! What a phase does: write, rewrite or read data, blast bytes at a server, or one of the
-//! metadata phases on the namespace's items (create, stat, open, read-files, rename, unlink,
-//! mkdir, rmdir, find).
+//! What a phase does: write, rewrite or read data, or both in one stream (rw), blast bytes at
+//! a server, or one of the metadata phases on the namespace's items (create, stat, open,
+//! read-files, rename, unlink, mkdir, rmdir, find).
 
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +14,9 @@ pub enum OpKind {
     Rewrite,
     /// Existing data is read.
     Read,
+    /// Existing data is read and overwritten in place, each op's direction drawn from the
+    /// seeded generator by the read share (fio's `rw`/`randrw` with `rwmixread`).
+    Rw,
     /// Bytes sent to an I/O-server rank, which counts and drops them (Russell's network
     /// blast): no file anywhere.
     Blast,
@@ -40,13 +43,22 @@ pub enum OpKind {
 }
 
 impl OpKind {
-    /// Writes data (to files or, in a blast, to a server).
+    /// Writes data and only writes it (to files or, in a blast, to a server).
     pub fn is_write(self) -> bool {
         matches!(self, OpKind::Write | OpKind::Rewrite | OpKind::Blast)
     }
+    /// Writes data, alone or among reads (a mixed phase): its files are opened for writing
+    /// and its commits follow the sync policy.
+    pub fn writes(self) -> bool {
+        self.is_write() || self == OpKind::Rw
+    }
+    /// Reads data, alone or among writes.
+    pub fn reads(self) -> bool {
+        matches!(self, OpKind::Read | OpKind::Rw)
+    }
     /// Works on the namespace's items rather than on data files.
     pub fn is_metadata(self) -> bool {
-        !matches!(self, OpKind::Write | OpKind::Rewrite | OpKind::Read | OpKind::Blast)
+        !matches!(self, OpKind::Write | OpKind::Rewrite | OpKind::Read | OpKind::Rw | OpKind::Blast)
     }
     /// A metadata phase that makes its items (and so may be stonewalled).
     pub fn makes_items(self) -> bool {
@@ -57,6 +69,7 @@ impl OpKind {
             OpKind::Write => "write",
             OpKind::Rewrite => "rewrite",
             OpKind::Read => "read",
+            OpKind::Rw => "rw",
             OpKind::Blast => "blast",
             OpKind::Create => "create",
             OpKind::Stat => "stat",

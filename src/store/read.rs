@@ -148,7 +148,7 @@ impl Store {
                         p.max_sar_bytes_per_s, p.min_sar_bytes_per_s, p.avg_individual_bytes_per_s,
                         p.resident_fraction, p.prealloc_ns, p.flags_json, p.env_json, r.warmup,
                         p.syncs_in_flight_max, p.rate_json, p.agg_bytes_per_s, p.span_ns, p.overlap,
-                        p.namespace_json, p.latency_histogram_json
+                        p.namespace_json, p.latency_histogram_json, p.mix_json
                  FROM runs r JOIN phase_results p ON p.run_id = r.run_id
                  WHERE r.experiment_id = ?1 ORDER BY r.rep, r.finished_unix_s, r.point, p.phase",
             )
@@ -200,8 +200,11 @@ impl Store {
                 latency_histogram_ns: self
                     .opt_json(r.get::<_, Option<String>>(23).map_err(g)?)?
                     .unwrap_or_default(),
+                again_fraction: None,
+                mix: self.opt_json(r.get::<_, Option<String>>(24).map_err(g)?)?,
             }
-            .with_hosts();
+            .with_hosts()
+            .with_again();
             let ph =
                 points.get_mut(point as usize).and_then(|p| p.phases.get_mut(phase as usize)).ok_or_else(
                     || self.err(format!("run {} names a point or phase the experiment lacks", rep.run_id)),
@@ -361,7 +364,7 @@ impl Store {
                 "SELECT worker, bytes, ops, time_ns, sync_ns, sync_calls, open_ns, close_ns, bytes_per_s,
                         latency_json, histogram_json, calls_json, max_inflight,
                         role, times_json, tid, commit_tids_json, rank, host, series_json, stonewall_ops,
-                        start_offset_ns, alloc_ns, mpiio_hints_json
+                        start_offset_ns, alloc_ns, mpiio_hints_json, mix_json
                  FROM worker_results WHERE run_id = ?1 AND phase = ?2 ORDER BY worker",
             )
             .map_err(|e| self.err(e))?;
@@ -396,6 +399,7 @@ impl Store {
                         series: None,
                         stonewall_ops: r.get::<_, Option<i64>>(20)?.map(|n| n as u64),
                         start_offset_ns: r.get::<_, Option<i64>>(21)?.map(|n| n as u64).into(),
+                        mix: None,
                     },
                     r.get::<_, String>(9)?,
                     r.get::<_, String>(10)?,
@@ -404,13 +408,15 @@ impl Store {
                     r.get::<_, Option<String>>(16)?,
                     r.get::<_, Option<String>>(19)?,
                     r.get::<_, Option<String>>(23)?,
+                    r.get::<_, Option<String>>(24)?,
                 ))
             })
             .map_err(|e| self.err(e))?;
         let mut out: Vec<WorkerResult> = vec![];
         for row in rows {
-            let (mut w, lat, hist, calls, times, tids, series, hints) = row.map_err(|e| self.err(e))?;
+            let (mut w, lat, hist, calls, times, tids, series, hints, mix) = row.map_err(|e| self.err(e))?;
             w.series = self.opt_json(series)?;
+            w.mix = self.opt_json(mix)?;
             w.mpiio_hints = self.opt_json(hints)?;
             w.latency_ns = crate::json::from_str(&lat).map_err(|e| self.err(e))?;
             w.times_ns = times.map(|t| crate::json::from_str(&t).map_err(|e| self.err(e))).transpose()?;

@@ -1,7 +1,7 @@
 //! The store's SQLite schema, one migration per version.
 
 /// The schema version this build writes. Older stores are migrated; newer ones refused.
-pub const STORE_VERSION: i64 = 16;
+pub const STORE_VERSION: i64 = 17;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -209,6 +209,17 @@ const SCHEMA_V16_NOT_RUN: &str = "
 ALTER TABLE experiments ADD COLUMN not_run_json TEXT;
 ";
 
+/// Version 17: the workload apart: a repetition's reads and writes, block sizes, response
+/// times and schedule (JSON), each worker's counts of them, and each traced op's length,
+/// direction and response time (NULL in rows written before).
+const SCHEMA_V17_MIX: &str = "
+ALTER TABLE phase_results ADD COLUMN mix_json TEXT;
+ALTER TABLE worker_results ADD COLUMN mix_json TEXT;
+ALTER TABLE trace_ops ADD COLUMN len_bytes INTEGER;
+ALTER TABLE trace_ops ADD COLUMN write INTEGER;
+ALTER TABLE trace_ops ADD COLUMN response_ns INTEGER;
+";
+
 /// Migrations: entry i brings a store from version i to i + 1.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1,
@@ -227,6 +238,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V14_HINTS,
     SCHEMA_V15_MERGED_LATENCY,
     SCHEMA_V16_NOT_RUN,
+    SCHEMA_V17_MIX,
 ];
 
 /// Every table of the current schema.

@@ -52,7 +52,8 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT t.run_id, r.point, r.rep, t.phase, t.worker, t.op, t.file, t.offset_bytes, t.start_ns, t.duration_ns
+                "SELECT t.run_id, r.point, r.rep, t.phase, t.worker, t.op, t.file, t.offset_bytes, t.start_ns, t.duration_ns,
+                        t.len_bytes, t.write, t.response_ns
                  FROM trace_ops t JOIN runs r ON r.run_id = t.run_id
                  WHERE r.experiment_id = ?1
                  ORDER BY r.rep, r.point, t.phase, t.worker, t.op",
@@ -73,6 +74,9 @@ impl Store {
                 offset_bytes: r.get::<_, i64>(7).map_err(g)? as u64,
                 start_ns: r.get::<_, i64>(8).map_err(g)? as u64,
                 duration_ns: r.get::<_, i64>(9).map_err(g)? as u64,
+                len_bytes: r.get::<_, Option<i64>>(10).map_err(g)?.map(|n| n as u64),
+                write: r.get(11).map_err(g)?,
+                response_ns: r.get::<_, Option<i64>>(12).map_err(g)?.map(|n| n as u64),
             };
             f(&row)?;
             n += 1;
@@ -96,4 +100,9 @@ pub struct TraceRow {
     /// From the worker's start.
     pub start_ns: u64,
     pub duration_ns: u64,
+    /// Its bytes and direction (None in traces stored before iolab kept them).
+    pub len_bytes: Option<u64>,
+    pub write: Option<bool>,
+    /// A rate-limited op: from its planned start to its completion.
+    pub response_ns: Option<u64>,
 }

@@ -164,8 +164,9 @@ impl Store {
                 "INSERT INTO phase_results(run_id, phase, status, error, total_bytes, ops, time_ns,
                      max_sar_bytes_per_s, min_sar_bytes_per_s, avg_individual_bytes_per_s, resident_fraction,
                      prealloc_ns, flags_json, env_json, syncs_in_flight_max, rate_json, agg_bytes_per_s, span_ns,
-                     overlap, namespace_json, latency_histogram_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+                     overlap, namespace_json, latency_histogram_json, mix_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
+                     ?22)",
                 params![
                     run_id,
                     *phase as i64,
@@ -187,7 +188,8 @@ impl Store {
                     r.span_ns.map(|n| n as i64),
                     r.overlap.map(Real),
                     r.namespace.as_ref().map(|x| self.json(x)).transpose()?,
-                    Some(&r.latency_histogram_ns).filter(|b| !b.is_empty()).map(|x| self.json(x)).transpose()?
+                    Some(&r.latency_histogram_ns).filter(|b| !b.is_empty()).map(|x| self.json(x)).transpose()?,
+                    r.mix.as_ref().map(|x| self.json(x)).transpose()?
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -205,9 +207,9 @@ impl Store {
                     "INSERT INTO worker_results (run_id, phase, worker, bytes, ops, time_ns, sync_ns, sync_calls,
                          open_ns, close_ns, bytes_per_s, latency_json, histogram_json, calls_json, max_inflight,
                          role, times_json, tid, commit_tids_json, rank, host, series_json, stonewall_ops,
-                         start_offset_ns, alloc_ns, mpiio_hints_json)
+                         start_offset_ns, alloc_ns, mpiio_hints_json, mix_json)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                         ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
+                         ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
                 )
                 .map_err(|e| self.err(e))?;
             for w in r.workers.try_iter() {
@@ -238,7 +240,8 @@ impl Store {
                     w.stonewall_ops.map(|n| n as i64),
                     w.start_offset_ns.get().map(|n| n as i64),
                     w.alloc_ns.map(|n| n as i64),
-                    w.mpiio_hints.as_ref().map(|h| self.json(h)).transpose()?
+                    w.mpiio_hints.as_ref().map(|h| self.json(h)).transpose()?,
+                    w.mix.as_ref().map(|m| self.json(m)).transpose()?
                 ])
                 .map_err(|e| self.err(e))?;
                 if let Some(periods) = &w.periods {
@@ -250,7 +253,11 @@ impl Store {
                 }
                 if let Some(trace) = w.trace.as_ref().filter(|_| traces) {
                     let mut ins = tx
-                        .prepare_cached("INSERT INTO trace_ops VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+                        .prepare_cached(
+                            "INSERT INTO trace_ops (run_id, phase, worker, op, file, offset_bytes, start_ns,
+                                 duration_ns, len_bytes, write, response_ns)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                        )
                         .map_err(|e| self.err(e))?;
                     // A batch of the spill at a time: a trace of any length takes the same memory;
                     // a stop signal ends it between two.
@@ -265,7 +272,10 @@ impl Store {
                                 op.file,
                                 op.offset as i64,
                                 op.start_ns as i64,
-                                op.duration_ns as i64
+                                op.duration_ns as i64,
+                                op.len,
+                                op.write,
+                                (op.response_ns > 0).then_some(op.response_ns as i64)
                             ])
                             .map_err(|e| self.err(e))?;
                         }

@@ -37,7 +37,13 @@ fn signalled_while_storing_traces() {
     let mut spill = crate::latency::trace::TraceSpill::new().unwrap();
     let mut bytes = vec![];
     for k in 0..100_000u64 {
-        let op = crate::latency::trace::TraceOp { file: 0, offset: k * 512, start_ns: k, duration_ns: 1 };
+        let op = crate::latency::trace::TraceOp {
+            file: 0,
+            offset: k * 512,
+            start_ns: k,
+            duration_ns: 1,
+            ..Default::default()
+        };
         op.encode(&mut bytes);
     }
     spill.append_encoded(&bytes, 100_000).unwrap();

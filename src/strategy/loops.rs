@@ -308,7 +308,15 @@ fn main_loop(
         let t1 = lap.to(&mut t.write);
         hist.record(t1 - t0);
         if let Some(tr) = trace.as_mut() {
-            tr.record(TraceOp { file: 0, offset: op.offset, start_ns: t0 - start_ns, duration_ns: t1 - t0 });
+            let (offset, len) = (op.offset, op.len as u32);
+            tr.record(TraceOp {
+                offset,
+                start_ns: t0 - start_ns,
+                duration_ns: t1 - t0,
+                len,
+                write: true,
+                ..TraceOp::default()
+            });
         }
         if done != op.len {
             let rest = &w.mech.buf()[done as usize..op.len as usize];
@@ -383,5 +391,6 @@ fn main_loop(
         series: None,
         stonewall_ops: None,
         found: None,
+        mix: None,
     })
 }

@@ -154,5 +154,6 @@ fn sync_loop(ctx: &RoleCtx<'_>, c: &mut Committer, mb: &Mailbox) -> Result<Worke
         series: None,
         stonewall_ops: None,
         found: None,
+        mix: None,
     })
 }

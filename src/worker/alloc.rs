@@ -46,7 +46,7 @@ impl BlockAlloc {
             unsafe { libc::fallocate(f.as_raw_fd(), 0, op.offset as libc::off_t, op.len as libc::off_t) };
         if rc != 0 {
             ctx.abort.store(true, std::sync::atomic::Ordering::Relaxed);
-            return Err(ctx.op_error(k, "fallocate", std::io::Error::last_os_error()));
+            return Err(ctx.op_error(k, op, "fallocate", std::io::Error::last_os_error()));
         }
         Ok(())
     }

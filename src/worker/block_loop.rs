@@ -16,6 +16,8 @@ use super::alloc::BlockAlloc;
 use super::bound::Limits;
 use super::commits::Commits;
 use super::data::{DataPath, short_write};
+use super::mix::MixRec;
+use super::pace::Pace;
 use super::sync_loop::LoopDone;
 use super::{WorkerCtx, WorkerSample};
 
@@ -48,6 +50,8 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
         |p: Op, e: CallError| Error::io(e.call.name(), &ctx.paths[p.file as usize], Some(p.offset), e.err);
 
     let mut series = RateRecorder::default();
+    let mut mix = MixRec::new(ctx, R::CLOCKED);
+    let stop = || ctx.abort.load(Relaxed) || crate::env::signals::stop_requested();
     ctx.gate.wait();
     if ctx.abort.load(Relaxed) {
         return Err(Error::Run("aborted before start".into()));
@@ -56,12 +60,24 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
     let mut prev = start_ns;
     let (mut bytes, mut since_sync) = (0u64, 0u64);
     let mut lim = Limits::new(ctx, start_ns);
+    let mut pace = MixRec::pace(ctx, start_ns);
     let mut n = 0u64;
-    while lim.go(n, || if R::CLOCKED { prev } else { now_ns() }) {
-        if ctx.abort.load(Relaxed) || crate::env::signals::stop_requested() {
+    let clock = |prev: u64, pace: &Option<Pace>| {
+        let now = if R::CLOCKED { prev } else { now_ns() };
+        pace.as_ref().map_or(now, |p| if p.paced() { now.max(p.planned()) } else { now })
+    };
+    while lim.go(n, || clock(prev, &pace)) {
+        if stop() {
             return Err(Error::Run("aborted".into()));
         }
         let b = lim.index(n);
+        let write = ops.writes_at(b, ctx.write);
+        let mut planned = 0;
+        if let Some(p) = pace.as_mut().filter(|p| p.paced()) {
+            let (t, at) = p.before(&stop);
+            (prev, planned) = (if R::CLOCKED { t } else { prev }, at);
+            p.advance(n, ops.bs);
+        }
         n += 1;
         for (i, p) in pieces.iter_mut().enumerate() {
             let k = b * per_block as u64 + i as u64;
@@ -69,49 +85,50 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
             if let Some(a) = alloc.as_mut() {
                 a.block(ctx, k, *p)?;
             }
-            if ctx.write {
+            if write {
                 data.before_write(&mut engine.buf()[i * plen..], *p);
             }
         }
-        if let Err((i, e)) = engine.io_pieces(&pieces, ctx.write, &mut done) {
+        if let Err((i, e)) = engine.io_pieces(&pieces, write, &mut done) {
             ctx.abort.store(true, Relaxed);
             return Err(piece_err(pieces[i], e));
         }
         if R::CLOCKED {
             let t = now_ns();
             // The block as one op: its first piece's place, the whole block's length.
-            rec.record(Op { len: ops.bs, ..pieces[0] }, prev - start_ns, t - prev);
+            let response = if planned > 0 { t.saturating_sub(planned) } else { 0 };
+            rec.record_op(Op { len: ops.bs, ..pieces[0] }, write, prev - start_ns, t - prev, response);
+            if let Some(c) = mix.classes.as_mut() {
+                c.record(write, 0, ops.bs, t - prev, response);
+            }
             prev = t;
+        } else if let Some(c) = mix.classes.as_mut() {
+            c.record(write, 0, ops.bs, 0, 0);
         }
         for (i, p) in pieces.iter().enumerate() {
             if done[i] != p.len {
                 ctx.abort.store(true, Relaxed);
                 let f = p.file as usize;
-                let msg = if ctx.write && done[i] < p.len {
+                let msg = if write && done[i] < p.len {
                     let rest = &engine.buf()[i * plen + done[i] as usize..(i + 1) * plen];
                     short_write(&ctx.paths[f], ctx.ids[f], rest, p.offset + done[i], done[i], p.len)
                 } else {
-                    format!(
-                        "short {}: {} of {} bytes",
-                        if ctx.write { "write" } else { "read" },
-                        done[i],
-                        p.len
-                    )
+                    format!("short {}: {} of {} bytes", if write { "write" } else { "read" }, done[i], p.len)
                 };
                 return Err(Error::io(
-                    E::call_name(ctx.write),
+                    E::call_name(write),
                     &ctx.paths[f],
                     Some(p.offset),
                     std::io::Error::other(msg),
                 ));
             }
-            if !ctx.write {
+            if !write {
                 data.after_read(&engine.buf()[i * plen..], *p).map_err(|e| {
                     ctx.abort.store(true, Relaxed);
                     Error::Run(format!("{}: {e}", ctx.paths[p.file as usize].display()))
                 })?;
             }
-            if ctx.write {
+            if write {
                 commits.dirty[p.file as usize] = true;
             }
         }
@@ -121,6 +138,7 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
         }
         ctx.progress.store(bytes, Relaxed);
         let commit_now = match sync_policy {
+            _ if !write => false,
             SyncPolicy::None | SyncPolicy::End => false,
             SyncPolicy::Each => true,
             SyncPolicy::Every(n) => {
@@ -135,6 +153,12 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
             commits.all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)?;
             since_sync = 0;
         }
+        if let Some(p) = pace.as_mut()
+            && p.think(n - 1, &stop)
+            && R::CLOCKED
+        {
+            prev = now_ns();
+        }
     }
     let end_ns = commits.at_end(R::CLOCKED, sync_policy, &mut |f, c| engine.sync(f, c), prev, &ctx.paths)?;
     let done = LoopDone {
@@ -147,6 +171,7 @@ pub(super) fn block_loop<E: Engine, R: Recorder>(
         max_inflight: if n > 0 { per_block as u64 } else { 0 },
         series: R::CLOCKED.then(|| Box::new(series.finish(end_ns - start_ns))),
         stonewall_ops: lim.stonewall_ops,
+        mix: mix.finish(ctx, pace, n),
     };
     done.sample(ctx, &commits, rec, || {
         let mut calls = engine.close()?;

@@ -105,7 +105,9 @@ pub struct Limits<'a> {
 impl<'a> Limits<'a> {
     /// The limits of `ctx`'s worker, whose clock started at `start_ns`.
     pub fn new(ctx: &WorkerCtx<'a>, start_ns: u64) -> Limits<'a> {
-        let extent = ctx.extent;
+        // An order that draws goes on drawing past its planned ops instead of wrapping round.
+        let endless = ctx.bound.is_some_and(|b| b.wraps()) && ctx.plan.ops.endless();
+        let extent = if endless { u64::MAX } else { ctx.extent };
         let (wraps, deadline_ns) = match ctx.bound {
             None => (false, u64::MAX),
             Some(b) => (b.wraps(), start_ns.saturating_add(b.ns())),

@@ -137,6 +137,7 @@ pub(super) fn walk<R: Recorder>(
         series,
         stonewall_ops: None,
         found: Some(w.found),
+        mix: None,
     })
 }
 

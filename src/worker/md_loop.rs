@@ -233,6 +233,7 @@ fn md_loop<R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Result<WorkerSam
         series,
         stonewall_ops: lim.stonewall_ops,
         found: None,
+        mix: None,
     })
 }
 

@@ -191,6 +191,7 @@ pub(super) fn run<R: Recorder>(ctx: &WorkerCtx<'_>, md: &MdCtx<'_>, rec: Result<
         series: None,
         stonewall_ops: lim.stonewall_ops,
         found: None,
+        mix: None,
     })
 }
 

@@ -33,9 +33,13 @@ pub mod data;
 mod find;
 pub mod md_loop;
 mod md_paths;
+pub mod mix;
+pub mod pace;
 mod pfind;
 pub mod prepare;
 pub mod registry;
+mod server_sample;
+pub use server_sample::ServerSample;
 pub mod sync_loop;
 
 use crate::plan::verify::BlockTag;
@@ -83,7 +87,8 @@ pub struct WorkerCtx<'a> {
     pub progress: &'a AtomicU64,
     /// What written blocks carry and read blocks are checked against (verification).
     pub tag: BlockTag,
-    /// The phase's time bound (`runtime`, `stonewall`), if any.
+    /// The phase's index among the spec's, and its time bound (`runtime`, `stonewall`).
+    pub phase: usize,
     pub bound: Option<crate::spec::TimeBound>,
     /// The timed ops of its plan that hold data: all of them, or, after a time-bounded phase
     /// that wrote stopped early, the ops that phase's worker of the same index did. A metadata
@@ -159,40 +164,8 @@ pub struct WorkerSample {
     pub stonewall_ops: Option<u64>,
     /// find: the entries it stated whose names matched (None for other phases).
     pub found: Option<u64>,
-}
-
-/// What one I/O-server rank did in one phase (`servers[]` of a repetition in JSON). Its
-/// times are durations on its own host's clock, like every worker's.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ServerSample {
-    /// The server's index (0..S): it holds file f (a striped file's component f) when f mod S
-    /// is this index.
-    pub server: u32,
-    pub rank: u32,
-    pub host: String,
-    /// `disk` or `memory`.
-    pub store: String,
-    /// Files (or stripe components) it held in the phase.
-    pub files: u32,
-    /// Requests answered: writes, reads, commits, a blast's end.
-    pub requests: u64,
-    /// Bytes clients wrote to it (or sent it in a blast), and bytes it sent them in reads.
-    pub write_bytes: u64,
-    pub read_bytes: u64,
-    /// From the phase's start barrier to the last of its clients' end.
-    pub time_ns: u64,
-    /// Answering requests; the rest of `time_ns` it waited for one.
-    pub busy_ns: u64,
-    /// In its disk calls (pread, pwrite, fsync, fdatasync): part of `busy_ns`.
-    pub disk_ns: u64,
-    /// Moving requests' bytes to and from clients (MPI, or TCP in a blast): part of `busy_ns`.
-    pub net_ns: u64,
-    /// Resident fraction of its files before the phase, measured with mincore on its host
-    /// (None: no file, with the memory store or in a blast).
-    pub resident_fraction: Option<f64>,
-    /// What its directory's device read and wrote during the phase (/proc/diskstats there).
-    pub device_read_bytes: u64,
-    pub device_write_bytes: u64,
+    /// Its workload figures apart from its latency (None for a plain phase).
+    pub mix: Option<Box<mix::MixSample>>,
 }
 
 /// Where a worker ran under the MPI launcher.
@@ -294,6 +267,7 @@ impl WorkerSample {
             series: Some(Box::new(RateSeries::of_bytes(BASE_NS, time_ns, bytes))),
             stonewall_ops: None,
             found: None,
+            mix: None,
         }
     }
 }
@@ -314,7 +288,7 @@ impl WorkerCtx<'_> {
             write: self.write,
             direct: spec.direct,
             open_sync: spec.open_sync,
-            bs: spec.bs_bytes as usize,
+            bs: spec.max_op_bytes() as usize,
             mem: spec.mem(),
             iodepth: spec.iodepth as usize,
             pieces: self.plan.ops.parallel_pieces() as usize,
@@ -369,9 +343,8 @@ impl WorkerCtx<'_> {
         r
     }
 
-    /// The error for op `k`'s failed call.
-    pub fn op_error(&self, k: u64, call: &'static str, e: std::io::Error) -> Error {
-        let op = self.plan.ops.op(k);
+    /// The error for op `k`'s failed call (`op`: what it was).
+    pub fn op_error(&self, k: u64, op: crate::plan::Op, call: &'static str, e: std::io::Error) -> Error {
         match self.blast {
             Some(t) => blast_error(t, call, &format!("block {k}"), e),
             None => Error::io(call, &self.paths[op.file as usize], Some(op.offset), e),
@@ -428,11 +401,12 @@ impl PhaseJob<'_> {
             ids: plan.files.iter().map(|&g| self.ids.get(g as usize).copied().unwrap_or_default()).collect(),
             gids: plan.files.clone(),
             sizes: plan.files.iter().map(|&g| self.sizes[g as usize]).collect(),
-            write: self.phase.op.is_write(),
+            write: self.phase.op.writes(),
             gate,
             abort,
             progress,
             tag: self.tag,
+            phase: self.phase.index,
             bound: self.spec.phase_bound(&self.spec.phases[self.phase.index]),
             extent: match plan.md {
                 // A metadata phase's extents are by owner: the items each worker made.

@@ -104,6 +104,7 @@ pub(super) fn walk<R: Recorder>(
         series: None,
         stonewall_ops: None,
         found: Some(w.found),
+        mix: None,
     })
 }
 

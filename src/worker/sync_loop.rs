@@ -14,7 +14,10 @@ use super::alloc::BlockAlloc;
 use super::bound::Limits;
 use super::commits::Commits;
 use super::data::{DataPath, short_write};
+use super::mix::MixRec;
+use super::pace::Pace;
 use super::{WorkerCtx, WorkerSample, trace_err};
+use crate::plan::Cursor;
 
 /// The timed loop, the same for every synchronous engine; monomorphised per engine and per
 /// latency mode (so the mode costs no branch per op).
@@ -46,8 +49,11 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
     }
     let mut commits = Commits::new(ctx.spec.sync_call, ctx.paths.len());
     let mut series = RateRecorder::default();
+    let mut mix = MixRec::new(ctx, R::CLOCKED);
+    let mut cur = Cursor::default();
     let sync_policy = ctx.sync_policy();
-    let io_err = |k: u64, e: CallError| ctx.op_error(k, e.call.name(), e.err);
+    let io_err = |k: u64, op, e: CallError| ctx.op_error(k, op, e.call.name(), e.err);
+    let stop = || ctx.abort.load(Relaxed) || crate::env::signals::stop_requested();
 
     ctx.gate.wait();
     if ctx.abort.load(Relaxed) {
@@ -58,38 +64,58 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
     let mut prev = start_ns;
     let (mut bytes, mut since_sync) = (0u64, 0u64);
     let mut lim = Limits::new(ctx, start_ns);
+    let mut pace = MixRec::pace(ctx, start_ns);
     let mut n = 0u64;
-    while lim.go(n, || if R::CLOCKED { prev } else { now_ns() }) {
-        if ctx.abort.load(Relaxed) || crate::env::signals::stop_requested() {
+    // (A rate-limited op starts no earlier than planned: past the deadline, it is not done.)
+    let clock = |prev: u64, pace: &Option<Pace>| {
+        let now = if R::CLOCKED { prev } else { now_ns() };
+        pace.as_ref().map_or(now, |p| if p.paced() { now.max(p.planned()) } else { now })
+    };
+    while lim.go(n, || clock(prev, &pace)) {
+        if stop() {
             return Err(Error::Run("aborted".into()));
         }
         let k = lim.index(n);
+        let st = ops.step(k, &mut cur, ctx.write);
+        let op = st.op;
+        // A rate-limited op waits for its planned start (or goes at once when that is past).
+        let mut planned = 0;
+        if let Some(p) = pace.as_mut().filter(|p| p.paced()) {
+            let (t, at) = p.before(&stop);
+            (prev, planned) = (if R::CLOCKED { t } else { prev }, at);
+            p.advance(n, op.len);
+        }
         n += 1;
-        let op = ops.op(k);
-        if ctx.write {
+        if st.write {
             data.before_write(engine.buf(), op);
+            if let Some(a) = alloc.as_mut() {
+                a.block(ctx, k, op)?;
+            }
         }
-        if let Some(a) = alloc.as_mut() {
-            a.block(ctx, k, op)?;
-        }
-        let done = engine.io(op, ctx.write).map_err(|e| io_err(k, e))?;
+        let done = engine.io(op, st.write).map_err(|e| io_err(k, op, e))?;
         if R::CLOCKED {
             let t = now_ns();
-            rec.record(op, prev - start_ns, t - prev);
+            let response = if planned > 0 { t.saturating_sub(planned) } else { 0 };
+            rec.record_op(op, st.write, prev - start_ns, t - prev, response);
+            if let Some(c) = mix.classes.as_mut() {
+                c.record(st.write, st.size, op.len, t - prev, response);
+            }
             prev = t;
+        } else if let Some(c) = mix.classes.as_mut() {
+            c.record(st.write, st.size, op.len, 0, 0);
         }
         if done != op.len {
             ctx.abort.store(true, Relaxed);
-            let msg = if ctx.write && done < op.len {
+            let msg = if st.write && done < op.len {
                 let rest = &engine.buf()[done as usize..op.len as usize];
                 let f = op.file as usize;
                 short_write(&ctx.paths[f], ctx.ids[f], rest, op.offset + done, done, op.len)
             } else {
-                format!("short {}: {done} of {} bytes", if ctx.write { "write" } else { "read" }, op.len)
+                format!("short {}: {done} of {} bytes", if st.write { "write" } else { "read" }, op.len)
             };
-            return Err(ctx.op_error(k, E::call_name(ctx.write), std::io::Error::other(msg)));
+            return Err(ctx.op_error(k, op, E::call_name(st.write), std::io::Error::other(msg)));
         }
-        if !ctx.write {
+        if !st.write {
             data.after_read(engine.buf(), op).map_err(|e| {
                 ctx.abort.store(true, Relaxed);
                 Error::Run(format!("{}: {e}", ctx.paths[op.file as usize].display()))
@@ -100,31 +126,38 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
             series.add(prev - start_ns, done);
         }
         ctx.progress.store(bytes, Relaxed);
-        match sync_policy {
-            // Reads commit nothing (their policy is None): no bookkeeping.
-            SyncPolicy::None if !ctx.write => {}
-            SyncPolicy::None | SyncPolicy::End => commits.dirty[op.file as usize] = true,
-            SyncPolicy::Each => {
-                if !R::CLOCKED {
-                    prev = now_ns();
-                }
-                commits
-                    .one(&mut |f, c| engine.sync(f, c), op.file, &mut prev, &ctx.paths)
-                    .map_err(|e| ctx.commit_error(e))?
-            }
-            SyncPolicy::Every(n) => {
-                commits.dirty[op.file as usize] = true;
-                since_sync += done;
-                if since_sync >= n {
+        // Reads commit nothing (a read phase's policy is None): no bookkeeping.
+        if st.write {
+            match sync_policy {
+                SyncPolicy::None | SyncPolicy::End => commits.dirty[op.file as usize] = true,
+                SyncPolicy::Each => {
                     if !R::CLOCKED {
                         prev = now_ns();
                     }
                     commits
-                        .all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)
-                        .map_err(|e| ctx.commit_error(e))?;
-                    since_sync = 0;
+                        .one(&mut |f, c| engine.sync(f, c), op.file, &mut prev, &ctx.paths)
+                        .map_err(|e| ctx.commit_error(e))?
+                }
+                SyncPolicy::Every(n) => {
+                    commits.dirty[op.file as usize] = true;
+                    since_sync += done;
+                    if since_sync >= n {
+                        if !R::CLOCKED {
+                            prev = now_ns();
+                        }
+                        commits
+                            .all_dirty(&mut |f, c| engine.sync(f, c), &mut prev, &ctx.paths)
+                            .map_err(|e| ctx.commit_error(e))?;
+                        since_sync = 0;
+                    }
                 }
             }
+        }
+        if let Some(p) = pace.as_mut()
+            && p.think(n - 1, &stop)
+            && R::CLOCKED
+        {
+            prev = now_ns();
         }
     }
     let end_ns = commits
@@ -133,8 +166,9 @@ fn timed_loop<E: Engine, R: Recorder>(ctx: &WorkerCtx<'_>, rec: Result<R>) -> Re
     let series = R::CLOCKED.then(|| Box::new(series.finish(end_ns - start_ns)));
     let max_inflight = u64::from(n > 0);
     let stonewall_ops = lim.stonewall_ops;
+    let mix = mix.finish(ctx, pace, n);
     let done =
-        LoopDone { start_ns, opened, hints, end_ns, bytes, ops: n, max_inflight, series, stonewall_ops };
+        LoopDone { start_ns, opened, hints, end_ns, bytes, ops: n, max_inflight, series, stonewall_ops, mix };
     done.sample(ctx, &commits, rec, || {
         let mut calls = engine.close()?;
         BlockAlloc::count(&alloc, &mut calls);
@@ -156,6 +190,8 @@ pub(crate) struct LoopDone {
     pub series: Option<Box<RateSeries>>,
     /// The ops done when the stonewall came, if it came before the blocks ran out.
     pub stonewall_ops: Option<u64>,
+    /// Its workload figures apart from its latency.
+    pub mix: Option<Box<super::mix::MixSample>>,
 }
 
 impl LoopDone {
@@ -192,6 +228,7 @@ impl LoopDone {
             series: self.series,
             stonewall_ops: self.stonewall_ops,
             found: None,
+            mix: self.mix,
         })
     }
 }

@@ -26,10 +26,16 @@ const LAYERS: &[&[&str]] = &[
 ];
 
 /// Files allowed past the length limit, each with the reason it stays whole.
-const LONG_FILES: &[(&str, &str)] = &[(
-    "experiment/layout.rs",
-    "the parameters of layouts and launching with their overflow checks, one set of rules; a third of it is their tests",
-)];
+const LONG_FILES: &[(&str, &str)] = &[
+    (
+        "experiment/layout.rs",
+        "the parameters of layouts and launching with their overflow checks, one set of rules; a third of it is their tests",
+    ),
+    (
+        "spec/params.rs",
+        "one table, every parameter's definition with its help, read whole by the CLI, the docs test and the resolver",
+    ),
+];
 
 const MAX_LINES: usize = 500;
 

@@ -211,7 +211,9 @@ fn experiment_file_errors_name_the_file_line_column_and_key() {
         (
             "second.toml",
             "[[phases]]\nop = \"write\"\n\n[[phases]]\nop = \"read\"\norder = \"sideways\"\n",
-            &["second.toml:6:9: phases[2].order = `\"sideways\"`: expected seq, reverse or random"][..],
+            &[
+                "second.toml:6:9: phases[2].order = `\"sideways\"`: expected seq, reverse, random, uniform, zipf:THETA, pareto:H, normal:DEV",
+            ][..],
         ),
         (
             "unknown.toml",

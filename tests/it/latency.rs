@@ -69,7 +69,9 @@ fn latency_off_keeps_rates_and_no_latency() {
     let row = summary.split("<tr>").find(|r| r.contains("<td>write</td>")).expect("the write phase's row");
     let cells: Vec<&str> =
         row.split("<td").skip(1).map(|c| c.split('>').nth(1).unwrap().split('<').next().unwrap()).collect();
-    assert_eq!(cells[cells.len() - 3..cells.len() - 1], ["-", "-"], "latency cells of {cells:?}");
+    // The last columns: the two latencies, the unit, the flags.
+    assert_eq!(cells[cells.len() - 4..cells.len() - 2], ["-", "-"], "latency cells of {cells:?}");
+    assert_eq!(cells[cells.len() - 2], "MB/s", "the unit cell of {cells:?}");
 }
 
 /// With `histogram` every op lands in the histogram once, with both loops.

@@ -293,10 +293,10 @@ fn a_trace_spool_in_memory_is_checked_against_memory_too() {
         Err(e) => skip!("cannot mount a tmpfs: {e}"),
     };
     let td = t.to_str().unwrap();
-    // 28 B of spool per 512 B op of the default's three phases: one repetition's spool is
+    // 41 B of spool per 512 B op of the default's three phases: one repetition's spool is
     // about 1.5 times the room, and with its stored rows about 3 times: more than memory, less
     // than the tmpfs's size.
-    let size = format!("{}GiB", room_mib * 28 / 3072);
+    let size = format!("{}GiB", room_mib / 164);
     let db = t.join("s.db");
     let traced = ["--engine", "null", "--size", &size, "--bs", "512", "--reps", "1", "--trace"];
     for cmd in ["plan", "run"] {

@@ -52,6 +52,8 @@ mod mpi_strategies;
 #[cfg(feature = "mpi")]
 mod mpi_traces;
 #[cfg(feature = "mpi")]
+mod mpi_workloads;
+#[cfg(feature = "mpi")]
 mod mpi_world;
 mod outputs;
 mod owners;
@@ -74,3 +76,4 @@ mod trace_stream;
 mod traces;
 mod tune;
 mod verify;
+mod workloads;

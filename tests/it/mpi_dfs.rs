@@ -243,7 +243,7 @@ fn russell_r7_over_server_ranks_and_on_moosefs_in_one_figure() {
 
     // Rank 0 (h1) the client; its S servers the last S of ranks 1 (h2) and 2 (h3).
     let servers = strings(
-        &["run", "--name", "r7-servers", "--servers", "2", "--clients", "1", "--server-dir", "/mnt/srv"],
+        &["run", "--name", "r7-servers", "--clients", "1", "--server-dir", "/mnt/srv"],
         &["--layout", "striped", "--stripe-unit", "16KiB", "--fanout", "parallel"],
     );
     let sweep = ["--sweep", "servers=1,2", "--sweep", "size=1MiB,2MiB", "--zip", "servers,size"];

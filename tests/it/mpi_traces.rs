@@ -69,7 +69,7 @@ fn a_client_rank_beside_server_ranks_checks_its_spool_too() {
     let o = c.output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let want =
-        format!("rank 1 on host {}: its trace spool {} needs 28 KiB (1024 ops", hostname(), small.display());
+        format!("rank 1 on host {}: its trace spool {} needs 41 KiB (1024 ops", hostname(), small.display());
     assert!(stderr(&o).contains(&want), "{}", stderr(&o));
     assert!(!s.db().exists(), "a store was made");
     for d in [&work, &srv, &small] {
@@ -107,7 +107,7 @@ fn a_rank_whose_trace_spool_is_too_small_refuses_the_run() {
     let o = two_ranks_rank1_tmpdir(&s, &small, &args);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let want = format!(
-        "trace = `true`: rank 1 on host {}: its trace spool {} needs 28 KiB (1024 ops of its workers in one phase at 28 B per op; ",
+        "trace = `true`: rank 1 on host {}: its trace spool {} needs 41 KiB (1024 ops of its workers in one phase at 41 B per op; ",
         hostname(),
         small.display()
     );

@@ -191,7 +191,7 @@ fn the_trace_spool_goes_through_the_device_guard() {
     assert!(!Path::new(&name).exists());
 }
 
-/// A traced run of the null engine writes no data but spools 28 B per op beside the store, and
+/// A traced run of the null engine writes no data but spools 41 B per op beside the store, and
 /// then stores every op there: more than the free space there is refused (exit 2) naming the figures, before
 /// anything runs. (It grew until the disk or memory ran out.) The size is chosen from the free
 /// space, so the spool needs about ten times it.
@@ -217,7 +217,7 @@ fn a_trace_spool_past_the_free_space_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(e.contains("trace = `true`: a repetition's trace of ") && e.contains(" ops spools "), "{e}");
-    assert!(e.contains("(28 B per op) to ") && e.contains(" free (a 5% + 64 MiB margin kept)"), "{e}");
+    assert!(e.contains("(41 B per op) to ") && e.contains(" free (a 5% + 64 MiB margin kept)"), "{e}");
     assert!(e.contains(", then stores every repetition's there: "), "{e}");
     assert!(!db.exists());
     // `iolab plan` refuses it the same way, after its plan.

@@ -23,7 +23,10 @@ fn trace_rows(s: &Scratch, filter: &[&str]) -> Vec<(String, u32, u32, u64, u64, 
             "file",
             "offset_bytes",
             "start_ns",
-            "duration_ns"
+            "duration_ns",
+            "len_bytes",
+            "write",
+            "response_ns"
         ]
     );
     rdr.records()

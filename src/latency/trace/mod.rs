@@ -1,5 +1,6 @@
-//! Per-op traces (`latency = trace`): each op's file, offset, start and duration, streamed out
-//! of the timed loop in batches so that a trace of any length needs a fixed amount of memory.
+//! Per-op traces (`latency = trace`): each op's file, offset, start, duration, length and
+//! direction (and a rate-limited op's response time), streamed out of the timed loop in batches
+//! so that a trace of any length needs a fixed amount of memory.
 //!
 //! The loop writes ops into a batch buffer ([`TraceRecorder`], in `trace/record.rs`); a full
 //! batch goes to a writer thread, which encodes it into a spill file ([`TraceSpill`]: an
@@ -27,10 +28,16 @@ pub struct TraceOp {
     pub offset: u64,
     pub start_ns: u64,
     pub duration_ns: u64,
+    /// Its bytes, and whether it wrote.
+    pub len: u32,
+    pub write: bool,
+    /// A rate-limited op: from its planned start to its completion (0 otherwise).
+    pub response_ns: u64,
 }
 
-/// Bytes of one encoded op: file (u32), offset, start, duration (u64), little-endian.
-pub const RECORD_BYTES: usize = 28;
+/// Bytes of one encoded op: file (u32), offset, start, duration (u64), length (u32), write
+/// (u8), response (u64), little-endian.
+pub const RECORD_BYTES: usize = 41;
 
 impl TraceOp {
     /// Appends the op's encoding to `out`.
@@ -40,6 +47,9 @@ impl TraceOp {
         out.extend_from_slice(&self.offset.to_le_bytes());
         out.extend_from_slice(&self.start_ns.to_le_bytes());
         out.extend_from_slice(&self.duration_ns.to_le_bytes());
+        out.extend_from_slice(&self.len.to_le_bytes());
+        out.push(self.write as u8);
+        out.extend_from_slice(&self.response_ns.to_le_bytes());
     }
 
     /// The op encoded in `b` (at least [`RECORD_BYTES`] long).
@@ -51,6 +61,9 @@ impl TraceOp {
             offset: u64_at(4),
             start_ns: u64_at(12),
             duration_ns: u64_at(20),
+            len: u32::from_le_bytes(b[28..32].try_into().expect("4 bytes")),
+            write: b[32] != 0,
+            response_ns: u64_at(33),
         }
     }
 }
@@ -201,7 +214,15 @@ mod tests {
 
     #[test]
     fn ops_round_trip_through_their_encoding() {
-        let op = TraceOp { file: 7, offset: 1 << 40, start_ns: 123_456_789, duration_ns: u64::MAX - 1 };
+        let op = TraceOp {
+            file: 7,
+            offset: 1 << 40,
+            start_ns: 123_456_789,
+            duration_ns: u64::MAX - 1,
+            len: 65536,
+            write: true,
+            response_ns: 5_000_000,
+        };
         let mut b = vec![];
         op.encode(&mut b);
         assert_eq!(b.len(), RECORD_BYTES);
@@ -214,8 +235,14 @@ mod tests {
         let n = BATCH_OPS as u64 * 2 + 5;
         let mut bytes = vec![];
         for k in 0..n {
-            TraceOp { file: (k % 3) as u32, offset: k * 4096, start_ns: k * 10, duration_ns: k + 1 }
-                .encode(&mut bytes);
+            TraceOp {
+                file: (k % 3) as u32,
+                offset: k * 4096,
+                start_ns: k * 10,
+                duration_ns: k + 1,
+                ..Default::default()
+            }
+            .encode(&mut bytes);
         }
         // Appended in uneven pieces.
         let cut = 1000 * RECORD_BYTES;
@@ -230,7 +257,13 @@ mod tests {
                 let j = k + i as u64;
                 assert_eq!(
                     *o,
-                    TraceOp { file: (j % 3) as u32, offset: j * 4096, start_ns: j * 10, duration_ns: j + 1 }
+                    TraceOp {
+                        file: (j % 3) as u32,
+                        offset: j * 4096,
+                        start_ns: j * 10,
+                        duration_ns: j + 1,
+                        ..Default::default()
+                    }
                 );
             }
             next += ops.len() as u64;
@@ -248,7 +281,10 @@ mod tests {
         let mut s = TraceSpill::new().unwrap();
         let n = 1000u64;
         let mut bytes = vec![];
-        (0..n).for_each(|k| TraceOp { file: 1, offset: k, start_ns: k, duration_ns: k }.encode(&mut bytes));
+        (0..n).for_each(|k| {
+            TraceOp { file: 1, offset: k, start_ns: k, duration_ns: k, ..Default::default() }
+                .encode(&mut bytes)
+        });
         s.append_encoded(&bytes, n).unwrap();
         let mut buf = vec![0u8; 300 * RECORD_BYTES + 5];
         let (mut got, mut sizes) = (vec![], vec![]);

@@ -205,7 +205,13 @@ mod tests {
         let mut r = TraceRecorder::start(&[10, 20]).unwrap();
         let n = BATCH_OPS as u64 * (RING_BATCHES as u64 + 3) + 17;
         for k in 0..n {
-            r.record(TraceOp { file: (k % 2) as u32, offset: k * 512, start_ns: k, duration_ns: 3 });
+            r.record(TraceOp {
+                file: (k % 2) as u32,
+                offset: k * 512,
+                start_ns: k,
+                duration_ns: 3,
+                ..Default::default()
+            });
         }
         assert_eq!(r.recorded(), n);
         let t = r.finish().unwrap();

@@ -49,7 +49,7 @@ impl Exporter<Planned<'_>> for Json {
                 .map(|ph| PhaseJson {
                     name: ph.name.clone(),
                     op: ph.op.name(),
-                    order: ph.order.name(),
+                    order: ph.order.label(),
                     cache: ph.cache.name(),
                     layout: ph.layout.name(),
                     round_robin: ph.round_robin,
@@ -114,7 +114,7 @@ struct FileJson {
 struct PhaseJson {
     name: String,
     op: &'static str,
-    order: &'static str,
+    order: String,
     cache: &'static str,
     layout: &'static str,
     round_robin: u32,

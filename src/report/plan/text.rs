@@ -114,7 +114,7 @@ fn text(p: &Planned<'_>) -> String {
             ph.index + 1,
             ph.name,
             ph.op.name(),
-            ph.order.name(),
+            ph.order.label(),
             ph.workers.len(),
             if ph.workers.len() == 1 { "" } else { "s" },
             ph.layout.name(),

@@ -44,6 +44,9 @@ struct Line<'a> {
     offset_bytes: u64,
     start_ns: u64,
     duration_ns: u64,
+    len_bytes: Option<u64>,
+    write: Option<bool>,
+    response_ns: Option<u64>,
 }
 
 /// Writes the traces of experiment `id`, as JSON lines or CSV; fails if none match.
@@ -84,6 +87,9 @@ fn each_line(t: &Traces<'_>, mut write: impl FnMut(&Line<'_>) -> Result<()>) -> 
             offset_bytes: r.offset_bytes,
             start_ns: r.start_ns,
             duration_ns: r.duration_ns,
+            len_bytes: r.len_bytes,
+            write: r.write,
+            response_ns: r.response_ns,
         })
     })?;
     if written == 0 {
