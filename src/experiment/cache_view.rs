@@ -46,7 +46,7 @@ pub fn client_cache_not_controlled(
     ph: &crate::spec::Phase,
     file_bytes: u64,
 ) -> Option<String> {
-    let reads_data = ph.op.reads();
+    let reads_data = ph.op.reads() || ph.op == OpKind::ReadFiles;
     if ph.cache != CachePolicy::Cold || !(reads_data || ph.op.is_metadata()) {
         return None;
     }

@@ -13,7 +13,7 @@ const REPLY_BYTES_PER_WORKER: usize = 160;
 /// The most bytes rank 0 keeps per worker of a phase (its sample: figures, bytes, times,
 /// rank, host name, a short rate series; call counts the same as the other workers', so held
 /// once for all), whatever its histogram held.
-const KEPT_BYTES_PER_WORKER: usize = 384;
+const KEPT_BYTES_PER_WORKER: usize = 400;
 
 /// Worker `worker` of rank `rank`: `distinct` different latencies recorded, a rate series of
 /// 3 intervals, as a tiny job's worker sends it.

@@ -98,7 +98,7 @@ fn a_repetition_holds_a_fixed_small_number_of_bytes_per_worker() {
 
 /// The most bytes a repetition's results hold per worker of an MPI phase (docs/mpi.md,
 /// "Rank 0's memory").
-const RESULT_BYTES_PER_WORKER: usize = 464;
+const RESULT_BYTES_PER_WORKER: usize = 480;
 
 /// Rank 0 never holds a phase's samples and their results at once: each worker's result is
 /// made in its sample's place (a result is no larger than a sample), and making the

@@ -83,8 +83,8 @@ pub const PARAMS: &[ParamDef] = &[
         "segments",
         &[number("segments", "S")],
         "`1`",
-        "Layout shared in IOR's segments (`-s`): each worker's `size` is S blocks of size/S bytes, worker w's block at w x size/S of every segment of workers x size/S bytes",
-        "IOR's offset of transfer k of segment s of worker w: s W B + w B + k bs, with B = size/S. See [layouts.md](layouts.md#ior-segments)",
+        "IOR's segments (`-s`): each worker's `size` is S blocks of size/S bytes",
+        "Layout shared: worker w's block at w x size/S of every segment of workers x size/S bytes, IOR's offset of transfer k of segment s of worker w: s W B + w B + k bs, with B = size/S. Layout file-per-worker (IOR's `-F`): the blocks end to end in the worker's own file (segment s at s B), the same file as without segments. See [layouts.md](layouts.md#ior-segments)",
     ),
     param(
         "stripe_unit",

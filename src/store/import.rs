@@ -387,7 +387,10 @@ fn import_experiment_from(
             out.trace_ops_added += tx
                 .execute(
                     &format!(
-                        "INSERT INTO trace_ops SELECT run_id, phase, worker, op, file, offset_bytes, start_ns, duration_ns
+                        "INSERT INTO trace_ops (run_id, phase, worker, op, file, offset_bytes, start_ns,
+                             duration_ns, len_bytes, write, response_ns)
+                         SELECT run_id, phase, worker, op, file, offset_bytes, start_ns, duration_ns,
+                             len_bytes, write, response_ns
                          FROM {other}.trace_ops WHERE run_id = ?1"
                     ),
                     [&run_id],

@@ -54,7 +54,9 @@ fn each_format_of_an_experiment_is_what_results_show_writes() {
         "2",
     ]);
     let (_, exp) = load_last(&s);
-    assert_eq!(names(report::FORMATS), ["table", "json", "csv"]);
+    // The formats of iolab's own and the two shaped like IOR's and mdtest's output
+    // (tests/it/frontends.rs checks those).
+    assert_eq!(names(report::FORMATS), ["table", "json", "csv", "ior", "mdtest"]);
     let id = exp.experiment_id.as_str();
     for (format, flags) in
         [(Format::Table, &[][..]), (Format::Json, &["--json"][..]), (Format::Csv, &["--csv"][..])]

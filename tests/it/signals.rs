@@ -161,7 +161,7 @@ fn a_signal_while_traces_are_stored_ends_the_store_at_once() {
     assert!(s.iolab(&["results", "show", "last"]).status.success());
 }
 
-/// The removal of a namespace of 50,000 items after an interrupted run, and `iolab clean` of
+/// The removal of a namespace of 200,000 items after an interrupted run, and `iolab clean` of
 /// what it left, each end within about a second of the signal (they took 28 s and more: deaf to
 /// it), with 130 or 143, the work directory kept whole with its marker; a last `clean` removes
 /// it.
@@ -178,7 +178,7 @@ fn removing_a_large_namespace_stops_at_a_signal() {
         "--op",
         "create,stat",
         "--md-files",
-        "50000",
+        "200000",
         "--reps",
         "2",
     ];
@@ -187,8 +187,10 @@ fn removing_a_large_namespace_stops_at_a_signal() {
         let wd = std::fs::read_dir(&t).unwrap().flatten().next().map(|e| e.path().join("md/w0"));
         wd.and_then(|p| std::fs::read_dir(p).ok()).map_or(0, |d| d.count())
     };
-    // Held before the stat, all 50,000 made: the signal ends the run there.
-    crate::rig::wait_until(120, "the create phase's 50,000 files", || items() == 50_000);
+    // Held before the stat, all 200,000 made: the signal ends the run there. Each removal goes
+    // on for at most half a second after its signal (TIDY_GRACE), so the tree is large enough
+    // that neither can finish in that time.
+    crate::rig::wait_until(300, "the create phase's 200,000 files", || items() == 200_000);
     let (out, took) = stop_child(child, libc::SIGINT, 60);
     let e = stderr(&out);
     eprintln!("the run stopped {:.2} s after SIGINT", took.as_secs_f64());
