@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
     --n) n=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --iolab) iolab=$(realpath "$2"); shift 2 ;;
-    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,29p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (bench/fio-workloads.sh --help)" >&2; exit 2 ;;
     *) dir=$1; shift ;;
     esac
