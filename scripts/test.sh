@@ -29,6 +29,7 @@ needs=(
     "prlimit|util-linux|an MPI test sets a file size limit on one rank"
     "bindfs|bindfs|the label tests mount a FUSE file system (bindfs) at a path with escaped characters"
     "strace|strace|the metadata test of mdtest's calls reads the calls iolab makes"
+    "fio|fio|the workload tests compare iolab's draws with fio's own trace (write_iolog)"
     "mfsmaster|moosefs-master|the distributed file system tests run a MooseFS master on the simulated hosts"
     "mfschunkserver|moosefs-chunkserver|the distributed file system tests run a MooseFS chunkserver on each simulated host"
     "mfsmount|moosefs-client|the distributed file system tests mount MooseFS on each simulated host"
