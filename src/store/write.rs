@@ -85,18 +85,17 @@ impl Store {
         reps: &[(usize, &Repetition)],
         warmup: bool,
     ) -> Result<()> {
-        let stored = (|| {
+        // The run in one transaction, with or without its workers' per-op traces.
+        let store = |traces: bool| {
             let tx = self.write_tx()?;
-            self.insert_run_in(&tx, experiment_id, point, run_id, reps, warmup)?;
+            self.insert_run_with(&tx, (experiment_id, point, run_id), reps, warmup, traces)?;
             tx.commit().map_err(|e| self.err(e))
-        })();
+        };
         let traced =
             reps.iter().any(|(_, r)| !r.workers.is_spooled() && r.workers.iter().any(|w| w.trace.is_some()));
-        match stored {
+        match store(true) {
             Err(Error::Interrupted(sig)) if traced => {
-                let tx = self.write_tx()?;
-                self.insert_run_without_traces(&tx, experiment_id, point, run_id, reps, warmup)?;
-                tx.commit().map_err(|e| self.err(e))?;
+                store(false)?;
                 eprintln!(
                     "note: interrupted while storing the per-op traces of run {run_id}: the run is stored without them"
                 );
@@ -117,19 +116,6 @@ impl Store {
         warmup: bool,
     ) -> Result<()> {
         self.insert_run_with(tx, (experiment_id, point, run_id), reps, warmup, true)
-    }
-
-    /// [`Store::insert_run_in`] leaving its workers' per-op traces out.
-    fn insert_run_without_traces(
-        &self,
-        tx: &Connection,
-        experiment_id: &str,
-        point: usize,
-        run_id: &str,
-        reps: &[(usize, &Repetition)],
-        warmup: bool,
-    ) -> Result<()> {
-        self.insert_run_with(tx, (experiment_id, point, run_id), reps, warmup, false)
     }
 
     fn insert_run_with(
