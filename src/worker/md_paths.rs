@@ -15,6 +15,7 @@ use crate::env::dirs::{self, Dir};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::latency::Recorder;
+use crate::latency::series::RateRecorder;
 use crate::plan::Op;
 use crate::plan::namespace::{NameBuf, item_salt, root_of};
 use crate::spec::{OpKind, SyncPolicy};
@@ -52,6 +53,8 @@ pub(super) fn run<R: Recorder>(ctx: &WorkerCtx<'_>, md: &MdCtx<'_>, rec: Result<
     };
     let data_only = ctx.spec.sync_call == crate::spec::SyncCall::Fdatasync;
     let (mut sync_ns, mut sync_calls) = (0u64, 0u64);
+    // Items done per interval: the phase's rate over time, with its stall and overlap checks.
+    let mut series = RateRecorder::counting(crate::units::RateUnit::Ops);
 
     ctx.gate.wait();
     if ctx.abort.load(Relaxed) {
@@ -157,6 +160,7 @@ pub(super) fn run<R: Recorder>(ctx: &WorkerCtx<'_>, md: &MdCtx<'_>, rec: Result<
             let t = now_ns();
             rec.record(Op { file: d as u32, offset: k, len: bytes_per }, prev - start_ns, t - prev);
             prev = t;
+            series.add(t - start_ns, 1);
         }
         k += 1;
         ctx.progress.store(k, Relaxed);
@@ -169,6 +173,7 @@ pub(super) fn run<R: Recorder>(ctx: &WorkerCtx<'_>, md: &MdCtx<'_>, rec: Result<
         (sync_ns, sync_calls) = (sync_ns + now_ns() - t, sync_calls + 1);
     }
     let end_ns = now_ns();
+    let series = R::CLOCKED.then(|| Box::new(series.finish(end_ns - start_ns)));
     let (hist, trace) = rec.finish().map_err(trace_err)?;
     Ok(WorkerSample {
         worker: ctx.plan.worker,
@@ -188,7 +193,7 @@ pub(super) fn run<R: Recorder>(ctx: &WorkerCtx<'_>, md: &MdCtx<'_>, rec: Result<
         max_inflight: u64::from(done > 0),
         role: None,
         place: None,
-        series: None,
+        series,
         stonewall_ops: lim.stonewall_ops,
         found: None,
         mix: None,

@@ -14,6 +14,7 @@ use crate::env::dirs::{Dir, entries};
 use crate::env::sys::now_ns;
 use crate::error::{Error, Result};
 use crate::latency::Recorder;
+use crate::latency::series::RateRecorder;
 use crate::plan::Op;
 use crate::plan::namespace::{NameBuf, glob, share_of};
 
@@ -32,6 +33,8 @@ struct Walk<'a, R> {
     prev: u64,
     ops: u64,
     found: u64,
+    /// Entries counted per interval: the phase's rate over time.
+    series: RateRecorder,
     calls: CallCounts,
     /// The path of the directory being read, from the test directory, then of an entry.
     path: NameBuf,
@@ -62,6 +65,7 @@ pub(super) fn walk<R: Recorder>(
         prev: 0,
         ops: 0,
         found: 0,
+        series: RateRecorder::counting(crate::units::RateUnit::Ops),
         calls: CallCounts::default(),
         path: NameBuf::default(),
         // SAFETY: zeroed is a valid stat to fill.
@@ -82,6 +86,7 @@ pub(super) fn walk<R: Recorder>(
         }
     })?;
     let end_ns = now_ns();
+    let series = R::CLOCKED.then(|| Box::new(w.series.finish(end_ns - w.start_ns)));
     let (hist, trace) = w.rec.finish().map_err(trace_err)?;
     Ok(WorkerSample {
         worker: ctx.plan.worker,
@@ -101,7 +106,7 @@ pub(super) fn walk<R: Recorder>(
         max_inflight: u64::from(w.ops > 0),
         role: None,
         place: None,
-        series: None,
+        series,
         stonewall_ops: None,
         found: Some(w.found),
         mix: None,
@@ -180,6 +185,7 @@ impl<R: Recorder> Walk<'_, R> {
                     let op = Op { file: level, offset: self.ops - 1, len: 0 };
                     self.rec.record(op, self.prev - self.start_ns, t - self.prev);
                     self.prev = t;
+                    self.series.add(t - self.start_ns, 1);
                 }
                 self.ctx.progress.store(self.ops, Relaxed);
             }

@@ -143,3 +143,40 @@ fn a_create_stopped_for_seconds_is_flagged_as_stalled() {
     }
     panic!("no create lasted long enough to be stopped in its middle");
 }
+
+/// Both ways of making metadata calls (iolab's own beneath the item's directory, and mdtest's
+/// and pfind's by whole paths, the IO500 preset's) keep the rate over time, so that the stall
+/// and overlap checks see every metadata phase: its series counts every op the phase counts.
+#[test]
+fn every_way_of_making_metadata_calls_keeps_the_rate_series() {
+    for calls in ["beneath", "mdtest"] {
+        let s = Scratch::new();
+        let doc = s.run_json(&[
+            "--op",
+            "create,stat,find,unlink",
+            "--md-files",
+            "300",
+            "--md-calls",
+            calls,
+            "--workers",
+            "2",
+            "--reps",
+            "1",
+        ]);
+        let names: Vec<&str> = phases(&doc).iter().map(|p| p["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["create", "stat", "find", "unlink"], "{calls}");
+        for ph in phases(&doc) {
+            let name = ph["name"].as_str().unwrap();
+            let r = &ph["repetitions"][0];
+            let series = &r["rate"]["series"];
+            let counted: u64 = series["ops"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{calls} {name}: no rate series"))
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .sum();
+            assert!(num(&r["ops"]) >= 600.0, "{calls} {name}");
+            assert_eq!(counted as f64, num(&r["ops"]), "{calls} {name}");
+        }
+    }
+}
