@@ -452,3 +452,38 @@ fn codecs_come_from_crates() {
         .collect();
     assert!(found.is_empty(), "hand-written codecs in {found:?}");
 }
+
+/// Every test that brings the simulated hosts up is in the nextest group that runs them one at
+/// a time (.config/nextest.toml): named with `simulated_hosts`, or in dfs::, mpi_dfs:: or
+/// slurm::. One outside it would wait on the hosts' lock in a slot of its own.
+#[test]
+fn every_test_of_the_simulated_hosts_is_in_their_group() {
+    let config =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".config/nextest.toml")).unwrap();
+    assert!(
+        config.contains("filter = 'binary(it) & test(/simulated_hosts|^dfs::|^mpi_dfs::|^slurm::/)'"),
+        "the group's filter is the one this test checks against"
+    );
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
+    let mut files = vec![];
+    rust_files(&tests, &mut files);
+    let mut found = 0;
+    for f in files {
+        let module =
+            f.strip_prefix(&tests).unwrap().with_extension("").display().to_string().replace('/', "::");
+        let mut name = String::new();
+        for line in std::fs::read_to_string(&f).unwrap().lines() {
+            if let Some(rest) = line.strip_prefix("fn ").or_else(|| line.strip_prefix("pub fn ")) {
+                name = rest.split('(').next().unwrap().to_string();
+            }
+            if line.contains("Hosts::up") && !line.trim_start().starts_with("//") && module != "hosts" {
+                found += 1;
+                let path = format!("{module}::{name}");
+                let grouped = name.contains("simulated_hosts")
+                    || ["dfs", "mpi_dfs", "slurm"].iter().any(|m| path.starts_with(&format!("{m}::")));
+                assert!(grouped, "{path} brings the simulated hosts up outside their nextest group");
+            }
+        }
+    }
+    assert!(found >= 10, "the tests of the simulated hosts are found ({found})");
+}
