@@ -378,6 +378,9 @@ pub(super) fn job(j: &Job, first: bool) -> Result<Tr> {
             ));
         } else {
             set("sync", format!("every:{}", fmt_size_spec(n * bs)), format!("{w} (every {n} writes of bs)"));
+            if !flag("end_fsync")? {
+                notes.push(format!("{w}: fio syncs after every {n}th write but not after its last; iolab's sync every {} also syncs after the last write", fmt_size_spec(n * bs)));
+            }
         }
         set("sync_call", call.into(), w);
     } else if flag("end_fsync")? || flag("fsync_on_close")? {
