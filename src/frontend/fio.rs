@@ -40,6 +40,7 @@ pub fn translate(text: &str, file: &Path, env: &dyn Fn(&str) -> Option<String>) 
     t.set("name", names.join("+"), "the job sections")?;
     let keys: std::collections::BTreeSet<&str> = trs.iter().flat_map(|t| t.params.keys().copied()).collect();
     let mut suffix: Vec<String> = vec![String::new(); trs.len()];
+    let mut extra: Vec<Vec<String>> = vec![vec![]; trs.len()];
     for key in keys {
         // What commits writes matters to the phases that write only.
         let writes = |t: &Tr| t.op != "read" || !WRITE_ONLY.contains(&key);
@@ -56,7 +57,10 @@ pub fn translate(text: &str, file: &Path, env: &dyn Fn(&str) -> Option<String>) 
             for (i, v) in vals.iter().enumerate() {
                 let mixed = trs[i].op == "rw";
                 match v {
-                    Some((v, _)) if key != "rwmixread" || mixed => suffix[i] += &format!(":{key}={v}"),
+                    Some((v, from)) if key != "rwmixread" || mixed => {
+                        suffix[i] += &format!(":{key}={v}");
+                        extra[i].push(from.clone());
+                    }
                     None if key != "rwmixread" => suffix[i] += &format!(":{key}=0"),
                     _ => {}
                 }
@@ -85,9 +89,11 @@ pub fn translate(text: &str, file: &Path, env: &dyn Fn(&str) -> Option<String>) 
         .collect();
     let from: Vec<String> = trs
         .iter()
-        .map(|tr| {
+        .zip(&extra)
+        .map(|(tr, extra)| {
             let o = if tr.order.1.is_empty() { String::new() } else { format!(" {}", tr.order.1) };
-            format!("[{}] {}{o}", tr.name, tr.op_from)
+            let more: String = extra.iter().map(|e| format!(" {e}")).collect();
+            format!("[{}] {}{o}{more}", tr.name, tr.op_from)
         })
         .collect();
     t.set_list("ops", ops, &from.join("; "))?;
