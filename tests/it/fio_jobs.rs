@@ -2,8 +2,9 @@
 //! permutation, numjobs, nrfiles round-robin, fsync every N, end_fsync, O_DIRECT, iodepth on
 //! io_uring) fio with `write_iolog` and iolab with `--trace` make the same files of the same
 //! sizes and the same ops (in fio's order where it is deterministic, the same set of blocks
-//! for a permutation and for ops in flight on io_uring), and the same number of fsyncs (strace); bad job files are refused by
-//! name with nothing written; `--print` runs nothing and shows the options over it.
+//! for a permutation and for ops in flight on io_uring), and the same number of fsyncs
+//! (strace); bad job files are refused by name with nothing written; `--print` runs nothing
+//! and shows the options over it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
