@@ -63,6 +63,21 @@ pub enum Command {
     /// Run an mdtest command line as an iolab experiment (`iolab mdtest -n 1000 -u -F`; --help: its options)
     #[command(disable_help_flag = true)]
     Mdtest(ToolArgs),
+    /// Run a fio job file as an iolab experiment (`iolab fio JOBFILE [--print]`, then any
+    /// `iolab run` option over the translation)
+    Fio(FioArgs),
+}
+
+/// `iolab fio JOBFILE`: the job file in the place of `iolab run`'s experiment file, and every
+/// `iolab run` option over its translation.
+#[derive(Args, Debug)]
+pub struct FioArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Print the translated experiment file (each line commented by the fio option it came
+    /// from) and run nothing
+    #[arg(long, help_heading = "Output")]
+    pub print: bool,
 }
 
 /// Another tool's command line, read by iolab's front end for it (with iolab's own output

@@ -9,6 +9,7 @@ pub mod calibrate;
 pub mod clean;
 pub mod compare;
 pub mod engines;
+pub mod fio;
 pub mod info;
 pub mod ior;
 pub mod mdtest;
@@ -69,6 +70,7 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Clean(args) => clean::cmd_clean(args, &mut stdout),
         Command::Ior(args) => ior::cmd_ior(&args.args, &mut stdout),
         Command::Mdtest(args) => mdtest::cmd_mdtest(&args.args, &mut stdout),
+        Command::Fio(args) => fio::cmd_fio(args, &mut stdout),
     };
     spool_fault(done)
 }

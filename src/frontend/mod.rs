@@ -1,5 +1,5 @@
-//! Front ends: the jobs users already have in other tools' languages (IOR and mdtest command
-//! lines, io500's ini files), each read by a parser of its own and translated into the one
+//! Front ends: the jobs users already have in other tools' languages (fio job files, IOR and
+//! mdtest command lines, io500's ini files), each read by a parser of its own and translated into the one
 //! experiment `iolab run` resolves (its parameters, and a sweep where the job has several
 //! parts), with the options each parameter came from; what iolab cannot honour is refused by
 //! name (exit 2), with the nearest iolab option where there is one.
@@ -11,6 +11,9 @@ use crate::error::{Error, Result};
 use crate::experiment::{Experiment, PARAMS};
 
 pub mod args;
+pub mod fio;
+pub mod fio_ini;
+mod fio_job;
 pub mod io500_ini;
 
 pub mod ior;

@@ -41,6 +41,7 @@ const SUBCOMMANDS: &[&str] = &[
     "tune",
     "ior",
     "mdtest",
+    "fio",
 ];
 
 /// Every fenced line of the docs that starts with `iolab ` or `cargo run --release -- `, with
@@ -265,6 +266,12 @@ fn every_documented_command_runs() {
                 if !w.iter().any(|x| x == "--dir") {
                     set_flag(&mut w, "--dir", &dir);
                 }
+                runs.push(w);
+            }
+            // fio's job files (small ones) run once, quietly.
+            "fio" if !w.iter().any(|x| x == "--print") => {
+                set_flag(&mut w, "--reps", "1");
+                w.push("--quiet".into());
                 runs.push(w);
             }
             // Other tools' command lines run as written (the docs keep them small), quietly.

@@ -15,6 +15,7 @@ mod experiments;
 mod exporters;
 mod faults;
 mod figures;
+mod fio_jobs;
 mod forensics;
 mod frontends;
 mod fuzz;
