@@ -49,6 +49,7 @@ fn cold_read(db: &Path, dir: &str) -> (Value, u64) {
         ),
     ));
     let read = osd_read_bytes() - before;
+    println!("{dir}: the OSDs sent {read} bytes for a cold read of 16 MiB");
     assert_eq!(phases(&r)[0]["repetitions"][0]["resident_fraction"], 0.0, "{dir}");
     on("h3", &format!("rm -rf {dir}/.iolab-{rid}"));
     (r, read)
@@ -128,6 +129,8 @@ fn cephfs_is_named_placed_and_its_object_cacher_labelled_exactly_when_on() {
     assert!(phases(&doc)[0]["cache"].get("client_cache_not_controlled").is_none(), "{doc}");
     let shown = json(&iolab_on("h3", &db, "results show last --json"));
     assert_eq!(shown["host"]["targets"][0]["fs"]["name"], "cephfs");
+    #[cfg(feature = "mpi")]
+    shared_file_across_hosts(&db, s.path());
 
     // The MDS dies with a request waiting in a client: `down` aborts the stuck connections and
     // ends every process it started.
@@ -153,6 +156,44 @@ fn cephfs_is_named_placed_and_its_object_cacher_labelled_exactly_when_on() {
         assert!(state.is_empty() || state.contains("State:\tZ"), "process {p} outlived down");
     }
     drop(hosts);
+}
+
+/// Six ranks (two per host) write a shared file on CephFS, then read it cold, each rank what a
+/// rank on the next host wrote: no host read those bytes before, so the OSDs send them all,
+/// and with every host's object cacher on the read is labelled all the same.
+#[cfg(feature = "mpi")]
+fn shared_file_across_hosts(db: &Path, cwd: &Path) {
+    use crate::mpi::{ok_json, on_hosts};
+    let exe = bin().to_str().unwrap().to_string();
+    let db = db.to_str().unwrap();
+    let base = "run --dir /mnt/cephfs --layout shared --size 4MiB --bs 1MiB --reps 1 --seed 7 --json --quiet";
+    let args = |extra: &str| format!("{base} --db {db} {extra}");
+    let w = args("--op write --keep");
+    let w = ok_json(&on_hosts("mpirun", &exe, &w.split(' ').collect::<Vec<_>>(), cwd));
+    let rid = phases(&w)[0]["repetitions"][0]["run_id"].as_str().unwrap().to_string();
+    let total = 24 * MIB;
+    let file = format!("/mnt/cephfs/.iolab-{rid}/shared.dat");
+    let before = osd_read_bytes();
+    let r = args(&format!("--op read:cold --reuse {rid} --reorder-reads node"));
+    let r = ok_json(&on_hosts("mpirun", &exe, &r.split(' ').collect::<Vec<_>>(), cwd));
+    let sent = osd_read_bytes() - before;
+    println!("six ranks on three hosts: the OSDs sent {sent} bytes for a cross-host cold read of {total}");
+    let ph = &phases(&r)[0];
+    let rep = &ph["repetitions"][0];
+    assert_eq!(rep["status"], "complete", "{rep}");
+    assert_eq!(rep["resident_fraction"], 0.0, "some host's view was not cold");
+    assert_eq!(ph["cache"]["client_cache_not_controlled"], "ceph-fuse's object cacher (client_oc) (cephfs)");
+    // Each host read 8 MiB the others wrote: its own cacher held none of it.
+    assert!(sent >= total, "the OSDs sent {sent} bytes for a cross-host cold read of {total}");
+    let pairs: Vec<(u64, u64)> = rep["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["worker"].as_u64().unwrap(), w["rank"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(pairs, [(0, 4), (1, 5), (2, 0), (3, 1), (4, 2), (5, 3)]);
+    assert!(on_bytes_eq("h2", &file, &expected_file(7, 0, total, MIB)), "bytes differ");
+    on("h1", &format!("rm -rf /mnt/cephfs/.iolab-{rid}"));
 }
 
 /// Whether `file` on `host` holds exactly `want`.
