@@ -35,6 +35,12 @@ needs=(
     "mfsmount|moosefs-client|the distributed file system tests mount MooseFS on each simulated host"
     "glusterd|glusterfs-server|the distributed file system tests run GlusterFS servers on the simulated hosts"
     "glusterfs|glusterfs-client|the distributed file system tests mount GlusterFS on each simulated host"
+    "ceph-mon|ceph-mon|the CephFS tests run a Ceph monitor on the simulated hosts"
+    "ceph-mgr|ceph-mgr|the CephFS tests run a Ceph manager on the simulated hosts"
+    "ceph-osd|ceph-osd|the CephFS tests run a Ceph OSD on each simulated host"
+    "ceph-mds|ceph-mds|the CephFS tests run a Ceph metadata server on the simulated hosts"
+    "ceph-fuse|ceph-fuse|the CephFS tests mount CephFS with ceph-fuse on each simulated host"
+    "ceph|ceph-common|the CephFS tests set the cluster up with ceph, ceph-authtool and monmaptool"
     "slurmctld|slurm-wlm|the Slurm tests run slurmctld, slurmd and srun on the simulated hosts"
     "munged|munge|the Slurm tests authenticate with munged on each simulated host"
 )
@@ -52,12 +58,22 @@ for n in "${needs[@]}"; do
     why+="${why:+; }$pkg ($reason: no ${cmd#@} here)"
 done
 
+# Installed without the packages they recommend: Ceph's would bring its dashboard, its
+# Python modules and more (about 1 min here without them, 76 packages).
+lean=(ceph-mon ceph-mgr ceph-osd ceph-mds ceph-fuse ceph-common)
+apt_install() {
+    local plain=() slim=() p
+    for p in "$@"; do
+        if [[ " ${lean[*]} " == *" $p "* ]]; then slim+=("$p"); else plain+=("$p"); fi
+    done
+    { [ ${#plain[@]} = 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${plain[@]}"; } >/dev/null 2>&1 \
+        && { [ ${#slim[@]} = 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${slim[@]}"; } >/dev/null 2>&1
+}
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "installing with apt-get: $why" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 \
-            || { apt-get update -q >/dev/null 2>&1 \
-                && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null 2>&1; } \
+        apt_install "${missing[@]}" \
+            || { apt-get update -q >/dev/null 2>&1 && apt_install "${missing[@]}"; } \
             || echo "could not install ${missing[*]}; the tests that need them will say so and skip" >&2
     else
         echo "not installing (that needs root and apt-get): $why; the tests that need them will say so and skip" >&2

@@ -10,6 +10,7 @@
 #              /var/lib/glusterd, /var/log/glusterfs and /run, so the machine's are not
 #              touched); a distribute volume `pfs` of one brick per host on /mnt/srv; the FUSE
 #              client at /mnt/glusterfs on every host, each from its own host's glusterd.
+#   cephfs     a Ceph cluster and ceph-fuse on every host (tests/ceph.sh).
 #
 # Every daemon runs in the foreground under its host's namespaces, its output in a log and its
 # PID in a file under $STATE/fs (brick processes, which glusterd starts, by the PID files they
@@ -23,7 +24,7 @@ SRV=/mnt/srv
 # removed file only once no mount holds it any more (a file removed through a mount that
 # wrote it stays "sustained" while that mount runs; see `up_moosefs`).
 SRV_SIZE=8G
-FS_NAMES=(moosefs glusterfs)
+FS_NAMES=(moosefs glusterfs cephfs)
 
 # True when the process in PIDFILE is alive (not a zombie) and its command line has WORD.
 pid_alive() {
@@ -243,6 +244,7 @@ fs_up() {
     case $name in
     moosefs) up_moosefs ;;
     glusterfs) up_glusterfs ;;
+    cephfs) up_cephfs ;;
     esac
     echo "$name up in $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
 }
@@ -251,6 +253,7 @@ fs_up() {
 # once: each takes a second or more to go).
 fs_down() {
     local f h pw=()
+    [ -d "$FS_STATE/cephfs" ] && down_cephfs
     [ -d "$FS_STATE/moosefs" ] && unmount_all moosefs mfsmount
     [ -d "$FS_STATE/glusterfs" ] && unmount_all glusterfs glusterfs
     for h in "${HOSTS[@]}"; do

@@ -8,7 +8,8 @@
 #   tests/hosts.sh up                   make them (idempotent); prints what it made
 #   tests/hosts.sh up --fs NAME         and a distributed file system over them, mounted on
 #                                       every host: moosefs at /mnt/moosefs, glusterfs at
-#                                       /mnt/glusterfs (tests/dfs.sh; repeat --fs for both)
+#                                       /mnt/glusterfs (tests/dfs.sh), cephfs at /mnt/cephfs
+#                                       (tests/ceph.sh); repeat --fs for several
 #   tests/hosts.sh up --slurm           and a Slurm cluster over them (tests/slurm.sh):
 #                                       slurmctld on h1, slurmd and munged on every host,
 #                                       each host with a private /tmp; composes with --fs
@@ -88,10 +89,10 @@ up() {
     local fs=() slurm=false
     while [ $# -gt 0 ]; do
         case $1 in
-        --fs) [ $# -ge 2 ] || { echo "usage: $SELF up [--fs moosefs|glusterfs]... [--slurm]" >&2; exit 2; }; fs+=("$2"); shift 2 ;;
+        --fs) [ $# -ge 2 ] || { echo "usage: $SELF up [--fs moosefs|glusterfs|cephfs]... [--slurm]" >&2; exit 2; }; fs+=("$2"); shift 2 ;;
         --fs=*) fs+=("${1#--fs=}"); shift ;;
         --slurm) slurm=true; shift ;;
-        *) echo "usage: $SELF up [--fs moosefs|glusterfs]... [--slurm]" >&2; exit 2 ;;
+        *) echo "usage: $SELF up [--fs moosefs|glusterfs|cephfs]... [--slurm]" >&2; exit 2 ;;
         esac
     done
     local f
@@ -233,6 +234,8 @@ ssh_stand_in() {
 
 # shellcheck source=tests/dfs.sh
 . "$(dirname "$SELF")/dfs.sh"
+# shellcheck source=tests/ceph.sh
+. "$(dirname "$SELF")/ceph.sh"
 # shellcheck source=tests/slurm.sh
 . "$(dirname "$SELF")/slurm.sh"
 
@@ -290,7 +293,7 @@ mpiexec)
     run_on h1 "mpiexec.mpich -f $STATE/hostfile.mpich -launcher ssh -launcher-exec $STATE/ssh -iface eth0 $args"
     ;;
 *)
-    sed -n '2,35p' "$SELF"
+    sed -n '2,36p' "$SELF"
     exit 2
     ;;
 esac

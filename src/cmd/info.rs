@@ -52,6 +52,9 @@ pub fn cmd_info(args: InfoArgs, stdout: &mut dyn Write) -> Result<()> {
                 None => "the kernel's page cache".into(),
             }
         );
+        if let Some(c) = &t.client_config {
+            s += &format!("  client conf  {c}\n");
+        }
         s += &format!("  device       {} ({})\n", opt(&t.device), opt(&t.device_model));
         s += &format!(
             "  queue        rotational {}, scheduler {}, read-ahead {} KiB, logical block {} B\n",
@@ -62,7 +65,9 @@ pub fn cmd_info(args: InfoArgs, stdout: &mut dyn Write) -> Result<()> {
         );
         s += &format!("  O_DIRECT     offsets and sizes aligned to {} B\n", t.direct_io_align_bytes);
         if let Ok((free, inodes)) = sys::fs_free(&t.dir) {
-            s += &format!("  free         {} and {} inodes\n", fmt_size(free), inodes);
+            // CephFS (among others) makes inodes as needed and reports -1 free.
+            let inodes = if inodes == u64::MAX { "unlimited".to_string() } else { inodes.to_string() };
+            s += &format!("  free         {} and {inodes} inodes\n", fmt_size(free));
         }
     }
     put(stdout, &s)

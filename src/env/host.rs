@@ -112,6 +112,10 @@ pub struct TargetFacts {
     /// cold read's eviction does not reach (None: nothing iolab knows of).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cache: Option<ClientCache>,
+    /// What iolab learned of the file system client's configuration and from where, or that it
+    /// could not (ceph-fuse: its object cacher, from its admin socket or command line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_config: Option<String>,
     /// What the file system says of placement in the directory: MooseFS's goal and chunk
     /// size, GlusterFS's bricks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -317,6 +321,13 @@ pub fn target_facts(dir: &Path) -> TargetFacts {
     if let Some(m) = find_mount(dir, (maj, min)) {
         t.fs = netfs::identify(&m.fs_type, &m.source);
         t.client_cache = netfs::client_cache(&t.fs, &m.mount_point, &m.options);
+        if t.fs.name == "cephfs" && t.fs.fuse {
+            // What the client says of itself: its file system, monitors and object cacher.
+            let c = super::cephfs::client(&m.mount_point);
+            t.fs.via = Some(c.via());
+            t.client_cache = netfs::ceph_fuse_cache(&c);
+            t.client_config = Some(c.describe());
+        }
         t.placement = crate::env::placement::of_dir(&t.fs, dir);
         t.fs_type = m.fs_type;
         t.mount_point = m.mount_point.to_string_lossy().into_owned();

@@ -3,6 +3,7 @@
 //! the files a user names, the directory-relative calls of the metadata phases, and the
 //! syscall wrappers std does not offer.
 
+pub mod cephfs;
 pub mod dirs;
 pub mod envctl;
 pub mod forensics;

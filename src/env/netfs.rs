@@ -32,8 +32,8 @@ const KERNEL_NETWORK: &[&str] = &[
 /// FUSE subtypes of network file systems, and the name their users know them by.
 const FUSE_NETWORK: &[(&str, &str)] = &[
     ("glusterfs", "glusterfs"),
-    ("ceph-fuse", "ceph"),
-    ("ceph", "ceph"),
+    ("ceph-fuse", "cephfs"),
+    ("ceph", "cephfs"),
     ("mfs", "moosefs"),
     ("moosefs", "moosefs"),
     ("lizardfs", "lizardfs"),
@@ -51,7 +51,8 @@ pub fn identify(fs_type: &str, source: &str) -> FsIdentity {
     if !fuse {
         let network = KERNEL_NETWORK.contains(&fs_type);
         return FsIdentity {
-            name: fs_type.to_string(),
+            // The kernel's CephFS client mounts type `ceph`.
+            name: if fs_type == "ceph" { "cephfs".into() } else { fs_type.to_string() },
             fuse: false,
             network: Some(network),
             via: (network && !source.is_empty() && source != "none").then(|| source.to_string()),
@@ -179,17 +180,31 @@ pub fn client_cache(id: &FsIdentity, mount_point: &Path, mount_options: &str) ->
         // an open file.
         "moosefs" => None,
         "glusterfs" => gluster_caches(mount_point),
-        // ceph-fuse's object cacher (client_oc) keeps data in the daemon.
-        "ceph" if id.fuse => what("ceph-fuse's object cacher (client_oc)"),
+        // ceph-fuse's object cacher (client_oc) keeps data in the daemon: on unless its
+        // configuration, read from the client itself (host facts, ceph_fuse_cache), says not.
+        "cephfs" if id.fuse => what("ceph-fuse's object cacher (client_oc; its configuration not read)"),
         // GPFS keeps file data in its pagepool, outside the kernel's page cache.
         "gpfs" => what("GPFS's pagepool"),
         // BeeGFS's buffered mode keeps file data in the client module's own buffers.
         "beegfs" => what("the BeeGFS client's buffers (tuneFileCacheType buffered or paged)"),
         // FS-Cache on a local disk, asked for with the `fsc` option.
-        "nfs" | "nfs4" | "ceph" | "cifs" | "smb3" if opts("fsc") => what("FS-Cache (mount option fsc)"),
+        "nfs" | "nfs4" | "cephfs" | "cifs" | "smb3" if opts("fsc") => what("FS-Cache (mount option fsc)"),
         _ if id.fuse => what(&format!("the {} FUSE daemon, which iolab does not know", id.name)),
         _ => None,
     }
+}
+
+/// What a ceph-fuse client keeps of files' data, from what it said of itself: its object
+/// cacher, unless it is off (`client_oc false`: every read the kernel's pages do not serve goes
+/// to the OSDs, as counted on the test rig, docs/pfs.md) or its configuration was not learned
+/// (then it may be on, its default).
+pub fn ceph_fuse_cache(c: &super::cephfs::Client) -> Option<ClientCache> {
+    let what = match c.client_oc {
+        Some(false) => return None,
+        Some(true) => "ceph-fuse's object cacher (client_oc)".to_string(),
+        None => "ceph-fuse's object cacher (client_oc, its configuration not learned)".to_string(),
+    };
+    Some(ClientCache { what, max_file_bytes: None })
 }
 
 /// The data-keeping translators in a GlusterFS client's active graph, from its `.meta`
@@ -241,7 +256,11 @@ mod tests {
         let g = identify("fuse.glusterfs", "h2:pfs");
         assert_eq!(g.describe(), "glusterfs (fuse) volume pfs from h2, a network file system");
         assert_eq!(identify("fuse.glusterfs", "h1:/vol").via.as_deref(), Some("volume vol from h1"));
-        assert_eq!(identify("fuse.ceph-fuse", "ceph-fuse").describe(), "ceph (fuse), a network file system");
+        assert_eq!(
+            identify("fuse.ceph-fuse", "ceph-fuse").describe(),
+            "cephfs (fuse), a network file system"
+        );
+        assert_eq!(identify("ceph", "10.0.0.1:6789:/").name, "cephfs");
         assert_eq!(
             identify("fuse.sshfs", "me@far:/data").describe(),
             "sshfs (fuse) via me@far:/data, a network file system"
@@ -266,6 +285,12 @@ mod tests {
         assert!(client_cache(&identify("nfs4", "s:/e"), none, "rw,fsc").unwrap().what.contains("FS-Cache"));
         assert!(client_cache(&identify("gpfs", "gpfs0"), none, "rw").unwrap().what.contains("pagepool"));
         assert!(client_cache(&identify("fuse.ceph-fuse", "ceph-fuse"), none, "rw").is_some());
+        let mut c = crate::env::cephfs::Client::default();
+        assert!(ceph_fuse_cache(&c).unwrap().what.contains("not learned"));
+        c.client_oc = Some(true);
+        assert_eq!(ceph_fuse_cache(&c).unwrap().what, "ceph-fuse's object cacher (client_oc)");
+        c.client_oc = Some(false);
+        assert_eq!(ceph_fuse_cache(&c), None);
         assert!(client_cache(&identify("fuse.mystery", "x"), none, "rw").unwrap().what.contains("mystery"));
         // A GlusterFS graph as its .meta directory shows it.
         let d = tempfile::tempdir().unwrap();

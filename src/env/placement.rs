@@ -1,7 +1,8 @@
 //! Where a distributed file system says a file's bytes lie, for the file systems FIEMAP cannot
 //! answer (FUSE): MooseFS's chunks and the chunkservers holding each copy (`mfsfileinfo`, with
 //! the goal from `mfsgetgoal`), GlusterFS's bricks (its `trusted.glusterfs.pathinfo`
-//! attribute). Other file systems have no facts here.
+//! attribute), CephFS's RADOS objects and their pool (the file's layout, env::cephfs). Other
+//! file systems have no facts here.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -128,6 +129,21 @@ pub fn of_file(fs: &FsIdentity, path: &Path, name: &str, size: u64) -> Option<Fi
                 pieces: vec![Piece { offset_bytes: 0, length_bytes: size, servers }],
             })
         }
+        "cephfs" => {
+            use std::os::unix::fs::MetadataExt;
+            let l = super::cephfs::layout_of(path)?;
+            let ino = std::fs::metadata(path).ok()?.ino();
+            let pieces = l
+                .objects(ino, size)
+                .into_iter()
+                .map(|(offset_bytes, length_bytes, obj)| Piece {
+                    offset_bytes,
+                    length_bytes,
+                    servers: vec![format!("{}/{obj}", l.pool)],
+                })
+                .collect();
+            Some(FilePlacement { file: name.into(), source: "ceph.file.layout".into(), pieces })
+        }
         _ => None,
     }
 }
@@ -155,6 +171,12 @@ pub fn of_dir(fs: &FsIdentity, dir: &Path) -> Option<String> {
                 bricks.join(", ")
             ))
         }
+        // A directory answers ceph.dir.layout only where a layout was set on it (or above it);
+        // its files then take their pool's default.
+        "cephfs" => Some(match super::cephfs::layout_of(dir) {
+            Some(l) => format!("{}; each file's objects named in its ceph.file.layout", l.describe().replace("ceph.file.layout", "ceph.dir.layout")),
+            None => "no layout set on the directory (ceph.dir.layout): each file takes its pool's default (its ceph.file.layout)".into(),
+        }),
         _ => None,
     }
 }
@@ -170,7 +192,12 @@ pub fn render(files: &[FilePlacement]) -> String {
             .enumerate()
             .map(|(i, p)| {
                 let on = if p.servers.is_empty() { "no copy".to_string() } else { p.servers.join(" + ") };
-                if f.pieces.len() == 1 { on } else { format!("{i} on {on}") }
+                // A RADOS object's name says which piece of the file it holds.
+                if f.pieces.len() == 1 || f.source == "ceph.file.layout" {
+                    on
+                } else {
+                    format!("{i} on {on}")
+                }
             })
             .collect();
         let what = match f.source.as_str() {
@@ -179,6 +206,11 @@ pub fn render(files: &[FilePlacement]) -> String {
                 f.pieces.len(),
                 if f.pieces.len() == 1 { "" } else { "s" },
                 MOOSEFS_CHUNK_BYTES >> 20
+            ),
+            "ceph.file.layout" => format!(
+                "{} RADOS object{} (pool/name): ",
+                f.pieces.len(),
+                if f.pieces.len() == 1 { "" } else { "s" },
             ),
             _ => "on ".to_string(),
         };
@@ -205,6 +237,18 @@ mod tests {
         assert_eq!(
             render(&[f]),
             "f1: 2 chunks of 64 MiB: 0 on 10.213.77.2:9422, 1 on 10.213.77.3:9422 + 10.213.77.1:9422 (mfsfileinfo)\n"
+        );
+        let c = FilePlacement {
+            file: "w".into(),
+            source: "ceph.file.layout".into(),
+            pieces: vec![
+                Piece { offset_bytes: 0, length_bytes: 4, servers: vec!["d/1.00000000".into()] },
+                Piece { offset_bytes: 4, length_bytes: 1, servers: vec!["d/1.00000001".into()] },
+            ],
+        };
+        assert_eq!(
+            render(&[c]),
+            "w: 2 RADOS objects (pool/name): d/1.00000000, d/1.00000001 (ceph.file.layout)\n"
         );
         assert!(parse_mfsfileinfo("/mnt/moosefs/empty:\n\tno chunks - empty file\n", 0).is_empty());
     }

@@ -11,7 +11,7 @@ use crate::util::*;
 
 /// `iolab ARGS` run on `host` (in its namespaces) with the store `db`; stdout, asserted to
 /// succeed.
-fn iolab_on(host: &str, db: &Path, args: &str) -> String {
+pub(crate) fn iolab_on(host: &str, db: &Path, args: &str) -> String {
     on(
         host,
         &format!(
@@ -22,7 +22,7 @@ fn iolab_on(host: &str, db: &Path, args: &str) -> String {
     )
 }
 
-fn json(text: &str) -> Value {
+pub(crate) fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 

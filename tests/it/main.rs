@@ -4,6 +4,7 @@ mod util;
 
 mod architecture;
 mod bounds;
+mod cephfs;
 mod cli;
 mod compare_verdict;
 mod core;

@@ -64,6 +64,8 @@ fn text(p: &Planned<'_>) -> String {
         }
         if let Some(&Some((free, inodes))) = free.get(i) {
             let d = crate::text::escape_path(d);
+            // -1 free (CephFS, which makes inodes as needed): no limit.
+            let inodes = if inodes == u64::MAX { "unlimited".to_string() } else { inodes.to_string() };
             s += &format!(" (free in {d}{on}: {}, {inodes} inodes)", fmt_size(free));
         }
     }
