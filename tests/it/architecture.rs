@@ -461,7 +461,8 @@ fn every_test_of_the_simulated_hosts_is_in_their_group() {
     let config =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".config/nextest.toml")).unwrap();
     assert!(
-        config.contains("filter = 'binary(it) & test(/simulated_hosts|^dfs::|^mpi_dfs::|^slurm::|^cephfs::/)'"),
+        config
+            .contains("filter = 'binary(it) & test(/simulated_hosts|^dfs::|^mpi_dfs::|^slurm::|^cephfs::/)'"),
         "the group's filter is the one this test checks against"
     );
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
@@ -480,7 +481,9 @@ fn every_test_of_the_simulated_hosts_is_in_their_group() {
                 found += 1;
                 let path = format!("{module}::{name}");
                 let grouped = name.contains("simulated_hosts")
-                    || ["dfs", "mpi_dfs", "slurm", "cephfs"].iter().any(|m| path.starts_with(&format!("{m}::")));
+                    || ["dfs", "mpi_dfs", "slurm", "cephfs"]
+                        .iter()
+                        .any(|m| path.starts_with(&format!("{m}::")));
                 assert!(grouped, "{path} brings the simulated hosts up outside their nextest group");
             }
         }
