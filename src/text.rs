@@ -66,6 +66,81 @@ pub fn wrap(text: &str, width: usize, first: &str, indent: usize) -> String {
     out
 }
 
+/// The width terminal output is laid out for: the terminal's columns when standard output is
+/// one (at least 40), else 100.
+pub fn terminal_width() -> usize {
+    let mut ws = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+    // SAFETY: TIOCGWINSZ writes one `winsize` through the pointer, which points at a live,
+    // writable `winsize` on this stack for the whole call; on a descriptor that is not a
+    // terminal it fails and writes nothing.
+    let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws as *mut libc::winsize) };
+    if rc == 0 && ws.ws_col > 0 { usize::from(ws.ws_col).max(40) } else { 100 }
+}
+
+/// Rows under headers as [`text_table`] lays them out when that fits in `width` columns; else
+/// folded: the leading columns that fit stay a table, and each row's other columns follow it on
+/// lines of their own, indented, as `header: value` pairs wrapped at `width`.
+pub fn fit_table(headers: &[&str], rows: &[Vec<String>], right: &[usize], width: usize) -> String {
+    let full = text_table(headers, rows, right);
+    if full.lines().all(|l| l.chars().count() <= width) {
+        return full;
+    }
+    let mut keep = headers.len();
+    while keep > 1 {
+        keep -= 1;
+        let cut: Vec<Vec<String>> = rows.iter().map(|r| r.iter().take(keep).cloned().collect()).collect();
+        let t = text_table(&headers[..keep], &cut, right);
+        if t.lines().all(|l| l.chars().count() <= width) {
+            break;
+        }
+    }
+    let cut: Vec<Vec<String>> = rows.iter().map(|r| r.iter().take(keep).cloned().collect()).collect();
+    let table = text_table(&headers[..keep], &cut, right);
+    let mut lines = table.lines();
+    let mut out = lines.next().unwrap_or("").to_string() + "\n";
+    for (row, line) in rows.iter().zip(lines) {
+        out += line;
+        out.push('\n');
+        let rest: Vec<String> = headers
+            .iter()
+            .zip(row)
+            .skip(keep)
+            .filter(|(_, c)| !c.is_empty())
+            .map(|(h, c)| format!("{h}: {}", one_line(c)))
+            .collect();
+        if !rest.is_empty() {
+            out += &wrap(&rest.join(" · "), width, "    ", 6);
+        }
+    }
+    out
+}
+
+/// Every line of `text` longer than `width` wrapped at spaces, its continuation lines indented
+/// two spaces past the line's own indent; shorter lines kept as they are.
+pub fn wrap_lines(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end_matches('\n');
+        if bare.chars().count() <= width {
+            out.push_str(line);
+            continue;
+        }
+        // A label and the spaces that align what follows it (`target  /data: ...`) stay as
+        // they are.
+        let indent = bare.len() - bare.trim_start().len();
+        let label = bare[indent..].find("  ").filter(|&i| !bare[indent..indent + i].contains(' '));
+        let (first, rest) = match label {
+            Some(i) => {
+                let body = bare[indent + i..].trim_start();
+                (&bare[..bare.len() - body.len()], body)
+            }
+            None => (&bare[..indent], bare.trim_start()),
+        };
+        out += &wrap(rest, width, first, indent + 2);
+    }
+    out
+}
+
 /// A path as text that stays on one line: control characters are shown as `\n`, `\t`,
 /// `\r` or `\xNN`, a backslash as `\\`, and bytes that are not UTF-8 as `\xNN`.
 pub fn escape_path(path: &std::path::Path) -> String {
@@ -139,6 +214,18 @@ mod tests {
         assert_eq!(wrap("aa bb cc dd", 8, "- ", 2), "- aa bb\n  cc dd\n");
         assert_eq!(wrap("a verylongword b", 6, "", 1), "a\n verylongword\n b\n");
         assert_eq!(wrap("", 10, "x: ", 3), "x:\n");
+        assert_eq!(wrap_lines("short\n  aa bb cc\n", 8), "short\n  aa bb\n    cc\n");
+        assert_eq!(wrap_lines("spec  aa bb cc", 11), "spec  aa bb\n  cc\n");
+    }
+
+    #[test]
+    fn a_table_too_wide_folds_its_last_columns_under_each_row() {
+        let rows = vec![vec!["write".to_string(), "12".into(), "a long flag text".into()]];
+        let h = ["phase", "mean", "flags"];
+        assert_eq!(fit_table(&h, &rows, &[1], 80), text_table(&h, &rows, &[1]));
+        let folded = fit_table(&h, &rows, &[1], 16);
+        assert_eq!(folded, "phase  mean\nwrite    12\n    flags: a\n      long flag\n      text\n");
+        assert!(folded.lines().all(|l| l.chars().count() <= 16), "{folded}");
     }
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;

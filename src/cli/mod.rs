@@ -128,6 +128,10 @@ pub struct OutputArgs {
     /// Print CSV (one row per worker per repetition)
     #[arg(long)]
     pub csv: bool,
+    /// The full table: every section (IOPS, rate over time, costs, file layout) and the whole
+    /// legend, with each flag's advice
+    #[arg(long, short = 'v', visible_alias = "verbose", conflicts_with_all = ["json", "csv"])]
+    pub explain: bool,
     /// Results store (default: $IOLAB_DB or ~/.local/share/iolab/iolab.db)
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -190,12 +194,18 @@ pub enum ResultsCommand {
         json: bool,
         #[arg(long)]
         csv: bool,
+        /// The full table: every section (IOPS, rate over time, costs, file layout) and the
+        /// whole legend, with each flag's advice
+        #[arg(long, short = 'v', visible_alias = "verbose", conflicts_with_all = ["json", "csv"])]
+        explain: bool,
     },
-    /// Export one experiment with every raw repetition
+    /// Export one experiment with every raw repetition: JSON (docs/json.md), or CSV with --csv
     Export {
         id: String,
-        #[arg(long, conflicts_with = "csv", required_unless_present = "csv")]
+        /// JSON, the versioned contract of docs/json.md (the default)
+        #[arg(long, conflicts_with = "csv")]
         json: bool,
+        /// CSV: one row per worker per repetition
         #[arg(long)]
         csv: bool,
         /// Write to this file instead of stdout

@@ -107,12 +107,14 @@ fn buffered(stdout: &mut dyn Write, write: impl FnOnce(&mut dyn Write) -> Result
     out.flush().map_err(crate::report::write_err)
 }
 
-/// The format `--json` / `--csv` ask for (the table when neither).
-fn format_of(json: bool, csv: bool) -> Format {
+/// The format `--json` / `--csv` / `--explain` ask for (the brief table when none).
+fn format_of(json: bool, csv: bool, explain: bool) -> Format {
     if json {
         Format::Json
     } else if csv {
         Format::Csv
+    } else if explain {
+        Format::Explain
     } else {
         Format::Table
     }

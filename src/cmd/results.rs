@@ -21,9 +21,9 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
     let store = read_store(&args.db)?;
     match args.command {
         ResultsCommand::List => list(&store, stdout),
-        ResultsCommand::Show { id, json, csv } => {
+        ResultsCommand::Show { id, json, csv, explain } => {
             let exp = with_findings(store.load(&store.resolve_id(&id)?)?);
-            buffered(stdout, |out| report::exporter(format_of(json, csv)).export(&exp, out))?;
+            buffered(stdout, |out| report::exporter(format_of(json, csv, explain)).export(&exp, out))?;
             // A tuning's race under its experiment's table (its JSON: `iolab tune --json`).
             let tuning = store.load_tuning(&exp.experiment_id).unwrap_or_else(|e| {
                 store.warn_unreadable(&format!("the tuning of experiment {}", exp.experiment_id), e);
@@ -37,12 +37,14 @@ pub fn cmd_results(args: ResultsArgs, stdout: &mut dyn Write) -> Result<()> {
             }
         }
         ResultsCommand::Export { id, json, csv, output, force } => {
+            // JSON unless --csv.
+            let json = json || !csv;
             let kind = if json { Kind::ExperimentJson } else { Kind::ExperimentCsv };
             if let Some(path) = &output {
                 output::check(path, "output", kind, force, &[store.path()])?;
             }
             let exp = with_findings(store.load(&store.resolve_id(&id)?)?);
-            let ex = report::exporter(format_of(json, csv));
+            let ex = report::exporter(format_of(json, csv, false));
             match output {
                 Some(path) => {
                     output::write_with(&path, "output", kind, force, &[store.path()], |f| ex.export(&exp, f))

@@ -38,7 +38,7 @@ pub fn cmd_run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
 /// Runs a built experiment after checking every point's space (and, with `reuse`, the kept
 /// files it reads): prints it in the asked format, stores it unless told not to, and returns it.
 pub fn run_points(built: Built, out: &OutputArgs, stdout: &mut dyn Write) -> Result<ExperimentResult> {
-    run_points_as(built, out, format_of(out.json, out.csv), stdout)
+    run_points_as(built, out, format_of(out.json, out.csv, out.explain), stdout)
 }
 
 /// [`run_points`], printed in `format`.
@@ -104,7 +104,7 @@ pub fn run_points_as(
             crate::text::escape_path(s.path())
         );
     }
-    if !quiet && format == crate::report::Format::Table {
+    if !quiet && matches!(format, crate::report::Format::Table | crate::report::Format::Explain) {
         eprintln!("{}", next_steps(&outcome.result, store.is_some()));
     }
     match outcome.error {

@@ -34,6 +34,7 @@ pub fn output_args(own: &Own) -> OutputArgs {
     OutputArgs {
         json: own.json,
         csv: own.csv,
+        explain: false,
         db: own.db.clone(),
         no_store: own.no_store,
         quiet: own.quiet,

@@ -66,7 +66,7 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
         extra: extra(&args.set)?,
     };
     let prep = tune::prepare(&req, &env)?;
-    let format = format_of(args.out.json, args.out.csv);
+    let format = format_of(args.out.json, args.out.csv, false);
     if let Some(reps) = args.grid {
         if reps == 0 {
             return Err(Error::spec("grid", 0, "at least one repetition"));
@@ -137,7 +137,7 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
     };
     let outcome = tune::run(&prep, &req, host, sink, &monitor, start, &(costs, plan), !quiet)?;
     let name = match format {
-        crate::report::Format::Table => "text",
+        crate::report::Format::Table | crate::report::Format::Explain => "text",
         other => other.name(),
     };
     let exporter = crate::report::tune::exporter(name)?;

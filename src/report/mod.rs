@@ -32,6 +32,7 @@ pub mod compare;
 mod csv;
 pub(crate) mod details;
 pub mod findings;
+pub mod glance;
 pub mod hosts;
 pub mod html;
 pub mod io500;
@@ -99,12 +100,16 @@ pub fn render<In: ?Sized>(exporter: &dyn Exporter<In>, input: &In) -> Result<Str
 
 /// The formats of one experiment: `run`, `results show` and `results export`.
 pub static FORMATS: &[&(dyn Exporter + Sync)] =
-    &[&table::Table, &json::Json, &csv::Csv, &ior::Ior, &mdtest::Mdtest];
+    &[&table::Table, &table::Explained, &json::Json, &csv::Csv, &ior::Ior, &mdtest::Mdtest];
 
-/// The format of one experiment the command line asks for (`--json`, `--csv`, else the table).
+/// The format of one experiment the command line asks for (`--json`, `--csv`, `--explain`, else
+/// the brief table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// The brief table, fitted to the terminal.
     Table,
+    /// The full table: every section and the whole legend (`--explain`).
+    Explain,
     Json,
     Csv,
     /// Shaped like IOR's output (`iolab ior --format ior`).
@@ -117,6 +122,7 @@ impl Format {
     pub fn name(self) -> &'static str {
         match self {
             Format::Table => "table",
+            Format::Explain => "explain",
             Format::Json => "json",
             Format::Csv => "csv",
             Format::Ior => "ior",

@@ -1,6 +1,7 @@
-//! The terminal table: a header with host, targets and spec, then one row per point and phase
-//! with the spread of the headline rate (agg unless a preset names its study's) across
-//! repetitions, the other rates, latency, and every honesty flag.
+//! The full terminal table (`--explain`): a header with host, targets and spec, then one row per
+//! point and phase with the spread of the headline rate (agg unless a preset names its study's)
+//! across repetitions, the other rates, latency, and every honesty flag, every section under it
+//! and the whole legend. The default, brief table is `glance.rs`'s.
 
 use std::io::Write;
 
@@ -19,12 +20,27 @@ impl Exporter for Table {
     }
 
     fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
+        let brief = super::glance::render_glance(exp, crate::text::terminal_width());
+        out.write_all(brief.as_bytes()).map_err(write_err)
+    }
+}
+
+/// The full table (`--explain`): every section, the whole legend.
+pub struct Explained;
+
+impl Exporter for Explained {
+    fn name(&self) -> &'static str {
+        "explain"
+    }
+
+    fn export(&self, exp: &ExperimentResult, out: &mut dyn Write) -> Result<()> {
         out.write_all(render_table(exp).as_bytes()).map_err(write_err)
     }
 }
 
-/// The whole table for one experiment.
-pub fn render_table(exp: &ExperimentResult) -> String {
+/// What ran and where: the experiment, its host, targets and spec, its preset and sweep;
+/// then a blank line.
+pub(super) fn head(exp: &ExperimentResult) -> String {
     let h = &exp.host;
     let s = &exp.spec;
     let mut out = format!("experiment {} ({})\n", exp.experiment_id, crate::text::one_line(&s.name));
@@ -193,6 +209,13 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         );
     }
 
+    out
+}
+
+/// The whole table for one experiment, with every section and the full legend (`--explain`).
+pub fn render_table(exp: &ExperimentResult) -> String {
+    let mut out = head(exp);
+    let d = &exp.design;
     if super::strategies::any(exp) {
         out += &super::strategies::render_body(exp);
         out += &super::details::render_details(exp);
@@ -275,7 +298,7 @@ pub fn render_table(exp: &ExperimentResult) -> String {
 /// The cache cell of a phase: its policy and the most of its files' pages (or, for a metadata
 /// phase made cold, of its names) that were cached as it began; and the most of its bytes,
 /// over the complete runs, that were of blocks it had already moved (`again_fraction`).
-fn cache_cell(ph: &crate::results::PhaseResult) -> String {
+pub(super) fn cache_cell(ph: &crate::results::PhaseResult) -> String {
     if !ph.op.is_metadata() {
         let again = ph
             .repetitions
@@ -302,7 +325,7 @@ fn cache_cell(ph: &crate::results::PhaseResult) -> String {
 }
 
 /// One line per repetition that did not complete, and one for the runs not run at all.
-fn failures(exp: &ExperimentResult) -> String {
+pub(super) fn failures(exp: &ExperimentResult) -> String {
     let mut out = not_run(exp);
     for p in &exp.points {
         for ph in &p.phases {

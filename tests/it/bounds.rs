@@ -150,7 +150,7 @@ fn a_stonewall_stops_each_worker_and_wear_out_evens_them() {
             let stored: Value = serde_json::from_slice(&o.stdout).unwrap();
             assert_eq!(phases(&stored)[0]["repetitions"], w["repetitions"], "{case}");
             assert_eq!(phases(&stored)[0]["time_bound"], w["time_bound"], "{case}");
-            let table = s.iolab(&["results", "show", "last"]);
+            let table = s.iolab(&["results", "show", "last", "--explain"]);
             let text = String::from_utf8_lossy(&table.stdout);
             let label = if wear { "stonewall 50ms + wear-out" } else { "stonewall 50ms" };
             assert!(text.contains("time-bounded phases"), "{text}");

@@ -56,11 +56,14 @@ fn each_format_of_an_experiment_is_what_results_show_writes() {
     let (_, exp) = load_last(&s);
     // The formats of iolab's own and the two shaped like IOR's and mdtest's output
     // (tests/it/frontends.rs checks those).
-    assert_eq!(names(report::FORMATS), ["table", "json", "csv", "ior", "mdtest"]);
+    assert_eq!(names(report::FORMATS), ["table", "explain", "json", "csv", "ior", "mdtest"]);
     let id = exp.experiment_id.as_str();
-    for (format, flags) in
-        [(Format::Table, &[][..]), (Format::Json, &["--json"][..]), (Format::Csv, &["--csv"][..])]
-    {
+    for (format, flags) in [
+        (Format::Table, &[][..]),
+        (Format::Explain, &["--explain"][..]),
+        (Format::Json, &["--json"][..]),
+        (Format::Csv, &["--csv"][..]),
+    ] {
         let e = report::exporter(format);
         assert_eq!(e.name(), format.name());
         let mut args = vec!["results", "show", id];
@@ -71,7 +74,7 @@ fn each_format_of_an_experiment_is_what_results_show_writes() {
     let csv = report::render(report::exporter(Format::Csv), &exp).unwrap();
     assert_eq!(csv.lines().count(), 1 + 6 * 2 * 2);
     let err = report::find(report::FORMATS, "xml").err().unwrap().to_string();
-    assert!(err.contains("expected one of: table, json, csv"), "{err}");
+    assert!(err.contains("expected one of: table, explain, json, csv"), "{err}");
     // The straggler plot's default point: the one with the most workers.
     assert_eq!(exp.points[plot::workers::busiest_point(&exp)].params["workers"], "3");
 }

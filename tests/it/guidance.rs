@@ -107,7 +107,7 @@ fn flags_say_what_to_do_and_a_run_ends_with_what_next() {
     let s = Scratch::new();
     let dir = s.path().to_str().unwrap();
     let base = ["run", "--dir", dir, "--size", "1MiB", "--reps", "1", "--op", "write,read:asis"];
-    let o = s.iolab(&base);
+    let o = s.iolab(&[&base[..], &["--explain"]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("  cache not controlled: an asis phase"), "{out}");

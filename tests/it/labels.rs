@@ -51,7 +51,8 @@ fn a_fuse_mount_at_an_escaped_path_is_found_and_every_cold_phase_labelled() {
     for ph in &phases(&md)[1..3] {
         assert_eq!(ph["cache"]["client_cache_not_controlled"], label, "{}", ph["name"]);
     }
-    let table = String::from_utf8_lossy(&s.iolab(&["results", "show", "last"]).stdout).into_owned();
+    let table =
+        String::from_utf8_lossy(&s.iolab(&["results", "show", "last", "--explain"]).stdout).into_owned();
     assert!(
         table.contains(
             "stat:cold        cold (kernel pages only; the file system client's cache not controlled)"

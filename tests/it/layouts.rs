@@ -336,6 +336,7 @@ fn table_shows_costs_periods_and_layout() {
         "2",
         "--no-store",
         "--quiet",
+        "--explain",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let t = String::from_utf8(out.stdout).unwrap();
@@ -411,6 +412,7 @@ fn the_spec_line_states_the_bytes_each_phase_moves() {
         "--dir",
         &dir,
         "--quiet",
+        "--explain",
         "--reps",
         "1",
         "--files",

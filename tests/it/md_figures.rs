@@ -43,7 +43,8 @@ fn metadata_figures_state_their_unit_in_every_output() {
         let mean = aggs.iter().sum::<f64>() / aggs.len() as f64;
         assert!((num(&ph["agg_summary"]["mean"]) - mean).abs() <= mean * 1e-9, "{name}");
     }
-    let table = String::from_utf8_lossy(&s.iolab(&["results", "show", "last"]).stdout).into_owned();
+    let table =
+        String::from_utf8_lossy(&s.iolab(&["results", "show", "last", "--explain"]).stdout).into_owned();
     assert!(
         table.contains(
             "rates in ops/s (one op: one item, or one entry a find stats) of agg = all ops / (first open to last close), commits included"

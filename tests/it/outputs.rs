@@ -185,3 +185,43 @@ fn an_output_is_whole_or_absent_and_a_link_is_followed() {
     assert_eq!(temporaries(s.path()), Vec::<String>::new());
     assert_eq!(temporaries(&s.path().join("pages")), Vec::<String>::new());
 }
+
+/// The default run's table fits a screen: at most 100 columns and 15 lines for the three-phase
+/// default experiment, one legend line; `--explain` and `results show --explain` keep the full
+/// legend, the rate-over-time and cost tables and the layout; `results export` is JSON unless
+/// told `--csv`.
+#[test]
+fn the_default_table_fits_a_screen_and_explain_keeps_the_rest() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap();
+    let o = s.iolab(&["run", "--dir", dir, "--size", "4MiB", "--reps", "2", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let brief = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = brief.lines().collect();
+    assert!(lines.len() <= 15, "{} lines:\n{brief}", lines.len());
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{brief}");
+    for phase in ["write ", "read:cold ", "read:warm "] {
+        assert!(lines.iter().any(|l| l.starts_with(phase)), "{phase} in\n{brief}");
+    }
+    assert!(
+        lines.iter().any(|l| l.starts_with("phase ") && l.contains("agg*") && l.contains("95% interval"))
+    );
+    assert!(!brief.contains("rate over time (") && !brief.contains("open, close, commit:"), "{brief}");
+    let words = brief.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("--explain"), "{brief}");
+    let full = String::from_utf8(s.iolab(&["results", "show", "last", "--explain"]).stdout).unwrap();
+    for kept in [
+        "* headline: the mean of agg",
+        "max_SAR = sum of the workers' rates",
+        "rate over time (",
+        "open, close, commit:",
+        "file layout after writing",
+    ] {
+        assert!(full.contains(kept), "{kept:?} not in\n{full}");
+    }
+    let shown = String::from_utf8(s.iolab(&["results", "show", "last"]).stdout).unwrap();
+    assert!(shown.lines().count() <= 15 && shown.lines().all(|l| l.chars().count() <= 100), "{shown}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&s.iolab(&["results", "export", "last"]).stdout).expect("JSON by default");
+    assert_eq!(doc["points"][0]["phases"].as_array().map(Vec::len), Some(3));
+}

@@ -63,7 +63,7 @@ fn agg_is_all_bytes_over_the_span_and_heads_a_plain_run() {
         }
     }
     // The table heads with it and says so.
-    let table = String::from_utf8(s.iolab(&["results", "show", id]).stdout).unwrap();
+    let table = String::from_utf8(s.iolab(&["results", "show", id, "--explain"]).stdout).unwrap();
     let head = table.lines().find(|l| l.starts_with("phase ")).unwrap();
     assert!(head.contains("mean*") && head.contains("max_SAR") && head.contains("min_SAR"), "{table}");
     assert!(table.contains("* headline: the mean of agg"), "{table}");
@@ -127,7 +127,7 @@ fn free_starts_that_never_ran_together_are_flagged() {
         r["workers"].as_array().unwrap().iter().map(|w| num(&w["start_offset_ns"])).collect();
     assert!(offsets.contains(&0.0) && offsets.iter().any(|&o| o > 0.0), "{offsets:?}");
     assert!(num(&r["agg_bytes_per_s"]) < num(&r["max_sar_bytes_per_s"]), "{r}");
-    let table = String::from_utf8(s.iolab(&["results", "show", "last"]).stdout).unwrap();
+    let table = String::from_utf8(s.iolab(&["results", "show", "last", "--explain"]).stdout).unwrap();
     assert!(
         table.contains("  workers did not overlap: all the workers were running together for less than 50%"),
         "{table}"
