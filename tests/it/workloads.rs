@@ -527,7 +527,7 @@ fn a_cold_read_that_wraps_says_what_it_read_again() {
     }
 }
 
-/// The terminal table's section on the workload apart: a mixed phase's reads and writes with
+/// The full table's section (`--explain`) on the workload apart: a mixed phase's reads and writes with
 /// their shares and IOPS, a mix's sizes, and a drawn order's skew, as the JSON has them.
 #[test]
 fn the_table_shows_the_workload_apart() {
@@ -545,6 +545,7 @@ fn the_table_shows_the_workload_apart() {
         "1MiB",
         "--reps",
         "1",
+        "--explain",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
