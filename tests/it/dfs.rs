@@ -313,9 +313,12 @@ fn metadata_phases_reach_the_servers_and_warm_ones_are_labelled_where_names_are_
             assert!(note.contains("entry-timeout"), "{note}");
         }
     }
-    // The table says it, with the legend line naming the client.
-    let out =
-        iolab_on("h2", &db, "run --dir /mnt/moosefs --op create,stat:warm --md-files 10 --reps 1 --no-store");
+    // The full table says it, with the legend line naming the client.
+    let out = iolab_on(
+        "h2",
+        &db,
+        "run --dir /mnt/moosefs --op create,stat:warm --md-files 10 --reps 1 --no-store --explain",
+    );
     assert!(out.contains(iolab::results::WARM_NAMES_NOT_KEPT), "{out}");
     assert!(out.contains("its lookups reach the servers as a cold phase's do"), "{out}");
     // Neither has RENAME_NOREPLACE: a rename phase is refused before the run, naming the file

@@ -694,8 +694,18 @@ fn an_experiment_that_ends_early_counts_the_runs_not_run_and_says_why() {
         let s = Scratch::new();
         let (t, go) = (s.path().join("t"), s.path().join("go"));
         std::fs::create_dir(&t).unwrap();
-        let args =
-            ["run", "--dir", t.to_str().unwrap(), "--size", "1MiB", "--op", "write,read", "--reps", "3"];
+        let args = [
+            "run",
+            "--dir",
+            t.to_str().unwrap(),
+            "--size",
+            "1MiB",
+            "--op",
+            "write,read",
+            "--reps",
+            "3",
+            "--explain",
+        ];
         let child = spawn_with(&s, &args, |c| c.env("IOLAB_TEST_PAUSE_BETWEEN_PHASES", &go));
         let wd = std::cell::RefCell::new(None);
         wait_until(60, "repetition 1 held between its phases", || {
@@ -720,7 +730,8 @@ fn an_experiment_that_ends_early_counts_the_runs_not_run_and_says_why() {
         let list = String::from_utf8_lossy(&s.iolab(&["results", "list"]).stdout).into_owned();
         let (head, row) = (list.lines().next().unwrap(), list.lines().nth(1).unwrap());
         assert!(head.trim_end().ends_with("not run") && row.trim_end().ends_with(" 2"), "{case}: {list}");
-        let shown = String::from_utf8_lossy(&s.iolab(&["results", "show", "last"]).stdout).into_owned();
+        let shown =
+            String::from_utf8_lossy(&s.iolab(&["results", "show", "last", "--explain"]).stdout).into_owned();
         assert!(shown.contains(line) && shown.contains(says), "{case}: {shown}");
         let doc: Value =
             serde_json::from_slice(&s.iolab(&["results", "export", "last", "--json"]).stdout).unwrap();

@@ -53,8 +53,10 @@ fn latency_off_keeps_rates_and_no_latency() {
         "1",
         "--dir",
         s.path().to_str().unwrap(),
+        "--explain",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // The full table, with its two latency columns (p50 and p99).
     let table = String::from_utf8_lossy(&out.stdout);
     let row = table.lines().find(|l| l.starts_with("write")).unwrap();
     // The flags column comes last and may say `noisy: ...` when other I/O hit the device.

@@ -149,7 +149,20 @@ fn ranks_run_threads_and_the_table_shows_hosts() {
     let o = mpirun(
         &s,
         2,
-        &["run", "--workers", "4", "--op", "write,read:cold", "--size", "1MiB", "--reps", "1", "--dir", &dir],
+        &[
+            "run",
+            "--workers",
+            "4",
+            "--op",
+            "write,read:cold",
+            "--size",
+            "1MiB",
+            "--reps",
+            "1",
+            "--dir",
+            &dir,
+            "--explain",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);

@@ -75,7 +75,7 @@ fn sweep_points_run_with_their_own_spec_in_round_robin_order() {
     assert_eq!(stored_run_order(&s), expect, "runs ran in round-robin order, warm-ups first");
 
     // The table shows one row per point and phase, the warm-up column and the headline mark.
-    let out = s.iolab(&["results", "show", "last"]);
+    let out = s.iolab(&["results", "show", "last", "--explain"]);
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.contains("sweep   bs = 64KiB,256KiB × workers = 1..2 · 4 points"), "{table}");
     assert!(table.contains("mean*") && table.contains("warm-up"), "{table}");
