@@ -140,13 +140,9 @@ mpich_build() {
     return 1
 }
 
-# Two tests per core: the tests wait on the disk, on subprocesses, on MPI's start and on the
-# simulated hosts' daemons for about half their time (the suite's CPU time is about half of
-# its time on two slots per two cores).
-threads=$(( $(nproc) * 2 ))
 suite() {
     if $nextest; then
-        cargo nextest run "${features[@]}" --lib --bins --tests --no-fail-fast --test-threads "$threads"
+        cargo nextest run "${features[@]}" --lib --bins --tests --no-fail-fast
     else
         cargo test "${features[@]}" --lib --bins --tests --no-fail-fast
     fi
