@@ -4,7 +4,7 @@
 //! show`, the HTML report). The full table with every section is `table.rs`'s.
 
 use super::summary::rate_fmt;
-use super::table::{cache_cell, failures, head};
+use super::table::{cache_cell, failures, head, runs_cell};
 use crate::results::{ExperimentResult, Headline, PhaseResult, Status};
 use crate::stats;
 use crate::text::{fit_table, wrap_lines};
@@ -81,9 +81,8 @@ fn phases(exp: &ExperimentResult, width: usize) -> String {
         for ph in &p.phases {
             let mut row: Vec<String> =
                 keys.iter().map(|k| p.params.get(*k).cloned().unwrap_or_default()).collect();
-            let done = ph.repetitions.iter().filter(|r| r.status == Status::Complete).count();
-            row.extend([ph.name.clone(), cache_cell(ph), format!("{done}/{}", ph.repetitions.len())]);
-            let complete = done > 0;
+            row.extend([ph.name.clone(), cache_cell(ph), runs_cell(exp, p, ph)]);
+            let complete = ph.repetitions.iter().any(|r| r.status == Status::Complete);
             if complete {
                 row.extend(headline_cells(exp, ph));
             } else {

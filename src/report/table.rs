@@ -8,7 +8,7 @@ use std::io::Write;
 use super::summary::Columns;
 use super::{Exporter, write_err};
 use crate::error::Result;
-use crate::results::{ExperimentResult, Status};
+use crate::results::{ExperimentResult, PhaseResult, PointResult, Status};
 use crate::text::text_table;
 use crate::units::fmt_size;
 
@@ -244,16 +244,9 @@ pub fn render_table(exp: &ExperimentResult) -> String {
         for ph in &p.phases {
             let mut row: Vec<String> =
                 swept.iter().map(|k| p.params.get(k).cloned().unwrap_or_default()).collect();
-            let done = ph.repetitions.iter().filter(|r| r.status == Status::Complete).count();
             row.push(ph.name.clone());
             row.push(cache_cell(ph));
-            // Ended early: the runs planned too (those not run are counted under the table).
-            let planned = p.spec.as_ref().unwrap_or(&exp.spec).reps as usize;
-            let of = match &exp.not_run {
-                Some(_) if planned > ph.repetitions.len() => format!(" of {planned}"),
-                _ => String::new(),
-            };
-            row.push(format!("{done}/{}{of}", ph.repetitions.len()));
+            row.push(runs_cell(exp, p, ph));
             row.extend(cols.cells(ph));
             if any_warmup {
                 let w: Vec<String> = ph
@@ -322,6 +315,18 @@ pub(super) fn cache_cell(ph: &crate::results::PhaseResult) -> String {
         Some(_) => format!("{label} ?"),
         None => label.to_string(),
     }
+}
+
+/// The runs cell of a phase: complete / measured, and when the experiment ended early the
+/// runs planned too (`1/1 of 3`; those not run are counted under the table).
+pub(super) fn runs_cell(exp: &ExperimentResult, p: &PointResult, ph: &PhaseResult) -> String {
+    let done = ph.repetitions.iter().filter(|r| r.status == Status::Complete).count();
+    let planned = p.spec.as_ref().unwrap_or(&exp.spec).reps as usize;
+    let of = match &exp.not_run {
+        Some(_) if planned > ph.repetitions.len() => format!(" of {planned}"),
+        _ => String::new(),
+    };
+    format!("{done}/{}{of}", ph.repetitions.len())
 }
 
 /// One line per repetition that did not complete, and one for the runs not run at all.

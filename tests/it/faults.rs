@@ -733,6 +733,9 @@ fn an_experiment_that_ends_early_counts_the_runs_not_run_and_says_why() {
         let shown =
             String::from_utf8_lossy(&s.iolab(&["results", "show", "last", "--explain"]).stdout).into_owned();
         assert!(shown.contains(line) && shown.contains(says), "{case}: {shown}");
+        // The brief table's runs column says so too.
+        let brief = String::from_utf8_lossy(&s.iolab(&["results", "show", "last"]).stdout).into_owned();
+        assert!(brief.contains(" of 3 "), "{case}: the brief runs column: {brief}");
         let doc: Value =
             serde_json::from_slice(&s.iolab(&["results", "export", "last", "--json"]).stdout).unwrap();
         assert_eq!(
