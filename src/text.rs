@@ -81,18 +81,18 @@ pub fn terminal_width() -> usize {
 /// folded: the leading columns that fit stay a table, and each row's other columns follow it on
 /// lines of their own, indented, as `header: value` pairs wrapped at `width`.
 pub fn fit_table(headers: &[&str], rows: &[Vec<String>], right: &[usize], width: usize) -> String {
-    let full = text_table(headers, rows, right);
-    if full.lines().all(|l| l.chars().count() <= width) {
-        return full;
-    }
-    let mut keep = headers.len();
-    while keep > 1 {
-        keep -= 1;
-        let cut: Vec<Vec<String>> = rows.iter().map(|r| r.iter().take(keep).cloned().collect()).collect();
-        let t = text_table(&headers[..keep], &cut, right);
-        if t.lines().all(|l| l.chars().count() <= width) {
-            break;
-        }
+    // Each column's width as `text_table` makes it; `k` columns take their widths and two
+    // spaces between each two.
+    let widths: Vec<usize> = (0..headers.len())
+        .map(|i| {
+            let cells = rows.iter().filter_map(|r| r.get(i)).map(|c| one_line(c).chars().count());
+            cells.fold(headers[i].chars().count(), usize::max)
+        })
+        .collect();
+    let fits = |k: usize| widths[..k].iter().sum::<usize>() + 2 * k.saturating_sub(1) <= width;
+    let keep = (1..=headers.len()).rev().find(|&k| fits(k)).unwrap_or(1);
+    if keep == headers.len() {
+        return text_table(headers, rows, right);
     }
     let cut: Vec<Vec<String>> = rows.iter().map(|r| r.iter().take(keep).cloned().collect()).collect();
     let table = text_table(&headers[..keep], &cut, right);
