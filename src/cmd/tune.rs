@@ -28,6 +28,14 @@ pub fn cmd_tune(args: TuneArgs, stdout: &mut dyn Write) -> Result<()> {
     if args.job == "list" {
         return put(stdout, &jobs_table());
     }
+    if args.out.explain {
+        return Err(Error::spec(
+            "explain",
+            "--explain",
+            "iolab tune prints its race whole; --explain is for `iolab run` and `iolab results show` \
+             (the recommended spec's table: `iolab results show ID --explain`)",
+        ));
+    }
     if let Some(w) = crate::launch::world() {
         return Err(Error::spec(
             "mpirun",

@@ -295,6 +295,7 @@ fn bad_input_is_refused_by_name() {
         (&["tune", "checkpoint", "--min-runs", "1"], "min_runs"),
         (&["tune", "checkpoint", "--set", "engine=mmap"], "set"),
         (&["tune", "custom"], "bytes"),
+        (&["tune", "checkpoint", "--explain"], "explain"),
     ] {
         let out = s.iolab(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
