@@ -111,6 +111,9 @@ if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
     mpi=true
     features=(--features mpi)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    # The MPI tests' ranks share the CPUs with the other tests: a rank waiting in MPI yields
+    # them instead of spinning (as the simulated hosts' hostfile and Slurm wrapper already say).
+    export OMPI_MCA_mpi_yield_when_idle=1
 else
     echo "the MPI tests will skip: no Open MPI (mpicc, mpirun) here, and it could not be installed" >&2
 fi
@@ -140,9 +143,12 @@ mpich_build() {
     return 1
 }
 
+# One test more than there are cores: a test waiting on the disk, a subprocess or a daemon
+# leaves its core to another.
+threads=$(( $(nproc) + 1 ))
 suite() {
     if $nextest; then
-        cargo nextest run "${features[@]}" --lib --bins --tests --no-fail-fast
+        cargo nextest run "${features[@]}" --lib --bins --tests --no-fail-fast --test-threads "$threads"
     else
         cargo test "${features[@]}" --lib --bins --tests --no-fail-fast
     fi

@@ -191,8 +191,22 @@ fn orders_that_draw_report_the_skew_their_trace_has() {
         ("zipf:1.2", None),
         ("pareto:0.2", Some((103.0f64 / 1023.0).powf(1.0 / (0.2f64.ln() / 0.8f64.ln())))),
     ] {
+        // A second at most 20,000 ops: past one pass of 1,024 blocks on any machine, and a
+        // trace a debug build stores and reads back in seconds (unbounded it drew 480,000).
         let phase = format!("read:{order}:runtime=1s");
-        let doc = s.run_json(&["--op", &phase, "--size", "4MiB", "--bs", "4KiB", "--reps", "1", "--trace"]);
+        let doc = s.run_json(&[
+            "--op",
+            &phase,
+            "--size",
+            "4MiB",
+            "--bs",
+            "4KiB",
+            "--reps",
+            "1",
+            "--rate-iops",
+            "20000",
+            "--trace",
+        ]);
         let t = trace(&s, &phase);
         let mut hits: BTreeMap<u64, usize> = BTreeMap::new();
         for op in &t {
