@@ -144,6 +144,8 @@ fn fio_job_files_make_fios_files_ops_and_syncs() {
             "[rr]\nrw=write\nbs=16k\nsize=192k\nnrfiles=3\nfile_service_type=roundrobin\n",
             Agree::InOrder,
         ),
+        // fio's default kb_base reads KiB as 1000: a 64000-byte file of 16 writes of 4000.
+        ("kib", "[kib]\nrw=write\nbs=4000\nsize=64KiB\n", Agree::InOrder),
         ("direct", "[direct]\nrw=write\nbs=4k\nsize=128k\ndirect=1\n", Agree::InOrder),
         // At iodepth 8 the start times of the ops in flight do not give their order of
         // submission: their set is compared.
