@@ -190,6 +190,12 @@ fn bad_job_files_are_refused_by_name_with_nothing_written() {
         assert!(stderr(&o).contains(field), "{body}: {}", stderr(&o));
         assert_eq!(s.leftovers(), ["bad.fio"], "{body}: nothing written");
     }
+    // iolab run's own options hold over a job file: a bad --ram is refused before anything runs.
+    std::fs::write(s.path().join("good.fio"), "[global]\ndirectory=.\n[a]\nsize=64k\n").unwrap();
+    let o = s.iolab(&["fio", "good.fio", "--ram", "0", "--reps", "1", "--quiet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("must be positive"), "{}", stderr(&o));
+    assert_eq!(s.leftovers(), ["bad.fio", "good.fio"], "nothing written");
     let o = s.iolab(&["fio", "nope.fio"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("JOBFILE"), "{}", stderr(&o));
