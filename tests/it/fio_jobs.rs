@@ -98,7 +98,7 @@ fn compare(s: &Scratch, name: &str, body: &str, agree: Agree) -> (usize, usize) 
     assert_eq!(ours, fio_files, "{name}: the same files of the same sizes");
     // Ops: each job's reads and writes, as (file, write, offset, length).
     let mut want: BTreeMap<u64, Vec<(u64, bool, u64, u64)>> = BTreeMap::new();
-    for op in fio_log(&std::fs::read_to_string(&log).unwrap()).concat() {
+    for op in fio_log(&std::fs::read_to_string(&log).unwrap()) {
         if op.1 == "read" || op.1 == "write" {
             let (j, f) = key(Path::new(&op.0).file_name().unwrap().to_str().unwrap());
             want.entry(j).or_default().push((f, op.1 == "write", op.2, op.3));
