@@ -48,5 +48,5 @@ pub fn cmd_fio(args: FioArgs, stdout: &mut dyn Write) -> Result<()> {
         set: spec.set.clone(),
         help: false,
     };
-    translated::run_translation(t, &own, stdout)
+    translated::run_translation_as(t, &own, out, args.run.ram.as_deref(), stdout)
 }

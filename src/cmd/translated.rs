@@ -59,17 +59,29 @@ pub fn blame(e: Error, t: &Translation) -> Error {
 }
 
 /// Runs (or with `--print` prints) a translation with iolab's own options over it.
-pub fn run_translation(mut t: Translation, own: &Own, stdout: &mut dyn Write) -> Result<()> {
+pub fn run_translation(t: Translation, own: &Own, stdout: &mut dyn Write) -> Result<()> {
+    run_translation_as(t, own, &output_args(own), None, stdout)
+}
+
+/// [`run_translation`] with all of `iolab run`'s output options (`--explain`,
+/// `--progress-every`) and its `--ram`, for a command whose line is iolab's own (`iolab fio`).
+pub fn run_translation_as(
+    mut t: Translation,
+    own: &Own,
+    out: &OutputArgs,
+    ram: Option<&str>,
+    stdout: &mut dyn Write,
+) -> Result<()> {
     for kv in &own.set {
         let (k, _) = kv.split_once('=').ok_or_else(|| Error::spec("--set", kv, "expected KEY=VALUE"))?;
         t.experiment.params.set_kv(kv)?;
         t.origins.insert(k.trim().to_string(), format!("--set {kv}"));
     }
-    let format = format_of(own)?;
+    let format = if out.explain { Format::Explain } else { format_of(own)? };
     if own.print {
         return put(stdout, &t.toml());
     }
-    let env = ResolveEnv::with_ram(None)?;
+    let env = ResolveEnv::with_ram(ram)?;
     let exp: &Experiment = &t.experiment;
     let built = exp.build(&env).map_err(|e| blame(e, &t))?;
     if !own.quiet {
@@ -77,5 +89,5 @@ pub fn run_translation(mut t: Translation, own: &Own, stdout: &mut dyn Write) ->
             eprintln!("note: {n}");
         }
     }
-    run::run_points_as(built, &output_args(own), format, stdout).map(|_| ())
+    run::run_points_as(built, out, format, stdout).map(|_| ())
 }

@@ -41,10 +41,10 @@ pub fn translate(text: &str, file: &Path, env: &dyn Fn(&str) -> Option<String>) 
     let keys: std::collections::BTreeSet<&str> = trs.iter().flat_map(|t| t.params.keys().copied()).collect();
     let mut suffix: Vec<String> = vec![String::new(); trs.len()];
     let mut extra: Vec<Vec<String>> = vec![vec![]; trs.len()];
+    let some_write = trs.iter().any(|t| t.op != "read");
     for key in keys {
         // What commits writes matters to the phases that write only.
         let writes = |t: &Tr| t.op != "read" || !WRITE_ONLY.contains(&key);
-        let some_write = trs.iter().any(|t| t.op != "read");
         let tj: Vec<&Tr> = trs.iter().filter(|t| !some_write || writes(t)).collect();
         let vals: Vec<Option<&(String, String)>> = tj.iter().map(|t| t.params.get(key)).collect();
         let same = vals.iter().all(|v| v.map(|x| &x.0) == vals[0].map(|x| &x.0));

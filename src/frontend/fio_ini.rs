@@ -144,8 +144,9 @@ fn expand(line: &str, env: &dyn Fn(&str) -> Option<String>) -> std::result::Resu
 }
 
 /// A size as fio reads one: digits (or 0x hex), then an optional unit k, m, g, t, p with an
-/// optional `b` or `ib` (any case). `KiB` style units are 1024-based; the others are 1024-based
-/// unless `kb_base` is 1000. Fractions and percentages are refused.
+/// optional `b` or `ib` (any case). With `kb_base` 1000 `k` and `kB` are 1000 and `KiB` 1024; with
+/// fio's default 1024 (its compatibility mode) `k` and `kB` are 1024 and `KiB` is 1000 (fio
+/// makes a 4000-byte file of `size=4KiB`). Fractions and percentages are refused.
 pub fn size(field: &str, v: &str, kb_base: u64) -> Result<u64> {
     let t = v.trim();
     let bad = || {
@@ -168,6 +169,8 @@ pub fn size(field: &str, v: &str, kb_base: u64) -> Result<u64> {
         _ => return Err(bad()),
     };
     let base: u64 = match tail {
+        // fio's compatibility mode (kb_base=1024) reads the IEC units as powers of 1000.
+        "ib" if kb_base == 1024 => 1000,
         "ib" => 1024,
         "" | "b" => kb_base,
         _ => return Err(bad()),
@@ -242,6 +245,8 @@ mod tests {
         assert_eq!(size("bs", "4k", 1024).unwrap(), 4096);
         assert_eq!(size("bs", "4K", 1000).unwrap(), 4000);
         assert_eq!(size("bs", "4KiB", 1000).unwrap(), 4096);
+        assert_eq!(size("size", "4KiB", 1024).unwrap(), 4000, "fio's default kb_base: KiB is 1000");
+        assert_eq!(size("size", "2MiB", 1024).unwrap(), 2_000_000);
         assert_eq!(size("bs", "4kb", 1024).unwrap(), 4096);
         assert_eq!(size("bs", "1m", 1024).unwrap(), 1 << 20);
         assert_eq!(size("bs", "2g", 1024).unwrap(), 2 << 30);

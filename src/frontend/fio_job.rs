@@ -340,11 +340,11 @@ pub(super) fn job(j: &Job, first: bool) -> Result<Tr> {
     if direct {
         set("direct", "true".into(), get("direct").or(get("buffered")).unwrap().1);
     }
-    set(
-        "launcher",
-        if flag("thread")? { "thread" } else { "process" }.into(),
-        if flag("thread")? { "thread".into() } else { "fio's default: a process per job (no thread)".into() },
-    );
+    if flag("thread")? {
+        set("launcher", "thread".into(), "thread".into());
+    } else {
+        set("launcher", "process".into(), "fio's default: a process per job (no thread)".into());
+    }
     // Time and repetitions.
     if let Some((v, w, at)) = get("runtime") {
         let ns = fio_ini::time_ns(&field("runtime", &at), &v, 1_000_000_000)?;
@@ -361,8 +361,7 @@ pub(super) fn job(j: &Job, first: bool) -> Result<Tr> {
         set("reps", v, format!("{w} (iolab: repetitions, each reported, with their statistics)"));
     }
     // Syncs.
-    let every = |k: &str| -> Result<u64> { Ok(num(k)?.unwrap_or(0)) };
-    let (fs, fds) = (every("fsync")?, every("fdatasync")?);
+    let (fs, fds) = (num("fsync")?.unwrap_or(0), num("fdatasync")?.unwrap_or(0));
     if fs > 0 && fds > 0 {
         return Err(bad("fdatasync", "give fsync or fdatasync, not both"));
     }
@@ -424,9 +423,9 @@ pub(super) fn job(j: &Job, first: bool) -> Result<Tr> {
     if let Some((v, w, _)) = get("rate_process") {
         set("rate_process", v, w);
     }
-    for (k, key) in [("thinktime", "thinktime"), ("thinktime_spin", "thinktime_spin")] {
+    for k in ["thinktime", "thinktime_spin"] {
         if let Some((v, w, at)) = get(k) {
-            set(key, format!("{}ns", fio_ini::time_ns(&field(k, &at), &v, 1_000)?), w);
+            set(k, format!("{}ns", fio_ini::time_ns(&field(k, &at), &v, 1_000)?), w);
         }
     }
     if let Some((v, w, _)) = get("thinktime_blocks") {
@@ -462,7 +461,8 @@ pub(super) fn job(j: &Job, first: bool) -> Result<Tr> {
         }
     }
     if let Some((_, w, _)) = get("group_reporting").filter(|_| numjobs > 1) {
-        notes.push(format!("{w}: {}", NOTED[1].1));
+        let why = NOTED.iter().find(|(k, _)| *k == "group_reporting").unwrap().1;
+        notes.push(format!("{w}: {why}"));
     }
     Ok(Tr { name, params, op: op.to_string(), order, op_from: rw_from, new_group, notes })
 }

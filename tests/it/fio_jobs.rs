@@ -98,7 +98,7 @@ fn compare(s: &Scratch, name: &str, body: &str, agree: Agree) -> (usize, usize) 
     assert_eq!(ours, fio_files, "{name}: the same files of the same sizes");
     // Ops: each job's reads and writes, as (file, write, offset, length).
     let mut want: BTreeMap<u64, Vec<(u64, bool, u64, u64)>> = BTreeMap::new();
-    for op in fio_log(&std::fs::read_to_string(&log).unwrap()).concat() {
+    for op in fio_log(&std::fs::read_to_string(&log).unwrap()) {
         if op.1 == "read" || op.1 == "write" {
             let (j, f) = key(Path::new(&op.0).file_name().unwrap().to_str().unwrap());
             want.entry(j).or_default().push((f, op.1 == "write", op.2, op.3));
@@ -144,6 +144,8 @@ fn fio_job_files_make_fios_files_ops_and_syncs() {
             "[rr]\nrw=write\nbs=16k\nsize=192k\nnrfiles=3\nfile_service_type=roundrobin\n",
             Agree::InOrder,
         ),
+        // fio's default kb_base reads KiB as 1000: a 64000-byte file of 16 writes of 4000.
+        ("kib", "[kib]\nrw=write\nbs=4000\nsize=64KiB\n", Agree::InOrder),
         ("direct", "[direct]\nrw=write\nbs=4k\nsize=128k\ndirect=1\n", Agree::InOrder),
         // At iodepth 8 the start times of the ops in flight do not give their order of
         // submission: their set is compared.
@@ -188,6 +190,12 @@ fn bad_job_files_are_refused_by_name_with_nothing_written() {
         assert!(stderr(&o).contains(field), "{body}: {}", stderr(&o));
         assert_eq!(s.leftovers(), ["bad.fio"], "{body}: nothing written");
     }
+    // iolab run's own options hold over a job file: a bad --ram is refused before anything runs.
+    std::fs::write(s.path().join("good.fio"), "[global]\ndirectory=.\n[a]\nsize=64k\n").unwrap();
+    let o = s.iolab(&["fio", "good.fio", "--ram", "0", "--reps", "1", "--quiet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("must be positive"), "{}", stderr(&o));
+    assert_eq!(s.leftovers(), ["bad.fio", "good.fio"], "nothing written");
     let o = s.iolab(&["fio", "nope.fio"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("JOBFILE"), "{}", stderr(&o));

@@ -595,26 +595,14 @@ fn the_table_shows_the_workload_apart() {
 }
 
 /// The entries of fio's own trace (`write_iolog`, version 3: `TIME FILE ACTION OFFSET
-/// LENGTH`) of reads, writes and syncs, as (file, action, offset, length), each job's in its
-/// order, the jobs in the order they wrote their part of the log (a header each).
-pub(crate) fn fio_log(text: &str) -> Vec<Vec<(String, String, u64, u64)>> {
-    let mut jobs: Vec<Vec<(String, String, u64, u64)>> = vec![];
-    for l in text.lines() {
-        if l.starts_with("fio version") {
-            jobs.push(vec![]);
-            continue;
-        }
-        let t: Vec<&str> = l.split_whitespace().collect();
-        if t.len() == 5 {
-            jobs.last_mut().unwrap().push((
-                t[1].into(),
-                t[2].into(),
-                t[3].parse().unwrap(),
-                t[4].parse().unwrap(),
-            ));
-        }
-    }
-    jobs
+/// LENGTH`) of reads, writes and syncs, as (file, action, offset, length), in the log's order
+/// (each job's part of it in that job's order); the header and file lines are skipped.
+pub(crate) fn fio_log(text: &str) -> Vec<(String, String, u64, u64)> {
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<&str>>())
+        .filter(|t| t.len() == 5)
+        .map(|t| (t[1].into(), t[2].into(), t[3].parse().unwrap(), t[4].parse().unwrap()))
+        .collect()
 }
 
 /// The ops fio's own trace (`write_iolog`) lists for a file, as (offset, length) of each read.
@@ -631,7 +619,7 @@ fn fio_reads(s: &Scratch, name: &str, args: &[&str]) -> Option<Vec<(u64, u64)>> 
     assert!(o.status.success(), "fio {args:?}: {}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&log).unwrap();
     let _ = (std::fs::remove_file(&file), std::fs::remove_file(&log));
-    Some(fio_log(&text).concat().into_iter().filter(|o| o.1 == "read").map(|o| (o.2, o.3)).collect())
+    Some(fio_log(&text).into_iter().filter(|o| o.1 == "read").map(|o| (o.2, o.3)).collect())
 }
 
 /// Against fio with its own trace: a permutation visits the same set of blocks, zipf:1.2 puts
