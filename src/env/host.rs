@@ -320,12 +320,12 @@ pub fn target_facts(dir: &Path) -> TargetFacts {
     let (maj, min) = (libc::major(dev), libc::minor(dev));
     if let Some(m) = find_mount(dir, (maj, min)) {
         t.fs = netfs::identify(&m.fs_type, &m.source);
-        t.client_cache = netfs::client_cache(&t.fs, &m.mount_point, &m.options);
-        if t.fs.name == "cephfs" && t.fs.fuse {
-            // What the client says of itself: its file system, monitors and object cacher.
-            let c = super::cephfs::client(&m.mount_point);
+        // What a ceph-fuse client says of itself (its file system, monitors and object cacher),
+        // asked once.
+        let ceph = (t.fs.name == "cephfs" && t.fs.fuse).then(|| super::cephfs::client(&m.mount_point));
+        t.client_cache = netfs::client_cache(&t.fs, &m.mount_point, &m.options, ceph.as_ref());
+        if let Some(c) = ceph {
             t.fs.via = Some(c.via());
-            t.client_cache = netfs::ceph_fuse_cache(&c);
             t.client_config = Some(c.describe());
         }
         t.placement = crate::env::placement::of_dir(&t.fs, dir);
