@@ -182,17 +182,16 @@ pub fn client(mount_point: &Path) -> Client {
     }
     // No socket answered: its command line, where it names the cacher.
     match procs.iter().find(|(_, a)| mine(a)) {
-        Some((pid, args)) => Client {
-            pid: Some(*pid),
-            client_oc: oc_from_args(args),
-            source: match oc_from_args(args) {
+        Some((pid, args)) => {
+            let client_oc = oc_from_args(args);
+            let source = match client_oc {
                 Some(_) => format!("its command line (process {pid}; no admin socket answered)"),
                 None => format!(
                     "process {pid} has no admin socket that answered, and its command line does not set client_oc"
                 ),
-            },
-            ..Default::default()
-        },
+            };
+            Client { pid: Some(*pid), client_oc, source, ..Default::default() }
+        }
         None => Client {
             source: "no ceph-fuse process in this mount namespace names this mount point".into(),
             ..Default::default()
@@ -233,10 +232,11 @@ pub fn layout_of(path: &Path) -> Option<Layout> {
 }
 
 impl Layout {
-    /// In words: `pool cephfs_data, objects of 4 MiB, stripe unit 4 MiB x 1`.
-    pub fn describe(&self) -> String {
+    /// In words, with the attribute it was read from: `pool cephfs_data, objects of 4 MiB,
+    /// stripe unit 4 MiB x 1 (ceph.file.layout)`.
+    pub fn describe(&self, attr: &str) -> String {
         format!(
-            "pool {}, objects of {}, stripe unit {} x {} (ceph.file.layout)",
+            "pool {}, objects of {}, stripe unit {} x {} ({attr})",
             self.pool,
             crate::units::fmt_size(self.object_bytes),
             crate::units::fmt_size(self.stripe_unit_bytes),
@@ -279,7 +279,7 @@ mod tests {
             }
         );
         assert_eq!(
-            l.describe(),
+            l.describe("ceph.file.layout"),
             "pool cephfs_data, objects of 4 MiB, stripe unit 4 MiB x 1 (ceph.file.layout)"
         );
         let o = l.objects(0x10000000000, 9 << 20);

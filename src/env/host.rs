@@ -320,12 +320,12 @@ pub fn target_facts(dir: &Path) -> TargetFacts {
     let (maj, min) = (libc::major(dev), libc::minor(dev));
     if let Some(m) = find_mount(dir, (maj, min)) {
         t.fs = netfs::identify(&m.fs_type, &m.source);
-        t.client_cache = netfs::client_cache(&t.fs, &m.mount_point, &m.options);
-        if t.fs.name == "cephfs" && t.fs.fuse {
-            // What the client says of itself: its file system, monitors and object cacher.
-            let c = super::cephfs::client(&m.mount_point);
+        // What a ceph-fuse client says of itself (its file system, monitors and object cacher),
+        // asked once.
+        let ceph = (t.fs.name == "cephfs" && t.fs.fuse).then(|| super::cephfs::client(&m.mount_point));
+        t.client_cache = netfs::client_cache(&t.fs, &m.mount_point, &m.options, ceph.as_ref());
+        if let Some(c) = ceph {
             t.fs.via = Some(c.via());
-            t.client_cache = netfs::ceph_fuse_cache(&c);
             t.client_config = Some(c.describe());
         }
         t.placement = crate::env::placement::of_dir(&t.fs, dir);
@@ -345,7 +345,7 @@ pub fn target_facts(dir: &Path) -> TargetFacts {
                 .unwrap_or(s)
         });
         t.read_ahead_kb = read_trim(q.join("read_ahead_kb")).and_then(|v| v.parse().ok());
-        t.logical_block_bytes = read_trim(q.join("logical_block_size")).and_then(|v| v.parse().ok());
+        t.logical_block_bytes = logical_block_bytes(&block);
         t.device_model = read_trim(block.join("device/model")).or_else(|| {
             let driver = fs::read_link(block.join("device/driver")).ok()?;
             let name = driver.file_name()?.to_string_lossy().into_owned();
@@ -370,9 +370,18 @@ fn block_dir(maj: u32, min: u32) -> Option<PathBuf> {
     if p.join("partition").exists() { p.parent().map(Path::to_path_buf) } else { Some(p) }
 }
 
-/// The O_DIRECT alignment for files in `dir` (logical block size; 4096 if unknown).
+/// The logical block size of the disk whose sysfs directory is `block`.
+fn logical_block_bytes(block: &Path) -> Option<u64> {
+    read_trim(block.join("queue/logical_block_size")).and_then(|v| v.parse().ok())
+}
+
+/// The O_DIRECT alignment for files in `dir` (logical block size; 4096 if unknown), from the
+/// disk alone: not the other target facts, whose client probes (a ceph-fuse admin socket, a
+/// GlusterFS graph) this is asked too often to repeat (every point's resolution).
 pub fn direct_io_alignment(dir: &Path) -> u64 {
-    target_facts(dir).direct_io_align_bytes
+    let Ok(meta) = fs::metadata(dir) else { return 4096 };
+    let dev = meta.dev();
+    block_dir(libc::major(dev), libc::minor(dev)).and_then(|b| logical_block_bytes(&b)).unwrap_or(4096)
 }
 
 #[cfg(test)]
@@ -418,5 +427,10 @@ mod tests {
         let t = &h.targets[0];
         assert!(!t.fs_type.is_empty(), "{t:?}");
         assert!(t.direct_io_align_bytes.is_power_of_two());
+        // The alignment alone is the facts' figure, read without them.
+        let before = TARGET_READS.with(|n| n.get());
+        assert_eq!(direct_io_alignment(&dir), t.direct_io_align_bytes);
+        assert_eq!(TARGET_READS.with(|n| n.get()), before);
+        assert_eq!(direct_io_alignment(Path::new("/no/such/dir")), 4096);
     }
 }

@@ -169,8 +169,14 @@ const GLUSTER_DATA_CACHES: &[&str] = &["io-cache", "quick-read"];
 /// What may serve a read of a file on this file system after the kernel's pages of it are gone
 /// (None: nothing iolab knows of: a local file system, or a client measured to keep no data of
 /// its own once they are). `mount_point` is read for what the client says of itself
-/// (GlusterFS's `.meta` directory).
-pub fn client_cache(id: &FsIdentity, mount_point: &Path, mount_options: &str) -> Option<ClientCache> {
+/// (GlusterFS's `.meta` directory); `ceph` is what a ceph-fuse client said of itself
+/// (env::cephfs::client), asked once by the caller, who keeps the rest of its answer.
+pub fn client_cache(
+    id: &FsIdentity,
+    mount_point: &Path,
+    mount_options: &str,
+    ceph: Option<&super::cephfs::Client>,
+) -> Option<ClientCache> {
     let opts = |o: &str| mount_options.split(',').any(|x| x == o);
     let what = |s: &str| Some(ClientCache { what: s.to_string(), max_file_bytes: None });
     match id.name.as_str() {
@@ -180,9 +186,15 @@ pub fn client_cache(id: &FsIdentity, mount_point: &Path, mount_options: &str) ->
         // an open file.
         "moosefs" => None,
         "glusterfs" => gluster_caches(mount_point),
-        // ceph-fuse's object cacher (client_oc) keeps data in the daemon: on unless its
-        // configuration, read from the client itself (host facts, ceph_fuse_cache), says not.
-        "cephfs" if id.fuse => what("ceph-fuse's object cacher (client_oc; its configuration not read)"),
+        // ceph-fuse's object cacher (client_oc) keeps data in the daemon: on unless the
+        // client's configuration says not (`client_oc false`: every read the kernel's pages do
+        // not serve goes to the OSDs, as counted on the test rig, docs/pfs.md); not learned, it
+        // may be on, its default.
+        "cephfs" if id.fuse => match ceph.and_then(|c| c.client_oc) {
+            Some(false) => None,
+            Some(true) => what("ceph-fuse's object cacher (client_oc)"),
+            None => what("ceph-fuse's object cacher (client_oc, its configuration not learned)"),
+        },
         // GPFS keeps file data in its pagepool, outside the kernel's page cache.
         "gpfs" => what("GPFS's pagepool"),
         // BeeGFS's buffered mode keeps file data in the client module's own buffers.
@@ -192,19 +204,6 @@ pub fn client_cache(id: &FsIdentity, mount_point: &Path, mount_options: &str) ->
         _ if id.fuse => what(&format!("the {} FUSE daemon, which iolab does not know", id.name)),
         _ => None,
     }
-}
-
-/// What a ceph-fuse client keeps of files' data, from what it said of itself: its object
-/// cacher, unless it is off (`client_oc false`: every read the kernel's pages do not serve goes
-/// to the OSDs, as counted on the test rig, docs/pfs.md) or its configuration was not learned
-/// (then it may be on, its default).
-pub fn ceph_fuse_cache(c: &super::cephfs::Client) -> Option<ClientCache> {
-    let what = match c.client_oc {
-        Some(false) => return None,
-        Some(true) => "ceph-fuse's object cacher (client_oc)".to_string(),
-        None => "ceph-fuse's object cacher (client_oc, its configuration not learned)".to_string(),
-    };
-    Some(ClientCache { what, max_file_bytes: None })
 }
 
 /// The data-keeping translators in a GlusterFS client's active graph, from its `.meta`
@@ -279,19 +278,28 @@ mod tests {
     #[test]
     fn client_caches_iolab_cannot_reach_are_named() {
         let none = Path::new("/nonexistent");
-        assert_eq!(client_cache(&identify("ext4", "/dev/vda"), none, "rw"), None);
-        assert_eq!(client_cache(&identify("fuse", "mfs#10.0.0.1:9421"), none, "rw"), None);
-        assert_eq!(client_cache(&identify("nfs4", "s:/e"), none, "rw,vers=4.2"), None);
-        assert!(client_cache(&identify("nfs4", "s:/e"), none, "rw,fsc").unwrap().what.contains("FS-Cache"));
-        assert!(client_cache(&identify("gpfs", "gpfs0"), none, "rw").unwrap().what.contains("pagepool"));
-        assert!(client_cache(&identify("fuse.ceph-fuse", "ceph-fuse"), none, "rw").is_some());
+        assert_eq!(client_cache(&identify("ext4", "/dev/vda"), none, "rw", None), None);
+        assert_eq!(client_cache(&identify("fuse", "mfs#10.0.0.1:9421"), none, "rw", None), None);
+        assert_eq!(client_cache(&identify("nfs4", "s:/e"), none, "rw,vers=4.2", None), None);
+        assert!(
+            client_cache(&identify("nfs4", "s:/e"), none, "rw,fsc", None).unwrap().what.contains("FS-Cache")
+        );
+        assert!(
+            client_cache(&identify("gpfs", "gpfs0"), none, "rw", None).unwrap().what.contains("pagepool")
+        );
+        let ceph = identify("fuse.ceph-fuse", "ceph-fuse");
+        let oc = |c: &crate::env::cephfs::Client| client_cache(&ceph, none, "rw", Some(c)).map(|c| c.what);
+        let not_learned = "ceph-fuse's object cacher (client_oc, its configuration not learned)";
+        assert_eq!(client_cache(&ceph, none, "rw", None).unwrap().what, not_learned);
         let mut c = crate::env::cephfs::Client::default();
-        assert!(ceph_fuse_cache(&c).unwrap().what.contains("not learned"));
+        assert_eq!(oc(&c).as_deref(), Some(not_learned));
         c.client_oc = Some(true);
-        assert_eq!(ceph_fuse_cache(&c).unwrap().what, "ceph-fuse's object cacher (client_oc)");
+        assert_eq!(oc(&c).as_deref(), Some("ceph-fuse's object cacher (client_oc)"));
         c.client_oc = Some(false);
-        assert_eq!(ceph_fuse_cache(&c), None);
-        assert!(client_cache(&identify("fuse.mystery", "x"), none, "rw").unwrap().what.contains("mystery"));
+        assert_eq!(oc(&c), None);
+        assert!(
+            client_cache(&identify("fuse.mystery", "x"), none, "rw", None).unwrap().what.contains("mystery")
+        );
         // A GlusterFS graph as its .meta directory shows it.
         let d = tempfile::tempdir().unwrap();
         let graph = d.path().join(".meta/graphs/active");
@@ -299,9 +307,9 @@ mod tests {
             std::fs::create_dir_all(graph.join(x)).unwrap();
         }
         let g = identify("fuse.glusterfs", "h1:pfs");
-        assert_eq!(client_cache(&g, d.path(), "rw"), None);
+        assert_eq!(client_cache(&g, d.path(), "rw", None), None);
         std::fs::create_dir_all(graph.join("pfs-quick-read/options")).unwrap();
-        let c = client_cache(&g, d.path(), "rw").unwrap();
+        let c = client_cache(&g, d.path(), "rw", None).unwrap();
         assert_eq!(
             (c.what.as_str(), c.max_file_bytes),
             ("glusterfs client translators quick-read", Some(65536))
@@ -311,13 +319,13 @@ mod tests {
             "[xlator.performance.quick-read.priv]\nmax_file_size = 1048576\ncache_timeout = 1\n",
         )
         .unwrap();
-        assert_eq!(client_cache(&g, d.path(), "rw").unwrap().max_file_bytes, Some(1 << 20));
+        assert_eq!(client_cache(&g, d.path(), "rw", None).unwrap().max_file_bytes, Some(1 << 20));
         std::fs::create_dir_all(graph.join("pfs-io-cache")).unwrap();
-        let c = client_cache(&g, d.path(), "rw").unwrap();
+        let c = client_cache(&g, d.path(), "rw", None).unwrap();
         assert_eq!(
             (c.what.as_str(), c.max_file_bytes),
             ("glusterfs client translators io-cache, quick-read", None)
         );
-        assert!(client_cache(&g, none, "rw").unwrap().what.contains("unreadable"));
+        assert!(client_cache(&g, none, "rw", None).unwrap().what.contains("unreadable"));
     }
 }

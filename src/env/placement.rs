@@ -174,7 +174,7 @@ pub fn of_dir(fs: &FsIdentity, dir: &Path) -> Option<String> {
         // A directory answers ceph.dir.layout only where a layout was set on it (or above it);
         // its files then take their pool's default.
         "cephfs" => Some(match super::cephfs::layout_of(dir) {
-            Some(l) => format!("{}; each file's objects named in its ceph.file.layout", l.describe().replace("ceph.file.layout", "ceph.dir.layout")),
+            Some(l) => format!("{}; each file's objects named in its ceph.file.layout", l.describe("ceph.dir.layout")),
             None => "no layout set on the directory (ceph.dir.layout): each file takes its pool's default (its ceph.file.layout)".into(),
         }),
         _ => None,

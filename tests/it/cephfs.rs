@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::dfs::{iolab_on, json};
-use crate::hosts::{Hosts, hosts_sh, on};
+use crate::hosts::{Hosts, hosts_sh, on, on_bytes};
 use crate::util::*;
 
 const MIB: u64 = 1 << 20;
@@ -107,7 +107,10 @@ fn cephfs_is_named_placed_and_its_object_cacher_labelled_exactly_when_on() {
         assert_eq!(p["servers"][0].as_str().unwrap(), format!("cephfs_data/{obj}"));
         assert!(objects.lines().any(|l| l == obj), "{obj} not in the pool: {objects}");
     }
-    assert!(on_bytes_eq("h3", &file, &expected_file(3, 0, 9 * MIB, MIB)), "bytes differ on h3");
+    assert!(
+        on_bytes("h3", &format!("cat {file}")) == expected_file(3, 0, 9 * MIB, MIB),
+        "bytes differ on h3"
+    );
     on("h2", &format!("rm -rf /mnt/cephfs/.iolab-{rid}"));
 
     // The object cacher on: the cold read is labelled, and the cacher served it.
@@ -192,11 +195,6 @@ fn shared_file_across_hosts(db: &Path, cwd: &Path) {
         .map(|w| (w["worker"].as_u64().unwrap(), w["rank"].as_u64().unwrap()))
         .collect();
     assert_eq!(pairs, [(0, 4), (1, 5), (2, 0), (3, 1), (4, 2), (5, 3)]);
-    assert!(on_bytes_eq("h2", &file, &expected_file(7, 0, total, MIB)), "bytes differ");
+    assert!(on_bytes("h2", &format!("cat {file}")) == expected_file(7, 0, total, MIB), "bytes differ");
     on("h1", &format!("rm -rf /mnt/cephfs/.iolab-{rid}"));
-}
-
-/// Whether `file` on `host` holds exactly `want`.
-fn on_bytes_eq(host: &str, file: &str, want: &[u8]) -> bool {
-    crate::hosts::on_bytes(host, &format!("cat {file}")) == want
 }
